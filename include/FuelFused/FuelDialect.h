@@ -1,0 +1,11 @@
+//===- FuelDialect.h - The fuel dialect -------------------------*- C++ -*-===//
+
+#ifndef FUELFUSED_FUELDIALECT_H
+#define FUELFUSED_FUELDIALECT_H
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dialect.h"
+
+#include "FuelFused/FuelDialect.h.inc"
+
+#endif // FUELFUSED_FUELDIALECT_H

@@ -1,0 +1,20 @@
+//===- FuelOps.h - fuel dialect ops -----------------------------*- C++ -*-===//
+
+#ifndef FUELFUSED_FUELOPS_H
+#define FUELFUSED_FUELOPS_H
+
+#include "FuelFused/FuelAttrs.h"
+#include "FuelFused/FuelDialect.h"
+#include "FuelFused/Registry.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "FuelFused/FuelOps.h.inc"
+
+#endif // FUELFUSED_FUELOPS_H

@@ -1,0 +1,33 @@
+//===- Dialects.h - C API for the fuel dialect ---------------------*- C -*-===//
+
+#ifndef FUEL_C_DIALECTS_H
+#define FUEL_C_DIALECTS_H
+
+#include "mlir-c/IR.h"
+#include "mlir-c/Support.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Fuel, fuel);
+
+/// Registers a fused op at run time (see mlir::fuel::registerRuntimeOp).
+/// Returns its id (>= 0x8000), or 0 with `errorCallback` called on the error
+/// message.
+MLIR_CAPI_EXPORTED unsigned
+fuelRegisterRuntimeOp(MlirStringRef name, unsigned numOperands,
+                      intptr_t numParams, const MlirStringRef *paramNames,
+                      MlirStringCallback errorCallback, void *userData);
+
+/// Returns the id of a registered op (static or runtime), or 0 if unknown.
+MLIR_CAPI_EXPORTED unsigned fuelLookupFusedOpId(MlirStringRef name);
+
+/// Returns whether `id` lies in the runtime-registered range.
+MLIR_CAPI_EXPORTED bool fuelIsRuntimeId(unsigned id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // FUEL_C_DIALECTS_H

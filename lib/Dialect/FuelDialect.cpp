@@ -1,0 +1,73 @@
+//===- FuelDialect.cpp - The fuel dialect and its attributes --------------===//
+
+#include "FuelFused/FuelDialect.h"
+#include "FuelFused/FuelAttrs.h"
+#include "FuelFused/FuelOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+#include "FuelFused/FuelDialect.cpp.inc"
+#include "FuelFused/FuelEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "FuelFused/FuelAttrs.cpp.inc"
+
+void FuelDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "FuelFused/FuelAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "FuelFused/FuelOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// KindAttr
+//===----------------------------------------------------------------------===//
+
+const FusedOpInfo *KindAttr::getInfo() const { return lookupFusedOp(getId()); }
+
+StringRef KindAttr::getName() const {
+  const FusedOpInfo *info = getInfo();
+  return info ? info->name : StringRef("<unknown>");
+}
+
+KindAttr KindAttr::getByName(MLIRContext *ctx, StringRef name) {
+  const FusedOpInfo *info = lookupFusedOp(name);
+  return info ? KindAttr::get(ctx, info->id) : KindAttr();
+}
+
+LogicalResult KindAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               uint32_t id) {
+  if (!lookupFusedOp(id))
+    return emitError() << "unknown fused op id " << id
+                       << (isRuntimeId(id) ? " (no runtime op has this id)"
+                                           : "");
+  return success();
+}
+
+/// Parses `<name>` where name is a registered op (static or runtime).
+Attribute KindAttr::parse(AsmParser &parser, Type) {
+  std::string name;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseKeywordOrString(&name) ||
+      parser.parseGreater())
+    return {};
+  const FusedOpInfo *info = lookupFusedOp(name);
+  if (!info) {
+    parser.emitError(loc) << "unknown fused op '" << name << "'";
+    return {};
+  }
+  return KindAttr::get(parser.getContext(), info->id);
+}
+
+void KindAttr::print(AsmPrinter &printer) const {
+  printer << "<" << getName() << ">";
+}

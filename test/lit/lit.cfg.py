@@ -1,0 +1,36 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "FUEL"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".py", ".td"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.fuel_obj_root, "test", "lit")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+config.substitutions.append(("%fuel_src", config.fuel_source_dir))
+config.substitutions.append(("%fuel_obj", config.fuel_obj_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.fuel_tools_dir, config.llvm_tools_dir]
+tools = [
+    "fuel-opt",
+    "fuel-tblgen",
+    ToolSubst("%PYTHON", config.python_executable, unresolved="ignore"),
+]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+if config.enable_python:
+    config.available_features.add("python")
+    llvm_config.with_environment("PYTHONPATH", [config.fuel_python_root],
+                                 append_path=True)
+else:
+    config.excludes.append("python")
