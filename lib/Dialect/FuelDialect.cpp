@@ -53,12 +53,21 @@ LogicalResult KindAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-/// Parses `<name>` where name is a registered op (static or runtime).
+/// Parses `<name>` (a registered op, static or runtime) or `<id>`.
 Attribute KindAttr::parse(AsmParser &parser, Type) {
-  std::string name;
   SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseLess() || parser.parseKeywordOrString(&name) ||
-      parser.parseGreater())
+  if (parser.parseLess())
+    return {};
+  uint32_t id = 0;
+  OptionalParseResult parsedId = parser.parseOptionalInteger(id);
+  if (parsedId.has_value()) {
+    if (failed(*parsedId) || parser.parseGreater())
+      return {};
+    return KindAttr::getChecked([&] { return parser.emitError(loc); },
+                                parser.getContext(), id);
+  }
+  std::string name;
+  if (parser.parseKeywordOrString(&name) || parser.parseGreater())
     return {};
   const FusedOpInfo *info = lookupFusedOp(name);
   if (!info) {

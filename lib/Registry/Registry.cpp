@@ -551,7 +551,7 @@ LogicalResult RuleContext::expectSameShape(unsigned a, unsigned b) const {
                                   " (" + Twine(rank(a)) + "), got " +
                                   Twine(rank(b)));
   for (int64_t d = 0, e = rank(a); d < e; ++d)
-    if (failed(expectDimsEqual(a, d, b, d)))
+    if (failed(expectDimsEqual(b, d, a, d)))
       return failure();
   return success();
 }

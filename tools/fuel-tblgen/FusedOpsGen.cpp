@@ -359,7 +359,7 @@ std::string pyIdent(StringRef s) {
 bool emitPython(const RecordKeeper &records, raw_ostream &os) {
   std::vector<FusedOpRec> ops = loadOps(records);
   emitHeader(os, "The static fused-op registry and its op builders.", "#");
-  os << "from ._fuel_builder_support import fused as _fused\n\n"
+  os << "from ._fuel_builder_support import build as _build\n\n"
      << "ENTRIES = (\n";
   for (const FusedOpRec &op : ops) {
     os << "    dict(\n"
@@ -427,7 +427,7 @@ bool emitPython(const RecordKeeper &records, raw_ostream &os) {
        << "\n\n    Returns the result value"
        << (op.results.size() > 1 ? "s as a tuple" : "")
        << " of a new `fuel.fused " << op.name << "` op.\n    \"\"\"\n"
-       << "    return _fused(" << pyString(op.name) << ", ["
+       << "    return _build(" << pyString(op.name) << ", ["
        << llvm::join(operandNames, ", ") << "], {"
        << llvm::join(kwargs, ", ") << "}, loc=loc, ip=ip)\n";
   }

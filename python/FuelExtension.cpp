@@ -1,0 +1,61 @@
+//===- FuelExtension.cpp - Python extension for fuel-mlir -----------------===//
+//
+// Loaded by fuel_mlir._mlir_libs as a site initializer: registers the fuel
+// dialect in every context the package creates, and exposes the registry's
+// runtime registration to fuel_mlir.registry.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuel-c/Dialects.h"
+#include "mlir-c/IR.h"
+#include "mlir/Bindings/Python/Nanobind.h"
+#include "mlir/Bindings/Python/NanobindAdaptors.h"
+
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+
+NB_MODULE(_site_initialize_0, m) {
+  m.doc() = "fuel-mlir: dialect registration and the runtime registry";
+
+  m.def(
+      "register_dialects",
+      [](MlirDialectRegistry registry) {
+        mlirDialectHandleInsertDialect(mlirGetDialectHandle__fuel__(),
+                                       registry);
+      },
+      nb::arg("registry"), "Adds the fuel dialect to a dialect registry.");
+
+  m.def(
+      "register_runtime_op",
+      [](const std::string &name, unsigned numOperands,
+         const std::vector<std::string> &paramNames) {
+        std::vector<MlirStringRef> params;
+        for (const std::string &p : paramNames)
+          params.push_back(mlirStringRefCreate(p.data(), p.size()));
+        std::string error;
+        unsigned id = fuelRegisterRuntimeOp(
+            mlirStringRefCreate(name.data(), name.size()), numOperands,
+            params.size(), params.data(),
+            [](MlirStringRef msg, void *user) {
+              static_cast<std::string *>(user)->append(msg.data, msg.length);
+            },
+            &error);
+        if (!id)
+          throw nb::value_error(error.c_str());
+        return id;
+      },
+      nb::arg("name"), nb::arg("num_operands"),
+      nb::arg("param_names") = std::vector<std::string>(),
+      "Registers a fused op at run time and returns its id (>= 0x8000).");
+
+  m.def(
+      "lookup_id",
+      [](const std::string &name) {
+        return fuelLookupFusedOpId(
+            mlirStringRefCreate(name.data(), name.size()));
+      },
+      nb::arg("name"),
+      "The id of a registered fused op (static or runtime), or 0.");
+}

@@ -1,0 +1,8 @@
+//===- FuelOps.td - Python bindings for the fuel dialect ---*- tablegen -*-===//
+
+#ifndef PYTHON_BINDINGS_FUEL_OPS
+#define PYTHON_BINDINGS_FUEL_OPS
+
+include "FuelFused/FuelOps.td"
+
+#endif // PYTHON_BINDINGS_FUEL_OPS

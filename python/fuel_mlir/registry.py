@@ -1,0 +1,194 @@
+"""The fused-op registry.
+
+`entries()` lists every registered op (the static ones generated from
+`FusedOps.td`, then those registered at run time in this process);
+`lookup(name_or_id)` finds one. Ids below `RUNTIME_ID_BASE` (0x8000) are
+static and stable forever; `register()` allocates ids from 0x8000 on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple, Union
+
+from ._fuel_registry_gen import ENTRIES as _STATIC_ENTRIES
+
+__all__ = [
+    "RUNTIME_ID_BASE",
+    "Operand",
+    "Result",
+    "Param",
+    "Backward",
+    "Entry",
+    "entries",
+    "lookup",
+    "is_runtime_id",
+    "register",
+]
+
+RUNTIME_ID_BASE = 0x8000
+_MAX_ID = 0xFFFF
+
+
+@dataclass(frozen=True)
+class Operand:
+    name: str
+    element: str
+    min_rank: int
+    max_rank: Optional[int]
+    optional: bool
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str
+    default: object
+    has_default: bool
+    optional: bool
+    checks: Tuple[str, ...] = ()
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        return not self.optional and not self.has_default
+
+
+@dataclass(frozen=True)
+class Backward:
+    kind: str
+    targets: Tuple[str, ...] = ()
+
+    @property
+    def target(self) -> Optional[str]:
+        """The first fused op computing a gradient (None unless kind is Fused)."""
+        return self.targets[0] if self.targets else None
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: int
+    name: str
+    family: str
+    operands: Tuple[Operand, ...]
+    results: Tuple[Result, ...]
+    params: Tuple[Param, ...]
+    backward: Backward
+    destructive_input: Optional[int]
+    summary: str = ""
+    description: str = ""
+    reference: str = ""
+
+    @property
+    def is_runtime(self) -> bool:
+        return is_runtime_id(self.id)
+
+    @property
+    def num_operands(self) -> int:
+        """The number of operands, optional ones included."""
+        return len(self.operands)
+
+    @property
+    def num_required_operands(self) -> int:
+        return sum(1 for o in self.operands if not o.optional)
+
+    @property
+    def num_results(self) -> int:
+        return len(self.results)
+
+    def param(self, name: str) -> Optional[Param]:
+        for p in self.params:
+            if p.name == name:
+                return p
+        return None
+
+
+def _entry_from_dict(d: dict) -> Entry:
+    return Entry(
+        id=d["id"],
+        name=d["name"],
+        family=d["family"],
+        operands=tuple(Operand(**o) for o in d["operands"]),
+        results=tuple(Result(**r) for r in d["results"]),
+        params=tuple(Param(**p) for p in d["params"]),
+        backward=Backward(d["backward"]["kind"], tuple(d["backward"]["targets"])),
+        destructive_input=d["destructive_input"],
+        summary=d["summary"],
+        description=d["description"],
+        reference=d["reference"],
+    )
+
+
+_STATIC = tuple(_entry_from_dict(d) for d in _STATIC_ENTRIES)
+_BY_NAME = {e.name: e for e in _STATIC}
+_BY_ID = {e.id: e for e in _STATIC}
+
+
+def is_runtime_id(op_id: int) -> bool:
+    """Whether `op_id` lies in the range of runtime-registered ops."""
+    return RUNTIME_ID_BASE <= op_id <= _MAX_ID
+
+
+def entries() -> list:
+    """Every registered op: the static ones by id, then runtime ones."""
+    return sorted(_BY_ID.values(), key=lambda e: e.id)
+
+
+def lookup(name_or_id: Union[str, int]) -> Entry:
+    """The entry with this name or id; raises KeyError if there is none."""
+    if isinstance(name_or_id, bool):
+        raise TypeError("lookup() takes an op name or an integer id")
+    if isinstance(name_or_id, str):
+        entry = _BY_NAME.get(name_or_id)
+        if entry is None:
+            raise KeyError(f"no fused op named {name_or_id!r}")
+        return entry
+    try:
+        op_id = int(name_or_id)
+    except (TypeError, ValueError):
+        raise TypeError("lookup() takes an op name or an integer id") from None
+    entry = _BY_ID.get(op_id)
+    if entry is None:
+        where = "runtime-registered " if is_runtime_id(op_id) else ""
+        raise KeyError(f"no {where}fused op with id {op_id:#x}")
+    return entry
+
+
+def register(name: str, num_operands: int, params=()) -> Entry:
+    """Registers a fused op at run time and returns its entry.
+
+    The op takes `num_operands` float tensors, returns one value shaped like
+    the first, and has an f64 param for each name in `params`. Registering
+    the same name with the same signature again returns the same entry.
+    """
+    from ._mlir_libs import _site_initialize_0 as _ext
+
+    params = tuple(params)
+    op_id = _ext.register_runtime_op(name, int(num_operands), list(params))
+    if op_id in _BY_ID:
+        return _BY_ID[op_id]
+    entry = Entry(
+        id=op_id,
+        name=name,
+        family="Forward",
+        operands=tuple(
+            Operand(f"in{i}", "AnyFloat", 0, None, False) for i in range(num_operands)
+        ),
+        results=(Result("y", "shaped like the first operand"),),
+        params=tuple(
+            Param(p, "F64", None, False, False, (), "recipe scalar slot") for p in params
+        ),
+        backward=Backward("Decompose"),
+        destructive_input=None,
+        summary="runtime-registered fused op",
+    )
+    _BY_ID[op_id] = entry
+    _BY_NAME[name] = entry
+    return entry
