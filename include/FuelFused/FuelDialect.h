@@ -3,6 +3,8 @@
 #ifndef FUELFUSED_FUELDIALECT_H
 #define FUELFUSED_FUELDIALECT_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Dialect.h"
 

@@ -17,7 +17,12 @@ def Fuel_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let usePropertiesForAttributes = 0;
-  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+  let hasConstantMaterializer = 1;
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
 }
 
 class Fuel_Op<string mnemonic, list<Trait> traits = []>

@@ -39,6 +39,8 @@ def Fuel_FusedOp : Fuel_Op<"fused", [
 
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
 
   let builders = [
     /// Builds the op named `name` with the given params (defaults dropped)

@@ -120,10 +120,12 @@ std::optional<uint32_t> registerRuntimeOp(StringRef name, unsigned numOperands,
 
 /// Checks the params dictionary of an op against its schema: only known
 /// names, right attribute kinds, values in range, required params present.
+/// An optional param may be a unit attribute, meaning explicitly unset.
 LogicalResult verifyParams(const FusedOpInfo &info, DictionaryAttr params,
                            function_ref<InFlightDiagnostic()> emitError);
 
-/// Returns `params` with every entry equal to its default removed.
+/// Returns `params` in canonical form: every entry equal to its default, and
+/// every optional param spelled explicitly unset (a unit attribute), removed.
 DictionaryAttr canonicalizeParams(const FusedOpInfo &info,
                                   DictionaryAttr params);
 

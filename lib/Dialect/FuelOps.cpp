@@ -38,7 +38,7 @@ void FusedOp::build(OpBuilder &builder, OperationState &state, KindAttr kind,
 
 Attribute FusedOp::getParam(StringRef name) {
   if (Attribute attr = getParams().get(name))
-    return attr;
+    return isa<UnitAttr>(attr) ? Attribute() : attr;
   const ParamSpec *spec = getInfo().getParam(name);
   if (spec && spec->hasDefault())
     return spec->getDefault(getContext());

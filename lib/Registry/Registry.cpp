@@ -303,6 +303,9 @@ mlir::fuel::verifyParams(const FusedOpInfo &info, DictionaryAttr params,
                                    : "params: " + known) +
                     ")");
       }
+      // An optional param may be spelled explicitly unset (a unit attribute).
+      if (spec->optional && isa<UnitAttr>(entry.getValue()))
+        continue;
       std::string printed;
       llvm::raw_string_ostream os(printed);
       entry.getValue().print(os);
@@ -332,8 +335,10 @@ DictionaryAttr mlir::fuel::canonicalizeParams(const FusedOpInfo &info,
   bool changed = false;
   for (NamedAttribute entry : params) {
     const ParamSpec *spec = info.getParam(entry.getName());
-    if (spec && spec->hasDefault() &&
-        spec->getDefault(params.getContext()) == entry.getValue()) {
+    bool isDefault = spec && spec->hasDefault() &&
+                     spec->getDefault(params.getContext()) == entry.getValue();
+    bool isUnset = spec && spec->optional && isa<UnitAttr>(entry.getValue());
+    if (isDefault || isUnset) {
       changed = true;
       continue;
     }
@@ -470,7 +475,7 @@ std::string mlir::fuel::formatDim(int64_t d) {
 Attribute RuleContext::param(StringRef paramName) const {
   if (params)
     if (Attribute attr = params.get(paramName))
-      return attr;
+      return isa<UnitAttr>(attr) ? Attribute() : attr;
   const ParamSpec *spec = info.getParam(paramName);
   assert(spec && "rule asks for a param its record does not declare");
   if (spec->hasDefault())

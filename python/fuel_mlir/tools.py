@@ -6,9 +6,7 @@ from pathlib import Path
 
 
 def _tool_path(name: str) -> Path:
-    override = os.environ.get(name.upper().replace("-", "_"))
-    if override:
-        return Path(override)
+    """The native executable shipped in the package's _bin directory."""
     return Path(__file__).resolve().parent / "_bin" / name
 
 

@@ -1,5 +1,6 @@
 // RUN: fuel-opt %s -cse -split-input-file | FileCheck %s
 // RUN: fuel-opt %s -loop-invariant-code-motion -split-input-file | FileCheck %s --check-prefix=LICM
+// RUN: fuel-opt %s -canonicalize="test-convergence" -split-input-file -o /dev/null
 
 // Identical fused ops with bit-identical params merge.
 // CHECK-LABEL: func @same_params

@@ -1,6 +1,7 @@
 // RUN: fuel-opt %s | fuel-opt | FileCheck %s
 // RUN: fuel-opt %s --mlir-print-op-generic | fuel-opt | FileCheck %s
 // RUN: fuel-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+// RUN: fuel-opt %s -canonicalize="test-convergence" -o /dev/null
 
 // Every op of the registry, printed, parsed and printed again, in the custom
 // and the generic form.
