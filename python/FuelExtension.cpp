@@ -18,6 +18,7 @@ namespace nb = nanobind;
 
 NB_MODULE(_site_initialize_0, m) {
   m.doc() = "fuel-mlir: dialect registration and the runtime registry";
+  fuelRegisterPasses();
 
   m.def(
       "register_dialects",

@@ -7,11 +7,13 @@ include "FuelFused/FuelDialect.td"
 include "FuelFused/FuelAttrs.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Dialect/Linalg/IR/LinalgInterfaces.td"
 
 def Fuel_FusedOp : Fuel_Op<"fused", [
     DeclareOpInterfaceMethods<InferTypeOpInterface>,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
-    DeclareOpInterfaceMethods<ConditionallySpeculatable>]> {
+    DeclareOpInterfaceMethods<ConditionallySpeculatable>,
+    DeclareOpInterfaceMethods<AggregatedOpInterface, ["decomposeOperation"]>]> {
   let summary = "a fused op from the registry";
   let description = [{
     One op for every fused op of the registry. `kind` names the registry

@@ -64,6 +64,7 @@ def Fused_SoftmaxLastDim : FusedOp<1, "softmax_last_dim", Forward> {
   let results = [FusedResult<"y">];
   let backward = FusedGrad<["softmax_last_dim_backward"]>;
   let rule = "sameAsFirst";
+  let recipe = "softmaxLastDim";
   let summary = "softmax over the last dim";
   let description = "`y = exp(x - max(x)) / sum(exp(x - max(x)))` over the last dim.";
   let reference = "numpy";
@@ -78,6 +79,7 @@ def Fused_FusedLinear : FusedOp<2, "fused_linear", Forward> {
   let results = [FusedResult<"y", "[..., M, N]">];
   let backward = Decompose;
   let rule = "fusedLinear";
+  let recipe = "fusedLinear";
   let summary = "matmul plus bias";
   let description = "`y = a @ b + bias`, bias broadcast over all but the last dim.";
   let reference = "numpy";
@@ -89,6 +91,7 @@ def Fused_RmsNormLastDim : FusedOp<3, "rms_norm_last_dim", Norm> {
   let params = [EpsParam<>];
   let backward = FusedGrad<["rms_norm_last_dim_backward"]>;
   let rule = "sameAsFirst";
+  let recipe = "rmsNormLastDim";
   let summary = "RMS norm over the last dim, no weight";
   let description = "`y = x / sqrt(mean(x^2) + eps)` over the last dim. A model's "
     "weight multiply stays a separate op.";
@@ -101,6 +104,7 @@ def Fused_LayerNormLastDim : FusedOp<4, "layer_norm_last_dim", Norm> {
   let params = [EpsParam<>];
   let backward = FusedGrad<["layer_norm_last_dim_backward"]>;
   let rule = "sameAsFirst";
+  let recipe = "layerNormLastDim";
   let summary = "layer norm over the last dim, no affine";
   let description = "`y = (x - mean) / sqrt(var + eps)` over the last dim, with the "
     "biased variance.";
@@ -116,6 +120,7 @@ def Fused_Rope : FusedOp<5, "rope", Forward> {
   let results = [FusedResult<"y">];
   let backward = Decompose;
   let rule = "rope";
+  let recipe = "rope";
   let summary = "rotate-half rotary position embedding";
   let description = "`y = x * cos + rotate_half(x) * sin` with "
     "`rotate_half(x) = concat(-x[..., D/2:], x[..., :D/2])` (GPT-NeoX / Llama), "
@@ -151,6 +156,7 @@ def Fused_SoftmaxLastDimBackward : FusedOp<7, "softmax_last_dim_backward", Backw
   ];
   let results = [FusedResult<"dx">];
   let rule = "sameShapePair";
+  let recipe = "softmaxLastDimBackward";
   let summary = "gradient of softmax_last_dim";
   let description = "`dx = y * (g - sum(g * y, last, keepdim))`.";
   let reference = "numpy (analytic) and finite differences";
@@ -164,6 +170,7 @@ def Fused_LayerNormLastDimBackward : FusedOp<8, "layer_norm_last_dim_backward", 
   let results = [FusedResult<"dx">];
   let params = [EpsParam<>];
   let rule = "sameShapePair";
+  let recipe = "layerNormLastDimBackward";
   let summary = "gradient of layer_norm_last_dim";
   let description = "With `r = 1/sqrt(var+eps)` and `xh = (x-mean)*r`: "
     "`dx = r * (g - mean(g) - xh * mean(g * xh))`, recomputing the statistics from x.";
@@ -178,6 +185,7 @@ def Fused_RmsNormLastDimBackward : FusedOp<9, "rms_norm_last_dim_backward", Back
   let results = [FusedResult<"dx">];
   let params = [EpsParam<>];
   let rule = "sameShapePair";
+  let recipe = "rmsNormLastDimBackward";
   let summary = "gradient of rms_norm_last_dim";
   let description = "With `ms = mean(x^2)` and `r = 1/sqrt(ms+eps)`: "
     "`dx = r * (g - x * sum(g*x) / (n * (ms + eps)))`, n the last-dim size.";
@@ -295,6 +303,7 @@ def Fused_PowiBackward : FusedOp<15, "powi_backward", Backward> {
   let results = [FusedResult<"dx">];
   let params = [RequiredParam<"exp", FuelParamI32, [], "the forward exponent">];
   let rule = "sameShapePair";
+  let recipe = "powiBackward";
   let summary = "gradient of x^exp";
   let description = "`dx = exp * x^(exp-1) * g` (exp = 0 gives 0).";
   let reference = "numpy (analytic)";
@@ -310,6 +319,7 @@ def Fused_InplaceAffine : FusedOp<16, "inplace_affine", Forward> {
   ];
   let destructiveInput = 0;
   let rule = "inplaceAffine";
+  let recipe = "inplaceAffine";
   let summary = "x <- mul * x + add";
   let description = "On tensors a pure op returning the new value; on memrefs it "
     "writes into operand 0 and has no result. It must not be CSE'd or hoisted past "

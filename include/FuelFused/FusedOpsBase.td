@@ -176,6 +176,12 @@ class FusedOp<int id, string name, FusedFamily fam> {
   /// Index of the operand the op destroys (writes in place), or -1.
   int destructiveInput = -1;
   string rule = "";
+  /// The C++ function (lib/Recipes/Recipes*.cpp) that builds the op's recipe,
+  /// the one definition that decomposition and fusion share; empty while the
+  /// op has none.
+  string recipe = "";
+  /// Why the op has no recipe (shown by --fuel-decompose when it declines).
+  string recipeNote = "";
   string summary = "";
   string description = "";
   /// Where FUSED_OPS.md points for a reference implementation.

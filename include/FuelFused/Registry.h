@@ -79,6 +79,8 @@ struct ParamSpec {
 
 class RuleContext;
 using RuleFn = LogicalResult (*)(RuleContext &);
+class RecipeBuilder;
+using RecipeFn = void (*)(RecipeBuilder &);
 
 /// A registry entry.
 struct FusedOpInfo {
@@ -92,6 +94,10 @@ struct FusedOpInfo {
   ArrayRef<StringRef> backwardTargets;
   int destructiveInput; ///< -1: none.
   RuleFn rule;
+  /// Builds the op's recipe; null while the op has none (`recipeNote` says
+  /// why).
+  RecipeFn recipe;
+  StringRef recipeNote;
   StringRef summary;
   StringRef description;
 

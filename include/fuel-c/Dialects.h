@@ -23,6 +23,9 @@ fuelRegisterRuntimeOp(MlirStringRef name, unsigned numOperands,
 /// Returns the id of a registered op (static or runtime), or 0 if unknown.
 MLIR_CAPI_EXPORTED unsigned fuelLookupFusedOpId(MlirStringRef name);
 
+/// Registers the fuel passes and pipelines (fuel-decompose, fuel-to-llvm).
+MLIR_CAPI_EXPORTED void fuelRegisterPasses(void);
+
 /// Returns whether `id` lies in the runtime-registered range.
 MLIR_CAPI_EXPORTED bool fuelIsRuntimeId(unsigned id);
 

@@ -3,6 +3,7 @@
 #include "fuel-c/Dialects.h"
 
 #include "FuelFused/FuelDialect.h"
+#include "FuelFused/Passes.h"
 #include "FuelFused/Registry.h"
 #include "mlir/CAPI/Registration.h"
 #include "mlir/CAPI/Support.h"
@@ -34,3 +35,11 @@ unsigned fuelLookupFusedOpId(MlirStringRef name) {
 }
 
 bool fuelIsRuntimeId(unsigned id) { return mlir::fuel::isRuntimeId(id); }
+
+void fuelRegisterPasses(void) {
+  static bool registered = [] {
+    mlir::fuel::registerFuelPassesAndPipelines();
+    return true;
+  }();
+  (void)registered;
+}

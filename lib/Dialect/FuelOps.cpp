@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuelFused/FuelOps.h"
+#include "FuelFused/Decompose.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -218,4 +219,18 @@ Speculation::Speculatability FusedOp::getSpeculatability() {
     if (isa<MemRefType>(t))
       return Speculation::NotSpeculatable;
   return Speculation::Speculatable;
+}
+
+//===----------------------------------------------------------------------===//
+// AggregatedOpInterface
+//===----------------------------------------------------------------------===//
+
+/// Decomposes the op through its recipe (see Decompose.h); fails with a
+/// remark, creating nothing, when it cannot.
+FailureOr<SmallVector<Value>> FusedOp::decomposeOperation(OpBuilder &b) {
+  std::string why;
+  FailureOr<SmallVector<Value>> values = decomposeFusedOp(b, *this, why);
+  if (failed(values))
+    emitRemark() << "cannot decompose: " << why;
+  return values;
 }

@@ -10,6 +10,7 @@
 #include "FuelFused/Registry.h"
 #include "FuelFused/FuelAttrs.h"
 #include "RuleContext.h"
+#include "../Recipes/RecipeDecls.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
@@ -212,6 +213,9 @@ mlir::fuel::registerRuntimeOp(StringRef name, unsigned numOperands,
                             {},
                             -1,
                             rules::sameAsFirst,
+                            nullptr,
+                            "runtime-registered ops decompose through their "
+                            "in-module recipe",
                             "runtime-registered fused op",
                             ""};
   reg.byName[entry->name] = id;

@@ -82,6 +82,8 @@ class Entry:
     params: Tuple[Param, ...]
     backward: Backward
     destructive_input: Optional[int]
+    has_recipe: bool = False
+    recipe_note: str = ""
     summary: str = ""
     description: str = ""
     reference: str = ""
@@ -120,6 +122,8 @@ def _entry_from_dict(d: dict) -> Entry:
         params=tuple(Param(**p) for p in d["params"]),
         backward=Backward(d["backward"]["kind"], tuple(d["backward"]["targets"])),
         destructive_input=d["destructive_input"],
+        has_recipe=d["has_recipe"],
+        recipe_note=d["recipe_note"],
         summary=d["summary"],
         description=d["description"],
         reference=d["reference"],

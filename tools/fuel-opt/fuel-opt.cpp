@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuelFused/FuelDialect.h"
+#include "FuelFused/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -20,6 +21,7 @@ static void printVersion(llvm::raw_ostream &os) {
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::fuel::registerFuelPassesAndPipelines();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

@@ -51,7 +51,8 @@ struct ParamRec {
 struct FusedOpRec {
   const Record *def;
   int64_t id;
-  std::string name, family, backward, rule, summary, description, reference;
+  std::string name, family, backward, rule, recipe, recipeNote, summary,
+      description, reference;
   std::vector<std::string> backwardTargets;
   std::vector<OperandRec> operands;
   std::vector<ResultRec> results;
@@ -67,6 +68,8 @@ struct FusedOpRec {
     for (StringRef t : bw->getValueAsListOfStrings("targets"))
       backwardTargets.push_back(t.str());
     rule = r->getValueAsString("rule").str();
+    recipe = r->getValueAsString("recipe").str();
+    recipeNote = r->getValueAsString("recipeNote").str();
     summary = r->getValueAsString("summary").str();
     description = r->getValueAsString("description").str();
     reference = r->getValueAsString("reference").str();
@@ -228,6 +231,15 @@ bool emitRegistry(const RecordKeeper &records, raw_ostream &os) {
     os << "LogicalResult " << r << "(RuleContext &ctx);\n";
   os << "#endif // GET_FUSED_OP_RULE_DECLS\n\n";
 
+  os << "#ifdef GET_FUSED_OP_RECIPE_DECLS\n#undef GET_FUSED_OP_RECIPE_DECLS\n";
+  std::set<std::string> recipes;
+  for (const FusedOpRec &op : ops)
+    if (!op.recipe.empty())
+      recipes.insert(op.recipe);
+  for (const std::string &r : recipes)
+    os << "void " << r << "(RecipeBuilder &r);\n";
+  os << "#endif // GET_FUSED_OP_RECIPE_DECLS\n\n";
+
   os << "#ifdef GET_FUSED_OP_TABLE\n#undef GET_FUSED_OP_TABLE\n";
   os << "namespace {\n";
   for (const FusedOpRec &op : ops) {
@@ -300,6 +312,8 @@ bool emitRegistry(const RecordKeeper &records, raw_ostream &os) {
        << ",\n     BackwardKind::" << op.backward << ", "
        << (op.backwardTargets.empty() ? "{}" : "backward" + id) << ", "
        << op.destructiveInput << ", rules::" << op.rule << ",\n     "
+       << (op.recipe.empty() ? std::string("nullptr") : "recipes::" + op.recipe)
+       << ", " << cppString(op.recipeNote) << ",\n     "
        << cppString(op.summary) << ",\n     " << cppString(op.description)
        << "},\n";
   }
@@ -395,6 +409,8 @@ bool emitPython(const RecordKeeper &records, raw_ostream &os) {
     os << ")),\n        destructive_input="
        << (op.destructiveInput < 0 ? "None"
                                    : std::to_string(op.destructiveInput))
+       << ",\n        has_recipe=" << (op.recipe.empty() ? "False" : "True")
+       << ",\n        recipe_note=" << pyString(op.recipeNote)
        << ",\n        summary=" << pyString(op.summary)
        << ",\n        description=" << pyString(op.description)
        << ",\n        reference=" << pyString(op.reference) << ",\n    ),\n";

@@ -1,0 +1,29 @@
+//===- Decompose.h - fuel.fused to linalg -----------------------*- C++ -*-===//
+
+#ifndef FUELFUSED_DECOMPOSE_H
+#define FUELFUSED_DECOMPOSE_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir {
+namespace fuel {
+
+class FusedOp;
+
+/// Checks, without changing anything, that `op` can be decomposed; sets
+/// `why` when it cannot.
+LogicalResult canDecompose(FusedOp op, std::string &why);
+
+/// Instantiates the op's recipe as linalg on tensors at the builder's
+/// insertion point and returns the values that replace the op's results.
+/// Fails (with `why`, creating nothing) when `canDecompose` fails.
+FailureOr<SmallVector<Value>> decomposeFusedOp(OpBuilder &b, FusedOp op,
+                                               std::string &why);
+
+} // namespace fuel
+} // namespace mlir
+
+#endif // FUELFUSED_DECOMPOSE_H

@@ -1,0 +1,179 @@
+//===- Recipe.h - Fused-op recipes ------------------------------*- C++ -*-===//
+//
+// A recipe is the one definition of what a fused op computes, as a small DAG
+// over a primitive vocabulary: elementwise arith/math, reductions along an
+// axis, contractions, and a few layout primitives. Values live on named
+// axes (a variadic batch axis stands for any number of leading dims), and
+// broadcasting is by axis name, never by position. Decomposition
+// instantiates a recipe as linalg on tensors in a normal form; fusion
+// matches the same recipe against IR normalized to that form.
+//
+// A recipe is written as a C++ function over RecipeBuilder and named in the
+// op's record (FusedOps.td, `recipe`). It may read the op's params to choose
+// its structure (`RecipeBuilder::intParam`); scalar params used as values
+// are slots (`RecipeBuilder::param`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUELFUSED_RECIPE_H
+#define FUELFUSED_RECIPE_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace mlir {
+namespace fuel {
+
+struct FusedOpInfo;
+
+enum class RecipeOp {
+  // Leaves.
+  Input,   ///< An operand of the fused op, on the given axes.
+  Param,   ///< A scalar param slot (a float value).
+  Const,   ///< A scalar constant.
+  DimSize, ///< The size of an axis, as a float scalar.
+  Splat,   ///< A constant broadcast to the axes of another value.
+  // Elementwise (unary).
+  Neg,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  // Elementwise (binary).
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Max,
+  // x^n for an integer n (the node's `intValue`).
+  Powi,
+  // Reductions along one axis.
+  ReduceSum,
+  ReduceMax,
+  // sum over an axis of a * b.
+  Contract,
+  // concat(-x[..., D/2:], x[..., :D/2]) along an axis.
+  RotateHalf,
+};
+
+StringRef stringifyRecipeOp(RecipeOp op);
+
+/// An axis of a recipe. Axis 0 of every recipe is the variadic batch axis
+/// (zero or more leading dims of the inputs that carry it).
+using RecipeAxis = unsigned;
+constexpr RecipeAxis kBatchAxis = 0;
+
+struct RecipeNode {
+  RecipeOp op;
+  SmallVector<unsigned> operands;
+  /// The axes of the value, in layout order (empty for scalars).
+  SmallVector<RecipeAxis> axes;
+  /// Input: the operand index. Reduce/Contract/RotateHalf/DimSize: the axis.
+  unsigned index = 0;
+  /// Const: the value.
+  double constant = 0.0;
+  /// Powi: the exponent.
+  int64_t intValue = 0;
+  /// Param: the param name.
+  std::string param;
+
+  bool isScalar() const { return axes.empty(); }
+};
+
+/// A built recipe: axes, nodes in topological order and the outputs.
+struct Recipe {
+  SmallVector<std::string> axisNames;
+  SmallVector<RecipeNode> nodes;
+  SmallVector<unsigned> outputs;
+
+  /// Renders the recipe as text (for diagnostics and docs).
+  std::string str() const;
+};
+
+/// A handle on a recipe value.
+struct RecipeValue {
+  unsigned id = ~0u;
+};
+
+/// Builds a recipe. The params of the op being decomposed are available to
+/// recipes whose structure depends on them.
+class RecipeBuilder {
+public:
+  RecipeBuilder(const FusedOpInfo &info, DictionaryAttr params);
+
+  const FusedOpInfo &info;
+
+  /// The variadic batch axis and named axes.
+  RecipeAxis batch() const { return kBatchAxis; }
+  RecipeAxis axis(StringRef name);
+
+  RecipeValue input(StringRef operandName, ArrayRef<RecipeAxis> axes);
+  RecipeValue param(StringRef name);
+  RecipeValue constant(double value);
+  RecipeValue dimSize(RecipeAxis axis);
+  /// `value` on the axes of `like` (not a function of `like`'s values).
+  RecipeValue splat(double value, RecipeValue like);
+
+  /// The value of an integer or bool param, for recipes whose structure
+  /// depends on it.
+  int64_t intParam(StringRef name) const;
+
+  RecipeValue neg(RecipeValue x) { return unary(RecipeOp::Neg, x); }
+  RecipeValue exp(RecipeValue x) { return unary(RecipeOp::Exp, x); }
+  RecipeValue log(RecipeValue x) { return unary(RecipeOp::Log, x); }
+  RecipeValue sqrt(RecipeValue x) { return unary(RecipeOp::Sqrt, x); }
+  RecipeValue rsqrt(RecipeValue x) { return unary(RecipeOp::Rsqrt, x); }
+  RecipeValue tanh(RecipeValue x) { return unary(RecipeOp::Tanh, x); }
+  RecipeValue add(RecipeValue a, RecipeValue b) {
+    return binary(RecipeOp::Add, a, b);
+  }
+  RecipeValue sub(RecipeValue a, RecipeValue b) {
+    return binary(RecipeOp::Sub, a, b);
+  }
+  RecipeValue mul(RecipeValue a, RecipeValue b) {
+    return binary(RecipeOp::Mul, a, b);
+  }
+  RecipeValue div(RecipeValue a, RecipeValue b) {
+    return binary(RecipeOp::Div, a, b);
+  }
+  RecipeValue max(RecipeValue a, RecipeValue b) {
+    return binary(RecipeOp::Max, a, b);
+  }
+  RecipeValue powi(RecipeValue x, int64_t exponent);
+  RecipeValue reduceSum(RecipeValue x, RecipeAxis axis) {
+    return reduce(RecipeOp::ReduceSum, x, axis);
+  }
+  RecipeValue reduceMax(RecipeValue x, RecipeAxis axis) {
+    return reduce(RecipeOp::ReduceMax, x, axis);
+  }
+  /// mean over an axis: sum / size.
+  RecipeValue mean(RecipeValue x, RecipeAxis axis) {
+    return div(reduceSum(x, axis), dimSize(axis));
+  }
+  RecipeValue contract(RecipeValue a, RecipeValue b, RecipeAxis axis);
+  RecipeValue rotateHalf(RecipeValue x, RecipeAxis axis);
+
+  void output(RecipeValue v) { recipe.outputs.push_back(v.id); }
+
+  Recipe take() { return std::move(recipe); }
+
+private:
+  RecipeValue unary(RecipeOp op, RecipeValue x);
+  RecipeValue binary(RecipeOp op, RecipeValue a, RecipeValue b);
+  RecipeValue reduce(RecipeOp op, RecipeValue x, RecipeAxis axis);
+  RecipeValue push(RecipeNode node);
+  const RecipeNode &node(RecipeValue v) const { return recipe.nodes[v.id]; }
+
+  DictionaryAttr params;
+  Recipe recipe;
+};
+
+} // namespace fuel
+} // namespace mlir
+
+#endif // FUELFUSED_RECIPE_H

@@ -1,0 +1,437 @@
+//===- Instantiate.cpp - Recipes to linalg on tensors ---------------------===//
+//
+// Instantiates a recipe for one fused op as linalg on tensors, in the normal
+// form that fusion matches against:
+//   - one scalar op per linalg.generic, on the value's own axes, operands
+//     broadcast through projected indexing maps (never materialized);
+//   - reductions as linalg.generic with a reduction iterator over a
+//     linalg.fill of the combiner's identity; a contraction's body is the
+//     multiply and the add;
+//   - scalars (params, constants, axis sizes) as arith values captured by
+//     the bodies;
+//   - f16 and bf16 inputs extended to f32 first, the results truncated back
+//     last: all math runs in f32 for them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuelFused/Decompose.h"
+#include "FuelFused/FuelOps.h"
+#include "FuelFused/Recipe.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/AffineMap.h"
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+namespace {
+
+/// A recipe value during instantiation: a tensor on concrete loop dims, or a
+/// scalar.
+struct Instance {
+  Value value;
+  SmallVector<unsigned> dims; ///< Concrete dims, in layout order.
+};
+
+class Instantiator {
+public:
+  Instantiator(OpBuilder &b, Location loc, const Recipe &recipe)
+      : b(b), loc(loc), recipe(recipe) {}
+
+  /// Binds the inputs and checks what the emission needs; reports why not.
+  LogicalResult bind(FusedOp op, std::string &why);
+  SmallVector<Value> emit(FusedOp op);
+
+private:
+  Value emitNode(const RecipeNode &node, FusedOp op);
+  Value scalar(double v) {
+    return arith::ConstantOp::create(b, loc, computeType,
+                                     b.getFloatAttr(computeType, v));
+  }
+  Value emptyTensor(ArrayRef<unsigned> dims, Type elt);
+  /// A linalg.generic over `loopDims` (all parallel, plus `reductionDim`
+  /// last if given) writing a tensor on `loopDims`.
+  Value generic(ArrayRef<unsigned> loopDims, std::optional<unsigned> redDim,
+                ArrayRef<Instance> inputs, Value init,
+                function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+  Value castTensor(Value v, ArrayRef<unsigned> dims, Type to);
+
+  OpBuilder &b;
+  Location loc;
+  const Recipe &recipe;
+  Type computeType;
+  /// Concrete dims of each recipe axis.
+  SmallVector<SmallVector<unsigned>> axisDims;
+  /// Where each concrete dim's size comes from: (operand, dim).
+  SmallVector<std::pair<Value, unsigned>> dimSource;
+  SmallVector<Instance> values;
+};
+
+} // namespace
+
+LogicalResult Instantiator::bind(FusedOp op, std::string &why) {
+  const FusedOpInfo &info = op.getInfo();
+  // The batch axis takes the leading dims that each input's named axes
+  // leave; every input carrying it must agree on how many.
+  std::optional<int64_t> batchRank;
+  SmallVector<std::optional<std::pair<Value, unsigned>>> axisSource(
+      recipe.axisNames.size());
+  for (const RecipeNode &n : recipe.nodes) {
+    if (n.op != RecipeOp::Input)
+      continue;
+    Value v = op.getOperandNamed(info.operands[n.index].name);
+    if (!v) {
+      why = ("the recipe reads operand '" + info.operands[n.index].name +
+             "', which is absent")
+                .str();
+      return failure();
+    }
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type) {
+      why = "only tensor operands are decomposed";
+      return failure();
+    }
+    int64_t named = llvm::count_if(
+        n.axes, [](RecipeAxis a) { return a != kBatchAxis; });
+    bool hasBatch = llvm::is_contained(n.axes, kBatchAxis);
+    int64_t rank = type.getRank();
+    if (!hasBatch && rank != named) {
+      why = "operand rank does not match the recipe";
+      return failure();
+    }
+    if (hasBatch) {
+      if (rank < named) {
+        why = "operand rank does not match the recipe";
+        return failure();
+      }
+      if (batchRank && *batchRank != rank - named) {
+        why = "the inputs disagree on the number of leading dims";
+        return failure();
+      }
+      batchRank = rank - named;
+    }
+  }
+  // Concrete dims: the batch dims first, then one per named axis.
+  unsigned next = 0;
+  axisDims.resize(recipe.axisNames.size());
+  for (int64_t i = 0; i < batchRank.value_or(0); ++i)
+    axisDims[kBatchAxis].push_back(next++);
+  for (unsigned a = 1; a < recipe.axisNames.size(); ++a)
+    axisDims[a].push_back(next++);
+  dimSource.resize(next);
+  SmallVector<bool> known(next, false);
+  for (const RecipeNode &n : recipe.nodes) {
+    if (n.op != RecipeOp::Input)
+      continue;
+    Value v = op.getOperandNamed(info.operands[n.index].name);
+    unsigned pos = 0;
+    for (RecipeAxis a : n.axes)
+      for (unsigned d : axisDims[a]) {
+        if (!known[d])
+          dimSource[d] = {v, pos};
+        known[d] = true;
+        ++pos;
+      }
+  }
+  if (!llvm::all_of(known, [](bool k) { return k; })) {
+    why = "an axis of the recipe has no input that carries it";
+    return failure();
+  }
+  // All math in f32 for f16/bf16, else in the element type.
+  for (Value v : op.getOperands())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+      if (auto ft = dyn_cast<FloatType>(t.getElementType())) {
+        computeType = ft.getWidth() < 32 ? b.getF32Type() : ft;
+        break;
+      }
+  if (!computeType) {
+    why = "the op has no float operand";
+    return failure();
+  }
+  return success();
+}
+
+Value Instantiator::emptyTensor(ArrayRef<unsigned> dims, Type elt) {
+  SmallVector<OpFoldResult> sizes;
+  for (unsigned d : dims)
+    sizes.push_back(tensor::getMixedSize(b, loc, dimSource[d].first,
+                                         dimSource[d].second));
+  return tensor::EmptyOp::create(b, loc, sizes, elt);
+}
+
+Value Instantiator::generic(
+    ArrayRef<unsigned> loopDims, std::optional<unsigned> redDim,
+    ArrayRef<Instance> inputs, Value init,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  SmallVector<unsigned> loops(loopDims);
+  if (redDim)
+    loops.push_back(*redDim);
+  auto mapFor = [&](ArrayRef<unsigned> dims) {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned d : dims)
+      exprs.push_back(
+          b.getAffineDimExpr(llvm::find(loops, d) - loops.begin()));
+    return AffineMap::get(loops.size(), 0, exprs, b.getContext());
+  };
+  SmallVector<AffineMap> maps;
+  SmallVector<Value> ins;
+  for (const Instance &in : inputs) {
+    ins.push_back(in.value);
+    maps.push_back(mapFor(in.dims));
+  }
+  maps.push_back(mapFor(loopDims));
+  SmallVector<utils::IteratorType> iters(loopDims.size(),
+                                         utils::IteratorType::parallel);
+  if (redDim)
+    iters.push_back(utils::IteratorType::reduction);
+  auto g = linalg::GenericOp::create(
+      b, loc, init.getType(), ins, init, maps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
+      });
+  return g.getResult(0);
+}
+
+Value Instantiator::castTensor(Value v, ArrayRef<unsigned> dims, Type to) {
+  Type from = cast<ShapedType>(v.getType()).getElementType();
+  if (from == to)
+    return v;
+  Value init = emptyTensor(dims, to);
+  return generic(dims, std::nullopt, {Instance{v, SmallVector<unsigned>(dims)}},
+                 init, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                   if (cast<FloatType>(to).getWidth() >
+                       cast<FloatType>(from).getWidth())
+                     return arith::ExtFOp::create(nb, nloc, to, args[0])
+                         .getResult();
+                   return arith::TruncFOp::create(nb, nloc, to, args[0])
+                       .getResult();
+                 });
+}
+
+/// The scalar op of an elementwise node on scalar arguments.
+static Value applyElementwise(OpBuilder &b, Location loc, RecipeOp op,
+                              ValueRange args, int64_t intValue) {
+  switch (op) {
+  case RecipeOp::Neg:
+    return arith::NegFOp::create(b, loc, args[0]);
+  case RecipeOp::Exp:
+    return math::ExpOp::create(b, loc, args[0]);
+  case RecipeOp::Log:
+    return math::LogOp::create(b, loc, args[0]);
+  case RecipeOp::Sqrt:
+    return math::SqrtOp::create(b, loc, args[0]);
+  case RecipeOp::Rsqrt:
+    return math::RsqrtOp::create(b, loc, args[0]);
+  case RecipeOp::Tanh:
+    return math::TanhOp::create(b, loc, args[0]);
+  case RecipeOp::Add:
+    return arith::AddFOp::create(b, loc, args[0], args[1]);
+  case RecipeOp::Sub:
+    return arith::SubFOp::create(b, loc, args[0], args[1]);
+  case RecipeOp::Mul:
+    return arith::MulFOp::create(b, loc, args[0], args[1]);
+  case RecipeOp::Div:
+    return arith::DivFOp::create(b, loc, args[0], args[1]);
+  case RecipeOp::Max:
+    return arith::MaximumFOp::create(b, loc, args[0], args[1]);
+  case RecipeOp::Powi: {
+    Value n = arith::ConstantOp::create(b, loc, b.getI32Type(),
+                                        b.getI32IntegerAttr(intValue));
+    return math::FPowIOp::create(b, loc, args[0], n);
+  }
+  default:
+    llvm_unreachable("not an elementwise recipe op");
+  }
+}
+
+Value Instantiator::emitNode(const RecipeNode &n, FusedOp op) {
+  const FusedOpInfo &info = op.getInfo();
+  auto concrete = [&](ArrayRef<RecipeAxis> axes) {
+    SmallVector<unsigned> dims;
+    for (RecipeAxis a : axes)
+      llvm::append_range(dims, axisDims[a]);
+    return dims;
+  };
+  SmallVector<unsigned> dims = concrete(n.axes);
+  switch (n.op) {
+  case RecipeOp::Input: {
+    Value v = op.getOperandNamed(info.operands[n.index].name);
+    Type elt = cast<ShapedType>(v.getType()).getElementType();
+    return isa<FloatType>(elt) ? castTensor(v, dims, computeType) : v;
+  }
+  case RecipeOp::Param:
+    return scalar(cast<FloatAttr>(op.getParam(n.param)).getValueAsDouble());
+  case RecipeOp::Const:
+    return scalar(n.constant);
+  case RecipeOp::DimSize: {
+    auto [src, pos] = dimSource[axisDims[n.index].front()];
+    Value size = tensor::DimOp::create(b, loc, src, pos);
+    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), size);
+    return arith::UIToFPOp::create(b, loc, computeType, i64);
+  }
+  case RecipeOp::Splat: {
+    Value init = emptyTensor(dims, computeType);
+    return linalg::FillOp::create(b, loc, scalar(n.constant), init)
+        .getResult(0);
+  }
+  case RecipeOp::ReduceSum:
+  case RecipeOp::ReduceMax:
+  case RecipeOp::Contract: {
+    bool isMax = n.op == RecipeOp::ReduceMax;
+    double identity =
+        isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+    Value init = linalg::FillOp::create(b, loc, scalar(identity),
+                                        emptyTensor(dims, computeType))
+                     .getResult(0);
+    unsigned red = axisDims[n.index].front();
+    SmallVector<Instance> ins;
+    for (unsigned o : n.operands)
+      ins.push_back(values[o]);
+    RecipeOp kind = n.op;
+    return generic(dims, red, ins, init,
+                   [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                     if (kind == RecipeOp::Contract) {
+                       Value p = arith::MulFOp::create(nb, nloc, args[0],
+                                                       args[1]);
+                       return arith::AddFOp::create(nb, nloc, args[2], p)
+                           .getResult();
+                     }
+                     if (kind == RecipeOp::ReduceMax)
+                       return arith::MaximumFOp::create(nb, nloc, args[0],
+                                                        args[1])
+                           .getResult();
+                     return arith::AddFOp::create(nb, nloc, args[0], args[1])
+                         .getResult();
+                   });
+  }
+  case RecipeOp::RotateHalf: {
+    // concat(-x[..., D/2:], x[..., :D/2]) along the axis.
+    const Instance &x = values[n.operands[0]];
+    unsigned pos = llvm::find(x.dims, axisDims[n.index].front()) -
+                   x.dims.begin();
+    auto type = cast<RankedTensorType>(x.value.getType());
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x.value);
+    OpFoldResult full = sizes[pos];
+    OpFoldResult half;
+    if (std::optional<int64_t> n = getConstantIntValue(full))
+      half = b.getIndexAttr(*n / 2);
+    else
+      half = arith::DivUIOp::create(b, loc, cast<Value>(full),
+                                    arith::ConstantIndexOp::create(b, loc, 2))
+                 .getResult();
+    SmallVector<OpFoldResult> zeros(type.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> ones(type.getRank(), b.getIndexAttr(1));
+    SmallVector<OpFoldResult> halfSizes = sizes;
+    halfSizes[pos] = half;
+    SmallVector<OpFoldResult> upperOffsets = zeros;
+    upperOffsets[pos] = half;
+    Value lower = tensor::ExtractSliceOp::create(b, loc, x.value, zeros,
+                                                 halfSizes, ones);
+    Value upper = tensor::ExtractSliceOp::create(b, loc, x.value, upperOffsets,
+                                                 halfSizes, ones);
+    Value negInit = tensor::EmptyOp::create(
+        b, loc, halfSizes, type.getElementType());
+    Value negUpper = generic(
+        x.dims, std::nullopt, {Instance{upper, x.dims}}, negInit,
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          return arith::NegFOp::create(nb, nloc, args[0]).getResult();
+        });
+    return tensor::ConcatOp::create(b, loc, pos, ValueRange{negUpper, lower});
+  }
+  default:
+    break;
+  }
+  // Elementwise: scalars stay scalars; tensors get a generic on the node's
+  // dims with scalar operands captured by the body.
+  SmallVector<Instance> tensorIns;
+  SmallVector<int> argOf; // per operand: index into the block args, or -1
+  for (unsigned o : n.operands) {
+    if (values[o].dims.empty() &&
+        !isa<RankedTensorType>(values[o].value.getType())) {
+      argOf.push_back(-1);
+      continue;
+    }
+    argOf.push_back(tensorIns.size());
+    tensorIns.push_back(values[o]);
+  }
+  auto operandsIn = [&](ValueRange args) {
+    SmallVector<Value> scalars;
+    for (auto [i, o] : llvm::enumerate(n.operands))
+      scalars.push_back(argOf[i] < 0 ? values[o].value : args[argOf[i]]);
+    return scalars;
+  };
+  if (tensorIns.empty())
+    return applyElementwise(b, loc, n.op, operandsIn({}), n.intValue);
+  Value init = emptyTensor(dims, computeType);
+  return generic(dims, std::nullopt, tensorIns, init,
+                 [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                   return applyElementwise(nb, nloc, n.op, operandsIn(args),
+                                           n.intValue);
+                 });
+}
+
+SmallVector<Value> Instantiator::emit(FusedOp op) {
+  for (const RecipeNode &n : recipe.nodes) {
+    SmallVector<unsigned> dims;
+    for (RecipeAxis a : n.axes)
+      llvm::append_range(dims, axisDims[a]);
+    Value v = emitNode(n, op);
+    values.push_back(Instance{v, dims});
+  }
+  SmallVector<Value> results;
+  for (auto [o, resultType] : llvm::zip(recipe.outputs, op.getResultTypes())) {
+    Instance out = values[o];
+    Type elt = cast<ShapedType>(resultType).getElementType();
+    results.push_back(castTensor(out.value, out.dims, elt));
+  }
+  return results;
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::fuel::canDecompose(FusedOp op, std::string &why) {
+  const FusedOpInfo &info = op.getInfo();
+  if (!info.recipe) {
+    why = info.recipeNote.empty() ? std::string("the op has no recipe yet")
+                                  : info.recipeNote.str();
+    return failure();
+  }
+  for (Type t : op->getOperandTypes())
+    if (isa<MemRefType>(t)) {
+      why = "only tensor operands are decomposed; bufferize after "
+            "decomposing";
+      return failure();
+    }
+  RecipeBuilder rb(info, op.getParams());
+  info.recipe(rb);
+  Recipe recipe = rb.take();
+  if (recipe.outputs.size() != op.getNumResults()) {
+    why = "the recipe's outputs do not match the op's results";
+    return failure();
+  }
+  OpBuilder b(op->getContext());
+  Instantiator inst(b, op.getLoc(), recipe);
+  return inst.bind(op, why);
+}
+
+FailureOr<SmallVector<Value>> mlir::fuel::decomposeFusedOp(OpBuilder &b,
+                                                           FusedOp op,
+                                                           std::string &why) {
+  if (failed(canDecompose(op, why)))
+    return failure();
+  const FusedOpInfo &info = op.getInfo();
+  RecipeBuilder rb(info, op.getParams());
+  info.recipe(rb);
+  Recipe recipe = rb.take();
+  Instantiator inst(b, op.getLoc(), recipe);
+  if (failed(inst.bind(op, why)))
+    return failure();
+  return inst.emit(op);
+}

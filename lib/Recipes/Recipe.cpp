@@ -1,0 +1,215 @@
+//===- Recipe.cpp - Building recipes --------------------------------------===//
+
+#include "FuelFused/Recipe.h"
+#include "FuelFused/Registry.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+StringRef mlir::fuel::stringifyRecipeOp(RecipeOp op) {
+  switch (op) {
+  case RecipeOp::Input:
+    return "input";
+  case RecipeOp::Param:
+    return "param";
+  case RecipeOp::Const:
+    return "const";
+  case RecipeOp::DimSize:
+    return "dim_size";
+  case RecipeOp::Splat:
+    return "splat";
+  case RecipeOp::Neg:
+    return "neg";
+  case RecipeOp::Exp:
+    return "exp";
+  case RecipeOp::Log:
+    return "log";
+  case RecipeOp::Sqrt:
+    return "sqrt";
+  case RecipeOp::Rsqrt:
+    return "rsqrt";
+  case RecipeOp::Tanh:
+    return "tanh";
+  case RecipeOp::Add:
+    return "add";
+  case RecipeOp::Sub:
+    return "sub";
+  case RecipeOp::Mul:
+    return "mul";
+  case RecipeOp::Div:
+    return "div";
+  case RecipeOp::Max:
+    return "max";
+  case RecipeOp::Powi:
+    return "powi";
+  case RecipeOp::ReduceSum:
+    return "reduce_sum";
+  case RecipeOp::ReduceMax:
+    return "reduce_max";
+  case RecipeOp::Contract:
+    return "contract";
+  case RecipeOp::RotateHalf:
+    return "rotate_half";
+  }
+  llvm_unreachable("unknown recipe op");
+}
+
+std::string Recipe::str() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  for (auto [i, n] : llvm::enumerate(nodes)) {
+    os << "%" << i << " = " << stringifyRecipeOp(n.op);
+    if (n.op == RecipeOp::Param)
+      os << " \"" << n.param << "\"";
+    if (n.op == RecipeOp::Const || n.op == RecipeOp::Splat)
+      os << " " << n.constant;
+    if (n.op == RecipeOp::Powi)
+      os << " " << n.intValue;
+    for (unsigned o : n.operands)
+      os << " %" << o;
+    if (n.op == RecipeOp::Input)
+      os << " #" << n.index;
+    if (n.op == RecipeOp::ReduceSum || n.op == RecipeOp::ReduceMax ||
+        n.op == RecipeOp::Contract || n.op == RecipeOp::RotateHalf ||
+        n.op == RecipeOp::DimSize)
+      os << " along " << axisNames[n.index];
+    os << " : [";
+    llvm::interleaveComma(n.axes, os,
+                          [&](RecipeAxis a) { os << axisNames[a]; });
+    os << "]\n";
+  }
+  os << "return";
+  for (unsigned o : outputs)
+    os << " %" << o;
+  return s;
+}
+
+RecipeBuilder::RecipeBuilder(const FusedOpInfo &info, DictionaryAttr params)
+    : info(info), params(params) {
+  recipe.axisNames.push_back("...");
+}
+
+RecipeAxis RecipeBuilder::axis(StringRef name) {
+  for (auto [i, n] : llvm::enumerate(recipe.axisNames))
+    if (n == name)
+      return i;
+  recipe.axisNames.push_back(name.str());
+  return recipe.axisNames.size() - 1;
+}
+
+RecipeValue RecipeBuilder::push(RecipeNode node) {
+  recipe.nodes.push_back(std::move(node));
+  return RecipeValue{static_cast<unsigned>(recipe.nodes.size() - 1)};
+}
+
+RecipeValue RecipeBuilder::input(StringRef operandName,
+                                 ArrayRef<RecipeAxis> axes) {
+  RecipeNode n{RecipeOp::Input, {}, SmallVector<RecipeAxis>(axes)};
+  unsigned index = ~0u;
+  for (auto [i, spec] : llvm::enumerate(info.operands))
+    if (spec.name == operandName)
+      index = i;
+  assert(index != ~0u && "recipe names an operand its op does not have");
+  n.index = index;
+  return push(std::move(n));
+}
+
+RecipeValue RecipeBuilder::param(StringRef name) {
+  assert(info.getParam(name) && "recipe names a param its op does not have");
+  RecipeNode n{RecipeOp::Param, {}, {}};
+  n.param = name.str();
+  return push(std::move(n));
+}
+
+RecipeValue RecipeBuilder::constant(double value) {
+  RecipeNode n{RecipeOp::Const, {}, {}};
+  n.constant = value;
+  return push(std::move(n));
+}
+
+RecipeValue RecipeBuilder::splat(double value, RecipeValue like) {
+  RecipeNode n{RecipeOp::Splat, {}, node(like).axes};
+  n.constant = value;
+  return push(std::move(n));
+}
+
+RecipeValue RecipeBuilder::dimSize(RecipeAxis a) {
+  RecipeNode n{RecipeOp::DimSize, {}, {}};
+  n.index = a;
+  return push(std::move(n));
+}
+
+int64_t RecipeBuilder::intParam(StringRef name) const {
+  Attribute attr = params ? params.get(name) : Attribute();
+  if (!attr) {
+    const ParamSpec *spec = info.getParam(name);
+    assert(spec && spec->hasDefault() && "intParam of an unset param");
+    attr = spec->getDefault(params.getContext());
+  }
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return b.getValue();
+  return cast<IntegerAttr>(attr).getInt();
+}
+
+RecipeValue RecipeBuilder::unary(RecipeOp op, RecipeValue x) {
+  return push(RecipeNode{op, {x.id}, node(x).axes});
+}
+
+RecipeValue RecipeBuilder::binary(RecipeOp op, RecipeValue a, RecipeValue b) {
+  // The result lives on the union of the axes: the layout of the operand
+  // that has them all, else a's axes followed by b's others.
+  const auto &ax = node(a).axes, &bx = node(b).axes;
+  SmallVector<RecipeAxis> axes;
+  if (llvm::all_of(bx, [&](RecipeAxis x) { return llvm::is_contained(ax, x); }))
+    axes = ax;
+  else if (llvm::all_of(ax,
+                        [&](RecipeAxis x) { return llvm::is_contained(bx, x); }))
+    axes = bx;
+  else {
+    axes = ax;
+    for (RecipeAxis x : bx)
+      if (!llvm::is_contained(axes, x))
+        axes.push_back(x);
+  }
+  return push(RecipeNode{op, {a.id, b.id}, axes});
+}
+
+RecipeValue RecipeBuilder::powi(RecipeValue x, int64_t exponent) {
+  RecipeNode n{RecipeOp::Powi, {x.id}, node(x).axes};
+  n.intValue = exponent;
+  return push(std::move(n));
+}
+
+RecipeValue RecipeBuilder::reduce(RecipeOp op, RecipeValue x, RecipeAxis a) {
+  assert(llvm::is_contained(node(x).axes, a) && "reducing a missing axis");
+  SmallVector<RecipeAxis> axes;
+  for (RecipeAxis y : node(x).axes)
+    if (y != a)
+      axes.push_back(y);
+  RecipeNode n{op, {x.id}, axes};
+  n.index = a;
+  return push(std::move(n));
+}
+
+RecipeValue RecipeBuilder::contract(RecipeValue a, RecipeValue b,
+                                    RecipeAxis k) {
+  SmallVector<RecipeAxis> axes;
+  for (RecipeAxis y : node(a).axes)
+    if (y != k)
+      axes.push_back(y);
+  for (RecipeAxis y : node(b).axes)
+    if (y != k && !llvm::is_contained(axes, y))
+      axes.push_back(y);
+  RecipeNode n{RecipeOp::Contract, {a.id, b.id}, axes};
+  n.index = k;
+  return push(std::move(n));
+}
+
+RecipeValue RecipeBuilder::rotateHalf(RecipeValue x, RecipeAxis a) {
+  RecipeNode n{RecipeOp::RotateHalf, {x.id}, node(x).axes};
+  n.index = a;
+  return push(std::move(n));
+}

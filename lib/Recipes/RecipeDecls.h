@@ -1,0 +1,13 @@
+//===- RecipeDecls.h - Declarations of the recipe functions -----*- C++ -*-===//
+
+#ifndef FUEL_LIB_RECIPES_RECIPEDECLS_H
+#define FUEL_LIB_RECIPES_RECIPEDECLS_H
+
+#include "FuelFused/Recipe.h"
+
+namespace mlir::fuel::recipes {
+#define GET_FUSED_OP_RECIPE_DECLS
+#include "FuelFused/FusedOpRegistry.inc"
+} // namespace mlir::fuel::recipes
+
+#endif // FUEL_LIB_RECIPES_RECIPEDECLS_H

