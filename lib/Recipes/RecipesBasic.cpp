@@ -12,7 +12,8 @@ void recipes::fusedLinear(RecipeBuilder &r) {
   RecipeValue a = r.input("a", {r.batch(), m, k});
   RecipeValue b = r.input("b", {k, n});
   RecipeValue bias = r.input("bias", {n});
-  r.output(r.add(r.contract(a, b, k), bias));
+  RecipeValue ab = r.contract(a, b, k);
+  r.output(r.add(ab, bias));
 }
 
 /// y = x * cos + rotate_half(x) * sin, cos and sin [s, d] broadcast over the
@@ -22,7 +23,9 @@ void recipes::rope(RecipeBuilder &r) {
   RecipeValue x = r.input("x", {r.batch(), s, d});
   RecipeValue cos = r.input("cos", {s, d});
   RecipeValue sin = r.input("sin", {s, d});
-  r.output(r.add(r.mul(x, cos), r.mul(r.rotateHalf(x, d), sin)));
+  RecipeValue xCos = r.mul(x, cos);
+  RecipeValue rotSin = r.mul(r.rotateHalf(x, d), sin);
+  r.output(r.add(xCos, rotSin));
 }
 
 /// dx = exp * x^(exp - 1) * g; 0 for exp = 0.
@@ -35,11 +38,15 @@ void recipes::powiBackward(RecipeBuilder &r) {
     return;
   }
   RecipeValue coeff = r.constant(static_cast<double>(exp));
-  r.output(r.mul(r.mul(coeff, r.powi(x, exp - 1)), g));
+  RecipeValue pow = r.powi(x, exp - 1);
+  r.output(r.mul(r.mul(coeff, pow), g));
 }
 
 /// y = mul * x + add.
 void recipes::inplaceAffine(RecipeBuilder &r) {
   RecipeValue x = r.input("x", {r.batch()});
-  r.output(r.add(r.mul(r.param("mul"), x), r.param("add")));
+  RecipeValue mul = r.param("mul");
+  RecipeValue scaled = r.mul(mul, x);
+  RecipeValue add = r.param("add");
+  r.output(r.add(scaled, add));
 }

@@ -3,6 +3,10 @@
 // Each recipe spells its FUSED_OPS.md formula with the primitives of
 // Recipe.h. n is the last dim; "..." the leading dims.
 //
+// Each step is its own statement: the order of evaluation of a call's
+// arguments is unspecified in C++, and the recipe's node order must not
+// depend on the compiler.
+//
 //===----------------------------------------------------------------------===//
 
 #include "FuelFused/Recipe.h"
@@ -15,8 +19,10 @@ using namespace mlir::fuel;
 void recipes::softmaxLastDim(RecipeBuilder &r) {
   RecipeAxis n = r.axis("n");
   RecipeValue x = r.input("x", {r.batch(), n});
-  RecipeValue e = r.exp(r.sub(x, r.reduceMax(x, n)));
-  r.output(r.div(e, r.reduceSum(e, n)));
+  RecipeValue max = r.reduceMax(x, n);
+  RecipeValue e = r.exp(r.sub(x, max));
+  RecipeValue sum = r.reduceSum(e, n);
+  r.output(r.div(e, sum));
 }
 
 /// y = x / sqrt(mean(x^2) + eps) over n.
@@ -24,16 +30,19 @@ void recipes::rmsNormLastDim(RecipeBuilder &r) {
   RecipeAxis n = r.axis("n");
   RecipeValue x = r.input("x", {r.batch(), n});
   RecipeValue ms = r.mean(r.mul(x, x), n);
-  r.output(r.div(x, r.sqrt(r.add(ms, r.param("eps")))));
+  RecipeValue eps = r.param("eps");
+  r.output(r.div(x, r.sqrt(r.add(ms, eps))));
 }
 
 /// c = x - mean(x); y = c / sqrt(mean(c^2) + eps) over n (biased variance).
 void recipes::layerNormLastDim(RecipeBuilder &r) {
   RecipeAxis n = r.axis("n");
   RecipeValue x = r.input("x", {r.batch(), n});
-  RecipeValue c = r.sub(x, r.mean(x, n));
+  RecipeValue mean = r.mean(x, n);
+  RecipeValue c = r.sub(x, mean);
   RecipeValue var = r.mean(r.mul(c, c), n);
-  r.output(r.div(c, r.sqrt(r.add(var, r.param("eps")))));
+  RecipeValue eps = r.param("eps");
+  r.output(r.div(c, r.sqrt(r.add(var, eps))));
 }
 
 /// dx = y * (g - sum(g * y)) over n.
@@ -41,7 +50,8 @@ void recipes::softmaxLastDimBackward(RecipeBuilder &r) {
   RecipeAxis n = r.axis("n");
   RecipeValue y = r.input("y", {r.batch(), n});
   RecipeValue g = r.input("g", {r.batch(), n});
-  r.output(r.mul(y, r.sub(g, r.reduceSum(r.mul(g, y), n))));
+  RecipeValue dot = r.reduceSum(r.mul(g, y), n);
+  r.output(r.mul(y, r.sub(g, dot)));
 }
 
 /// r = 1 / sqrt(var + eps), xh = (x - mean) * r,
@@ -50,12 +60,17 @@ void recipes::layerNormLastDimBackward(RecipeBuilder &r) {
   RecipeAxis n = r.axis("n");
   RecipeValue x = r.input("x", {r.batch(), n});
   RecipeValue g = r.input("g", {r.batch(), n});
-  RecipeValue c = r.sub(x, r.mean(x, n));
+  RecipeValue mean = r.mean(x, n);
+  RecipeValue c = r.sub(x, mean);
   RecipeValue var = r.mean(r.mul(c, c), n);
-  RecipeValue rs = r.div(r.constant(1.0), r.sqrt(r.add(var, r.param("eps"))));
+  RecipeValue eps = r.param("eps");
+  RecipeValue one = r.constant(1.0);
+  RecipeValue rs = r.div(one, r.sqrt(r.add(var, eps)));
   RecipeValue xh = r.mul(c, rs);
-  RecipeValue inner =
-      r.sub(r.sub(g, r.mean(g, n)), r.mul(xh, r.mean(r.mul(g, xh), n)));
+  RecipeValue meanG = r.mean(g, n);
+  RecipeValue meanGXh = r.mean(r.mul(g, xh), n);
+  RecipeValue centered = r.sub(g, meanG);
+  RecipeValue inner = r.sub(centered, r.mul(xh, meanGXh));
   r.output(r.mul(rs, inner));
 }
 
@@ -65,8 +80,14 @@ void recipes::rmsNormLastDimBackward(RecipeBuilder &r) {
   RecipeAxis n = r.axis("n");
   RecipeValue x = r.input("x", {r.batch(), n});
   RecipeValue g = r.input("g", {r.batch(), n});
-  RecipeValue d = r.add(r.mean(r.mul(x, x), n), r.param("eps"));
-  RecipeValue rs = r.div(r.constant(1.0), r.sqrt(d));
-  RecipeValue proj = r.div(r.reduceSum(r.mul(g, x), n), r.mul(r.dimSize(n), d));
-  r.output(r.mul(rs, r.sub(g, r.mul(x, proj))));
+  RecipeValue ms = r.mean(r.mul(x, x), n);
+  RecipeValue eps = r.param("eps");
+  RecipeValue d = r.add(ms, eps);
+  RecipeValue one = r.constant(1.0);
+  RecipeValue rs = r.div(one, r.sqrt(d));
+  RecipeValue dot = r.reduceSum(r.mul(g, x), n);
+  RecipeValue size = r.dimSize(n);
+  RecipeValue proj = r.div(dot, r.mul(size, d));
+  RecipeValue xProj = r.mul(x, proj);
+  r.output(r.mul(rs, r.sub(g, xProj)));
 }
