@@ -164,9 +164,9 @@ func.func @powi_backward(%x: tensor<3xf32>, %g: tensor<3xf32>) -> (tensor<3xf32>
 
 // inplace_affine on a tensor: y = mul * x + add, params as scalar constants.
 // CHECK-LABEL: func @inplace_affine
-// CHECK-DAG: %[[M:.+]] = arith.constant 2.000000e+00 : f32
-// CHECK-DAG: %[[A:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK: %[[M:.+]] = arith.constant 2.000000e+00 : f32
 // CHECK: arith.mulf %[[M]], %{{.+}}
+// CHECK: %[[A:.+]] = arith.constant 5.000000e-01 : f32
 // CHECK: arith.addf %{{.+}}, %[[A]]
 func.func @inplace_affine(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
   %0 = fuel.fused inplace_affine {mul = 2.0 : f64, add = 0.5 : f64} (%x) : (tensor<4x?xf32>) -> tensor<4x?xf32>
