@@ -115,12 +115,41 @@ class CompiledFunction:
                 raise RunnerError("only tensor results are supported")
             fn.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
             pm = passmanager.PassManager.parse("builtin.module(fuel-to-llvm)")
+            notes = []
+
+            def collect(diagnostic):
+                notes.append(str(diagnostic.location) + ": " + str(diagnostic))
+                return True
+
+            handler = self._context.attach_diagnostic_handler(collect)
             try:
                 pm.run(self._module.operation)
             except ir.MLIRError as e:
                 raise RunnerError(f"cannot compile {function!r}:\n{_diagnostics(e)}") from None
-            self._engine = ExecutionEngine(
-                self._module, opt_level=opt_level, shared_libs=runtime_libraries())
+            finally:
+                handler.detach()
+            leftover = sorted(self._non_llvm_ops())
+            if leftover:
+                raise RunnerError(
+                    f"cannot compile {function!r}: not lowered to LLVM: {', '.join(leftover)}"
+                    + "".join("\n" + n for n in notes))
+            try:
+                self._engine = ExecutionEngine(
+                    self._module, opt_level=opt_level, shared_libs=runtime_libraries())
+            except RuntimeError as e:
+                raise RunnerError(f"cannot compile {function!r}: {e}") from None
+
+    def _non_llvm_ops(self):
+        names = set()
+
+        def visit(op):
+            name = op.name
+            if not name.startswith("llvm.") and name != "builtin.module":
+                names.add(name)
+            return ir.WalkResult.ADVANCE
+
+        self._module.operation.walk(visit)
+        return names
 
     def _find(self, function):
         names = []

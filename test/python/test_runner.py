@@ -1,0 +1,129 @@
+"""The compile-and-run API and the fuel-run command line."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from fuel_mlir import ir, runner
+
+SOFTMAX = """
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = fuel.fused softmax_last_dim (%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+"""
+
+DYNAMIC = """
+func.func @scale(%x: tensor<?x?xf32>, %n: index) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %y = fuel.fused inplace_affine {mul = 2.0 : f64, add = 1.0 : f64} (%x) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %z = fuel.fused softmax_last_dim (%x) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %y, %z : tensor<?x?xf32>, tensor<?x?xf32>
+}
+"""
+
+
+def test_compile_once_call_many():
+    f = runner.compile(SOFTMAX, "main")
+    for seed in range(3):
+        x = np.random.default_rng(seed).standard_normal((2, 3)).astype(np.float32)
+        e = np.exp(x - x.max(-1, keepdims=True))
+        np.testing.assert_allclose(f(x), e / e.sum(-1, keepdims=True), rtol=1e-6)
+
+
+def test_dynamic_shapes_and_several_results():
+    f = runner.compile(DYNAMIC, "scale")
+    for shape in [(1, 1), (3, 7)]:
+        x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        y, z = f(x, 5)
+        np.testing.assert_array_equal(y, 2 * x + 1)
+        assert z.shape == shape
+
+
+def test_module_object_is_not_changed():
+    with ir.Context():
+        m = ir.Module.parse(SOFTMAX)
+        before = str(m)
+        runner.compile(m, "main")
+        assert str(m) == before
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda f: f(), "main takes 1 inputs, got 0"),
+    (lambda f: f(np.zeros((2, 3), np.float64)), "input #0 must have dtype float32"),
+    (lambda f: f(np.zeros((3, 3), np.float32)), r"input #0 must have shape \[2, 3\]"),
+    (lambda f: f(np.zeros((2, 3, 1), np.float32)), r"input #0 must have shape \[2, 3\]"),
+])
+def test_bad_calls(call, message):
+    f = runner.compile(SOFTMAX, "main")
+    with pytest.raises(runner.RunnerError, match=message):
+        call(f)
+
+
+def test_index_argument_must_be_int():
+    f = runner.compile(DYNAMIC, "scale")
+    with pytest.raises(runner.RunnerError, match="input #1 is an index"):
+        f(np.zeros((1, 1), np.float32), 1.5)
+
+
+def test_missing_function_and_bad_module():
+    with pytest.raises(runner.RunnerError, match=r"no function 'g' in the module \(functions: main\)"):
+        runner.compile(SOFTMAX, "g")
+    with pytest.raises(runner.RunnerError, match="cannot parse the module"):
+        runner.compile("func.func @main(", "main")
+
+
+def test_op_left_fused_is_reported():
+    text = """
+    func.func @main(%m: memref<4xf32>) {
+      fuel.fused inplace_affine {mul = 2.0 : f64, add = 1.0 : f64} (%m) : (memref<4xf32>) -> ()
+      return
+    }"""
+    with pytest.raises(runner.RunnerError) as e:
+        runner.compile(text, "main")
+    assert "cannot compile 'main'" in str(e.value)
+    assert "inplace_affine left fused: only tensor operands are decomposed" in str(e.value)
+
+
+def fuel_run(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "fuel_mlir.run", *args], input=stdin,
+                          capture_output=True, text=True)
+
+
+def test_fuel_run_inline_and_files(tmp_path):
+    mlir = tmp_path / "m.mlir"
+    mlir.write_text(SOFTMAX)
+    p = fuel_run(str(mlir), "--function=main", "--input=2x3xf32=1,2,3,4,5,6")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("result[0]: 2x3xf32=[[0.09003057,0.24472848,0.66524094]")
+    x = np.full((2, 3), 7, np.float32)
+    np.save(tmp_path / "x.npy", x)
+    p = fuel_run(str(mlir), f"--input=@{tmp_path / 'x.npy'}", f"--output=@{tmp_path / 'y.npy'}")
+    assert p.returncode == 0, p.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), np.full((2, 3), 1 / 3), rtol=1e-6)
+
+
+def test_fuel_run_reads_stdin_and_index_inputs():
+    p = fuel_run("-", "--function=scale", "--input=1x2xf32=3", "--input=index=2", stdin=DYNAMIC)
+    assert p.returncode == 0, p.stderr
+    assert "result[0]: 1x2xf32=[[7.,7.]]" in p.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--function=nope", "--input=2x3xf32=1"], "no function 'nope'"),
+    (["--input=2x3xf32=1,2"], "has 2 values for shape [2, 3]"),
+    (["--input=2x3xq9=1"], "bad element type 'q9'"),
+    (["--input=garbage"], "bad input 'garbage'"),
+    (["--input=@/nonexistent.npy"], "cannot read input /nonexistent.npy"),
+    ([], "main takes 1 inputs, got 0"),
+    (["--input=2x3xf16=1"], "must have dtype float32"),
+    (["--input=2x3xf32=1", "--output=y.npy"], "bad output 'y.npy'"),
+])
+def test_fuel_run_errors(tmp_path, args, message):
+    mlir = tmp_path / "m.mlir"
+    mlir.write_text(SOFTMAX)
+    p = fuel_run(str(mlir), *args)
+    assert p.returncode == 1
+    assert message in p.stderr
+    assert "Traceback" not in p.stderr
