@@ -48,6 +48,9 @@ class AttnBackwardOp<int id, string name, string gradOf, string res>
   let results = [FusedResult<res, "gradient w.r.t. " # gradOf # ", shaped like " # gradOf>];
   let params = AttnParamList.params;
   let rule = "flashAttnBackward";
+  let decomposition = "flashAttnBackward";
+  let recipeNote = "decompose-only until the recipe vocabulary has position "
+    "masks (linalg.index) and grouped heads";
   let summary = "gradient of flash_attn w.r.t. " # gradOf;
   let description = "The gradient of `flash_attn`'s output w.r.t. `" # gradOf #
     "` for the upstream gradient `do`, recomputing the scores with the same "
@@ -143,6 +146,8 @@ def Fused_Conv2d : FusedOp<6, "conv2d", Forward> {
   ];
   let backward = Decompose;
   let rule = "conv2d";
+  let decomposition = "conv2d";
+  let recipeNote = "decompose-only until the recipe vocabulary has windowed (strided, padded) indexing";
   let summary = "2-D cross-correlation (NCHW, FCHW), optional bias";
   let description = "PyTorch `conv2d` with dilation 1: "
     "`Ho = (H + 2 * padding[0] - kh) / stride[0] + 1`, likewise `Wo`.";
@@ -200,6 +205,8 @@ def Fused_ReduceMaxToBackward : FusedOp<10, "reduce_max_to_backward", Backward> 
   ];
   let results = [FusedResult<"dx">];
   let rule = "reduceMaxToBackward";
+  let decomposition = "reduceMaxToBackward";
+  let recipeNote = "decompose-only: which dims are reduced depends on the shapes, which a recipe cannot express";
   let summary = "gradient of a max reduction to a target shape";
   let description = "`dx = (x == max) * g / count(x == max)` per reduced group: ties "
     "share the gradient equally, like `torch.amax`'s backward. The reduced dims are "
@@ -223,6 +230,8 @@ def Fused_ConvTranspose2d : FusedOp<11, "conv_transpose_2d", Forward> {
   ];
   let backward = Decompose;
   let rule = "convTranspose2d";
+  let decomposition = "convTranspose2d";
+  let recipeNote = "decompose-only: needs strided insertion and kernel flips, which the recipe vocabulary lacks";
   let summary = "2-D transposed convolution, no bias";
   let description = "PyTorch `conv_transpose2d`: "
     "`Ho = (H - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kh - 1) + "
@@ -244,6 +253,8 @@ def Fused_FlashAttn : FusedOp<12, "flash_attn", Attention> {
   let backward = FusedGrad<["flash_attn_backward_q", "flash_attn_backward_k",
                             "flash_attn_backward_v"]>;
   let rule = "flashAttn";
+  let decomposition = "flashAttn";
+  let recipeNote = "decompose-only until the recipe vocabulary has position masks (linalg.index) and grouped heads";
   let summary = "scaled dot-product attention (FlashAttention-2 semantics)";
   let description = "`o = softmax(mask(softcap(scale * q @ k^T) + alibi_bias)) @ v` "
     "with grouped-query heads, the bottom-right aligned causal mask and windows "
@@ -269,6 +280,8 @@ def Fused_PagedAttn : FusedOp<13, "paged_attn", Attention> {
     OptionalParam<"softcap", FuelParamF32, [Positive, FiniteFloat]>
   ];
   let rule = "pagedAttn";
+  let decomposition = "pagedAttn";
+  let recipeNote = "decompose-only: gathers through the block table";
   let summary = "decode attention over a paged KV cache (vLLM)";
   let description = "One query token per sequence; sequence s attends its first "
     "`context_lens[s]` tokens, token t living in block `block_table[s, t / block_size]` "
@@ -340,6 +353,8 @@ def Fused_FusedSoftmaxCrossEntropy
   ];
   let backward = Decompose;
   let rule = "crossEntropy";
+  let decomposition = "crossEntropy";
+  let recipeNote = "decompose-only until the recipe vocabulary has a gather by target index";
   let summary = "softmax cross-entropy over the last dim";
   let description = "PyTorch `F.cross_entropy(logits, targets, reduction, ignore_index)`; "
     "mean divides by the number of non-ignored targets (none: NaN).";
@@ -355,6 +370,8 @@ def Fused_CausalConv1d : FusedOp<18, "causal_conv1d", Forward> {
   let results = [FusedResult<"y", "[B, C, S]">];
   let params = [DefaultParam<"use_silu", FuelParamBool, "false">];
   let rule = "causalConv1d";
+  let decomposition = "causalConv1d";
+  let recipeNote = "decompose-only: sliding-window indexing has no recipe primitive";
   let summary = "depthwise causal conv1d, optional SiLU";
   let description = "`y[b,c,t] = bias[c] + sum_j w[c,0,j] * x[b,c,t+j]`, then SiLU if "
     "use_silu.";

@@ -180,7 +180,10 @@ class FusedOp<int id, string name, FusedFamily fam> {
   /// the one definition that decomposition and fusion share; empty while the
   /// op has none.
   string recipe = "";
-  /// Why the op has no recipe (shown by --fuel-decompose when it declines).
+  /// For an op without a recipe: the C++ function (lib/Recipes/Decompose*.cpp)
+  /// that decomposes it, and why it has no recipe (the primitives it would
+  /// need). Such an op is decompose-only: fusion cannot find it.
+  string decomposition = "";
   string recipeNote = "";
   string summary = "";
   string description = "";

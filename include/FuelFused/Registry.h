@@ -13,6 +13,7 @@
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/ValueRange.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
@@ -81,6 +82,13 @@ class RuleContext;
 using RuleFn = LogicalResult (*)(RuleContext &);
 class RecipeBuilder;
 using RecipeFn = void (*)(RecipeBuilder &);
+class FusedOp;
+/// A hand-written decomposition. With `b` null it only checks that it can
+/// decompose `op` (setting `why` when not) and creates nothing; otherwise it
+/// builds the replacement values at b's insertion point. It never fails
+/// after creating an op.
+using DecomposeFn = FailureOr<SmallVector<Value>> (*)(OpBuilder *b, FusedOp op,
+                                                      std::string &why);
 
 /// A registry entry.
 struct FusedOpInfo {
@@ -97,6 +105,8 @@ struct FusedOpInfo {
   /// Builds the op's recipe; null while the op has none (`recipeNote` says
   /// why).
   RecipeFn recipe;
+  /// Decomposes an op that has no recipe (decompose-only); may be null.
+  DecomposeFn decompose;
   StringRef recipeNote;
   StringRef summary;
   StringRef description;

@@ -398,7 +398,7 @@ SmallVector<Value> Instantiator::emit(FusedOp op) {
 
 LogicalResult mlir::fuel::canDecompose(FusedOp op, std::string &why) {
   const FusedOpInfo &info = op.getInfo();
-  if (!info.recipe) {
+  if (!info.recipe && !info.decompose) {
     why = info.recipeNote.empty() ? std::string("the op has no recipe yet")
                                   : info.recipeNote.str();
     return failure();
@@ -409,6 +409,8 @@ LogicalResult mlir::fuel::canDecompose(FusedOp op, std::string &why) {
             "decomposing";
       return failure();
     }
+  if (info.decompose)
+    return info.decompose(nullptr, op, why);
   RecipeBuilder rb(info, op.getParams());
   info.recipe(rb);
   Recipe recipe = rb.take();
@@ -427,11 +429,24 @@ FailureOr<SmallVector<Value>> mlir::fuel::decomposeFusedOp(OpBuilder &b,
   if (failed(canDecompose(op, why)))
     return failure();
   const FusedOpInfo &info = op.getInfo();
-  RecipeBuilder rb(info, op.getParams());
-  info.recipe(rb);
-  Recipe recipe = rb.take();
-  Instantiator inst(b, op.getLoc(), recipe);
-  if (failed(inst.bind(op, why)))
-    return failure();
-  return inst.emit(op);
+  SmallVector<Value> values;
+  if (info.decompose) {
+    FailureOr<SmallVector<Value>> built = info.decompose(&b, op, why);
+    if (failed(built))
+      return failure();
+    values = std::move(*built);
+  } else {
+    RecipeBuilder rb(info, op.getParams());
+    info.recipe(rb);
+    Recipe recipe = rb.take();
+    Instantiator inst(b, op.getLoc(), recipe);
+    if (failed(inst.bind(op, why)))
+      return failure();
+    values = inst.emit(op);
+  }
+  // A declared result type may be more static than what was computed.
+  for (auto [v, t] : llvm::zip(values, op.getResultTypes()))
+    if (v.getType() != t)
+      v = tensor::CastOp::create(b, op.getLoc(), t, v);
+  return values;
 }

@@ -10,6 +10,7 @@
 #include "FuelFused/Registry.h"
 #include "FuelFused/FuelAttrs.h"
 #include "RuleContext.h"
+#include "../Recipes/Decompositions.h"
 #include "../Recipes/RecipeDecls.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -213,6 +214,7 @@ mlir::fuel::registerRuntimeOp(StringRef name, unsigned numOperands,
                             {},
                             -1,
                             rules::sameAsFirst,
+                            nullptr,
                             nullptr,
                             "runtime-registered ops decompose through their "
                             "in-module recipe",

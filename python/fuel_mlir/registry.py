@@ -83,6 +83,7 @@ class Entry:
     backward: Backward
     destructive_input: Optional[int]
     has_recipe: bool = False
+    decomposable: bool = False
     recipe_note: str = ""
     summary: str = ""
     description: str = ""
@@ -123,6 +124,7 @@ def _entry_from_dict(d: dict) -> Entry:
         backward=Backward(d["backward"]["kind"], tuple(d["backward"]["targets"])),
         destructive_input=d["destructive_input"],
         has_recipe=d["has_recipe"],
+        decomposable=d["decomposable"],
         recipe_note=d["recipe_note"],
         summary=d["summary"],
         description=d["description"],

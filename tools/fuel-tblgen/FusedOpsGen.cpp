@@ -51,7 +51,8 @@ struct ParamRec {
 struct FusedOpRec {
   const Record *def;
   int64_t id;
-  std::string name, family, backward, rule, recipe, recipeNote, summary,
+  std::string name, family, backward, rule, recipe, decomposition, recipeNote,
+      summary,
       description, reference;
   std::vector<std::string> backwardTargets;
   std::vector<OperandRec> operands;
@@ -70,6 +71,7 @@ struct FusedOpRec {
     rule = r->getValueAsString("rule").str();
     recipe = r->getValueAsString("recipe").str();
     recipeNote = r->getValueAsString("recipeNote").str();
+    decomposition = r->getValueAsString("decomposition").str();
     summary = r->getValueAsString("summary").str();
     description = r->getValueAsString("description").str();
     reference = r->getValueAsString("reference").str();
@@ -124,6 +126,14 @@ std::vector<FusedOpRec> loadOps(const RecordKeeper &records) {
       PrintFatalError(op.def->getLoc(), "duplicate fused op name " + op.name);
     if (op.rule.empty())
       PrintFatalError(op.def->getLoc(), "fused op " + op.name + " has no rule");
+    if (!op.recipe.empty() && !op.decomposition.empty())
+      PrintFatalError(op.def->getLoc(),
+                      "fused op " + op.name +
+                          " has both a recipe and a hand-written decomposition");
+    if (!op.decomposition.empty() && op.recipeNote.empty())
+      PrintFatalError(op.def->getLoc(),
+                      "decompose-only op " + op.name +
+                          " must say why it has no recipe (recipeNote)");
     if (op.results.empty())
       PrintFatalError(op.def->getLoc(), "fused op " + op.name + " has no result");
     if (op.destructiveInput >= (int64_t)op.operands.size())
@@ -240,6 +250,17 @@ bool emitRegistry(const RecordKeeper &records, raw_ostream &os) {
     os << "void " << r << "(RecipeBuilder &r);\n";
   os << "#endif // GET_FUSED_OP_RECIPE_DECLS\n\n";
 
+  os << "#ifdef GET_FUSED_OP_DECOMPOSITION_DECLS\n"
+        "#undef GET_FUSED_OP_DECOMPOSITION_DECLS\n";
+  std::set<std::string> decompositions;
+  for (const FusedOpRec &op : ops)
+    if (!op.decomposition.empty())
+      decompositions.insert(op.decomposition);
+  for (const std::string &d : decompositions)
+    os << "FailureOr<SmallVector<Value>> " << d
+       << "(OpBuilder *b, FusedOp op, std::string &why);\n";
+  os << "#endif // GET_FUSED_OP_DECOMPOSITION_DECLS\n\n";
+
   os << "#ifdef GET_FUSED_OP_TABLE\n#undef GET_FUSED_OP_TABLE\n";
   os << "namespace {\n";
   for (const FusedOpRec &op : ops) {
@@ -313,6 +334,9 @@ bool emitRegistry(const RecordKeeper &records, raw_ostream &os) {
        << (op.backwardTargets.empty() ? "{}" : "backward" + id) << ", "
        << op.destructiveInput << ", rules::" << op.rule << ",\n     "
        << (op.recipe.empty() ? std::string("nullptr") : "recipes::" + op.recipe)
+       << ", "
+       << (op.decomposition.empty() ? std::string("nullptr")
+                                    : "decompositions::" + op.decomposition)
        << ", " << cppString(op.recipeNote) << ",\n     "
        << cppString(op.summary) << ",\n     " << cppString(op.description)
        << "},\n";
@@ -410,6 +434,8 @@ bool emitPython(const RecordKeeper &records, raw_ostream &os) {
        << (op.destructiveInput < 0 ? "None"
                                    : std::to_string(op.destructiveInput))
        << ",\n        has_recipe=" << (op.recipe.empty() ? "False" : "True")
+       << ",\n        decomposable="
+       << (op.recipe.empty() && op.decomposition.empty() ? "False" : "True")
        << ",\n        recipe_note=" << pyString(op.recipeNote)
        << ",\n        summary=" << pyString(op.summary)
        << ",\n        description=" << pyString(op.description)
