@@ -425,6 +425,8 @@ def Fused_Nf4Matmul : FusedOp<21, "nf4_matmul", Quantized> {
   let params = [DefaultParam<"block_size", FuelParamI64, "64", [AtLeastOne],
                              "divides K">];
   let rule = "nf4Matmul";
+  let decomposition = "nf4Matmul";
+  let recipeNote = "decompose-only: a code-book lookup on packed nibbles has no recipe primitive";
   let summary = "matmul with a bitsandbytes NF4 weight";
   let description = "`W[n, k] = NF4[code] * absmax[n, k / block_size]`, "
     "`C = act @ W^T`; byte `w_packed[n, k/2]` holds element k (even) in its high "
@@ -454,6 +456,8 @@ def Fused_AwqMatmul : FusedOp<25, "awq_matmul", Quantized> {
                  "GPU kernel tuning only">
   ];
   let rule = "awqMatmul";
+  let decomposition = "awqMatmul";
+  let recipeNote = "decompose-only: unpacking nibbles in AWQ order has no recipe primitive";
   let summary = "matmul with an AutoAWQ (GEMM format) int4 weight";
   let description = "`W[k, n] = (q[k, n] - z[k / group_size, n]) * "
     "scales[k / group_size, n]`, `C = act @ W`; eight nibbles per u32 word along N "

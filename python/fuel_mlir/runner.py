@@ -179,6 +179,10 @@ class CompiledFunction:
                 ctypes_args.append(ctypes.pointer(value))
                 continue
             array = np.asarray(arg)
+            # Signless integers take either signedness of the same width.
+            if (param.dtype.kind in "iu" and array.dtype.kind in "iu"
+                    and array.dtype.itemsize == param.dtype.itemsize):
+                array = array.view(param.dtype)
             if array.dtype != param.dtype:
                 raise RunnerError(
                     f"input #{i} must have dtype {param.dtype} ({param.text}), got {array.dtype}")

@@ -132,3 +132,36 @@ def grad(f, x, h=1e-6):
         e[idx] = h
         out[idx] = (f(x + e) - f(x - e)) / (2 * h)
     return out
+
+
+# bitsandbytes' published NF4 code book (bitsandbytes/functional.py).
+NF4 = np.array([
+    -1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
+    -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
+    0.07958029955625534, 0.16093020141124725, 0.24611230194568634, 0.33791524171829224,
+    0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0], dtype=np.float32)
+
+
+def nf4_pack(codes):
+    """[N, K] codes in 0..15 -> [N, K/2] bytes, element k (even) in the high
+    nibble, as bitsandbytes packs them."""
+    return ((codes[:, 0::2] << 4) | codes[:, 1::2]).astype(np.uint8)
+
+
+def nf4_dequant(codes, absmax, block_size):
+    return NF4[codes].astype(np.float64) * np.repeat(absmax, block_size, axis=1)
+
+
+# AutoAWQ's pack order (awq/utils/packing_utils.py).
+AWQ_ORDER = [0, 2, 4, 6, 1, 3, 5, 7]
+
+
+def awq_pack(values):
+    """[R, N] ints in 0..15 -> [R, N/8] u32 words, packed as AutoAWQ's GEMM
+    format does: nibble i of word c holds column 8c + AWQ_ORDER[i]."""
+    R, N = values.shape
+    out = np.zeros((R, N // 8), dtype=np.uint32)
+    for c in range(N // 8):
+        for i in range(8):
+            out[:, c] |= values[:, 8 * c + AWQ_ORDER[i]].astype(np.uint32) << np.uint32(4 * i)
+    return out

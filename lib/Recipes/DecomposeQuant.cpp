@@ -1,0 +1,169 @@
+//===- DecomposeQuant.cpp - Decompositions: quantized matmuls -------------===//
+//
+// Each quantized matmul dequantizes its weight into a dense [N, K] (or
+// [K, N]) tensor with one generic that unpacks the bits of each element,
+// then contracts it with the activations in f32 (f16/bf16 activations are
+// extended first and the result truncated back).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Decompositions.h"
+#include "Emit.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+/// c[..., m, n] = sum_k act[..., m, k] * w[n, k] (or w[k, n] when
+/// `weightKN`), on f32.
+static Value contractWeight(Emitter &e, Value act, Value w, bool weightKN,
+                            Type ct) {
+  auto at = cast<RankedTensorType>(act.getType());
+  unsigned rank = at.getRank(), loops = rank + 1; // ..., m, n, k
+  SmallVector<unsigned> actDims, outDims;
+  for (unsigned i = 0; i + 1 < rank; ++i) {
+    actDims.push_back(i);
+    outDims.push_back(i);
+  }
+  actDims.push_back(rank); // k
+  outDims.push_back(rank - 1); // n
+  AffineMap wMap = weightKN ? e.loops(loops, {rank, rank - 1})
+                            : e.loops(loops, {rank - 1, rank});
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(e.b, e.loc, act);
+  sizes.back() = e.dim(w, weightKN ? 1 : 0);
+  return e.generic(loops, {{act, e.loops(loops, actDims)}, {w, wMap}},
+                   e.full(sizes, ct, 0.0), e.loops(loops, outDims), {rank},
+                   [](OpBuilder &nb, Location nl, ValueRange a) {
+                     Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
+                     return arith::AddFOp::create(nb, nl, a[2], p).getResult();
+                   });
+}
+
+/// The 4-bit field `shift` bits up in an integer (as i32).
+static Value nibble(OpBuilder &b, Location loc, Value word, Value shift) {
+  Value w = word;
+  if (w.getType().getIntOrFloatBitWidth() < 32)
+    w = arith::ExtUIOp::create(b, loc, b.getI32Type(), w);
+  Value s = arith::ShRUIOp::create(b, loc, w, shift);
+  Value mask = arith::ConstantOp::create(b, loc, b.getI32Type(),
+                                         b.getI32IntegerAttr(15));
+  return arith::AndIOp::create(b, loc, s, mask);
+}
+
+static Value indexToI32(OpBuilder &b, Location loc, Value i) {
+  return arith::IndexCastOp::create(b, loc, b.getI32Type(), i);
+}
+
+/// bitsandbytes' NF4 code book.
+static const float kNf4Table[16] = {
+    -1.0f,
+    -0.6961928009986877f,
+    -0.5250730514526367f,
+    -0.39491748809814453f,
+    -0.28444138169288635f,
+    -0.18477343022823334f,
+    -0.09105003625154495f,
+    0.0f,
+    0.07958029955625534f,
+    0.16093020141124725f,
+    0.24611230194568634f,
+    0.33791524171829224f,
+    0.44070982933044434f,
+    0.5626170039176941f,
+    0.7229568362236023f,
+    1.0f};
+
+/// W[n, k] = NF4[code(n, k)] * absmax[n, k / block_size], code in the high
+/// nibble of byte w_packed[n, k / 2] for even k, the low one for odd k.
+FailureOr<SmallVector<Value>>
+decompositions::nf4Matmul(OpBuilder *builder, FusedOp op, std::string &why) {
+  Value act = op.getOperandNamed("act"), packed = op.getOperandNamed("w_packed"),
+        absmax = op.getOperandNamed("absmax");
+  if (!builder)
+    return SmallVector<Value>();
+  Emitter e(*builder, op.getLoc());
+  OpBuilder &b = e.b;
+  Type elt = cast<ShapedType>(act.getType()).getElementType();
+  Type ct = e.computeType(elt);
+  int64_t bs = cast<IntegerAttr>(op.getParam("block_size")).getInt();
+  auto tableType = RankedTensorType::get({16}, b.getF32Type());
+  Value table = arith::ConstantOp::create(
+      b, e.loc, DenseElementsAttr::get(tableType, ArrayRef<float>(kNf4Table)));
+  SmallVector<OpFoldResult> wSizes = {e.dim(packed, 0),
+                                      e.dim(act, cast<ShapedType>(act.getType()).getRank() - 1)};
+  // Loops: n, k.
+  Value w = e.generic(
+      2, {{packed, e.map(2, {e.d(0), e.d(1).floorDiv(2)})},
+          {absmax, e.map(2, {e.d(0), e.d(1).floorDiv(bs)})}},
+      e.empty(wSizes, ct), e.loops(2, {0, 1}), {},
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value k = indexToI32(nb, nl, loopIndex(nb, nl, 1));
+        Value one = arith::ConstantOp::create(nb, nl, nb.getI32Type(),
+                                              nb.getI32IntegerAttr(1));
+        Value odd = arith::AndIOp::create(nb, nl, k, one);
+        // shift = (1 - odd) * 4
+        Value four = arith::ConstantOp::create(nb, nl, nb.getI32Type(),
+                                               nb.getI32IntegerAttr(4));
+        Value shift = arith::MulIOp::create(
+            nb, nl, arith::SubIOp::create(nb, nl, one, odd), four);
+        Value code = nibble(nb, nl, a[0], shift);
+        Value idx = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), code);
+        Value v = tensor::ExtractOp::create(nb, nl, table, ValueRange{idx});
+        Value scale = a[1];
+        Value x = arith::MulFOp::create(nb, nl, v, scale);
+        if (ct != x.getType())
+          x = arith::ExtFOp::create(nb, nl, ct, x);
+        return x;
+      });
+  Value c = contractWeight(e, e.castTo(act, ct), w, /*weightKN=*/false, ct);
+  return SmallVector<Value>{e.castTo(c, elt)};
+}
+
+/// AutoAWQ GEMM: column n of a packed row is nibble inv[n % 8] of word
+/// n / 8, inv = [0, 4, 1, 5, 2, 6, 3, 7] (the inverse of the pack order
+/// [0, 2, 4, 6, 1, 3, 5, 7]); W[k, n] = (q - z) * scales[k / g, n].
+FailureOr<SmallVector<Value>>
+decompositions::awqMatmul(OpBuilder *builder, FusedOp op, std::string &why) {
+  Value act = op.getOperandNamed("act"), qweight = op.getOperandNamed("qweight"),
+        qzeros = op.getOperandNamed("qzeros"),
+        scales = op.getOperandNamed("scales");
+  if (!builder)
+    return SmallVector<Value>();
+  Emitter e(*builder, op.getLoc());
+  Type elt = cast<ShapedType>(act.getType()).getElementType();
+  Type ct = e.computeType(elt);
+  int64_t g = cast<IntegerAttr>(op.getParam("group_size")).getInt();
+  Value sf = e.castTo(scales, ct);
+  SmallVector<OpFoldResult> wSizes = {e.dim(qweight, 0), e.dim(sf, 1)};
+  // Loops: k, n.
+  Value w = e.generic(
+      2, {{qweight, e.map(2, {e.d(0), e.d(1).floorDiv(8)})},
+          {qzeros, e.map(2, {e.d(0).floorDiv(g), e.d(1).floorDiv(8)})},
+          {sf, e.map(2, {e.d(0).floorDiv(g), e.d(1)})}},
+      e.empty(wSizes, ct), e.loops(2, {0, 1}), {},
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        auto i32 = [&](int64_t v) {
+          return arith::ConstantOp::create(nb, nl, nb.getI32Type(),
+                                           nb.getI32IntegerAttr(v))
+              .getResult();
+        };
+        Value n = indexToI32(nb, nl, loopIndex(nb, nl, 1));
+        Value j = arith::AndIOp::create(nb, nl, n, i32(7));
+        // inv[j] = (j & 1) * 4 + (j >> 1); shift = 4 * inv[j].
+        Value inv = arith::AddIOp::create(
+            nb, nl,
+            arith::MulIOp::create(nb, nl,
+                                  arith::AndIOp::create(nb, nl, j, i32(1)),
+                                  i32(4)),
+            arith::ShRUIOp::create(nb, nl, j, i32(1)));
+        Value shift = arith::MulIOp::create(nb, nl, inv, i32(4));
+        Value q = nibble(nb, nl, a[0], shift);
+        Value z = nibble(nb, nl, a[1], shift);
+        Value diff = arith::SubIOp::create(nb, nl, q, z);
+        Value f = arith::SIToFPOp::create(nb, nl, ct, diff);
+        return arith::MulFOp::create(nb, nl, f, a[2]);
+      });
+  Value c = contractWeight(e, e.castTo(act, ct), w, /*weightKN=*/true, ct);
+  return SmallVector<Value>{e.castTo(c, elt)};
+}
