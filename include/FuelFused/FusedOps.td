@@ -390,6 +390,8 @@ def Fused_SelectiveScan : FusedOp<19, "selective_scan", Forward> {
                  FusedResult<"last_state", "[B, D, N]">];
   let params = [DefaultParam<"delta_softplus", FuelParamBool, "false">];
   let rule = "selectiveScan";
+  let decomposition = "selectiveScan";
+  let recipeNote = "decompose-only: a recurrence along the sequence needs a scan primitive";
   let summary = "Mamba-1 selective scan";
   let description = "`dt = softplus(delta)` if delta_softplus; "
     "`h_t = exp(dt_t * a) * h_{t-1} + (dt_t * u_t) * b_t` (h `[B, D, N]`, h_0 = 0), "
@@ -409,6 +411,8 @@ def Fused_SsdChunkScan : FusedOp<20, "ssd_chunk_scan", Forward> {
   let params = [RequiredParam<"chunk_size", FuelParamI64, [AtLeastOne],
                               "divides L; changes the blocking, never the result">];
   let rule = "ssdChunkScan";
+  let decomposition = "ssdChunkScan";
+  let recipeNote = "decompose-only: a recurrence along the sequence needs a scan primitive";
   let summary = "Mamba-2 SSD chunked scan";
   let description = "`h_t = exp(dt_t * a) * h_{t-1} + dt_t * x_t (outer) b_t` "
     "(h `[B, H, P, N]`), `y_t = h_t @ c_t`.";

@@ -165,3 +165,31 @@ def awq_pack(values):
         for i in range(8):
             out[:, c] |= values[:, 8 * c + AWQ_ORDER[i]].astype(np.uint32) << np.uint32(4 * i)
     return out
+
+
+def softplus(x):
+    return np.where(x > 20, x, np.log1p(np.exp(np.minimum(x, 20))))
+
+
+def selective_scan(u, delta, a, b, c, delta_softplus):
+    B, L, D = u.shape
+    N = a.shape[1]
+    dt = softplus(delta) if delta_softplus else delta
+    h = np.zeros((B, D, N))
+    y = np.zeros((B, L, D))
+    for t in range(L):
+        h = np.exp(dt[:, t, :, None] * a[None]) * h + (dt[:, t] * u[:, t])[:, :, None] * b[:, t, None, :]
+        y[:, t] = (h * c[:, t, None, :]).sum(-1)
+    return y, h
+
+
+def ssd_scan(x, dt, a, b, c):
+    B, L, H, P = x.shape
+    N = b.shape[-1]
+    h = np.zeros((B, H, P, N))
+    y = np.zeros((B, L, H, P))
+    for t in range(L):
+        decay = np.exp(dt[:, t] * a[None])[:, :, None, None]
+        h = decay * h + (dt[:, t, :, None] * x[:, t])[..., None] * b[:, t, :, None, :]
+        y[:, t] = (h * c[:, t, :, None, :]).sum(-1)
+    return y
