@@ -302,6 +302,8 @@ def Fused_QMatmul : FusedOp<14, "qmatmul", Quantized> {
     RequiredParam<"n", FuelParamI64, [AtLeastOne], "N">
   ];
   let rule = "qmatmul";
+  let decomposition = "qmatmul";
+  let recipeNote = "decompose-only: decoding GGML block streams needs bit-level gathers";
   let summary = "matmul with a GGML-quantized weight";
   let description = "`C[m, n] = sum_k A[m, k] * dequant(W)[n, k]`; w_q holds "
     "`ceil(N * K / block_size * block_bytes / 4)` words, zero-padded.";
