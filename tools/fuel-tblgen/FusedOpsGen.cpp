@@ -551,6 +551,14 @@ bool emitDocs(const RecordKeeper &records, raw_ostream &os) {
       }
       os << "\n";
     }
+    if (!op.recipe.empty())
+      os << "Decomposition: its recipe (`" << op.recipe
+         << "`), the definition fusion matches too.\n\n";
+    else if (!op.decomposition.empty())
+      os << "Decomposition: written by hand (`" << op.decomposition
+         << "`); " << op.recipeNote << ".\n\n";
+    else
+      os << "Decomposition: none yet.\n\n";
     os << "Backward: " << op.backward;
     if (!op.backwardTargets.empty())
       os << " (" << llvm::join(op.backwardTargets, ", ") << ")";
