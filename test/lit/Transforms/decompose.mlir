@@ -179,13 +179,17 @@ func.func @inplace_affine(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
 // rest of the function is still decomposed.
 // CHECK-LABEL: func @declined
 // CHECK: fuel.fused conv2d
+// CHECK: fuel.fused flash_attn
 // CHECK: fuel.fused inplace_affine {{.*}} : (memref<4xf32>) -> ()
 // CHECK-NOT: fuel.fused softmax_last_dim
-func.func @declined(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %m: memref<4xf32>, %s: tensor<4xf32>) -> (tensor<1x4x6x6xf32>, tensor<4xf32>) {
-  // expected-warning @+1 {{fuel.fused conv2d left fused: the op has no recipe yet}}
-  %0 = fuel.fused conv2d (%x, %w) : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+func.func @declined(%x: tensor<1x4x8x8xf32>, %w: tensor<?x2x3x3xf32>, %q: tensor<1x?x4x8xf32>, %m: memref<4xf32>, %s: tensor<4xf32>)
+    -> (tensor<1x?x6x6xf32>, tensor<1x?x4x8xf32>, tensor<4xf32>) {
+  // expected-warning @+1 {{fuel.fused conv2d left fused: grouped convolution needs static weight dims}}
+  %0 = fuel.fused conv2d {groups = 2 : i64} (%x, %w) : (tensor<1x4x8x8xf32>, tensor<?x2x3x3xf32>) -> tensor<1x?x6x6xf32>
+  // expected-warning @+1 {{fuel.fused flash_attn left fused: grouped-query attention needs static head counts}}
+  %1 = fuel.fused flash_attn {softmax_scale = 1.0 : f32} (%q, %q, %q) : (tensor<1x?x4x8xf32>, tensor<1x?x4x8xf32>, tensor<1x?x4x8xf32>) -> tensor<1x?x4x8xf32>
   // expected-warning @+1 {{fuel.fused inplace_affine left fused: only tensor operands are decomposed; bufferize after decomposing}}
   fuel.fused inplace_affine {mul = 2.0 : f64, add = 1.0 : f64} (%m) : (memref<4xf32>) -> ()
-  %1 = fuel.fused softmax_last_dim (%s) : (tensor<4xf32>) -> tensor<4xf32>
-  return %0, %1 : tensor<1x4x6x6xf32>, tensor<4xf32>
+  %2 = fuel.fused softmax_last_dim (%s) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1, %2 : tensor<1x?x6x6xf32>, tensor<1x?x4x8xf32>, tensor<4xf32>
 }
