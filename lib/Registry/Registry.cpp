@@ -216,8 +216,7 @@ mlir::fuel::registerRuntimeOp(StringRef name, unsigned numOperands,
                             rules::sameAsFirst,
                             nullptr,
                             nullptr,
-                            "runtime-registered ops decompose through their "
-                            "in-module recipe",
+                            "a runtime-registered op has no recipe yet",
                             "runtime-registered fused op",
                             ""};
   reg.byName[entry->name] = id;
