@@ -13,4 +13,9 @@
 #define GET_ATTRDEF_CLASSES
 #include "FuelFused/FuelAttrs.h.inc"
 
+namespace mlir::fuel {
+/// GGML block geometry of a quant type: values per block, bytes per block.
+std::pair<int64_t, int64_t> getQuantBlockGeometry(QuantType type);
+} // namespace mlir::fuel
+
 #endif // FUELFUSED_FUELATTRS_H

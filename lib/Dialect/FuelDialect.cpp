@@ -29,6 +29,38 @@ void FuelDialect::initialize() {
 }
 
 //===----------------------------------------------------------------------===//
+// QuantType
+//===----------------------------------------------------------------------===//
+
+std::pair<int64_t, int64_t> mlir::fuel::getQuantBlockGeometry(QuantType type) {
+  switch (type) {
+  case QuantType::Q4_0:
+    return {32, 18};
+  case QuantType::Q4_1:
+    return {32, 20};
+  case QuantType::Q5_0:
+    return {32, 22};
+  case QuantType::Q5_1:
+    return {32, 24};
+  case QuantType::Q8_0:
+    return {32, 34};
+  case QuantType::Q8_1:
+    return {32, 36};
+  case QuantType::Q2_K:
+    return {256, 84};
+  case QuantType::Q3_K:
+    return {256, 110};
+  case QuantType::Q4_K:
+    return {256, 144};
+  case QuantType::Q5_K:
+    return {256, 176};
+  case QuantType::Q6_K:
+    return {256, 210};
+  }
+  llvm_unreachable("unknown quant type");
+}
+
+//===----------------------------------------------------------------------===//
 // KindAttr
 //===----------------------------------------------------------------------===//
 

@@ -176,11 +176,7 @@ Probabilities flashProbabilities(Emitter &e, FusedOp op, Value q, Value k,
   AffineMap kMap = e.map(5, {e.d(0), e.d(1).floorDiv(r), e.d(3), e.d(4)});
   Value raw = e.generic(5, {{q, qMap}, {k, kMap}}, e.full(sSizes, ct, 0.0),
                         e.loops(5, {0, 1, 2, 3}), {4},
-                        [](OpBuilder &nb, Location nl, ValueRange a) {
-                          Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
-                          return arith::AddFOp::create(nb, nl, a[2], p)
-                              .getResult();
-                        });
+                        multiplyAccumulate);
   Value scale = e.constF(ct, ap.scale);
   Probabilities out;
   out.scaled = e.elementwise({raw}, raw, ct,
@@ -247,10 +243,7 @@ decompositions::flashAttn(OpBuilder *builder, FusedOp op, std::string &why) {
       5, {{pr.p, e.loops(5, {0, 1, 2, 4})},
           {vf, e.map(5, {e.d(0), e.d(1).floorDiv(r), e.d(4), e.d(3)})}},
       e.full(oSizes, ct, 0.0), e.loops(5, {0, 1, 2, 3}), {4},
-      [](OpBuilder &nb, Location nl, ValueRange a) {
-        Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
-        return arith::AddFOp::create(nb, nl, a[2], p).getResult();
-      });
+      multiplyAccumulate);
   return SmallVector<Value>{e.castTo(o, elt)};
 }
 
@@ -276,10 +269,7 @@ decompositions::flashAttnBackward(OpBuilder *builder, FusedOp op,
   int64_t r = groupSize(q, k);
   Probabilities pr = flashProbabilities(e, op, qf, kf, Value(), ct);
   StringRef grad = op.getInfo().results.front().name;
-  auto contract = [](OpBuilder &nb, Location nl, ValueRange a) {
-    Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
-    return arith::AddFOp::create(nb, nl, a[2], p).getResult();
-  };
+  auto contract = multiplyAccumulate;
 
   if (grad == "dv") {
     // dV[b, hk, j, c] = sum_{g, i} P[b, hk, g, i, j] * dO[b, hk, g, i, c]

@@ -88,10 +88,7 @@ static Value convolve(Emitter &e, Value xp, Value w, Value bias,
     init = e.full(out, ct, 0.0);
   }
   return e.generic(7, {{xp, xMap}, {w, wMap}}, init, outMap, {4, 5, 6},
-                   [](OpBuilder &nb, Location nl, ValueRange a) {
-                     Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
-                     return arith::AddFOp::create(nb, nl, a[2], p).getResult();
-                   });
+                   multiplyAccumulate);
 }
 
 /// PyTorch conv2d: pad, then the grouped correlation above.
@@ -212,11 +209,7 @@ decompositions::causalConv1d(OpBuilder *builder, FusedOp op,
   AffineMap xMap = e.map(4, {e.d(0), e.d(1), e.d(2) + e.d(3)});
   AffineMap wMap = e.map(4, {e.d(1), e.b.getAffineConstantExpr(0), e.d(3)});
   Value y = e.generic(4, {{xf, xMap}, {wf, wMap}}, init, e.loops(4, {0, 1, 2}),
-                      {3}, [](OpBuilder &nb, Location nl, ValueRange a) {
-                        Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
-                        return arith::AddFOp::create(nb, nl, a[2], p)
-                            .getResult();
-                      });
+                      {3}, multiplyAccumulate);
   if (cast<BoolAttr>(op.getParam("use_silu")).getValue()) {
     Value one = e.constF(ct, 1.0);
     y = e.elementwise({y}, y, ct, [&](OpBuilder &nb, Location nl, ValueRange a) {

@@ -195,35 +195,6 @@ Value Decoder::decode(QuantType type) {
   llvm_unreachable("unknown quant type");
 }
 
-/// Values per block and bytes per block.
-std::pair<int64_t, int64_t> blockGeometry(QuantType type) {
-  switch (type) {
-  case QuantType::Q4_0:
-    return {32, 18};
-  case QuantType::Q4_1:
-    return {32, 20};
-  case QuantType::Q5_0:
-    return {32, 22};
-  case QuantType::Q5_1:
-    return {32, 24};
-  case QuantType::Q8_0:
-    return {32, 34};
-  case QuantType::Q8_1:
-    return {32, 36};
-  case QuantType::Q2_K:
-    return {256, 84};
-  case QuantType::Q3_K:
-    return {256, 110};
-  case QuantType::Q4_K:
-    return {256, 144};
-  case QuantType::Q5_K:
-    return {256, 176};
-  case QuantType::Q6_K:
-    return {256, 210};
-  }
-  llvm_unreachable("unknown quant type");
-}
-
 } // namespace
 
 FailureOr<SmallVector<Value>>
@@ -238,7 +209,7 @@ decompositions::qmatmul(OpBuilder *builder, FusedOp op, std::string &why) {
   QuantType type = cast<QuantTypeAttr>(op.getParam("quant_type")).getValue();
   int64_t k = cast<IntegerAttr>(op.getParam("k")).getInt();
   int64_t n = cast<IntegerAttr>(op.getParam("n")).getInt();
-  auto [qk, bytes] = blockGeometry(type);
+  auto [qk, bytes] = getQuantBlockGeometry(type);
   // 1. W[n, k], decoded element by element; loops (n, k).
   SmallVector<OpFoldResult> wSizes = {b.getIndexAttr(n), b.getIndexAttr(k)};
   Value w = e.generic(
@@ -254,25 +225,6 @@ decompositions::qmatmul(OpBuilder *builder, FusedOp op, std::string &why) {
   if (ct != b.getF32Type())
     w = e.castTo(w, ct);
   // 2. C[..., m, n] = sum_k A[..., m, k] * W[n, k].
-  Value af = e.castTo(a, ct);
-  auto at = cast<RankedTensorType>(af.getType());
-  unsigned rank = at.getRank(), loops = rank + 1;
-  SmallVector<unsigned> aDims, outDims;
-  for (unsigned i = 0; i + 1 < rank; ++i) {
-    aDims.push_back(i);
-    outDims.push_back(i);
-  }
-  aDims.push_back(rank);
-  outDims.push_back(rank - 1);
-  SmallVector<OpFoldResult> cSizes = tensor::getMixedSizes(b, e.loc, af);
-  cSizes.back() = b.getIndexAttr(n);
-  Value c = e.generic(loops, {{af, e.loops(loops, aDims)},
-                              {w, e.loops(loops, {rank - 1, rank})}},
-                      e.full(cSizes, ct, 0.0), e.loops(loops, outDims), {rank},
-                      [](OpBuilder &nb, Location nl, ValueRange x) {
-                        Value p = arith::MulFOp::create(nb, nl, x[0], x[1]);
-                        return arith::AddFOp::create(nb, nl, x[2], p)
-                            .getResult();
-                      });
+  Value c = e.contractLastDim(e.castTo(a, ct), w, /*weightKN=*/false, ct);
   return SmallVector<Value>{e.castTo(c, elt)};
 }

@@ -15,31 +15,6 @@
 using namespace mlir;
 using namespace mlir::fuel;
 
-/// c[..., m, n] = sum_k act[..., m, k] * w[n, k] (or w[k, n] when
-/// `weightKN`), on f32.
-static Value contractWeight(Emitter &e, Value act, Value w, bool weightKN,
-                            Type ct) {
-  auto at = cast<RankedTensorType>(act.getType());
-  unsigned rank = at.getRank(), loops = rank + 1; // ..., m, n, k
-  SmallVector<unsigned> actDims, outDims;
-  for (unsigned i = 0; i + 1 < rank; ++i) {
-    actDims.push_back(i);
-    outDims.push_back(i);
-  }
-  actDims.push_back(rank); // k
-  outDims.push_back(rank - 1); // n
-  AffineMap wMap = weightKN ? e.loops(loops, {rank, rank - 1})
-                            : e.loops(loops, {rank - 1, rank});
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(e.b, e.loc, act);
-  sizes.back() = e.dim(w, weightKN ? 1 : 0);
-  return e.generic(loops, {{act, e.loops(loops, actDims)}, {w, wMap}},
-                   e.full(sizes, ct, 0.0), e.loops(loops, outDims), {rank},
-                   [](OpBuilder &nb, Location nl, ValueRange a) {
-                     Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
-                     return arith::AddFOp::create(nb, nl, a[2], p).getResult();
-                   });
-}
-
 /// The 4-bit field `shift` bits up in an integer (as i32).
 static Value nibble(OpBuilder &b, Location loc, Value word, Value shift) {
   Value w = word;
@@ -116,7 +91,7 @@ decompositions::nf4Matmul(OpBuilder *builder, FusedOp op, std::string &why) {
           x = arith::ExtFOp::create(nb, nl, ct, x);
         return x;
       });
-  Value c = contractWeight(e, e.castTo(act, ct), w, /*weightKN=*/false, ct);
+  Value c = e.contractLastDim(e.castTo(act, ct), w, /*weightKN=*/false, ct);
   return SmallVector<Value>{e.castTo(c, elt)};
 }
 
@@ -164,6 +139,6 @@ decompositions::awqMatmul(OpBuilder *builder, FusedOp op, std::string &why) {
         Value f = arith::SIToFPOp::create(nb, nl, ct, diff);
         return arith::MulFOp::create(nb, nl, f, a[2]);
       });
-  Value c = contractWeight(e, e.castTo(act, ct), w, /*weightKN=*/true, ct);
+  Value c = e.contractLastDim(e.castTo(act, ct), w, /*weightKN=*/true, ct);
   return SmallVector<Value>{e.castTo(c, elt)};
 }

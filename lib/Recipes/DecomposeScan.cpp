@@ -46,11 +46,6 @@ static Value insertAt(Emitter &e, Value v, Value t, unsigned dim, Value l) {
   return tensor::InsertSliceOp::create(b, e.loc, v, t, offsets, sizes, strides);
 }
 
-static Value mulAdd(OpBuilder &nb, Location nl, ValueRange a) {
-  Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
-  return arith::AddFOp::create(nb, nl, a[2], p).getResult();
-}
-
 /// Mamba-1: dt = softplus(delta) if delta_softplus (log(1 + exp(x)), x for
 /// x > 20 as PyTorch); h_t = exp(dt_t * a) * h_{t-1} + (dt_t * u_t) * b_t;
 /// y_t = sum_n h_t * c_t. Results: y and the last state.
@@ -113,7 +108,7 @@ decompositions::selectiveScan(OpBuilder *builder, FusedOp op,
         SmallVector<OpFoldResult> ySizes = {le.dim(h, 0), le.dim(h, 1)};
         Value yL = le.generic(3, {{h, le.loops(3, {0, 1, 2})}, {cL, le.loops(3, {0, 2})}},
                               le.full(ySizes, ct, 0.0), le.loops(3, {0, 1}), {2},
-                              mulAdd);
+                              multiplyAccumulate);
         Value y = insertAt(le, yL, iter[1], 1, l);
         scf::YieldOp::create(lb, ll, ValueRange{h, y});
       });
@@ -173,7 +168,7 @@ decompositions::ssdChunkScan(OpBuilder *builder, FusedOp op,
                                             le.dim(h, 2)};
         Value yL = le.generic(
             4, {{h, le.loops(4, {0, 1, 2, 3})}, {cL, le.loops(4, {0, 1, 3})}},
-            le.full(ySizes, ct, 0.0), le.loops(4, {0, 1, 2}), {3}, mulAdd);
+            le.full(ySizes, ct, 0.0), le.loops(4, {0, 1, 2}), {3}, multiplyAccumulate);
         Value y = insertAt(le, yL, iter[1], 1, l);
         scf::YieldOp::create(lb, ll, ValueRange{h, y});
       });

@@ -91,3 +91,22 @@ OpFoldResult Emitter::floorDiv(OpFoldResult a, int64_t c) {
              b, loc, getValueOrCreateConstantIndexOp(b, loc, a), constIndex(c))
       .getResult();
 }
+
+Value Emitter::contractLastDim(Value act, Value w, bool weightKN, Type ct) {
+  auto at = cast<RankedTensorType>(act.getType());
+  unsigned rank = at.getRank(), numLoops = rank + 1; // ..., m, n, k
+  SmallVector<unsigned> actDims, outDims;
+  for (unsigned i = 0; i + 1 < rank; ++i) {
+    actDims.push_back(i);
+    outDims.push_back(i);
+  }
+  actDims.push_back(rank);     // k
+  outDims.push_back(rank - 1); // n
+  AffineMap wMap = weightKN ? loops(numLoops, {rank, rank - 1})
+                            : loops(numLoops, {rank - 1, rank});
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, act);
+  sizes.back() = dim(w, weightKN ? 1 : 0);
+  return generic(numLoops, {{act, loops(numLoops, actDims)}, {w, wMap}},
+                 full(sizes, ct, 0.0), loops(numLoops, outDims), {rank},
+                 multiplyAccumulate);
+}

@@ -76,6 +76,9 @@ public:
   /// An elementwise generic over `shapeLike`'s dims (identity maps for
   /// inputs of the same rank).
   Value elementwise(ValueRange ins, Value shapeLike, Type elt, BodyFn body);
+  /// c[..., m, n] = sum_k act[..., m, k] * w[n, k] (or w[k, n] when
+  /// `weightKN`), accumulated in `ct` from 0.
+  Value contractLastDim(Value act, Value w, bool weightKN, Type ct);
   /// `t` with element type `elt` (extf/truncf elementwise), or `t`.
   Value castTo(Value t, Type elt);
 
@@ -84,6 +87,12 @@ public:
     return cast<FloatType>(elt).getWidth() < 32 ? b.getF32Type() : elt;
   }
 };
+
+/// The body of a contraction: acc + a * b, for block arguments (a, b, acc).
+inline Value multiplyAccumulate(OpBuilder &b, Location loc, ValueRange args) {
+  Value p = arith::MulFOp::create(b, loc, args[0], args[1]);
+  return arith::AddFOp::create(b, loc, args[2], p);
+}
 
 /// Index of loop `i` inside a generic body.
 inline Value loopIndex(OpBuilder &b, Location loc, unsigned i) {

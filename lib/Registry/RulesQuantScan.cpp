@@ -13,41 +13,12 @@ static void addMatmulResult(RuleContext &ctx, int64_t n) {
   ctx.addTensorResult(shape, ctx.elementType(0));
 }
 
-/// GGML block geometry: values per block and bytes per block.
-static std::pair<int64_t, int64_t> getGgmlBlock(QuantType type) {
-  switch (type) {
-  case QuantType::Q4_0:
-    return {32, 18};
-  case QuantType::Q4_1:
-    return {32, 20};
-  case QuantType::Q5_0:
-    return {32, 22};
-  case QuantType::Q5_1:
-    return {32, 24};
-  case QuantType::Q8_0:
-    return {32, 34};
-  case QuantType::Q8_1:
-    return {32, 36};
-  case QuantType::Q2_K:
-    return {256, 84};
-  case QuantType::Q3_K:
-    return {256, 110};
-  case QuantType::Q4_K:
-    return {256, 144};
-  case QuantType::Q5_K:
-    return {256, 176};
-  case QuantType::Q6_K:
-    return {256, 210};
-  }
-  llvm_unreachable("unknown quant type");
-}
-
 /// a[..., M, K] @ dequant(w_q)^T: K a multiple of the block size, w_q holding
 /// ceil(N * K / block * bytes / 4) u32 words.
 LogicalResult rules::qmatmul(RuleContext &ctx) {
   QuantType type = cast<QuantTypeAttr>(ctx.param("quant_type")).getValue();
   int64_t k = ctx.getInt("k"), n = ctx.getInt("n");
-  auto [block, bytes] = getGgmlBlock(type);
+  auto [block, bytes] = getQuantBlockGeometry(type);
   if (k % block != 0)
     return ctx.fail("shape rule", "k (" + Twine(k) +
                                       ") must be a multiple of the " +
