@@ -125,7 +125,8 @@ class CompiledFunction:
             try:
                 pm.run(self._module.operation)
             except ir.MLIRError as e:
-                raise RunnerError(f"cannot compile {function!r}:\n{_diagnostics(e)}") from None
+                raise RunnerError(f"cannot compile {function!r}:\n{_diagnostics(e)}"
+                                  + "".join("\n" + n for n in notes)) from None
             finally:
                 handler.detach()
             leftover = sorted(self._non_llvm_ops())

@@ -163,3 +163,28 @@ def test_op(name, variant, dtype):
     tol = "f32" if variant == "dynamic" else variant
     for o, w in zip(outs, wants):
         assert_close(o, w, tol, loose=True)
+
+
+# What each decline may say: the static dims these decompositions need.
+STATIC_NEEDS = ("needs static head counts", "needs static weight dims", "needs a static weight shape",
+                "must be known statically")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_op_random_dynamic_dims(name, seed):
+    """Any subset of dims may be dynamic: the op either computes the same
+    values or stays fused saying which dims it needs static."""
+    make, params, reference, _ = CASES[name]
+    inputs = make(np.float32)
+    rng = np.random.default_rng(seed + 100 * sorted(CASES).index(name))
+    dynamic = {i: tuple(d for d in range(np.ndim(x)) if rng.random() < 0.5)
+               for i, x in enumerate(inputs) if not isinstance(x, int)}
+    try:
+        out = run_fused(name, inputs, params, dynamic=dynamic)
+    except Exception as e:  # noqa: BLE001 - checked below
+        assert "left fused" in str(e) and any(s in str(e) for s in STATIC_NEEDS), str(e)
+        return
+    want = reference(*(f64(x) if np.asarray(x).dtype.kind == "f" else x for x in inputs))
+    for o, w in zip(out if isinstance(out, tuple) else (out,), want if isinstance(want, tuple) else (want,)):
+        assert_close(o, w, "f32", loose=True)
