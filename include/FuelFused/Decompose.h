@@ -23,6 +23,22 @@ LogicalResult canDecompose(FusedOp op, std::string &why);
 FailureOr<SmallVector<Value>> decomposeFusedOp(OpBuilder &b, FusedOp op,
                                                std::string &why);
 
+struct FusedOpInfo;
+
+/// What matching a recipe recovers: the op's operands (null for an absent
+/// optional one), its params, and the ops the match covers.
+struct RecipeMatch {
+  SmallVector<Value> inputs;
+  SmallVector<NamedAttribute> params;
+  SmallVector<Operation *> ops;
+};
+
+/// Checks that `root` is computed by `info`'s recipe in the normal form that
+/// decomposition produces, and recovers the inputs and params; sets `why`
+/// (the first rule that failed) when not.
+FailureOr<RecipeMatch> matchRecipe(const FusedOpInfo &info, Value root,
+                                   std::string &why);
+
 } // namespace fuel
 } // namespace mlir
 

@@ -3,6 +3,7 @@
 #ifndef FUELFUSED_PASSES_H
 #define FUELFUSED_PASSES_H
 
+#include "FuelFused/FuelDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"

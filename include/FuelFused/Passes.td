@@ -40,4 +40,31 @@ def FuelDecompose : Pass<"fuel-decompose"> {
   ];
 }
 
+def FuelFuse : Pass<"fuel-fuse"> {
+  let summary = "Find fused ops in linalg IR by matching their recipes";
+  let description = [{
+    Replaces subgraphs of linalg on tensors that compute an op's recipe with
+    `fuel.fused`, recovering the op's inputs and params. The matcher reads
+    the recipes that `--fuel-decompose` instantiates, so
+    `fuse(decompose(op))` gives back `op`. It matches the normal form (one
+    scalar op per `linalg.generic`, broadcasts through indexing maps); the
+    normalization that brings frontend spellings to that form is not there
+    yet, so IR from frontends is mostly left as it is. Ops that are
+    decompose-only, or whose recipe depends on params, are not searched for.
+    A subgraph is fused only when its intermediate values have no other
+    users; what is not fused is left exactly as it was.
+
+    ```mlir
+    // The normal form of softmax over the last dim (max, subtract, exp,
+    // sum, divide) becomes:
+    %y = fuel.fused softmax_last_dim (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let options = [
+    ListOption<"ops", "ops", "std::string",
+               "Search only for these fused ops (default: all with a recipe)">
+  ];
+  let dependentDialects = ["::mlir::fuel::FuelDialect"];
+}
+
 #endif // FUEL_PASSES_TD

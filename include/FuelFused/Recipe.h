@@ -120,8 +120,10 @@ public:
   RecipeValue splat(double value, RecipeValue like);
 
   /// The value of an integer or bool param, for recipes whose structure
-  /// depends on it.
-  int64_t intParam(StringRef name) const;
+  /// depends on it. A builder without params (building the recipe to match
+  /// it) returns 1 and remembers that the recipe depends on params.
+  int64_t intParam(StringRef name);
+  bool readsIntParams() const { return readIntParams; }
 
   RecipeValue neg(RecipeValue x) { return unary(RecipeOp::Neg, x); }
   RecipeValue exp(RecipeValue x) { return unary(RecipeOp::Exp, x); }
@@ -171,6 +173,7 @@ private:
 
   DictionaryAttr params;
   Recipe recipe;
+  bool readIntParams = false;
 };
 
 } // namespace fuel

@@ -142,8 +142,11 @@ RecipeValue RecipeBuilder::dimSize(RecipeAxis a) {
   return push(std::move(n));
 }
 
-int64_t RecipeBuilder::intParam(StringRef name) const {
-  Attribute attr = params ? params.get(name) : Attribute();
+int64_t RecipeBuilder::intParam(StringRef name) {
+  readIntParams = true;
+  if (!params)
+    return 1;
+  Attribute attr = params.get(name);
   if (!attr) {
     const ParamSpec *spec = info.getParam(name);
     assert(spec && spec->hasDefault() && "intParam of an unset param");

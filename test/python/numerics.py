@@ -40,12 +40,8 @@ def arg_type(a, dynamic=()):
     return "tensor<" + "".join(d + "x" for d in dims) + MLIR_TYPES[a.dtype] + ">"
 
 
-def run_fused(name, args, params=None, dynamic=None, operand_names=None):
-    """Builds `name(args, **params)` in a function and runs it.
-
-    `dynamic` maps argument positions to the dims made dynamic (`?`).
-    `args` may hold None for an absent optional operand (dropped).
-    """
+def fused_text(name, args, params=None, dynamic=None):
+    """The text of a module whose function @f applies `name` to `args`."""
     params = params or {}
     dynamic = dynamic or {}
     present = [a for a in args if a is not None]
@@ -61,9 +57,18 @@ def run_fused(name, args, params=None, dynamic=None, operand_names=None):
                 func.ReturnOp(outs)
             fn.attributes["function_type"] = ir.TypeAttr.get(
                 ir.FunctionType.get(types, [o.type for o in outs]))
-        text = str(module)
+        return str(module)
+
+
+def run_fused(name, args, params=None, dynamic=None):
+    """Builds `name(args, **params)` in a function and runs it.
+
+    `dynamic` maps argument positions to the dims made dynamic (`?`).
+    `args` may hold None for an absent optional operand (dropped).
+    """
+    text = fused_text(name, args, params, dynamic)
     compiled = runner.compile(text, "f")
-    return compiled(*present)
+    return compiled(*[a for a in args if a is not None])
 
 
 def rand(shape, dtype=np.float32, seed=0, scale=1.0):

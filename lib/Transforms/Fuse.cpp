@@ -1,0 +1,139 @@
+//===- Fuse.cpp - The fuel-fuse pass --------------------------------------===//
+//
+// A driver over matchRecipe (lib/Recipes/Match.cpp): tries the recipes at
+// every linalg.generic result, from the last op of a block to the first, and
+// replaces a match whose intermediate values have no other users.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuelFused/Decompose.h"
+#include "FuelFused/FuelOps.h"
+#include "FuelFused/Passes.h"
+#include "FuelFused/Recipe.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace mlir::fuel {
+#define GEN_PASS_DEF_FUELFUSE
+#include "FuelFused/Passes.h.inc"
+} // namespace mlir::fuel
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+namespace {
+
+/// The match's ops other than the root's producer may only feed each other.
+static bool isSelfContained(const RecipeMatch &m, Operation *rootOp) {
+  llvm::SmallPtrSet<Operation *, 16> set(m.ops.begin(), m.ops.end());
+  for (Operation *op : m.ops) {
+    if (op == rootOp)
+      continue;
+    for (Operation *user : op->getUsers())
+      if (!set.contains(user))
+        return false;
+  }
+  return true;
+}
+
+struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    candidates.clear();
+    for (const std::string &name : ops) {
+      const FusedOpInfo *info = lookupFusedOp(name);
+      if (!info)
+        return emitError(UnknownLoc::get(context))
+               << "fuel-fuse: unknown fused op '" << name << "' in ops=";
+      if (!info->recipe)
+        return emitError(UnknownLoc::get(context))
+               << "fuel-fuse: " << name
+               << " has no recipe, so it cannot be fused ("
+               << info->recipeNote << ")";
+    }
+    for (const FusedOpInfo &info : getStaticOps()) {
+      if (!info.recipe ||
+          (!ops.empty() && !llvm::is_contained(ops, info.name.str())))
+        continue;
+      RecipeBuilder rb(info, DictionaryAttr());
+      info.recipe(rb);
+      if (rb.readsIntParams())
+        continue;
+      candidates.push_back({&info, rb.take().nodes.size()});
+    }
+    // Larger recipes first: a layer norm contains a mean that a smaller
+    // recipe could take for itself.
+    llvm::stable_sort(candidates, [](auto &a, auto &b) {
+      return a.second > b.second;
+    });
+    return success();
+  }
+
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> generics;
+    getOperation()->walk([&](linalg::GenericOp g) { generics.push_back(g); });
+    llvm::SmallPtrSet<Operation *, 32> erased;
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp g : llvm::reverse(generics)) {
+      if (erased.contains(g) || g->getNumResults() != 1)
+        continue;
+      Value root = g->getResult(0);
+      for (auto [info, size] : candidates) {
+        std::string why;
+        FailureOr<RecipeMatch> m = matchRecipe(*info, root, why);
+        if (failed(m) || !isSelfContained(*m, g))
+          continue;
+        SmallVector<Value> operands;
+        for (Value v : m->inputs)
+          if (v)
+            operands.push_back(v);
+        rewriter.setInsertionPoint(g);
+        auto fused = FusedOp::create(rewriter, g.getLoc(),
+                                     KindAttr::get(&getContext(), info->id),
+                                     operands, m->params);
+        if (fused->getNumResults() != 1 ||
+            fused->getResult(0).getType() != root.getType() ||
+            failed(mlir::verify(fused))) {
+          rewriter.eraseOp(fused);
+          continue;
+        }
+        rewriter.replaceAllUsesWith(root, fused->getResult(0));
+        // Erase the covered ops, users first, then what only they used
+        // (inits, constants, sizes); everything else stays as it was.
+        SmallVector<Operation *> worklist(m->ops.begin(), m->ops.end());
+        llvm::SmallPtrSet<Operation *, 32> covered(m->ops.begin(),
+                                                   m->ops.end());
+        bool progress = true;
+        while (progress) {
+          progress = false;
+          for (size_t i = 0; i < worklist.size(); ++i) {
+            Operation *op = worklist[i];
+            if (!op || !op->use_empty() ||
+                (!covered.contains(op) && !isOpTriviallyDead(op)))
+              continue;
+            // Operands, and values the bodies capture from above.
+            op->walk([&](Operation *nested) {
+              for (Value operand : nested->getOperands())
+                if (Operation *def = operand.getDefiningOp())
+                  if (!op->isAncestor(def) && !erased.contains(def) &&
+                      !llvm::is_contained(worklist, def))
+                    worklist.push_back(def);
+            });
+            erased.insert(op);
+            rewriter.eraseOp(op);
+            worklist[i] = nullptr;
+            progress = true;
+          }
+        }
+        break;
+      }
+    }
+  }
+
+  SmallVector<std::pair<const FusedOpInfo *, size_t>> candidates;
+};
+
+} // namespace

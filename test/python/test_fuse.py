@@ -1,0 +1,48 @@
+"""fuse(decompose(op)) == op for every op with a recipe, over dtypes, dynamic
+dims and params; and fusion leaves everything else as it was."""
+
+import subprocess
+
+import numpy as np
+import pytest
+
+from numerics import BF16, fused_text
+from test_all_ops import CASES
+
+from fuel_mlir import registry
+
+RECIPE_OPS = sorted(e.name for e in registry.entries() if e.has_recipe and e.name != "powi_backward")
+
+
+def run_opt(exe, text, *args):
+    p = subprocess.run([exe, "-", *args], input=text, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_recipe_ops_are_covered():
+    assert set(RECIPE_OPS) <= set(CASES)
+
+
+VARIANTS = [("f32", np.float32, False), ("f16", np.float16, False), ("dynamic", np.float32, True)]
+if BF16 is not None:
+    VARIANTS.append(("bf16", BF16, False))
+
+EXTRA_PARAMS = {
+    "rms_norm_last_dim": [{"eps": 1e-6}, {"eps": 0.25}],
+    "layer_norm_last_dim": [{"eps": 3e-5}],
+    "inplace_affine": [{"mul": -1.5, "add": 1e-3}],
+    "rms_norm_last_dim_backward": [{"eps": 1e-3}],
+    "layer_norm_last_dim_backward": [{"eps": 1e-6}],
+}
+
+
+@pytest.mark.parametrize("variant,dtype,dynamic", VARIANTS, ids=[v[0] for v in VARIANTS])
+@pytest.mark.parametrize("name", RECIPE_OPS)
+def test_fuse_decompose_round_trip(fuel_opt, name, variant, dtype, dynamic):
+    make, params, _, dyn = CASES[name]
+    for p in [params] + EXTRA_PARAMS.get(name, []):
+        text = fused_text(name, make(dtype), p, dyn if dynamic else None)
+        original = run_opt(fuel_opt, text)
+        back = run_opt(fuel_opt, text, "--fuel-decompose", "--fuel-fuse")
+        assert back == original
