@@ -36,8 +36,11 @@ struct RecipeMatch {
 /// Checks that `root` is computed by `info`'s recipe in the normal form that
 /// decomposition produces, and recovers the inputs and params; sets `why`
 /// (the first rule that failed) when not.
+/// `progress`, if given, receives how many ops the match had covered when
+/// it failed (a measure of how near the miss was).
 FailureOr<RecipeMatch> matchRecipe(const FusedOpInfo &info, Value root,
-                                   std::string &why);
+                                   std::string &why,
+                                   unsigned *progress = nullptr);
 
 } // namespace fuel
 } // namespace mlir

@@ -52,7 +52,9 @@ def FuelFuse : Pass<"fuel-fuse"> {
     yet, so IR from frontends is mostly left as it is. Ops that are
     decompose-only, or whose recipe depends on params, are not searched for.
     A subgraph is fused only when its intermediate values have no other
-    users; what is not fused is left exactly as it was.
+    users; what is not fused is left exactly as it was. `report=near-misses`
+    emits a remark at each root where a recipe matched at least three ops
+    before a rule stopped it, naming that rule.
 
     ```mlir
     // The normal form of softmax over the last dim (max, subtract, exp,
@@ -62,7 +64,10 @@ def FuelFuse : Pass<"fuel-fuse"> {
   }];
   let options = [
     ListOption<"ops", "ops", "std::string",
-               "Search only for these fused ops (default: all with a recipe)">
+               "Search only for these fused ops (default: all with a recipe)">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "'near-misses': a remark at each candidate that almost matched, "
+           "naming the rule that stopped it">
   ];
   let dependentDialects = ["::mlir::fuel::FuelDialect"];
 }

@@ -36,6 +36,9 @@ public:
       : info(info), recipe(recipe) {}
 
   LogicalResult match(Value root, RecipeMatch &out, std::string &why);
+  unsigned numCovered() const {
+    return llvm::SetVector<Operation *>(ops.begin(), ops.end()).size();
+  }
 
 private:
   LogicalResult fail(const Twine &msg) {
@@ -476,7 +479,8 @@ LogicalResult Matcher::match(Value root, RecipeMatch &out, std::string &w) {
 }
 
 FailureOr<RecipeMatch> mlir::fuel::matchRecipe(const FusedOpInfo &info,
-                                               Value root, std::string &why) {
+                                               Value root, std::string &why,
+                                               unsigned *progress) {
   if (!info.recipe) {
     why = "the op has no recipe";
     return failure();
@@ -490,7 +494,10 @@ FailureOr<RecipeMatch> mlir::fuel::matchRecipe(const FusedOpInfo &info,
   Recipe recipe = rb.take();
   Matcher m(info, recipe);
   RecipeMatch result;
-  if (failed(m.match(root, result, why)))
+  LogicalResult matched = m.match(root, result, why);
+  if (progress)
+    *progress = m.numCovered();
+  if (failed(matched))
     return failure();
   return result;
 }

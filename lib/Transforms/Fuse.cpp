@@ -43,6 +43,10 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
 
   LogicalResult initialize(MLIRContext *context) override {
     candidates.clear();
+    if (!report.empty() && report != "near-misses")
+      return emitError(UnknownLoc::get(context))
+             << "fuel-fuse: unknown report '" << report
+             << "' (expected 'near-misses')";
     for (const std::string &name : ops) {
       const FusedOpInfo *info = lookupFusedOp(name);
       if (!info)
@@ -81,11 +85,22 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
       if (erased.contains(g) || g->getNumResults() != 1)
         continue;
       Value root = g->getResult(0);
+      SmallVector<std::string> nearMisses;
+      bool fusedHere = false;
       for (auto [info, size] : candidates) {
         std::string why;
-        FailureOr<RecipeMatch> m = matchRecipe(*info, root, why);
-        if (failed(m) || !isSelfContained(*m, g))
+        unsigned progress = 0;
+        FailureOr<RecipeMatch> m = matchRecipe(*info, root, why, &progress);
+        if (succeeded(m) && !isSelfContained(*m, g)) {
+          why = "an intermediate value has another user";
+          progress = m->ops.size();
+          m = failure();
+        }
+        if (failed(m)) {
+          if (progress >= kNearMissOps)
+            nearMisses.push_back((info->name + ": " + why).str());
           continue;
+        }
         SmallVector<Value> operands;
         for (Value v : m->inputs)
           if (v)
@@ -106,9 +121,9 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
         SmallVector<Operation *> worklist(m->ops.begin(), m->ops.end());
         llvm::SmallPtrSet<Operation *, 32> covered(m->ops.begin(),
                                                    m->ops.end());
-        bool progress = true;
-        while (progress) {
-          progress = false;
+        bool erasing = true;
+        while (erasing) {
+          erasing = false;
           for (size_t i = 0; i < worklist.size(); ++i) {
             Operation *op = worklist[i];
             if (!op || !op->use_empty() ||
@@ -125,13 +140,20 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
             erased.insert(op);
             rewriter.eraseOp(op);
             worklist[i] = nullptr;
-            progress = true;
+            erasing = true;
           }
         }
+        fusedHere = true;
         break;
       }
+      if (!fusedHere && report == "near-misses")
+        for (const std::string &miss : nearMisses)
+          g.emitRemark() << "fuel-fuse near miss: " << miss;
     }
   }
+
+  /// How many ops a failed match must cover to count as a near miss.
+  static constexpr unsigned kNearMissOps = 3;
 
   SmallVector<std::pair<const FusedOpInfo *, size_t>> candidates;
 };

@@ -1,5 +1,6 @@
 // RUN: fuel-opt %s --fuel-decompose --fuel-fuse -split-input-file | FileCheck %s
 // RUN: fuel-opt %s --fuel-decompose --fuel-fuse="ops=softmax_last_dim" -split-input-file | FileCheck %s --check-prefix=ONLY
+// RUN: fuel-opt %s --fuel-fuse="report=near-misses" -split-input-file -verify-diagnostics -o /dev/null
 // RUN: not fuel-opt %s --fuel-fuse="ops=softmax" -split-input-file 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not fuel-opt %s --fuel-fuse="ops=conv2d" -split-input-file 2>&1 | FileCheck %s --check-prefix=NORECIPE
 
@@ -78,6 +79,7 @@ func.func @extra_use(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) 
     %v = arith.addf %in, %out : f32
     linalg.yield %v : f32
   } -> tensor<4xf32>
+  // expected-remark @+1 {{fuel-fuse near miss: softmax_last_dim: an intermediate value has another user}}
   %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%exp, %sum : tensor<4x8xf32>, tensor<4xf32>) outs(%t0 : tensor<4x8xf32>) {
   ^bb0(%a: f32, %b: f32, %out: f32):
     %v = arith.divf %a, %b : f32
@@ -122,6 +124,7 @@ func.func @wrong_identity(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %v = arith.addf %in, %out : f32
     linalg.yield %v : f32
   } -> tensor<4xf32>
+  // expected-remark @+1 {{fuel-fuse near miss: softmax_last_dim: a reduction does not start from its identity}}
   %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%exp, %sum : tensor<4x8xf32>, tensor<4xf32>) outs(%t0 : tensor<4x8xf32>) {
   ^bb0(%a: f32, %b: f32, %out: f32):
     %v = arith.divf %a, %b : f32
