@@ -54,8 +54,14 @@ private:
   }
   LogicalResult matchTensor(unsigned node, Value v);
   LogicalResult matchScalar(unsigned node, Value v);
-  /// The generic defining `v` with `iters` iterators and one result.
-  linalg::GenericOp genericOf(Value v);
+  /// The generic defining `v` (any of its results: a frontend may compute
+  /// values nobody uses next to it, like torch's argmax beside a max).
+  linalg::GenericOp genericOf(Value v, unsigned &result);
+  linalg::GenericOp genericOf(Value v) {
+    unsigned result;
+    linalg::GenericOp g = genericOf(v, result);
+    return g && g->getNumResults() == 1 ? g : linalg::GenericOp();
+  }
   /// Operand dims (in concrete numbering) of input `i` of `g`, whose loops
   /// are `loops` (concrete dims); fails unless the map is a projection.
   FailureOr<SmallVector<unsigned>> operandDims(linalg::GenericOp g,
@@ -81,10 +87,11 @@ private:
 
 } // namespace
 
-linalg::GenericOp Matcher::genericOf(Value v) {
+linalg::GenericOp Matcher::genericOf(Value v, unsigned &result) {
   auto g = v.getDefiningOp<linalg::GenericOp>();
-  if (!g || g->getNumResults() != 1 || g.getNumDpsInits() != 1)
+  if (!g || g->getNumResults() != g.getNumDpsInits())
     return {};
+  result = cast<OpResult>(v).getResultNumber();
   return g;
 }
 
@@ -92,11 +99,19 @@ FailureOr<SmallVector<unsigned>>
 Matcher::operandDims(linalg::GenericOp g, unsigned i,
                      ArrayRef<unsigned> loops) {
   AffineMap m = g.getIndexingMapsArray()[i];
-  if (!m.isProjectedPermutation(/*allowZeroInResults=*/false))
-    return failure();
+  auto type = cast<ShapedType>(g->getOperand(i).getType());
   SmallVector<unsigned> dims;
-  for (unsigned r = 0; r < m.getNumResults(); ++r)
-    dims.push_back(loops[m.getDimPosition(r)]);
+  for (unsigned r = 0; r < m.getNumResults(); ++r) {
+    AffineExpr e = m.getResult(r);
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      dims.push_back(loops[d.getPosition()]);
+      continue;
+    }
+    // A size-1 dim kept by the frontend (keepdim) and read at 0.
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    if (!c || c.getValue() != 0 || type.getDimSize(r) != 1)
+      return failure();
+  }
   return dims;
 }
 
@@ -285,11 +300,24 @@ LogicalResult Matcher::matchTensor(unsigned id, Value v) {
   matched[id] = v;
   const RecipeNode &n = recipe.nodes[id];
   SmallVector<unsigned> dims = layout(n);
+  // Look through reshapes that only add size-1 dims (a keepdim reduction
+  // result expanded for broadcasting).
+  while (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>()) {
+    auto src = cast<RankedTensorType>(expand.getSrc().getType());
+    auto dst = cast<RankedTensorType>(expand.getType());
+    int64_t units = llvm::count(dst.getShape(), 1) - llvm::count(src.getShape(), 1);
+    if (units != dst.getRank() - src.getRank())
+      break;
+    ops.push_back(expand);
+    v = expand.getSrc();
+  }
   auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!type || type.getRank() != static_cast<int64_t>(dims.size()))
-    return fail("a value has the wrong rank");
+  if (!type)
+    return fail("expected a ranked tensor");
 
   if (n.op == RecipeOp::Input) {
+    if (type.getRank() != static_cast<int64_t>(dims.size()))
+      return fail("an input has the wrong rank");
     Value operand = v;
     // Float inputs computed in a wider type come through an extf generic.
     if (type.getElementType() == computeType) {
@@ -327,78 +355,102 @@ LogicalResult Matcher::matchTensor(unsigned id, Value v) {
     return matchTensor(n.operands[0], lower.getSource());
   }
 
-  linalg::GenericOp g = genericOf(v);
+  unsigned k = 0;
+  linalg::GenericOp g = genericOf(v, k);
   if (!g)
     return fail("expected a linalg.generic");
-  if (!g.getIndexingMapsArray().back().isProjectedPermutation())
-    return fail("unexpected output map");
   ops.push_back(g);
   bool isReduction = n.op == RecipeOp::ReduceSum ||
                      n.op == RecipeOp::ReduceMax || n.op == RecipeOp::Contract;
-  unsigned numLoops = g.getNumLoops();
+  unsigned numInputs = g.getNumDpsInputs(), numLoops = g.getNumLoops();
   SmallVector<utils::IteratorType> iters = g.getIteratorTypesArray();
-  if (numLoops != dims.size() + (isReduction ? 1 : 0))
-    return fail("wrong number of loops");
-  for (unsigned i = 0; i < numLoops; ++i)
-    if ((iters[i] == utils::IteratorType::reduction) !=
-        (isReduction && i == numLoops - 1))
-      return fail("wrong iterators");
-  if (!g.getIndexingMapsArray().back().isMinorIdentity() &&
-      !g.getIndexingMapsArray().back().isProjectedPermutation())
-    return fail("unexpected output map");
-  SmallVector<unsigned> loops(dims);
+  // The loops: those the output map names carry the value's dims, in order
+  // (a kept size-1 dim is written at 0); a reduction has one more loop.
+  AffineMap outMap = g.getIndexingMapsArray()[numInputs + k];
+  SmallVector<int64_t> loopDim(numLoops, -1);
+  unsigned next = 0;
+  for (unsigned r = 0; r < outMap.getNumResults(); ++r) {
+    AffineExpr e = outMap.getResult(r);
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      if (next >= dims.size() || loopDim[d.getPosition()] != -1 ||
+          iters[d.getPosition()] != utils::IteratorType::parallel)
+        return fail("unexpected output map");
+      loopDim[d.getPosition()] = dims[next++];
+      continue;
+    }
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    if (!c || c.getValue() != 0 || type.getDimSize(r) != 1)
+      return fail("unexpected output map");
+  }
+  if (next != dims.size())
+    return fail("a value has the wrong rank");
+  SmallVector<unsigned> reductionLoops;
+  for (unsigned l = 0; l < numLoops; ++l)
+    if (loopDim[l] == -1)
+      reductionLoops.push_back(l);
+  if (reductionLoops.size() != (isReduction ? 1u : 0u) ||
+      (isReduction &&
+       iters[reductionLoops.front()] != utils::IteratorType::reduction))
+    return fail("wrong iterators");
   if (isReduction)
-    loops.push_back(axisDims[n.index].front());
+    loopDim[reductionLoops.front()] = axisDims[n.index].front();
+  SmallVector<unsigned> loops(loopDim.begin(), loopDim.end());
   Block &body = g.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  Value result = yield.getOperand(k);
+  Operation *op = result.getDefiningOp();
+  if (!op || op->getBlock() != &body)
+    return fail("expected a scalar op in the body");
+  auto inputArg = [&](Value x) -> std::optional<unsigned> {
+    auto arg = dyn_cast<BlockArgument>(x);
+    if (!arg || arg.getOwner() != &body || arg.getArgNumber() >= numInputs)
+      return std::nullopt;
+    return arg.getArgNumber();
+  };
+  auto matchInput = [&](unsigned node, unsigned input) -> LogicalResult {
+    FailureOr<SmallVector<unsigned>> d = operandDims(g, input, loops);
+    if (failed(d) || *d != layout(recipe.nodes[node]))
+      return fail("an operand is not on the recipe's axes");
+    return matchTensor(node, g.getDpsInputOperand(input)->get());
+  };
 
   if (isReduction) {
-    // init = fill(identity); body = combine(in..., out).
-    auto fill = g.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+    // init = fill(identity); body = combine(in, out) or out + a * b.
+    auto fill = g.getDpsInitOperand(k)->get().getDefiningOp<linalg::FillOp>();
     FloatAttr init;
     double identity = n.op == RecipeOp::ReduceMax ? -INFINITY : 0.0;
     if (!fill || !matchPattern(fill.getInputs()[0], m_Constant(&init)) ||
         init.getValueAsDouble() != identity)
       return fail("a reduction does not start from its identity");
     ops.push_back(fill);
-    Value out = body.getArgument(g.getNumDpsInputs());
-    Value result = yield.getOperand(0);
+    Value out = body.getArgument(numInputs + k);
     if (n.op == RecipeOp::Contract) {
-      auto add = result.getDefiningOp<arith::AddFOp>();
-      if (!add || body.getOperations().size() != 3)
-        return fail("expected multiply-accumulate");
-      Value prod = add.getLhs() == out ? add.getRhs() : add.getLhs();
-      auto mul = prod.getDefiningOp<arith::MulFOp>();
-      if (!mul || (add.getLhs() != out && add.getRhs() != out))
-        return fail("expected multiply-accumulate");
-      if (g.getNumDpsInputs() != 2 || mul.getLhs() != body.getArgument(0) ||
-          mul.getRhs() != body.getArgument(1))
-        return fail("expected multiply-accumulate of the two inputs");
-      for (unsigned i = 0; i < 2; ++i) {
-        FailureOr<SmallVector<unsigned>> d = operandDims(g, i, loops);
-        if (failed(d) || *d != layout(recipe.nodes[n.operands[i]]))
-          return fail("a contraction operand is not on the recipe's axes");
-        if (failed(matchTensor(n.operands[i], g.getDpsInputOperand(i)->get())))
-          return failure();
-      }
+      auto add = dyn_cast<arith::AddFOp>(op);
+      Value prod = add && add.getLhs() == out   ? add.getRhs()
+                   : add && add.getRhs() == out ? add.getLhs()
+                                                : Value();
+      auto mul = prod ? prod.getDefiningOp<arith::MulFOp>() : arith::MulFOp();
+      std::optional<unsigned> a = mul ? inputArg(mul.getLhs()) : std::nullopt;
+      std::optional<unsigned> b = mul ? inputArg(mul.getRhs()) : std::nullopt;
+      if (!a || !b)
+        return fail("expected multiply-accumulate of two inputs");
+      if (failed(matchInput(n.operands[0], *a)) ||
+          failed(matchInput(n.operands[1], *b)))
+        return failure();
       return success();
     }
-    Operation *op = singleBodyOp(g);
-    bool kindOk = op && (n.op == RecipeOp::ReduceSum ? isa<arith::AddFOp>(op)
-                                                     : isa<arith::MaximumFOp>(op));
-    if (!kindOk || g.getNumDpsInputs() != 1 ||
-        !llvm::is_contained(op->getOperands(), out) ||
-        !llvm::is_contained(op->getOperands(), body.getArgument(0)))
+    bool kindOk = n.op == RecipeOp::ReduceSum ? isa<arith::AddFOp>(op)
+                                              : isa<arith::MaximumFOp>(op);
+    if (!kindOk || op->getNumOperands() != 2 ||
+        !llvm::is_contained(op->getOperands(), out))
       return fail("expected a reduction combiner");
-    FailureOr<SmallVector<unsigned>> d = operandDims(g, 0, loops);
-    if (failed(d) || *d != layout(recipe.nodes[n.operands[0]]))
-      return fail("a reduction operand is not on the recipe's axes");
-    return matchTensor(n.operands[0], g.getDpsInputOperand(0)->get());
+    Value in = op->getOperand(0) == out ? op->getOperand(1) : op->getOperand(0);
+    std::optional<unsigned> input = inputArg(in);
+    if (!input)
+      return fail("expected a reduction combiner");
+    return matchInput(n.operands[0], *input);
   }
 
-  Operation *op = singleBodyOp(g);
-  if (!op)
-    return fail("expected one scalar op per generic");
   if (n.op == RecipeOp::Powi)
     return fail("powi recipes depend on params");
   if (!isOpKind(op, n.op))

@@ -127,3 +127,12 @@ def test_fuel_run_errors(tmp_path, args, message):
     assert p.returncode == 1
     assert message in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_i1_tensors_are_refused_not_crashing():
+    text = """
+    func.func @main(%x: tensor<4xi1>) -> tensor<4xi1> {
+      return %x : tensor<4xi1>
+    }"""
+    with pytest.raises(runner.RunnerError, match="tensors of i1 are not supported"):
+        runner.compile(text, "main")
