@@ -26,11 +26,17 @@ FailureOr<SmallVector<Value>> decomposeFusedOp(OpBuilder &b, FusedOp op,
 struct FusedOpInfo;
 
 /// What matching a recipe recovers: the op's operands (null for an absent
-/// optional one), its params, and the ops the match covers.
+/// optional one; an operand may carry extra size-1 dims, which the caller
+/// drops), its params, the ops that compute the result (their values must
+/// have no other users), and the ops that only prepare an input (an extf, a
+/// unit reshape: they go away only if nothing else uses them).
 struct RecipeMatch {
   SmallVector<Value> inputs;
+  /// The rank each input has in the recipe.
+  SmallVector<int64_t> inputRanks;
   SmallVector<NamedAttribute> params;
   SmallVector<Operation *> ops;
+  SmallVector<Operation *> leafOps;
 };
 
 /// Checks that `root` is computed by `info`'s recipe in the normal form that

@@ -16,12 +16,15 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <cmath>
+#include <set>
+#include <tuple>
 #include <cstdio>
 #include <cstdlib>
 
@@ -30,6 +33,37 @@ using namespace mlir::fuel;
 
 namespace {
 
+/// What the matcher looks for: a recipe value raised to a power, in quarters
+/// (4 is the value itself). Powers let the spellings of one formula meet:
+/// `x / sqrt(v)` is found as `x * rsqrt(v)`, `x * (1 / sqrt(v))`,
+/// `x * pow(v, -0.5)` or a division, with the reciprocal in its own generic
+/// or in the same body.
+struct Want {
+  unsigned node;
+  int quarters = 4;
+};
+
+/// Marks a loop that carries a size-1 dim the recipe does not name.
+constexpr int64_t kUnitLoop = -1;
+constexpr int64_t kUnsetLoop = -2;
+
+/// A structured op whose body is being matched, and the concrete dim each of
+/// its loops iterates.
+struct Body {
+  mutable linalg::LinalgOp op;
+  SmallVector<int64_t> loops;
+  Block *block() const { return op.getBlock(); }
+};
+
+struct DimCheck {
+  Value src; ///< The tensor.dim source, or null for a constant.
+  int64_t index;
+  unsigned dim;
+  double value;     ///< The constant (when src is null).
+  int quarters;     ///< The power of the size the constant stands for.
+  double tolerance; ///< Relative, from the constant's type.
+};
+
 class Matcher {
 public:
   Matcher(const FusedOpInfo &info, const Recipe &recipe)
@@ -37,7 +71,7 @@ public:
 
   LogicalResult match(Value root, RecipeMatch &out, std::string &why);
   unsigned numCovered() const {
-    return llvm::SetVector<Operation *>(ops.begin(), ops.end()).size();
+    return llvm::SetVector<Operation *>(st.ops.begin(), st.ops.end()).size();
   }
 
 private:
@@ -46,85 +80,233 @@ private:
       *why = msg.str();
     return failure();
   }
-  SmallVector<unsigned> layout(const RecipeNode &n) const {
-    SmallVector<unsigned> dims;
+  SmallVector<int64_t> layout(const RecipeNode &n) const {
+    SmallVector<int64_t> dims;
     for (RecipeAxis a : n.axes)
-      llvm::append_range(dims, axisDims[a]);
+      for (unsigned d : axisDims[a])
+        dims.push_back(d);
     return dims;
   }
-  LogicalResult matchTensor(unsigned node, Value v);
-  LogicalResult matchScalar(unsigned node, Value v);
-  /// The generic defining `v` (any of its results: a frontend may compute
-  /// values nobody uses next to it, like torch's argmax beside a max).
-  linalg::GenericOp genericOf(Value v, unsigned &result);
-  linalg::GenericOp genericOf(Value v) {
-    unsigned result;
-    linalg::GenericOp g = genericOf(v, result);
-    return g && g->getNumResults() == 1 ? g : linalg::GenericOp();
-  }
-  /// Operand dims (in concrete numbering) of input `i` of `g`, whose loops
-  /// are `loops` (concrete dims); fails unless the map is a projection.
-  FailureOr<SmallVector<unsigned>> operandDims(linalg::GenericOp g,
-                                               unsigned i,
-                                               ArrayRef<unsigned> loops);
-  /// Matches the scalar body op `op` against elementwise node `n` whose
-  /// tensor operands are the generic's inputs.
-  LogicalResult matchBodyOperands(const RecipeNode &n, linalg::GenericOp g,
-                                  Operation *op, ArrayRef<unsigned> loops);
-  LogicalResult bindParam(StringRef name, Value scalar);
+  /// Folds the recipe's own sqrt, rsqrt and 1/x into the wanted power.
+  FailureOr<Want> normalize(Want w);
+  LogicalResult matchTensor(Want w, Value v);
+  LogicalResult matchScalar(Want w, Value s, const Body &body);
+  LogicalResult matchConstant(Want w, Value s, const Body *body);
+  LogicalResult matchReduction(const RecipeNode &n, const Body &body,
+                               unsigned result);
+  LogicalResult matchRotateHalf(const RecipeNode &n, Value v);
+  /// Matches `a` and `b` against the body values `x` and `y`, or, for a
+  /// commutative op, `y` and `x`.
+  LogicalResult matchPair(Want a, Want b, Value x, Value y, const Body &body,
+                          bool commutative);
+  /// The loops of `op` when its result `k` holds a value on `dims`, plus one
+  /// reduction loop on `reductionDim` when it is not -1.
+  FailureOr<SmallVector<int64_t>> loopsOf(linalg::LinalgOp op, unsigned k,
+                                          ArrayRef<int64_t> dims,
+                                          int64_t reductionDim);
+  /// The concrete dims input `i` of the body is read on (size-1 dims read
+  /// at 0 or on unit loops are left out).
+  FailureOr<SmallVector<int64_t>> operandDims(const Body &body, unsigned i);
+  LogicalResult bindParam(StringRef name, FloatAttr value);
+  LogicalResult bindInput(unsigned index, Value v, unsigned rank);
+  bool isCastToSkip(Operation *op) const;
 
   const FusedOpInfo &info;
   const Recipe &recipe;
   std::string *why = nullptr;
-  Type computeType;
+  unsigned minWidth = 0;
+  int64_t rootRank = 0;
   SmallVector<SmallVector<unsigned>> axisDims;
-  DenseMap<unsigned, Value> inputs; // operand spec index -> value
-  DenseMap<unsigned, Value> matched; // recipe node -> value
-  llvm::StringMap<Attribute> params;
-  SmallVector<Operation *> ops;
-  SmallVector<std::tuple<Value, int64_t, unsigned>> dimChecks;
+
+  /// What a match has bound so far; copied to try the other operand order
+  /// of a commutative op.
+  struct State {
+    DenseMap<unsigned, Value> inputs; // operand spec index -> value
+    DenseMap<unsigned, unsigned> inputRanks;
+    llvm::StringMap<Attribute> params;
+    std::set<std::tuple<unsigned, int, const void *>> done;
+    SmallVector<Operation *> ops;
+    SmallVector<Operation *> leafOps;
+    SmallVector<DimCheck> dimChecks;
+  } st;
 };
 
 } // namespace
 
-linalg::GenericOp Matcher::genericOf(Value v, unsigned &result) {
-  auto g = v.getDefiningOp<linalg::GenericOp>();
-  if (!g || g->getNumResults() != g.getNumDpsInits())
-    return {};
-  result = cast<OpResult>(v).getResultNumber();
-  return g;
+static bool isUnitDim(Type t, int64_t pos) {
+  return cast<ShapedType>(t).getDimSize(pos) == 1;
 }
 
-FailureOr<SmallVector<unsigned>>
-Matcher::operandDims(linalg::GenericOp g, unsigned i,
-                     ArrayRef<unsigned> loops) {
-  AffineMap m = g.getIndexingMapsArray()[i];
-  auto type = cast<ShapedType>(g->getOperand(i).getType());
-  SmallVector<unsigned> dims;
+/// The float value of `s`: a constant, a float cast of one, or (inside a
+/// body) an input that is a splat constant or a fill of one.
+static FloatAttr constantValue(Value s, const Body *body) {
+  FloatAttr c;
+  if (matchPattern(s, m_Constant(&c)))
+    return c;
+  if (Operation *op = s.getDefiningOp()) {
+    if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
+      FloatAttr inner = constantValue(op->getOperand(0), body);
+      auto type = dyn_cast<FloatType>(op->getResult(0).getType());
+      if (!inner || !type)
+        return {};
+      APFloat v = inner.getValue();
+      bool lost;
+      v.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      return FloatAttr::get(type, v);
+    }
+    return {};
+  }
+  auto arg = dyn_cast<BlockArgument>(s);
+  if (!body || !arg || arg.getOwner() != body->block() ||
+      arg.getArgNumber() >= body->op.getNumDpsInputs())
+    return {};
+  Value t = body->op.getDpsInputOperand(arg.getArgNumber())->get();
+  DenseFPElementsAttr dense;
+  if (matchPattern(t, m_Constant(&dense)) && dense.isSplat())
+    return FloatAttr::get(dense.getElementType(),
+                          dense.getSplatValue<APFloat>());
+  if (auto fill = t.getDefiningOp<linalg::FillOp>())
+    return constantValue(fill.getInputs()[0], nullptr);
+  return {};
+}
+
+FailureOr<Want> Matcher::normalize(Want w) {
+  while (true) {
+    const RecipeNode &n = recipe.nodes[w.node];
+    if (n.op == RecipeOp::Sqrt || n.op == RecipeOp::Rsqrt) {
+      if (w.quarters % 2 != 0)
+        return failure();
+      w = {n.operands[0],
+           (n.op == RecipeOp::Sqrt ? 1 : -1) * w.quarters / 2};
+      continue;
+    }
+    if (n.op == RecipeOp::Div) {
+      const RecipeNode &num = recipe.nodes[n.operands[0]];
+      if (num.op == RecipeOp::Const && num.constant == 1.0) {
+        w = {n.operands[1], -w.quarters};
+        continue;
+      }
+    }
+    return w;
+  }
+}
+
+bool Matcher::isCastToSkip(Operation *op) const {
+  if (!isa<arith::ExtFOp, arith::TruncFOp>(op))
+    return false;
+  auto from = dyn_cast<FloatType>(op->getOperand(0).getType());
+  auto to = dyn_cast<FloatType>(op->getResult(0).getType());
+  return from && to && from.getWidth() >= minWidth &&
+         to.getWidth() >= minWidth;
+}
+
+FailureOr<SmallVector<int64_t>>
+Matcher::loopsOf(linalg::LinalgOp op, unsigned k, ArrayRef<int64_t> dims,
+                 int64_t reductionDim) {
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(k));
+  Type type = op->getResult(k).getType();
+  int64_t rank = outMap.getNumResults();
+  int64_t extra = rank - static_cast<int64_t>(dims.size());
+  if (extra < 0)
+    return failure();
+  // Which result positions are size-1 dims the recipe does not name: a
+  // keepdim value has the root's rank with its reduced dims kept as 1;
+  // otherwise the leading size-1 dims.
+  SmallVector<bool> skip(rank, false);
+  if (extra > 0) {
+    bool keepdim = rank == rootRank && llvm::is_sorted(dims);
+    if (keepdim) {
+      for (int64_t r = 0; r < rank; ++r)
+        skip[r] = !llvm::is_contained(dims, r);
+    } else {
+      int64_t left = extra;
+      for (int64_t r = 0; r < rank && left > 0; ++r)
+        if (isUnitDim(type, r)) {
+          skip[r] = true;
+          --left;
+        }
+    }
+    if (llvm::count(skip, true) != extra)
+      return failure();
+  }
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  SmallVector<int64_t> loops(op.getNumLoops(), kUnsetLoop);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned next = 0;
+  for (int64_t r = 0; r < rank; ++r) {
+    AffineExpr e = outMap.getResult(r);
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (skip[r]) {
+      if (!isUnitDim(type, r))
+        return failure();
+      if (d)
+        loops[d.getPosition()] = kUnitLoop;
+      else if (!isa<AffineConstantExpr>(e))
+        return failure();
+      continue;
+    }
+    if (!d || loops[d.getPosition()] != kUnsetLoop ||
+        iters[d.getPosition()] != utils::IteratorType::parallel)
+      return failure();
+    loops[d.getPosition()] = dims[next++];
+  }
+  bool reductionSeen = false;
+  for (unsigned l = 0; l < loops.size(); ++l) {
+    if (loops[l] != kUnsetLoop)
+      continue;
+    if (reductionDim >= 0 && !reductionSeen &&
+        iters[l] == utils::IteratorType::reduction) {
+      loops[l] = reductionDim;
+      reductionSeen = true;
+      continue;
+    }
+    // A loop of one iteration the result does not name.
+    if (ranges[l] != 1)
+      return failure();
+    loops[l] = kUnitLoop;
+  }
+  if (reductionDim >= 0 && !reductionSeen)
+    return failure();
+  return loops;
+}
+
+FailureOr<SmallVector<int64_t>> Matcher::operandDims(const Body &body,
+                                                     unsigned i) {
+  OpOperand *operand = body.op.getDpsInputOperand(i);
+  AffineMap m = body.op.getMatchingIndexingMap(operand);
+  Type type = operand->get().getType();
+  SmallVector<int64_t> dims;
   for (unsigned r = 0; r < m.getNumResults(); ++r) {
     AffineExpr e = m.getResult(r);
     if (auto d = dyn_cast<AffineDimExpr>(e)) {
-      dims.push_back(loops[d.getPosition()]);
+      int64_t loop = body.loops[d.getPosition()];
+      if (loop == kUnitLoop) {
+        if (!isUnitDim(type, r))
+          return failure();
+        continue;
+      }
+      dims.push_back(loop);
       continue;
     }
-    // A size-1 dim kept by the frontend (keepdim) and read at 0.
+    // A size-1 dim kept by the frontend and read at 0.
     auto c = dyn_cast<AffineConstantExpr>(e);
-    if (!c || c.getValue() != 0 || type.getDimSize(r) != 1)
+    if (!c || c.getValue() != 0 || !isUnitDim(type, r))
       return failure();
   }
   return dims;
 }
 
-/// The single scalar op of a generic body (besides the yield), or null.
-static Operation *singleBodyOp(linalg::GenericOp g) {
-  Block &body = g.getRegion().front();
-  if (body.getOperations().size() != 2)
+/// The single scalar op of a body (besides the yield), or null.
+static Operation *singleBodyOp(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (!body || body->getOperations().size() != 2)
     return nullptr;
-  Operation *op = &body.front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (yield.getNumOperands() != 1 || yield.getOperand(0) != op->getResult(0))
+  Operation *scalar = &body->front();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  if (yield.getNumOperands() != 1 ||
+      yield.getOperand(0) != scalar->getResult(0))
     return nullptr;
-  return op;
+  return scalar;
 }
 
 static bool isOpKind(Operation *op, RecipeOp kind) {
@@ -135,10 +317,6 @@ static bool isOpKind(Operation *op, RecipeOp kind) {
     return isa<math::ExpOp>(op);
   case RecipeOp::Log:
     return isa<math::LogOp>(op);
-  case RecipeOp::Sqrt:
-    return isa<math::SqrtOp>(op);
-  case RecipeOp::Rsqrt:
-    return isa<math::RsqrtOp>(op);
   case RecipeOp::Tanh:
     return isa<math::TanhOp>(op);
   case RecipeOp::Add:
@@ -150,7 +328,7 @@ static bool isOpKind(Operation *op, RecipeOp kind) {
   case RecipeOp::Div:
     return isa<arith::DivFOp>(op);
   case RecipeOp::Max:
-    return isa<arith::MaximumFOp>(op);
+    return isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
   default:
     return false;
   }
@@ -160,31 +338,41 @@ static bool isCommutative(RecipeOp kind) {
   return kind == RecipeOp::Add || kind == RecipeOp::Mul || kind == RecipeOp::Max;
 }
 
+static bool isScalarKind(RecipeOp kind) {
+  return kind == RecipeOp::Param || kind == RecipeOp::Const ||
+         kind == RecipeOp::DimSize || kind == RecipeOp::Splat;
+}
+
+/// The relative tolerance of a constant of `type` standing for an exact
+/// value (1/n rounded to the type, say).
+static double toleranceOf(Type type) {
+  auto f = dyn_cast<FloatType>(type);
+  if (!f)
+    return 0.0;
+  return std::ldexp(1.0, -static_cast<int>(f.getFPMantissaWidth()) + 1);
+}
+
 /// The shortest decimal that rounds to the constant in its type, as a
 /// double: a param written as 1e-5 and materialized as an f32 comes back as
 /// 1e-5.
 static double shortestDecimal(FloatAttr attr) {
   double v = attr.getValueAsDouble();
-  if (!attr.getType().isF32() || !std::isfinite(v))
+  if (attr.getType().isF64() || !std::isfinite(v))
     return v;
-  float f = static_cast<float>(v);
-  for (int digits = 1; digits <= 9; ++digits) {
+  for (int digits = 1; digits <= 17; ++digits) {
     char text[64];
     std::snprintf(text, sizeof(text), "%.*g", digits, v);
-    if (std::strtof(text, nullptr) == f)
+    FloatAttr back = FloatAttr::get(attr.getType(), std::strtod(text, nullptr));
+    if (back.getValue().bitwiseIsEqual(attr.getValue()))
       return std::strtod(text, nullptr);
   }
   return v;
 }
 
-LogicalResult Matcher::bindParam(StringRef name, Value scalar) {
-  FloatAttr value;
-  if (!matchPattern(scalar, m_Constant(&value)))
-    return fail("param '" + name + "' is not a constant");
+LogicalResult Matcher::bindParam(StringRef name, FloatAttr value) {
   const ParamSpec *spec = info.getParam(name);
-  double v = value.getType().isF64() ? value.getValueAsDouble()
-                                     : shortestDecimal(value);
-  MLIRContext *ctx = scalar.getContext();
+  double v = shortestDecimal(value);
+  MLIRContext *ctx = value.getContext();
   Attribute attr;
   if (spec->kind == ParamKind::F64)
     attr = FloatAttr::get(Float64Type::get(ctx), v);
@@ -192,271 +380,460 @@ LogicalResult Matcher::bindParam(StringRef name, Value scalar) {
     attr = FloatAttr::get(Float32Type::get(ctx), v);
   else
     return fail("param '" + name + "' is not a float slot");
-  auto it = params.find(name);
-  if (it != params.end() && it->second != attr)
+  auto it = st.params.find(name);
+  if (it != st.params.end() && it->second != attr)
     return fail("param '" + name + "' has two different values");
-  params[name] = attr;
+  st.params[name] = attr;
   return success();
 }
 
-LogicalResult Matcher::matchScalar(unsigned id, Value v) {
-  const RecipeNode &n = recipe.nodes[id];
-  switch (n.op) {
-  case RecipeOp::Param:
-    return bindParam(n.param, v);
-  case RecipeOp::Const: {
-    FloatAttr c;
-    if (!matchPattern(v, m_Constant(&c)) || c.getValueAsDouble() != n.constant)
-      return fail("expected the constant " + std::to_string(n.constant));
-    return success();
-  }
-  case RecipeOp::DimSize: {
-    // uitofp(index_cast(tensor.dim(src, d))), or the folded constant.
-    unsigned dim = axisDims[n.index].front();
-    FloatAttr c;
-    if (matchPattern(v, m_Constant(&c))) {
-      dimChecks.push_back({Value(), static_cast<int64_t>(c.getValueAsDouble()),
-                           dim});
+static bool closeTo(double value, double expected, double tolerance) {
+  if (value == expected)
+    return true;
+  return std::isfinite(expected) &&
+         std::fabs(value - expected) <= tolerance * std::fabs(expected);
+}
+
+LogicalResult Matcher::matchConstant(Want w, Value s, const Body *body) {
+  const RecipeNode &n = recipe.nodes[w.node];
+  double power = w.quarters / 4.0;
+  if (FloatAttr c = constantValue(s, body)) {
+    double v = c.getValueAsDouble();
+    switch (n.op) {
+    case RecipeOp::Param:
+      if (w.quarters != 4)
+        return fail("param '" + n.param + "' is not used as it is");
+      return bindParam(n.param, c);
+    case RecipeOp::Const:
+    case RecipeOp::Splat:
+      if (!closeTo(v, std::pow(n.constant, power), toleranceOf(c.getType())))
+        return fail("expected the constant " + std::to_string(n.constant));
       return success();
+    case RecipeOp::DimSize:
+      st.dimChecks.push_back({Value(), 0, axisDims[n.index].front(), v,
+                              w.quarters, toleranceOf(c.getType())});
+      return success();
+    default:
+      return fail("expected a scalar");
     }
-    auto toFp = v.getDefiningOp<arith::UIToFPOp>();
-    auto cast = toFp ? toFp.getIn().getDefiningOp<arith::IndexCastOp>()
-                     : arith::IndexCastOp();
-    auto dimOp = cast ? cast.getIn().getDefiningOp<tensor::DimOp>()
-                      : tensor::DimOp();
-    std::optional<int64_t> index = dimOp ? dimOp.getConstantIndex()
-                                         : std::optional<int64_t>();
-    if (!index)
-      return fail("expected the size of an axis");
-    dimChecks.push_back({dimOp.getSource(), *index, dim});
-    return success();
   }
-  default:
-    return fail("expected a scalar");
-  }
+  if (n.op != RecipeOp::DimSize || w.quarters != 4)
+    return fail(n.op == RecipeOp::Param
+                    ? "param '" + n.param + "' is not a constant"
+                    : std::string("expected a constant"));
+  // uitofp/sitofp(index_cast(tensor.dim(src, d))).
+  Operation *toFp = s.getDefiningOp();
+  if (!toFp || !isa<arith::UIToFPOp, arith::SIToFPOp>(toFp))
+    return fail("expected the size of an axis");
+  auto cast = toFp->getOperand(0).getDefiningOp<arith::IndexCastOp>();
+  auto dimOp = cast ? cast.getIn().getDefiningOp<tensor::DimOp>()
+                    : tensor::DimOp();
+  std::optional<int64_t> index =
+      dimOp ? dimOp.getConstantIndex() : std::optional<int64_t>();
+  if (!index)
+    return fail("expected the size of an axis");
+  st.dimChecks.push_back(
+      {dimOp.getSource(), *index, axisDims[n.index].front(), 0.0, 4, 0.0});
+  return success();
 }
 
-LogicalResult Matcher::matchBodyOperands(const RecipeNode &n,
-                                         linalg::GenericOp g, Operation *op,
-                                         ArrayRef<unsigned> loops) {
-  Block &body = g.getRegion().front();
-  auto tryOrder = [&](ArrayRef<unsigned> order) -> LogicalResult {
-    std::string saved = *why;
-    for (auto [i, operandId] : llvm::enumerate(order)) {
-      Value arg = op->getOperand(i);
-      const RecipeNode &on = recipe.nodes[operandId];
-      auto blockArg = dyn_cast<BlockArgument>(arg);
-      bool isInput = blockArg && blockArg.getOwner() == &body &&
-                     blockArg.getArgNumber() < g.getNumDpsInputs();
-      if (on.isScalar()) {
-        if (blockArg && blockArg.getOwner() == &body)
-          return fail("expected a scalar operand");
-        if (failed(matchScalar(operandId, arg)))
-          return failure();
-        continue;
-      }
-      if (!isInput)
-        return fail("expected a tensor operand");
-      unsigned idx = blockArg.getArgNumber();
-      FailureOr<SmallVector<unsigned>> dims = operandDims(g, idx, loops);
-      if (failed(dims) || *dims != layout(on))
-        return fail("an operand is not on the recipe's axes");
-      if (failed(matchTensor(operandId, g.getDpsInputOperand(idx)->get())))
-        return failure();
-    }
+LogicalResult Matcher::matchPair(Want a, Want b, Value x, Value y,
+                                 const Body &body, bool commutative) {
+  State before = st;
+  if (succeeded(matchScalar(a, x, body)) && succeeded(matchScalar(b, y, body)))
     return success();
-  };
-  SmallVector<unsigned> order(n.operands.begin(), n.operands.end());
-  if (order.size() != op->getNumOperands())
-    return fail("operand count mismatch");
-  // Matching may bind inputs and params: try the swapped order only on a
-  // fresh copy of the state.
-  auto inputsBefore = inputs;
-  auto paramsBefore = params;
-  auto matchedBefore = matched;
-  size_t opsBefore = ops.size(), checksBefore = dimChecks.size();
-  if (succeeded(tryOrder(order)))
-    return success();
-  if (!isCommutative(n.op) || order.size() != 2)
+  if (!commutative)
     return failure();
-  inputs = inputsBefore;
-  params = paramsBefore;
-  matched = matchedBefore;
-  ops.resize(opsBefore);
-  dimChecks.resize(checksBefore);
+  st = std::move(before);
   why->clear();
-  std::swap(order[0], order[1]);
-  return tryOrder(order);
+  if (succeeded(matchScalar(a, y, body)) && succeeded(matchScalar(b, x, body)))
+    return success();
+  return failure();
 }
 
-LogicalResult Matcher::matchTensor(unsigned id, Value v) {
-  // A node used twice by the recipe must be one value in the IR.
-  auto seen = matched.find(id);
-  if (seen != matched.end()) {
-    if (seen->second != v)
-      return fail("a recipe value is computed twice");
+LogicalResult Matcher::bindInput(unsigned index, Value v, unsigned rank) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type)
+    return fail("an input is not a ranked tensor");
+  // Inputs the frontend carries with extra size-1 dims (TOSA's rank-3
+  // weights) are reshaped when fused; the dims that remain must be exactly
+  // the non-unit ones.
+  if (type.getRank() != rank &&
+      llvm::count_if(type.getShape(), [](int64_t d) { return d != 1; }) !=
+          static_cast<int64_t>(rank))
+    return fail("an input has the wrong rank");
+  auto it = st.inputs.find(index);
+  if (it != st.inputs.end() && it->second != v)
+    return fail("an input is bound to two values");
+  st.inputs[index] = v;
+  st.inputRanks[index] = rank;
+  return success();
+}
+
+LogicalResult Matcher::matchTensor(Want want, Value v) {
+  FailureOr<Want> normal = normalize(want);
+  if (failed(normal))
+    return fail("no spelling of this power is known");
+  Want w = *normal;
+  if (!st.done.insert({w.node, w.quarters, v.getAsOpaquePointer()}).second)
     return success();
-  }
-  matched[id] = v;
-  const RecipeNode &n = recipe.nodes[id];
-  SmallVector<unsigned> dims = layout(n);
-  // Look through reshapes that only add size-1 dims (a keepdim reduction
-  // result expanded for broadcasting).
-  while (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>()) {
-    auto src = cast<RankedTensorType>(expand.getSrc().getType());
-    auto dst = cast<RankedTensorType>(expand.getType());
-    int64_t units = llvm::count(dst.getShape(), 1) - llvm::count(src.getShape(), 1);
-    if (units != dst.getRank() - src.getRank())
+  const RecipeNode &n = recipe.nodes[w.node];
+  unsigned layoutRank = layout(n).size();
+  // Reshapes that only add or drop size-1 dims.
+  SmallVector<Operation *> views;
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
       break;
-    ops.push_back(expand);
-    v = expand.getSrc();
+    auto src = cast<RankedTensorType>(def->getOperand(0).getType());
+    auto dst = cast<RankedTensorType>(def->getResult(0).getType());
+    auto nonUnit = [](RankedTensorType t) {
+      return llvm::count_if(t.getShape(), [](int64_t d) { return d != 1; });
+    };
+    if (nonUnit(src) != nonUnit(dst) ||
+        (n.op == RecipeOp::Input && dst.getRank() == layoutRank &&
+         src.getRank() != layoutRank && nonUnit(src) != layoutRank))
+      break;
+    views.push_back(def);
+    v = def->getOperand(0);
   }
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type)
     return fail("expected a ranked tensor");
 
   if (n.op == RecipeOp::Input) {
-    if (type.getRank() != static_cast<int64_t>(dims.size()))
-      return fail("an input has the wrong rank");
-    Value operand = v;
-    // Float inputs computed in a wider type come through an extf generic.
-    if (type.getElementType() == computeType) {
-      if (linalg::GenericOp g = genericOf(v))
-        if (Operation *op = singleBodyOp(g))
-          if (isa<arith::ExtFOp>(op) && g.getNumDpsInputs() == 1 &&
-              g.getIndexingMapsArray()[0].isIdentity()) {
-            operand = g.getDpsInputOperand(0)->get();
-            ops.push_back(g);
-          }
+    if (w.quarters != 4)
+      return fail("an input is used through a power");
+    llvm::append_range(st.leafOps, views);
+    // Inputs computed in a wider type come through an extf.
+    while (auto op = v.getDefiningOp<linalg::LinalgOp>()) {
+      Operation *scalar = singleBodyOp(op);
+      if (!scalar || !isa<arith::ExtFOp>(scalar) ||
+          op.getNumDpsInputs() != 1 || op->getNumResults() != 1 ||
+          scalar->getOperand(0) != op.getBlock()->getArgument(0) ||
+          !llvm::all_of(op.getIndexingMapsArray(),
+                        [](AffineMap m) { return m.isIdentity(); }))
+        break;
+      st.leafOps.push_back(op);
+      v = op.getDpsInputOperand(0)->get();
     }
-    auto it = inputs.find(n.index);
-    if (it != inputs.end() && it->second != operand)
-      return fail("an input is bound to two values");
-    inputs[n.index] = operand;
-    return success();
+    return bindInput(n.index, v, layoutRank);
   }
-  if (type.getElementType() != computeType)
-    return fail("a value has the wrong element type");
+  llvm::append_range(st.ops, views);
+  if (isScalarKind(n.op)) {
+    DenseFPElementsAttr dense;
+    if (matchPattern(v, m_Constant(&dense)) && dense.isSplat())
+      return matchConstant(w, v.getDefiningOp()->getResult(0), nullptr);
+    if (auto fill = v.getDefiningOp<linalg::FillOp>()) {
+      st.leafOps.push_back(fill);
+      return matchConstant(w, fill.getInputs()[0], nullptr);
+    }
+    return fail("expected a constant tensor");
+  }
+  if (!isa<FloatType>(type.getElementType()))
+    return fail("expected a float value");
 
   if (n.op == RecipeOp::RotateHalf) {
-    auto concat = v.getDefiningOp<tensor::ConcatOp>();
-    if (!concat || concat.getInputs().size() != 2)
-      return fail("expected rotate_half's concat");
-    auto lower = concat.getInputs()[1].getDefiningOp<tensor::ExtractSliceOp>();
-    linalg::GenericOp neg = genericOf(concat.getInputs()[0]);
-    Operation *negOp = neg ? singleBodyOp(neg) : nullptr;
-    auto upper = negOp && isa<arith::NegFOp>(negOp)
-                     ? neg.getDpsInputOperand(0)->get()
-                           .getDefiningOp<tensor::ExtractSliceOp>()
-                     : tensor::ExtractSliceOp();
-    if (!lower || !upper || lower.getSource() != upper.getSource())
-      return fail("expected rotate_half's halves");
-    ops.append({concat, lower, neg, upper});
-    return matchTensor(n.operands[0], lower.getSource());
+    if (w.quarters != 4)
+      return fail("rotate_half is used through a power");
+    return matchRotateHalf(n, v);
   }
 
-  unsigned k = 0;
-  linalg::GenericOp g = genericOf(v, k);
-  if (!g)
-    return fail("expected a linalg.generic");
-  ops.push_back(g);
-  bool isReduction = n.op == RecipeOp::ReduceSum ||
-                     n.op == RecipeOp::ReduceMax || n.op == RecipeOp::Contract;
-  unsigned numInputs = g.getNumDpsInputs(), numLoops = g.getNumLoops();
-  SmallVector<utils::IteratorType> iters = g.getIteratorTypesArray();
-  // The loops: those the output map names carry the value's dims, in order
-  // (a kept size-1 dim is written at 0); a reduction has one more loop.
-  AffineMap outMap = g.getIndexingMapsArray()[numInputs + k];
-  SmallVector<int64_t> loopDim(numLoops, -1);
-  unsigned next = 0;
-  for (unsigned r = 0; r < outMap.getNumResults(); ++r) {
-    AffineExpr e = outMap.getResult(r);
-    if (auto d = dyn_cast<AffineDimExpr>(e)) {
-      if (next >= dims.size() || loopDim[d.getPosition()] != -1 ||
-          iters[d.getPosition()] != utils::IteratorType::parallel)
-        return fail("unexpected output map");
-      loopDim[d.getPosition()] = dims[next++];
+  auto op = v.getDefiningOp<linalg::LinalgOp>();
+  if (!op || isa<linalg::FillOp>(op) || !op.hasPureTensorSemantics() ||
+      op->getNumResults() != op.getNumDpsInits() || !op.getBlock())
+    return fail("expected a linalg op");
+  unsigned k = cast<OpResult>(v).getResultNumber();
+  st.ops.push_back(op);
+  bool isReduction = w.quarters == 4 && (n.op == RecipeOp::ReduceSum ||
+                                         n.op == RecipeOp::ReduceMax ||
+                                         n.op == RecipeOp::Contract);
+  FailureOr<SmallVector<int64_t>> loops = loopsOf(
+      op, k, layout(n),
+      isReduction ? static_cast<int64_t>(axisDims[n.index].front()) : -1);
+  if (failed(loops))
+    return fail(isReduction ? "wrong iterators" : "unexpected indexing maps");
+  Body body{op, std::move(*loops)};
+  if (isReduction)
+    return matchReduction(n, body, k);
+  auto yield = cast<linalg::YieldOp>(body.block()->getTerminator());
+  return matchScalar(w, yield.getOperand(k), body);
+}
+
+/// Whether `size` is the whole of dim `d` of `src`: its static size, or a
+/// tensor.dim of it.
+static bool isWholeDim(OpFoldResult size, Value src, int64_t d) {
+  int64_t static_ = cast<ShapedType>(src.getType()).getDimSize(d);
+  if (std::optional<int64_t> c = getConstantIntValue(size))
+    return !ShapedType::isDynamic(static_) && *c == static_;
+  auto dim = dyn_cast<Value>(size) ? cast<Value>(size).getDefiningOp<tensor::DimOp>()
+                                   : tensor::DimOp();
+  return dim && dim.getSource() == src && dim.getConstantIndex() == d;
+}
+
+/// Whether `size` is half of dim `d` of `src` (an even static size, or the
+/// dynamic size divided by 2).
+static bool isHalfDim(OpFoldResult size, Value src, int64_t d) {
+  int64_t static_ = cast<ShapedType>(src.getType()).getDimSize(d);
+  if (std::optional<int64_t> c = getConstantIntValue(size))
+    return !ShapedType::isDynamic(static_) && static_ % 2 == 0 &&
+           *c == static_ / 2;
+  auto div = dyn_cast<Value>(size)
+                 ? cast<Value>(size).getDefiningOp<arith::DivUIOp>()
+                 : arith::DivUIOp();
+  return div && getConstantIntValue(div.getRhs()) == 2 &&
+         isWholeDim(div.getLhs(), src, d);
+}
+
+/// Whether offsets/sizes select half `half` (0: the first) of `whole` along
+/// `axis` and all of every other dim.
+static bool isHalfWindow(ArrayRef<OpFoldResult> offsets,
+                         ArrayRef<OpFoldResult> sizes, Value whole,
+                         int64_t axis, int half) {
+  for (int64_t d = 0, e = offsets.size(); d < e; ++d) {
+    if (d != axis) {
+      if (getConstantIntValue(offsets[d]) != 0 ||
+          !isWholeDim(sizes[d], whole, d))
+        return false;
       continue;
     }
-    auto c = dyn_cast<AffineConstantExpr>(e);
-    if (!c || c.getValue() != 0 || type.getDimSize(r) != 1)
-      return fail("unexpected output map");
+    if (!isHalfDim(sizes[d], whole, d))
+      return false;
+    if (half == 0 ? getConstantIntValue(offsets[d]) != 0
+                  : !isHalfDim(offsets[d], whole, d))
+      return false;
   }
-  if (next != dims.size())
-    return fail("a value has the wrong rank");
-  SmallVector<unsigned> reductionLoops;
-  for (unsigned l = 0; l < numLoops; ++l)
-    if (loopDim[l] == -1)
-      reductionLoops.push_back(l);
-  if (reductionLoops.size() != (isReduction ? 1u : 0u) ||
-      (isReduction &&
-       iters[reductionLoops.front()] != utils::IteratorType::reduction))
-    return fail("wrong iterators");
-  if (isReduction)
-    loopDim[reductionLoops.front()] = axisDims[n.index].front();
-  SmallVector<unsigned> loops(loopDim.begin(), loopDim.end());
-  Block &body = g.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  Value result = yield.getOperand(k);
-  Operation *op = result.getDefiningOp();
-  if (!op || op->getBlock() != &body)
-    return fail("expected a scalar op in the body");
-  auto inputArg = [&](Value x) -> std::optional<unsigned> {
-    auto arg = dyn_cast<BlockArgument>(x);
-    if (!arg || arg.getOwner() != &body || arg.getArgNumber() >= numInputs)
-      return std::nullopt;
-    return arg.getArgNumber();
-  };
-  auto matchInput = [&](unsigned node, unsigned input) -> LogicalResult {
-    FailureOr<SmallVector<unsigned>> d = operandDims(g, input, loops);
-    if (failed(d) || *d != layout(recipe.nodes[node]))
-      return fail("an operand is not on the recipe's axes");
-    return matchTensor(node, g.getDpsInputOperand(input)->get());
-  };
+  return true;
+}
 
-  if (isReduction) {
-    // init = fill(identity); body = combine(in, out) or out + a * b.
-    auto fill = g.getDpsInitOperand(k)->get().getDefiningOp<linalg::FillOp>();
-    FloatAttr init;
-    double identity = n.op == RecipeOp::ReduceMax ? -INFINITY : 0.0;
-    if (!fill || !matchPattern(fill.getInputs()[0], m_Constant(&init)) ||
-        init.getValueAsDouble() != identity)
-      return fail("a reduction does not start from its identity");
-    ops.push_back(fill);
-    Value out = body.getArgument(numInputs + k);
-    if (n.op == RecipeOp::Contract) {
-      auto add = dyn_cast<arith::AddFOp>(op);
-      Value prod = add && add.getLhs() == out   ? add.getRhs()
-                   : add && add.getRhs() == out ? add.getLhs()
-                                                : Value();
-      auto mul = prod ? prod.getDefiningOp<arith::MulFOp>() : arith::MulFOp();
-      std::optional<unsigned> a = mul ? inputArg(mul.getLhs()) : std::nullopt;
-      std::optional<unsigned> b = mul ? inputArg(mul.getRhs()) : std::nullopt;
-      if (!a || !b)
-        return fail("expected multiply-accumulate of two inputs");
-      if (failed(matchInput(n.operands[0], *a)) ||
-          failed(matchInput(n.operands[1], *b)))
-        return failure();
-      return success();
+/// Whether `slice` takes half `half` of its source along `axis`.
+static bool isHalfOf(tensor::ExtractSliceOp slice, int64_t axis, int half) {
+  return slice.hasUnitStride() &&
+         slice.getResultType().getRank() == slice.getSourceType().getRank() &&
+         isHalfWindow(slice.getMixedOffsets(), slice.getMixedSizes(),
+                      slice.getSource(), axis, half);
+}
+
+/// Whether `insert` writes half `half` of its destination along `axis`.
+static bool isInsertedHalf(tensor::InsertSliceOp insert, int64_t axis,
+                           int half) {
+  return insert.hasUnitStride() &&
+         insert.getSourceType().getRank() == insert.getDestType().getRank() &&
+         isHalfWindow(insert.getMixedOffsets(), insert.getMixedSizes(),
+                      insert.getDest(), axis, half);
+}
+
+LogicalResult Matcher::matchRotateHalf(const RecipeNode &n, Value v) {
+  // rotate_half(x) = [-x2, x1] along the axis, with x1, x2 the halves of x:
+  // a concat, or two insert_slices into an empty tensor.
+  SmallVector<int64_t> dims = layout(recipe.nodes[n.operands[0]]);
+  auto pos = llvm::find(dims, static_cast<int64_t>(axisDims[n.index].front()));
+  if (pos == dims.end())
+    return fail("rotate_half's axis is not in its operand");
+  int64_t axis = pos - dims.begin();
+  Value first, second;
+  SmallVector<Operation *> pieces;
+  if (auto concat = v.getDefiningOp<tensor::ConcatOp>()) {
+    if (concat.getInputs().size() != 2 ||
+        static_cast<int64_t>(concat.getDim()) != axis)
+      return fail("expected rotate_half's concat");
+    first = concat.getInputs()[0];
+    second = concat.getInputs()[1];
+    pieces.push_back(concat);
+  } else if (auto outer = v.getDefiningOp<tensor::InsertSliceOp>()) {
+    auto inner = outer.getDest().getDefiningOp<tensor::InsertSliceOp>();
+    if (!inner || !inner.getDest().getDefiningOp<tensor::EmptyOp>())
+      return fail("expected rotate_half's concat");
+    // Either order of the two inserts.
+    if (isInsertedHalf(outer, axis, 1) && isInsertedHalf(inner, axis, 0)) {
+      first = inner.getSource();
+      second = outer.getSource();
+    } else if (isInsertedHalf(outer, axis, 0) &&
+               isInsertedHalf(inner, axis, 1)) {
+      first = outer.getSource();
+      second = inner.getSource();
+    } else {
+      return fail("expected rotate_half's halves");
     }
-    bool kindOk = n.op == RecipeOp::ReduceSum ? isa<arith::AddFOp>(op)
-                                              : isa<arith::MaximumFOp>(op);
-    if (!kindOk || op->getNumOperands() != 2 ||
-        !llvm::is_contained(op->getOperands(), out))
-      return fail("expected a reduction combiner");
-    Value in = op->getOperand(0) == out ? op->getOperand(1) : op->getOperand(0);
-    std::optional<unsigned> input = inputArg(in);
-    if (!input)
-      return fail("expected a reduction combiner");
-    return matchInput(n.operands[0], *input);
+    pieces.append({outer, inner});
+  } else {
+    return fail("expected rotate_half's concat");
+  }
+  auto lower = second.getDefiningOp<tensor::ExtractSliceOp>();
+  auto neg = first.getDefiningOp<linalg::LinalgOp>();
+  Operation *negOp = neg ? singleBodyOp(neg) : nullptr;
+  bool negates = negOp && neg.getNumDpsInputs() == 1 &&
+                 llvm::all_of(neg.getIndexingMapsArray(),
+                              [](AffineMap m) { return m.isIdentity(); }) &&
+                 negOp->getOperand(0) == neg.getBlock()->getArgument(0);
+  if (negates && !isa<arith::NegFOp>(negOp)) {
+    // x * -1.
+    FloatAttr c;
+    negates = isa<arith::MulFOp>(negOp) &&
+              matchPattern(negOp->getOperand(1), m_Constant(&c)) &&
+              c.getValueAsDouble() == -1.0;
+  }
+  auto upper = negates ? neg.getDpsInputOperand(0)
+                             ->get()
+                             .getDefiningOp<tensor::ExtractSliceOp>()
+                       : tensor::ExtractSliceOp();
+  if (!lower || !upper || lower.getSource() != upper.getSource() ||
+      !isHalfOf(lower, axis, 0) || !isHalfOf(upper, axis, 1))
+    return fail("expected rotate_half's halves");
+  llvm::append_range(st.ops, pieces);
+  st.ops.append({lower, neg, upper});
+  return matchTensor({n.operands[0]}, lower.getSource());
+}
+
+LogicalResult Matcher::matchReduction(const RecipeNode &n, const Body &body,
+                                      unsigned k) {
+  // init = fill(identity) (or a splat constant); body = combine(in, out) or
+  // out + a * b.
+  Value init = body.op.getDpsInitOperand(k)->get();
+  FloatAttr start;
+  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+    start = constantValue(fill.getInputs()[0], nullptr);
+    // A constant: frontends share one fill between reductions.
+    st.leafOps.push_back(fill);
+  } else {
+    DenseFPElementsAttr dense;
+    if (matchPattern(init, m_Constant(&dense)) && dense.isSplat())
+      start = FloatAttr::get(dense.getElementType(),
+                             dense.getSplatValue<APFloat>());
+  }
+  bool isMax = n.op == RecipeOp::ReduceMax;
+  bool identity = false;
+  if (start) {
+    APFloat v = start.getValue();
+    // max starts from -inf, or from the lowest finite value (TOSA).
+    identity = isMax ? v.isNegative() && (v.isInfinity() || v.isLargest())
+                     : v.isZero();
+  }
+  if (!identity)
+    return fail("a reduction does not start from its identity");
+  Block *block = body.block();
+  auto yield = cast<linalg::YieldOp>(block->getTerminator());
+  Operation *op = yield.getOperand(k).getDefiningOp();
+  Value out = block->getArgument(body.op.getNumDpsInputs() + k);
+  if (!op || op->getBlock() != block || op->getNumOperands() != 2 ||
+      !llvm::is_contained(op->getOperands(), out))
+    return fail("expected a reduction combiner");
+  Value in = op->getOperand(0) == out ? op->getOperand(1) : op->getOperand(0);
+  if (n.op == RecipeOp::Contract) {
+    auto mul = in.getDefiningOp<arith::MulFOp>();
+    if (!isa<arith::AddFOp>(op) || !mul || mul->getBlock() != block)
+      return fail("expected multiply-accumulate");
+    return matchPair({n.operands[0]}, {n.operands[1]}, mul.getLhs(),
+                     mul.getRhs(), body, /*commutative=*/true);
+  }
+  bool kindOk = isMax ? isa<arith::MaximumFOp, arith::MaxNumFOp>(op)
+                      : isa<arith::AddFOp>(op);
+  if (!kindOk)
+    return fail("expected a reduction combiner");
+  return matchScalar({n.operands[0]}, in, body);
+}
+
+LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
+  FailureOr<Want> normal = normalize(want);
+  if (failed(normal))
+    return fail("no spelling of this power is known");
+  Want w = *normal;
+  const RecipeNode &n = recipe.nodes[w.node];
+  Block *block = body.block();
+  // Float casts between types at least as wide as the result: frontends
+  // compute some intermediates wider (PyTorch's layer norm variance in f64).
+  while (Operation *def = s.getDefiningOp()) {
+    if (!isCastToSkip(def))
+      break;
+    s = def->getOperand(0);
+  }
+  if (isScalarKind(n.op))
+    return matchConstant(w, s, &body);
+  if (auto arg = dyn_cast<BlockArgument>(s); arg && arg.getOwner() == block) {
+    unsigned i = arg.getArgNumber();
+    if (i >= body.op.getNumDpsInputs())
+      return fail("a body reads its init");
+    FailureOr<SmallVector<int64_t>> dims = operandDims(body, i);
+    if (failed(dims) || *dims != layout(n))
+      return fail("an operand is not on the recipe's axes");
+    return matchTensor(w, body.op.getDpsInputOperand(i)->get());
+  }
+  Operation *op = s.getDefiningOp();
+  if (!op || op->getBlock() != block)
+    return fail("expected a scalar op in the body");
+  auto isOne = [&](Value x) {
+    FloatAttr c = constantValue(x, &body);
+    return c && c.getValueAsDouble() == 1.0;
+  };
+
+  if (w.quarters != 4) {
+    // s = node^(q/4), spelled with 1/x, sqrt, rsqrt or pow.
+    Want next = w;
+    Value x;
+    if (auto div = dyn_cast<arith::DivFOp>(op); div && isOne(div.getLhs())) {
+      next.quarters = -w.quarters;
+      x = div.getRhs();
+    } else if (isa<math::SqrtOp>(op)) {
+      next.quarters = 2 * w.quarters;
+      x = op->getOperand(0);
+    } else if (isa<math::RsqrtOp>(op)) {
+      next.quarters = -2 * w.quarters;
+      x = op->getOperand(0);
+    } else if (auto pow = dyn_cast<math::PowFOp>(op)) {
+      FloatAttr p = constantValue(pow.getRhs(), &body);
+      double q = p ? w.quarters / p.getValueAsDouble() : 0.0;
+      if (!p || q != std::trunc(q) || q == 0)
+        return fail("expected a power of the recipe value");
+      next.quarters = static_cast<int>(q);
+      x = pow.getLhs();
+    } else {
+      return fail(Twine("expected a reciprocal or root, found ") +
+                  op->getName().getStringRef());
+    }
+    if (std::abs(next.quarters) > 16)
+      return fail("no spelling of this power is known");
+    return matchScalar(next, x, body);
   }
 
+  switch (n.op) {
+  case RecipeOp::Div:
+    if (isa<arith::DivFOp>(op))
+      return matchPair({n.operands[0]}, {n.operands[1]}, op->getOperand(0),
+                       op->getOperand(1), body, /*commutative=*/false);
+    // a / b as a * (1 / b), the reciprocal in any spelling.
+    if (isa<arith::MulFOp>(op))
+      return matchPair({n.operands[0]}, {n.operands[1], -4},
+                       op->getOperand(0), op->getOperand(1), body,
+                       /*commutative=*/true);
+    break;
+  case RecipeOp::Mul:
+    if (n.operands[0] == n.operands[1]) {
+      // x * x as powi(x, 2) or pow(x, 2.0).
+      if (isa<math::FPowIOp, math::PowFOp>(op)) {
+        APInt i;
+        FloatAttr f = constantValue(op->getOperand(1), &body);
+        bool two = (f && f.getValueAsDouble() == 2.0) ||
+                   (matchPattern(op->getOperand(1), m_ConstantInt(&i)) &&
+                    i == 2);
+        if (!two)
+          return fail("expected the power 2");
+        return matchScalar({n.operands[0]}, op->getOperand(0), body);
+      }
+    }
+    break;
+  default:
+    break;
+  }
   if (n.op == RecipeOp::Powi)
     return fail("powi recipes depend on params");
   if (!isOpKind(op, n.op))
     return fail(Twine("expected ") + stringifyRecipeOp(n.op) + ", found " +
                 op->getName().getStringRef());
-  return matchBodyOperands(n, g, op, loops);
+  if (n.operands.size() != op->getNumOperands())
+    return fail("operand count mismatch");
+  if (n.operands.size() == 1)
+    return matchScalar({n.operands[0]}, op->getOperand(0), body);
+  return matchPair({n.operands[0]}, {n.operands[1]}, op->getOperand(0),
+                   op->getOperand(1), body, isCommutative(n.op));
 }
 
 LogicalResult Matcher::match(Value root, RecipeMatch &out, std::string &w) {
@@ -467,18 +844,11 @@ LogicalResult Matcher::match(Value root, RecipeMatch &out, std::string &w) {
   auto rootType = dyn_cast<RankedTensorType>(root.getType());
   if (!rootType)
     return fail("not a ranked tensor");
-  // A low-precision result comes through a truncf generic.
-  Value value = root;
-  computeType = rootType.getElementType();
-  if (linalg::GenericOp g = genericOf(root))
-    if (Operation *op = singleBodyOp(g))
-      if (isa<arith::TruncFOp>(op)) {
-        value = g.getDpsInputOperand(0)->get();
-        computeType = cast<ShapedType>(value.getType()).getElementType();
-        ops.push_back(g);
-      }
-  if (!isa<FloatType>(computeType))
+  auto elementType = dyn_cast<FloatType>(rootType.getElementType());
+  if (!elementType)
     return fail("not a float value");
+  minWidth = elementType.getWidth();
+  rootRank = rootType.getRank();
   // Concrete dims: the batch takes what the output's named axes leave.
   int64_t named = llvm::count_if(outNode.axes,
                                  [](RecipeAxis a) { return a != kBatchAxis; });
@@ -492,41 +862,54 @@ LogicalResult Matcher::match(Value root, RecipeMatch &out, std::string &w) {
     axisDims[kBatchAxis].push_back(next++);
   for (unsigned a = 1; a < recipe.axisNames.size(); ++a)
     axisDims[a].push_back(next++);
-  if (failed(matchTensor(recipe.outputs.front(), value)))
+  if (failed(matchTensor({recipe.outputs.front()}, root)))
     return failure();
   // Every input and every axis size must be bound consistently.
   for (unsigned i = 0; i < info.operands.size(); ++i)
-    if (!info.operands[i].optional && !inputs.count(i))
+    if (!info.operands[i].optional && !st.inputs.count(i))
       return fail("operand '" + info.operands[i].name + "' is not used");
-  for (auto [src, index, dim] : dimChecks) {
+  for (const DimCheck &c : st.dimChecks) {
     // The axis size: find an input that carries the dim.
     bool ok = false;
     for (const RecipeNode &n : recipe.nodes) {
       if (n.op != RecipeOp::Input)
         continue;
-      Value in = inputs.lookup(n.index);
-      SmallVector<unsigned> d = layout(n);
-      auto pos = llvm::find(d, dim);
+      Value in = st.inputs.lookup(n.index);
+      SmallVector<int64_t> d = layout(n);
+      auto pos = llvm::find(d, c.dim);
       if (pos == d.end())
         continue;
       int64_t p = pos - d.begin();
-      if (src) {
-        ok |= src == in && index == p;
-      } else {
-        int64_t size = cast<ShapedType>(in.getType()).getDimSize(p);
-        ok |= !ShapedType::isDynamic(size) && size == index;
+      if (c.src) {
+        ok |= c.src == in && c.index == p;
+        continue;
       }
+      auto inType = cast<RankedTensorType>(in.getType());
+      if (inType.getRank() != static_cast<int64_t>(d.size()))
+        continue;
+      int64_t size = inType.getDimSize(p);
+      ok |= !ShapedType::isDynamic(size) &&
+            closeTo(c.value, std::pow(static_cast<double>(size),
+                                      c.quarters / 4.0),
+                    c.tolerance);
     }
     if (!ok)
       return fail("an axis size does not match the inputs");
   }
-  for (unsigned i = 0; i < info.operands.size(); ++i)
-    out.inputs.push_back(inputs.lookup(i));
-  for (auto &p : params)
-    out.params.push_back(
-        NamedAttribute(StringAttr::get(root.getContext(), p.getKey()), p.getValue()));
-  llvm::SetVector<Operation *> unique(ops.begin(), ops.end());
+  for (unsigned i = 0; i < info.operands.size(); ++i) {
+    out.inputs.push_back(st.inputs.lookup(i));
+    out.inputRanks.push_back(st.inputRanks.lookup(i));
+  }
+  for (auto &p : st.params)
+    out.params.push_back(NamedAttribute(
+        StringAttr::get(root.getContext(), p.getKey()), p.getValue()));
+  llvm::SetVector<Operation *> unique(st.ops.begin(), st.ops.end());
   out.ops.assign(unique.begin(), unique.end());
+  llvm::SetVector<Operation *> leaves;
+  for (Operation *op : st.leafOps)
+    if (!unique.contains(op))
+      leaves.insert(op);
+  out.leafOps.assign(leaves.begin(), leaves.end());
   return success();
 }
 

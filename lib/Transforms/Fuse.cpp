@@ -11,6 +11,8 @@
 #include "FuelFused/Passes.h"
 #include "FuelFused/Recipe.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -36,6 +38,30 @@ static bool isSelfContained(const RecipeMatch &m, Operation *rootOp) {
         return false;
   }
   return true;
+}
+
+/// `v` without the size-1 dims a frontend added (a [1, K, N] weight for a
+/// [K, N] operand), or `v` itself.
+static Value dropUnitDims(OpBuilder &b, Value v, int64_t rank) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getRank() == rank)
+    return v;
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<int64_t> shape;
+  ReassociationIndices pending;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    pending.push_back(d);
+    if (type.getDimSize(d) == 1)
+      continue;
+    groups.push_back(pending);
+    shape.push_back(type.getDimSize(d));
+    pending.clear();
+  }
+  if (groups.empty())
+    return v;
+  llvm::append_range(groups.back(), pending);
+  auto target = RankedTensorType::get(shape, type.getElementType());
+  return tensor::CollapseShapeOp::create(b, v.getLoc(), target, v, groups);
 }
 
 struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
@@ -77,12 +103,15 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   }
 
   void runOnOperation() override {
-    SmallVector<linalg::GenericOp> generics;
-    getOperation()->walk([&](linalg::GenericOp g) { generics.push_back(g); });
+    SmallVector<linalg::LinalgOp> roots;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (!isa<linalg::FillOp>(op) && op->getNumResults() == 1)
+        roots.push_back(op);
+    });
     llvm::SmallPtrSet<Operation *, 32> erased;
     IRRewriter rewriter(&getContext());
-    for (linalg::GenericOp g : llvm::reverse(generics)) {
-      if (erased.contains(g) || g->getNumResults() != 1)
+    for (linalg::LinalgOp g : llvm::reverse(roots)) {
+      if (erased.contains(g))
         continue;
       Value root = g->getResult(0);
       SmallVector<std::string> nearMisses;
@@ -101,11 +130,18 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
             nearMisses.push_back((info->name + ": " + why).str());
           continue;
         }
-        SmallVector<Value> operands;
-        for (Value v : m->inputs)
-          if (v)
-            operands.push_back(v);
         rewriter.setInsertionPoint(g);
+        SmallVector<Value> operands;
+        SmallVector<Operation *> reshapes;
+        for (auto [v, rank] : llvm::zip(m->inputs, m->inputRanks)) {
+          if (!v)
+            continue;
+          if (Value reshaped = dropUnitDims(rewriter, v, rank); reshaped != v) {
+            reshapes.push_back(reshaped.getDefiningOp());
+            v = reshaped;
+          }
+          operands.push_back(v);
+        }
         auto fused = FusedOp::create(rewriter, g.getLoc(),
                                      KindAttr::get(&getContext(), info->id),
                                      operands, m->params);
@@ -113,12 +149,18 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
             fused->getResult(0).getType() != root.getType() ||
             failed(mlir::verify(fused))) {
           rewriter.eraseOp(fused);
+          for (Operation *op : llvm::reverse(reshapes))
+            rewriter.eraseOp(op);
+          why = "the matched operands do not fit the op";
+          if (m->ops.size() >= kNearMissOps)
+            nearMisses.push_back((info->name + ": " + why).str());
           continue;
         }
         rewriter.replaceAllUsesWith(root, fused->getResult(0));
         // Erase the covered ops, users first, then what only they used
         // (inits, constants, sizes); everything else stays as it was.
         SmallVector<Operation *> worklist(m->ops.begin(), m->ops.end());
+        llvm::append_range(worklist, m->leafOps);
         llvm::SmallPtrSet<Operation *, 32> covered(m->ops.begin(),
                                                    m->ops.end());
         bool erasing = true;
