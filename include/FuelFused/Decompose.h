@@ -9,6 +9,10 @@
 #include <string>
 
 namespace mlir {
+namespace linalg {
+class GenericOp;
+} // namespace linalg
+
 namespace fuel {
 
 class FusedOp;
@@ -47,6 +51,15 @@ struct RecipeMatch {
 FailureOr<RecipeMatch> matchRecipe(const FusedOpInfo &info, Value root,
                                    std::string &why,
                                    unsigned *progress = nullptr);
+
+/// As matchRecipe, for a scalar computed inside the body of an elementwise
+/// generic `op` (a frontend that fuses elementwise ops puts a norm's last
+/// steps and the multiply by its weight in one body): the value the recipe
+/// computes is the tensor of `scalar` over `op`'s iteration space.
+FailureOr<RecipeMatch> matchRecipeInBody(const FusedOpInfo &info,
+                                         Value scalar, linalg::GenericOp op,
+                                         std::string &why,
+                                         unsigned *progress = nullptr);
 
 } // namespace fuel
 } // namespace mlir

@@ -69,7 +69,9 @@ public:
   Matcher(const FusedOpInfo &info, const Recipe &recipe)
       : info(info), recipe(recipe) {}
 
-  LogicalResult match(Value root, RecipeMatch &out, std::string &why);
+  /// Matches the recipe at `root`: a tensor, or a scalar of `inBody`'s body.
+  LogicalResult match(Value root, linalg::GenericOp inBody, RecipeMatch &out,
+                      std::string &why);
   unsigned numCovered() const {
     return llvm::SetVector<Operation *>(st.ops.begin(), st.ops.end()).size();
   }
@@ -836,15 +838,20 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
                    op->getOperand(1), body, isCommutative(n.op));
 }
 
-LogicalResult Matcher::match(Value root, RecipeMatch &out, std::string &w) {
+LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
+                             RecipeMatch &out, std::string &w) {
   why = &w;
   if (recipe.outputs.size() != 1)
     return fail("multi-output recipes are not matched");
   const RecipeNode &outNode = recipe.nodes[recipe.outputs.front()];
-  auto rootType = dyn_cast<RankedTensorType>(root.getType());
+  // In a body, the value lives on the op's iteration space, which its
+  // (identity) output map names.
+  auto rootType = dyn_cast<RankedTensorType>(
+      inBody ? inBody->getResult(0).getType() : root.getType());
   if (!rootType)
     return fail("not a ranked tensor");
-  auto elementType = dyn_cast<FloatType>(rootType.getElementType());
+  auto elementType =
+      dyn_cast<FloatType>(inBody ? root.getType() : rootType.getElementType());
   if (!elementType)
     return fail("not a float value");
   minWidth = elementType.getWidth();
@@ -862,8 +869,17 @@ LogicalResult Matcher::match(Value root, RecipeMatch &out, std::string &w) {
     axisDims[kBatchAxis].push_back(next++);
   for (unsigned a = 1; a < recipe.axisNames.size(); ++a)
     axisDims[a].push_back(next++);
-  if (failed(matchTensor({recipe.outputs.front()}, root)))
+  if (inBody) {
+    FailureOr<SmallVector<int64_t>> loops =
+        loopsOf(inBody, 0, layout(outNode), -1);
+    if (failed(loops))
+      return fail("unexpected indexing maps");
+    if (failed(matchScalar({recipe.outputs.front()}, root,
+                           Body{inBody, std::move(*loops)})))
+      return failure();
+  } else if (failed(matchTensor({recipe.outputs.front()}, root))) {
     return failure();
+  }
   // Every input and every axis size must be bound consistently.
   for (unsigned i = 0; i < info.operands.size(); ++i)
     if (!info.operands[i].optional && !st.inputs.count(i))
@@ -913,9 +929,9 @@ LogicalResult Matcher::match(Value root, RecipeMatch &out, std::string &w) {
   return success();
 }
 
-FailureOr<RecipeMatch> mlir::fuel::matchRecipe(const FusedOpInfo &info,
-                                               Value root, std::string &why,
-                                               unsigned *progress) {
+static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
+                                      linalg::GenericOp inBody,
+                                      std::string &why, unsigned *progress) {
   if (!info.recipe) {
     why = "the op has no recipe";
     return failure();
@@ -929,10 +945,29 @@ FailureOr<RecipeMatch> mlir::fuel::matchRecipe(const FusedOpInfo &info,
   Recipe recipe = rb.take();
   Matcher m(info, recipe);
   RecipeMatch result;
-  LogicalResult matched = m.match(root, result, why);
+  LogicalResult matched = m.match(root, inBody, result, why);
   if (progress)
     *progress = m.numCovered();
   if (failed(matched))
     return failure();
   return result;
+}
+
+FailureOr<RecipeMatch> mlir::fuel::matchRecipe(const FusedOpInfo &info,
+                                               Value root, std::string &why,
+                                               unsigned *progress) {
+  return matchAt(info, root, {}, why, progress);
+}
+
+FailureOr<RecipeMatch>
+mlir::fuel::matchRecipeInBody(const FusedOpInfo &info, Value scalar,
+                              linalg::GenericOp op, std::string &why,
+                              unsigned *progress) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
+      !op.hasPureTensorSemantics() ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity()) {
+    why = "the op is not an elementwise generic";
+    return failure();
+  }
+  return matchAt(info, scalar, op, why, progress);
 }

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::fuel {
@@ -27,14 +28,16 @@ using namespace mlir::fuel;
 
 namespace {
 
-/// The match's ops other than the root's producer may only feed each other.
-static bool isSelfContained(const RecipeMatch &m, Operation *rootOp) {
+/// The match's ops other than the root's producer may only feed each other
+/// (and `reader`, the op whose body the match was found in).
+static bool isSelfContained(const RecipeMatch &m, Operation *rootOp,
+                            Operation *reader) {
   llvm::SmallPtrSet<Operation *, 16> set(m.ops.begin(), m.ops.end());
   for (Operation *op : m.ops) {
     if (op == rootOp)
       continue;
     for (Operation *user : op->getUsers())
-      if (!set.contains(user))
+      if (!set.contains(user) && user != reader)
         return false;
   }
   return true;
@@ -108,89 +111,239 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
       if (!isa<linalg::FillOp>(op) && op->getNumResults() == 1)
         roots.push_back(op);
     });
-    llvm::SmallPtrSet<Operation *, 32> erased;
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp g : llvm::reverse(roots)) {
       if (erased.contains(g))
         continue;
-      Value root = g->getResult(0);
       SmallVector<std::string> nearMisses;
-      bool fusedHere = false;
+      bool fused = fuseResult(rewriter, g, nearMisses);
+      // A body that computes more than the op (the weight multiply after a
+      // norm, fused into one generic): look for the op inside it.
+      if (!fused)
+        if (auto generic = dyn_cast<linalg::GenericOp>(g.getOperation()))
+          while (fuseInBody(rewriter, generic, nearMisses))
+            fused = true;
+      if (!fused && report == "near-misses")
+        for (const std::string &miss : nearMisses)
+          g->emitRemark() << "fuel-fuse near miss: " << miss;
+    }
+    erased.clear();
+  }
+
+  /// Builds the fused op for `m` before `at`; null (and nothing created) if
+  /// the matched operands do not make a valid op of type `type`.
+  FusedOp buildFused(IRRewriter &rewriter, Operation *at,
+                     const FusedOpInfo &info, const RecipeMatch &m,
+                     Type type) {
+    rewriter.setInsertionPoint(at);
+    SmallVector<Value> operands;
+    SmallVector<Operation *> reshapes;
+    for (auto [input, rank] : llvm::zip(m.inputs, m.inputRanks)) {
+      if (!input)
+        continue;
+      Value v = dropUnitDims(rewriter, input, rank);
+      if (v != input)
+        reshapes.push_back(v.getDefiningOp());
+      operands.push_back(v);
+    }
+    auto fused = FusedOp::create(rewriter, at->getLoc(),
+                                 KindAttr::get(&getContext(), info.id),
+                                 operands, m.params);
+    if (fused->getNumResults() == 1 && fused->getResult(0).getType() == type &&
+        succeeded(mlir::verify(fused)))
+      return fused;
+    rewriter.eraseOp(fused);
+    for (Operation *op : llvm::reverse(reshapes))
+      rewriter.eraseOp(op);
+    return {};
+  }
+
+  /// Erases the covered ops, users first, then what only they used (inits,
+  /// constants, sizes, input casts); everything else stays as it was.
+  void eraseCovered(IRRewriter &rewriter, const RecipeMatch &m) {
+    SmallVector<Operation *> worklist(m.ops.begin(), m.ops.end());
+    llvm::append_range(worklist, m.leafOps);
+    llvm::SmallPtrSet<Operation *, 32> covered(m.ops.begin(), m.ops.end());
+    bool erasing = true;
+    while (erasing) {
+      erasing = false;
+      for (size_t i = 0; i < worklist.size(); ++i) {
+        Operation *op = worklist[i];
+        if (!op || !op->use_empty() ||
+            (!covered.contains(op) && !isOpTriviallyDead(op)))
+          continue;
+        // Operands, and values the bodies capture from above.
+        op->walk([&](Operation *nested) {
+          for (Value operand : nested->getOperands())
+            if (Operation *def = operand.getDefiningOp())
+              if (!op->isAncestor(def) && !erased.contains(def) &&
+                  !llvm::is_contained(worklist, def))
+                worklist.push_back(def);
+        });
+        erased.insert(op);
+        rewriter.eraseOp(op);
+        worklist[i] = nullptr;
+        erasing = true;
+      }
+    }
+  }
+
+  /// Tries the recipes on the result of `g`.
+  bool fuseResult(IRRewriter &rewriter, linalg::LinalgOp g,
+                  SmallVector<std::string> &nearMisses) {
+    Value root = g->getResult(0);
+    for (auto [info, size] : candidates) {
+      std::string why;
+      unsigned progress = 0;
+      FailureOr<RecipeMatch> m = matchRecipe(*info, root, why, &progress);
+      if (succeeded(m) && !isSelfContained(*m, g, nullptr)) {
+        why = "an intermediate value has another user";
+        progress = m->ops.size();
+        m = failure();
+      }
+      FusedOp fused;
+      if (succeeded(m)) {
+        fused = buildFused(rewriter, g, *info, *m, root.getType());
+        if (!fused) {
+          why = "the matched operands do not fit the op";
+          progress = m->ops.size();
+        }
+      }
+      if (!fused) {
+        if (progress >= kNearMissOps)
+          nearMisses.push_back((info->name + ": " + why).str());
+        continue;
+      }
+      rewriter.replaceAllUsesWith(root, fused->getResult(0));
+      eraseCovered(rewriter, *m);
+      return true;
+    }
+    return false;
+  }
+
+  /// Tries the recipes on the scalars of `g`'s body; on a match, the fused
+  /// op becomes a new input of `g` that replaces the scalar.
+  bool fuseInBody(IRRewriter &rewriter, linalg::GenericOp g,
+                  SmallVector<std::string> &nearMisses) {
+    if (g.getNumDpsInits() != 1 || g.getNumReductionLoops() != 0 ||
+        !g.hasPureTensorSemantics())
+      return false;
+    Block *body = g.getBody();
+    Value yielded = body->getTerminator()->getOperand(0);
+    SmallVector<Operation *> scalars;
+    for (Operation &op : body->without_terminator())
+      if (op.getNumResults() == 1 && op.getResult(0) != yielded &&
+          isa<FloatType>(op.getResult(0).getType()))
+        scalars.push_back(&op);
+    for (Operation *scalarOp : llvm::reverse(scalars)) {
+      Value scalar = scalarOp->getResult(0);
       for (auto [info, size] : candidates) {
         std::string why;
         unsigned progress = 0;
-        FailureOr<RecipeMatch> m = matchRecipe(*info, root, why, &progress);
-        if (succeeded(m) && !isSelfContained(*m, g)) {
+        FailureOr<RecipeMatch> m =
+            matchRecipeInBody(*info, scalar, g, why, &progress);
+        if (succeeded(m) && (!isSelfContained(*m, nullptr, g) ||
+                             !stopsUsingCovered(*m, g, scalar))) {
           why = "an intermediate value has another user";
           progress = m->ops.size();
           m = failure();
         }
-        if (failed(m)) {
+        FusedOp fused;
+        auto type = RankedTensorType::get(
+            cast<ShapedType>(g->getResult(0).getType()).getShape(),
+            scalar.getType());
+        if (succeeded(m)) {
+          fused = buildFused(rewriter, g, *info, *m, type);
+          if (!fused) {
+            why = "the matched operands do not fit the op";
+            progress = m->ops.size();
+          }
+        }
+        if (!fused) {
           if (progress >= kNearMissOps)
             nearMisses.push_back((info->name + ": " + why).str());
           continue;
         }
-        rewriter.setInsertionPoint(g);
-        SmallVector<Value> operands;
-        SmallVector<Operation *> reshapes;
-        for (auto [v, rank] : llvm::zip(m->inputs, m->inputRanks)) {
-          if (!v)
-            continue;
-          if (Value reshaped = dropUnitDims(rewriter, v, rank); reshaped != v) {
-            reshapes.push_back(reshaped.getDefiningOp());
-            v = reshaped;
-          }
-          operands.push_back(v);
-        }
-        auto fused = FusedOp::create(rewriter, g.getLoc(),
-                                     KindAttr::get(&getContext(), info->id),
-                                     operands, m->params);
-        if (fused->getNumResults() != 1 ||
-            fused->getResult(0).getType() != root.getType() ||
-            failed(mlir::verify(fused))) {
-          rewriter.eraseOp(fused);
-          for (Operation *op : llvm::reverse(reshapes))
-            rewriter.eraseOp(op);
-          why = "the matched operands do not fit the op";
-          if (m->ops.size() >= kNearMissOps)
-            nearMisses.push_back((info->name + ": " + why).str());
-          continue;
-        }
-        rewriter.replaceAllUsesWith(root, fused->getResult(0));
-        // Erase the covered ops, users first, then what only they used
-        // (inits, constants, sizes); everything else stays as it was.
-        SmallVector<Operation *> worklist(m->ops.begin(), m->ops.end());
-        llvm::append_range(worklist, m->leafOps);
-        llvm::SmallPtrSet<Operation *, 32> covered(m->ops.begin(),
-                                                   m->ops.end());
-        bool erasing = true;
-        while (erasing) {
-          erasing = false;
-          for (size_t i = 0; i < worklist.size(); ++i) {
-            Operation *op = worklist[i];
-            if (!op || !op->use_empty() ||
-                (!covered.contains(op) && !isOpTriviallyDead(op)))
-              continue;
-            // Operands, and values the bodies capture from above.
-            op->walk([&](Operation *nested) {
-              for (Value operand : nested->getOperands())
-                if (Operation *def = operand.getDefiningOp())
-                  if (!op->isAncestor(def) && !erased.contains(def) &&
-                      !llvm::is_contained(worklist, def))
-                    worklist.push_back(def);
-            });
-            erased.insert(op);
-            rewriter.eraseOp(op);
-            worklist[i] = nullptr;
-            erasing = true;
-          }
-        }
-        fusedHere = true;
-        break;
+        replaceScalarByInput(rewriter, g, scalar, fused->getResult(0),
+                             m->leafOps);
+        eraseCovered(rewriter, *m);
+        return true;
       }
-      if (!fusedHere && report == "near-misses")
-        for (const std::string &miss : nearMisses)
-          g.emitRemark() << "fuel-fuse near miss: " << miss;
+    }
+    return false;
+  }
+
+  /// Whether, once `scalar` is replaced, the body of `g` no longer reads any
+  /// value the match covers.
+  static bool stopsUsingCovered(const RecipeMatch &m, linalg::GenericOp g,
+                                Value scalar) {
+    llvm::SmallPtrSet<Operation *, 16> covered(m.ops.begin(), m.ops.end());
+    SmallVector<Value> worklist(g.getBody()->getTerminator()->getOperands());
+    llvm::SmallPtrSet<Value, 16> seen;
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      if (v == scalar || !seen.insert(v).second)
+        continue;
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (arg.getOwner() == g.getBody() &&
+            arg.getArgNumber() < g.getNumDpsInputs())
+          if (Operation *def =
+                  g.getDpsInputOperand(arg.getArgNumber())->get().getDefiningOp())
+            if (covered.contains(def))
+              return false;
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (def && def->getBlock() == g.getBody())
+        llvm::append_range(worklist, def->getOperands());
+    }
+    return true;
+  }
+
+  /// Makes `value` (the tensor of `scalar` over `g`'s iteration space) an
+  /// input of `g` read where `scalar` was, and drops what the body no longer
+  /// uses: the ops that computed `scalar` and the inputs only they read.
+  static void replaceScalarByInput(IRRewriter &rewriter, linalg::GenericOp g,
+                                   Value scalar, Value value,
+                                   SmallVectorImpl<Operation *> &captured) {
+    Block *body = g.getBody();
+    unsigned numInputs = g.getNumDpsInputs();
+    llvm::SmallBitVector wasUsed(numInputs);
+    for (unsigned i = 0; i < numInputs; ++i)
+      wasUsed[i] = !body->getArgument(i).use_empty();
+    SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+    AffineMap outMap = maps[numInputs];
+    maps.insert(maps.begin() + numInputs, outMap);
+    rewriter.modifyOpInPlace(g, [&] {
+      g.getInputsMutable().append(value);
+      g.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
+    BlockArgument arg =
+        body->insertArgument(numInputs, scalar.getType(), scalar.getLoc());
+    rewriter.replaceAllUsesWith(scalar, arg);
+    // Dead body ops, last first.
+    SmallVector<Operation *> bodyOps;
+    for (Operation &op : body->without_terminator())
+      bodyOps.push_back(&op);
+    for (Operation *op : llvm::reverse(bodyOps)) {
+      if (!isOpTriviallyDead(op))
+        continue;
+      // Values from above that only the erased ops read go too.
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          if (def->getBlock() != body)
+            captured.push_back(def);
+      rewriter.eraseOp(op);
+    }
+    for (int i = numInputs - 1; i >= 0; --i) {
+      if (!wasUsed[i] || !body->getArgument(i).use_empty())
+        continue;
+      maps.erase(maps.begin() + i);
+      rewriter.modifyOpInPlace(g, [&] {
+        g.getInputsMutable().erase(i);
+        g.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+      });
+      body->eraseArgument(i);
     }
   }
 
@@ -198,6 +351,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   static constexpr unsigned kNearMissOps = 3;
 
   SmallVector<std::pair<const FusedOpInfo *, size_t>> candidates;
+  llvm::SmallPtrSet<Operation *, 32> erased;
 };
 
 } // namespace

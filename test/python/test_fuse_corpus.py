@@ -34,10 +34,40 @@ EXPECTED = {
 }
 
 
-def fuse(fuel_opt, path):
-    p = subprocess.run([fuel_opt, str(path), "--fuel-fuse"], capture_output=True, text=True)
+# The same exports after upstream elementwise fusion (the form IREE-style
+# pipelines hand over: a norm's last steps and its weight in one body).
+LLAMA_FUSED = {"rms_norm_last_dim": 2, "rope": 1}
+EXPECTED_AFTER_ELEMENTWISE_FUSION = {
+    f"{frontend}/{model}.{suffix}": counts
+    for frontend, suffix in (("torch_mlir", "linalg.mlir"), ("tosa_to_linalg", "tosa2linalg.mlir"))
+    for model, counts in {
+        "softmax": {"softmax_last_dim": 1},
+        "layernorm": {"layer_norm_last_dim": 1},
+        "rmsnorm": {"rms_norm_last_dim": 1},
+        "linear": {"fused_linear": 1},
+        "llama_block": LLAMA_FUSED,
+        "llama_block_sdpa": LLAMA_FUSED,
+    }.items()
+}
+
+
+def run_opt(fuel_opt, text, *flags):
+    p = subprocess.run([fuel_opt, *flags], input=text, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     return p.stdout
+
+
+def fuse(fuel_opt, path):
+    return run_opt(fuel_opt, path.read_text(), "--fuel-fuse")
+
+
+def count_fused(text):
+    counts = {}
+    for line in text.splitlines():
+        if "fuel.fused " in line:
+            name = line.split("fuel.fused ")[1].split()[0]
+            counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
 @pytest.mark.skipif(not FILES, reason=f"the corpus is not beside the checkout ({CORPUS})")
@@ -45,16 +75,28 @@ def fuse(fuel_opt, path):
 def test_fuse_corpus(fuel_opt, path):
     key = f"{path.parent.name}/{path.name}"
     fused = fuse(fuel_opt, path)
-    counts = {}
-    for line in fused.splitlines():
-        if "fuel.fused " in line:
-            name = line.split("fuel.fused ")[1].split()[0]
-            counts[name] = counts.get(name, 0) + 1
+    counts = count_fused(fused)
     assert counts == EXPECTED.get(key, {})
-    if not counts:
-        return
-    # decompose(fuse(f)) computes f: run both on the same random inputs.
-    original = path.read_text()
+    if counts:
+        check_same_numerics(path.read_text(), fused)
+
+
+@pytest.mark.skipif(not FILES, reason=f"the corpus is not beside the checkout ({CORPUS})")
+@pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.name}" for p in FILES])
+def test_fuse_corpus_after_elementwise_fusion(fuel_opt, path):
+    key = f"{path.parent.name}/{path.name}"
+    merged = run_opt(fuel_opt, path.read_text(), "--linalg-fuse-elementwise-ops")
+    fused = run_opt(fuel_opt, merged, "--fuel-fuse")
+    counts = count_fused(fused)
+    assert counts == EXPECTED_AFTER_ELEMENTWISE_FUSION.get(key, {})
+    if counts:
+        # Against the merged module: it builds its masks in the bodies, so
+        # even the attention blocks run (no i1 tensors).
+        check_same_numerics(merged, fused)
+
+
+def check_same_numerics(original, fused):
+    """decompose(fuse(f)) computes f: run both on the same random inputs."""
     if "xi1>" in original:
         pytest.skip("i1 masks: the CPU pipeline cannot run them yet (upstream MemRefToLLVM)")
     fn = next(l.split("@")[1].split("(")[0] for l in original.splitlines() if "func.func @" in l)
