@@ -46,8 +46,8 @@ struct RecipeMatch {
 /// Checks that `root` is computed by `info`'s recipe in the normal form that
 /// decomposition produces, and recovers the inputs and params; sets `why`
 /// (the first rule that failed) when not.
-/// `progress`, if given, receives how many ops the match had covered when
-/// it failed (a measure of how near the miss was).
+/// `progress`, if given, receives how near a miss was: the percentage of the
+/// recipe's values the match found a computation of (0 below 3 values).
 FailureOr<RecipeMatch> matchRecipe(const FusedOpInfo &info, Value root,
                                    std::string &why,
                                    unsigned *progress = nullptr);

@@ -72,15 +72,27 @@ public:
   /// Matches the recipe at `root`: a tensor, or a scalar of `inBody`'s body.
   LogicalResult match(Value root, linalg::GenericOp inBody, RecipeMatch &out,
                       std::string &why);
-  unsigned numCovered() const {
-    return llvm::SetVector<Operation *>(st.ops.begin(), st.ops.end()).size();
-  }
+  /// How far the match went: the recipe values it found a computation of.
+  unsigned numReached() const { return maxReached; }
 
 private:
+  /// Records why the match failed: the failure of the attempt that had
+  /// found the most recipe values (the one a user wants to read about).
   LogicalResult fail(const Twine &msg) {
-    if (why->empty())
+    if (why->empty() || st.reached.size() > whyDepth) {
       *why = msg.str();
+      whyDepth = st.reached.size();
+    }
     return failure();
+  }
+  /// A failure of the whole match (after every value was found).
+  LogicalResult failMatch(const Twine &msg) {
+    *why = msg.str();
+    return failure();
+  }
+  void reach(unsigned node) {
+    st.reached.insert(node);
+    maxReached = std::max<unsigned>(maxReached, st.reached.size());
   }
   SmallVector<int64_t> layout(const RecipeNode &n) const {
     SmallVector<int64_t> dims;
@@ -118,6 +130,8 @@ private:
   std::string *why = nullptr;
   unsigned minWidth = 0;
   int64_t rootRank = 0;
+  unsigned maxReached = 0;
+  unsigned whyDepth = 0;
   SmallVector<SmallVector<unsigned>> axisDims;
 
   /// What a match has bound so far; copied to try the other operand order
@@ -130,6 +144,7 @@ private:
     SmallVector<Operation *> ops;
     SmallVector<Operation *> leafOps;
     SmallVector<DimCheck> dimChecks;
+    llvm::SmallDenseSet<unsigned, 16> reached;
   } st;
 };
 
@@ -447,7 +462,6 @@ LogicalResult Matcher::matchPair(Want a, Want b, Value x, Value y,
   if (!commutative)
     return failure();
   st = std::move(before);
-  why->clear();
   if (succeeded(matchScalar(a, y, body)) && succeeded(matchScalar(b, x, body)))
     return success();
   return failure();
@@ -518,7 +532,10 @@ LogicalResult Matcher::matchTensor(Want want, Value v) {
       st.leafOps.push_back(op);
       v = op.getDpsInputOperand(0)->get();
     }
-    return bindInput(n.index, v, layoutRank);
+    if (failed(bindInput(n.index, v, layoutRank)))
+      return failure();
+    reach(w.node);
+    return success();
   }
   llvm::append_range(st.ops, views);
   if (isScalarKind(n.op)) {
@@ -555,8 +572,10 @@ LogicalResult Matcher::matchTensor(Want want, Value v) {
   if (failed(loops))
     return fail(isReduction ? "wrong iterators" : "unexpected indexing maps");
   Body body{op, std::move(*loops)};
-  if (isReduction)
+  if (isReduction) {
+    reach(w.node);
     return matchReduction(n, body, k);
+  }
   auto yield = cast<linalg::YieldOp>(body.block()->getTerminator());
   return matchScalar(w, yield.getOperand(k), body);
 }
@@ -798,6 +817,8 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
 
   switch (n.op) {
   case RecipeOp::Div:
+    if (isa<arith::DivFOp, arith::MulFOp>(op))
+      reach(w.node);
     if (isa<arith::DivFOp>(op))
       return matchPair({n.operands[0]}, {n.operands[1]}, op->getOperand(0),
                        op->getOperand(1), body, /*commutative=*/false);
@@ -832,6 +853,7 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
                 op->getName().getStringRef());
   if (n.operands.size() != op->getNumOperands())
     return fail("operand count mismatch");
+  reach(w.node);
   if (n.operands.size() == 1)
     return matchScalar({n.operands[0]}, op->getOperand(0), body);
   return matchPair({n.operands[0]}, {n.operands[1]}, op->getOperand(0),
@@ -883,7 +905,7 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
   // Every input and every axis size must be bound consistently.
   for (unsigned i = 0; i < info.operands.size(); ++i)
     if (!info.operands[i].optional && !st.inputs.count(i))
-      return fail("operand '" + info.operands[i].name + "' is not used");
+      return failMatch("operand '" + info.operands[i].name + "' is not used");
   for (const DimCheck &c : st.dimChecks) {
     // The axis size: find an input that carries the dim.
     bool ok = false;
@@ -910,7 +932,7 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
                     c.tolerance);
     }
     if (!ok)
-      return fail("an axis size does not match the inputs");
+      return failMatch("an axis size does not match the inputs");
   }
   for (unsigned i = 0; i < info.operands.size(); ++i) {
     out.inputs.push_back(st.inputs.lookup(i));
@@ -947,7 +969,9 @@ static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
   RecipeMatch result;
   LogicalResult matched = m.match(root, inBody, result, why);
   if (progress)
-    *progress = m.numCovered();
+    *progress = m.numReached() >= 3
+                    ? 100 * m.numReached() / recipe.nodes.size()
+                    : 0;
   if (failed(matched))
     return failure();
   return result;

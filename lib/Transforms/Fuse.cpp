@@ -105,6 +105,25 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     return success();
   }
 
+  /// How much of its recipe (percent) a failed match must have found to
+  /// count as a near miss.
+  static constexpr unsigned kNearMissPercent = 30;
+
+  /// The near misses at one candidate: the matches that went furthest.
+  struct NearMisses {
+    unsigned best = 0;
+    SmallVector<std::string> lines;
+  };
+  static void noteMiss(NearMisses &misses, const FusedOpInfo &info,
+                       StringRef why, unsigned progress) {
+    if (progress < kNearMissPercent || progress < misses.best)
+      return;
+    if (progress > misses.best)
+      misses.lines.clear();
+    misses.best = progress;
+    misses.lines.push_back((info.name + ": " + why).str());
+  }
+
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> roots;
     getOperation()->walk([&](linalg::LinalgOp op) {
@@ -115,7 +134,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     for (linalg::LinalgOp g : llvm::reverse(roots)) {
       if (erased.contains(g))
         continue;
-      SmallVector<std::string> nearMisses;
+      NearMisses nearMisses;
       bool fused = fuseResult(rewriter, g, nearMisses);
       // A body that computes more than the op (the weight multiply after a
       // norm, fused into one generic): look for the op inside it.
@@ -124,7 +143,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
           while (fuseInBody(rewriter, generic, nearMisses))
             fused = true;
       if (!fused && report == "near-misses")
-        for (const std::string &miss : nearMisses)
+        for (const std::string &miss : nearMisses.lines)
           g->emitRemark() << "fuel-fuse near miss: " << miss;
     }
     erased.clear();
@@ -190,7 +209,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
 
   /// Tries the recipes on the result of `g`.
   bool fuseResult(IRRewriter &rewriter, linalg::LinalgOp g,
-                  SmallVector<std::string> &nearMisses) {
+                  NearMisses &nearMisses) {
     Value root = g->getResult(0);
     for (auto [info, size] : candidates) {
       std::string why;
@@ -198,7 +217,6 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
       FailureOr<RecipeMatch> m = matchRecipe(*info, root, why, &progress);
       if (succeeded(m) && !isSelfContained(*m, g, nullptr)) {
         why = "an intermediate value has another user";
-        progress = m->ops.size();
         m = failure();
       }
       FusedOp fused;
@@ -206,12 +224,10 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
         fused = buildFused(rewriter, g, *info, *m, root.getType());
         if (!fused) {
           why = "the matched operands do not fit the op";
-          progress = m->ops.size();
         }
       }
       if (!fused) {
-        if (progress >= kNearMissOps)
-          nearMisses.push_back((info->name + ": " + why).str());
+        noteMiss(nearMisses, *info, why, progress);
         continue;
       }
       rewriter.replaceAllUsesWith(root, fused->getResult(0));
@@ -224,7 +240,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   /// Tries the recipes on the scalars of `g`'s body; on a match, the fused
   /// op becomes a new input of `g` that replaces the scalar.
   bool fuseInBody(IRRewriter &rewriter, linalg::GenericOp g,
-                  SmallVector<std::string> &nearMisses) {
+                  NearMisses &nearMisses) {
     if (g.getNumDpsInits() != 1 || g.getNumReductionLoops() != 0 ||
         !g.hasPureTensorSemantics())
       return false;
@@ -245,7 +261,6 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
         if (succeeded(m) && (!isSelfContained(*m, nullptr, g) ||
                              !stopsUsingCovered(*m, g, scalar))) {
           why = "an intermediate value has another user";
-          progress = m->ops.size();
           m = failure();
         }
         FusedOp fused;
@@ -256,12 +271,10 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
           fused = buildFused(rewriter, g, *info, *m, type);
           if (!fused) {
             why = "the matched operands do not fit the op";
-            progress = m->ops.size();
-          }
+            }
         }
         if (!fused) {
-          if (progress >= kNearMissOps)
-            nearMisses.push_back((info->name + ": " + why).str());
+          noteMiss(nearMisses, *info, why, progress);
           continue;
         }
         replaceScalarByInput(rewriter, g, scalar, fused->getResult(0),
@@ -347,8 +360,6 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     }
   }
 
-  /// How many ops a failed match must cover to count as a near miss.
-  static constexpr unsigned kNearMissOps = 3;
 
   SmallVector<std::pair<const FusedOpInfo *, size_t>> candidates;
   llvm::SmallPtrSet<Operation *, 32> erased;

@@ -1,0 +1,478 @@
+// RUN: fuel-opt %s --fuel-fuse -split-input-file | FileCheck %s
+// RUN: fuel-opt %s --fuel-fuse="report=near-misses" -split-input-file -verify-diagnostics -o /dev/null
+
+// Spellings of the same formulas that frontends emit, each fused to the op
+// whose recipe it computes, and near-misses that must stay as they are.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+
+// torch-mlir's RMSNorm: x^2 as fpowi, mean as a division by the constant
+// size, eps an f64 constant truncated in the body, 1/sqrt as rsqrt and a
+// multiply, keepdim (size-1) intermediates.
+// CHECK-LABEL: func @rms_torch
+// CHECK-SAME: (%[[X:.+]]: tensor<4x64xf32>)
+// CHECK-NEXT: %[[Y:.+]] = fuel.fused rms_norm_last_dim {eps = 9.9999999999999995E-7 : f64} (%[[X]])
+// CHECK-NEXT: return %[[Y]]
+func.func @rms_torch(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %c2 = arith.constant 2 : i64
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 9.9999999999999995E-7 : f64
+  %n = arith.constant 64.0 : f32
+  %e = tensor.empty() : tensor<4x64xf32>
+  %e1 = tensor.empty() : tensor<4x1xf32>
+  %sq = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x64xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = math.fpowi %in, %c2 : f32, i64
+    linalg.yield %0 : f32
+  } -> tensor<4x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x1xf32>) -> tensor<4x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%sq : tensor<4x64xf32>) outs(%init : tensor<4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  } -> tensor<4x1xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%sum : tensor<4x1xf32>) outs(%e1 : tensor<4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.divf %in, %n : f32
+    %1 = arith.truncf %eps : f64 to f32
+    %2 = arith.addf %0, %1 : f32
+    %3 = math.rsqrt %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<4x1xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %r : tensor<4x64xf32>, tensor<4x1xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %0 = arith.mulf %in, %s : f32
+    linalg.yield %0 : f32
+  } -> tensor<4x64xf32>
+  return %y : tensor<4x64xf32>
+}
+
+// -----
+
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#splat3 = affine_map<(d0, d1, d2) -> (0, 0, 0)>
+#keep3 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+
+// TOSA's: pow(x, 2.0) with the exponent a splat tensor, linalg.reduce and
+// an expand_shape back to rank 3, the mean as a multiply by 1/n, eps a splat
+// tensor, and the result divided by sqrt written as pow(v, -0.5).
+// CHECK-LABEL: func @rms_tosa
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x8xf32>)
+// CHECK-NEXT: %[[Y:.+]] = fuel.fused rms_norm_last_dim {eps = 9.9999999999999995E-7 : f64} (%[[X]])
+// CHECK-NEXT: return %[[Y]]
+func.func @rms_tosa(%x: tensor<2x3x8xf32>) -> tensor<2x3x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant dense<2.0> : tensor<1x1x1xf32>
+  %inv = arith.constant dense<1.250000e-01> : tensor<1x1x1xf32>
+  %eps = arith.constant dense<9.99999997E-7> : tensor<1x1x1xf32>
+  %half = arith.constant dense<-5.000000e-01> : tensor<1x1x1xf32>
+  %e = tensor.empty() : tensor<2x3x8xf32>
+  %sq = linalg.generic {indexing_maps = [#id3, #splat3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %two : tensor<2x3x8xf32>, tensor<1x1x1xf32>) outs(%e : tensor<2x3x8xf32>) {
+  ^bb0(%in: f32, %p: f32, %out: f32):
+    %0 = math.powf %in, %p : f32
+    linalg.yield %0 : f32
+  } -> tensor<2x3x8xf32>
+  %e2 = tensor.empty() : tensor<2x3xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %sum = linalg.reduce ins(%sq : tensor<2x3x8xf32>) outs(%init : tensor<2x3xf32>) dimensions = [2]
+    (%in: f32, %acc: f32) {
+      %0 = arith.addf %in, %acc : f32
+      linalg.yield %0 : f32
+    }
+  %sum3 = tensor.expand_shape %sum [[0], [1, 2]] output_shape [2, 3, 1] : tensor<2x3xf32> into tensor<2x3x1xf32>
+  %e1 = tensor.empty() : tensor<2x3x1xf32>
+  %r = linalg.generic {indexing_maps = [#id3, #splat3, #splat3, #splat3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%sum3, %inv, %eps, %half : tensor<2x3x1xf32>, tensor<1x1x1xf32>, tensor<1x1x1xf32>, tensor<1x1x1xf32>) outs(%e1 : tensor<2x3x1xf32>) {
+  ^bb0(%in: f32, %i: f32, %ep: f32, %h: f32, %out: f32):
+    %0 = arith.mulf %in, %i : f32
+    %1 = arith.addf %0, %ep : f32
+    %2 = math.powf %1, %h : f32
+    linalg.yield %2 : f32
+  } -> tensor<2x3x1xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #keep3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %r : tensor<2x3x8xf32>, tensor<2x3x1xf32>) outs(%e : tensor<2x3x8xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %0 = arith.mulf %s, %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// PyTorch's layer norm: the variance computed in f64 from an extf of x and
+// truncated back; the output mean in f32. One op, computed in f32.
+// CHECK-LABEL: func @layer_norm_f64_variance
+// CHECK-SAME: (%[[X:.+]]: tensor<4x16xf32>)
+// CHECK-NEXT: %[[Y:.+]] = fuel.fused layer_norm_last_dim {eps = 1.000000e-05 : f64} (%[[X]])
+// CHECK-NEXT: return %[[Y]]
+func.func @layer_norm_f64_variance(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %z64 = arith.constant 0.0 : f64
+  %z32 = arith.constant 0.0 : f32
+  %n64 = arith.constant 16.0 : f64
+  %n32 = arith.constant 16.0 : f32
+  %eps = arith.constant 1.0e-5 : f64
+  %e64 = tensor.empty() : tensor<4x16xf64>
+  %r64 = tensor.empty() : tensor<4xf64>
+  %r32 = tensor.empty() : tensor<4xf32>
+  %e32 = tensor.empty() : tensor<4x16xf32>
+  %xw = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x16xf32>) outs(%e64 : tensor<4x16xf64>) {
+  ^bb0(%in: f32, %out: f64):
+    %0 = arith.extf %in : f32 to f64
+    linalg.yield %0 : f64
+  } -> tensor<4x16xf64>
+  %i64 = linalg.fill ins(%z64 : f64) outs(%r64 : tensor<4xf64>) -> tensor<4xf64>
+  %s64 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%xw : tensor<4x16xf64>) outs(%i64 : tensor<4xf64>) {
+  ^bb0(%in: f64, %out: f64):
+    %0 = arith.addf %in, %out : f64
+    linalg.yield %0 : f64
+  } -> tensor<4xf64>
+  %c64 = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%xw, %s64 : tensor<4x16xf64>, tensor<4xf64>) outs(%e64 : tensor<4x16xf64>) {
+  ^bb0(%in: f64, %s: f64, %out: f64):
+    %0 = arith.divf %s, %n64 : f64
+    %1 = arith.subf %in, %0 : f64
+    %2 = arith.mulf %1, %1 : f64
+    linalg.yield %2 : f64
+  } -> tensor<4x16xf64>
+  %v64 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%c64 : tensor<4x16xf64>) outs(%i64 : tensor<4xf64>) {
+  ^bb0(%in: f64, %out: f64):
+    %0 = arith.addf %in, %out : f64
+    linalg.yield %0 : f64
+  } -> tensor<4xf64>
+  %i32 = linalg.fill ins(%z32 : f32) outs(%r32 : tensor<4xf32>) -> tensor<4xf32>
+  %s32 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x16xf32>) outs(%i32 : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s32, %v64 : tensor<4x16xf32>, tensor<4xf32>, tensor<4xf64>) outs(%e32 : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %s: f32, %v: f64, %out: f32):
+    %0 = arith.divf %s, %n32 : f32
+    %1 = arith.subf %in, %0 : f32
+    %2 = arith.divf %v, %n64 : f64
+    %3 = arith.truncf %2 : f64 to f32
+    %4 = arith.truncf %eps : f64 to f32
+    %5 = arith.addf %3, %4 : f32
+    %6 = math.sqrt %5 : f32
+    %7 = arith.divf %1, %6 : f32
+    linalg.yield %7 : f32
+  } -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// Softmax with the max starting from the lowest finite float (TOSA), maxnumf
+// as the combiner, and the division as a multiply by a reciprocal computed
+// in its own generic.
+// CHECK-LABEL: func @softmax_reciprocal
+// CHECK-SAME: (%[[X:.+]]: tensor<4x16xf32>)
+// CHECK-NEXT: %[[Y:.+]] = fuel.fused softmax_last_dim (%[[X]])
+// CHECK-NEXT: return %[[Y]]
+func.func @softmax_reciprocal(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %lowest = arith.constant -3.40282347E+38 : f32
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %im = linalg.fill ins(%lowest : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x16xf32>) outs(%im : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.maxnumf %out, %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<4xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %m : tensor<4x16xf32>, tensor<4xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %0 = arith.subf %in, %mx : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<4x16xf32>
+  %is = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%ex : tensor<4x16xf32>) outs(%is : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  } -> tensor<4xf32>
+  %rs = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%s : tensor<4xf32>) outs(%er : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.divf %one, %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%ex, %rs : tensor<4x16xf32>, tensor<4xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %r: f32, %out: f32):
+    %0 = arith.mulf %in, %r : f32
+    linalg.yield %0 : f32
+  } -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// nn.Linear: the weight transposed by linalg.transpose, linalg.matmul, the
+// bias added in a generic. The transposed weight is the op's [K, N] operand.
+// CHECK-LABEL: func @linear_named
+// CHECK-SAME: (%[[A:.+]]: tensor<8x16xf32>, %[[W:.+]]: tensor<4x16xf32>, %[[B:.+]]: tensor<4xf32>)
+// CHECK-NEXT: %[[E:.+]] = tensor.empty() : tensor<16x4xf32>
+// CHECK-NEXT: %[[T:.+]] = linalg.transpose ins(%[[W]]
+// CHECK-NEXT: %[[Y:.+]] = fuel.fused fused_linear (%[[A]], %[[T]], %[[B]])
+// CHECK-NEXT: return %[[Y]]
+func.func @linear_named(%a: tensor<8x16xf32>, %w: tensor<4x16xf32>, %b: tensor<4xf32>) -> tensor<8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %et = tensor.empty() : tensor<16x4xf32>
+  %wt = linalg.transpose ins(%w : tensor<4x16xf32>) outs(%et : tensor<16x4xf32>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<8x4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %mm = linalg.matmul ins(%a, %wt : tensor<8x16xf32>, tensor<16x4xf32>) outs(%init : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %y = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%mm, %b : tensor<8x4xf32>, tensor<4xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %bias: f32, %out: f32):
+    %0 = arith.addf %in, %bias : f32
+    linalg.yield %0 : f32
+  } -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (0, d1)>
+
+// TOSA's linear: batch_matmul with a unit batch, weights and bias carried
+// with extra size-1 dims (collapsed for the op), reshapes around.
+// CHECK-LABEL: func @linear_tosa
+// CHECK-SAME: (%[[A:.+]]: tensor<8x16xf32>, %[[W:.+]]: tensor<1x16x4xf32>, %[[B:.+]]: tensor<1x4xf32>)
+// CHECK-DAG: %[[W2:.+]] = tensor.collapse_shape %[[W]] {{\[}}[0, 1], [2]] : tensor<1x16x4xf32> into tensor<16x4xf32>
+// CHECK-DAG: %[[B2:.+]] = tensor.collapse_shape %[[B]] {{\[}}[0, 1]] : tensor<1x4xf32> into tensor<4xf32>
+// CHECK: %[[Y:.+]] = fuel.fused fused_linear (%[[A]], %[[W2]], %[[B2]])
+// CHECK-NEXT: return %[[Y]]
+func.func @linear_tosa(%a: tensor<8x16xf32>, %w: tensor<1x16x4xf32>, %b: tensor<1x4xf32>) -> tensor<8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %a3 = tensor.expand_shape %a [[0, 1], [2]] output_shape [1, 8, 16] : tensor<8x16xf32> into tensor<1x8x16xf32>
+  %e3 = tensor.empty() : tensor<1x8x4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e3 : tensor<1x8x4xf32>) -> tensor<1x8x4xf32>
+  %mm = linalg.batch_matmul ins(%a3, %w : tensor<1x8x16xf32>, tensor<1x16x4xf32>) outs(%init : tensor<1x8x4xf32>) -> tensor<1x8x4xf32>
+  %mm2 = tensor.collapse_shape %mm [[0, 1], [2]] : tensor<1x8x4xf32> into tensor<8x4xf32>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %y = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]} ins(%mm2, %b : tensor<8x4xf32>, tensor<1x4xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %bias: f32, %out: f32):
+    %0 = arith.addf %in, %bias : f32
+    linalg.yield %0 : f32
+  } -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#tab = affine_map<(d0, d1, d2) -> (d1, d2)>
+
+// Rotate-half RoPE with rotate_half built by two insert_slices (TOSA) and
+// the negation as a multiply by -1.
+// CHECK-LABEL: func @rope_insert_slices
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4x8xf32>, %[[C:.+]]: tensor<4x8xf32>, %[[S:.+]]: tensor<4x8xf32>)
+// CHECK-NEXT: %[[Y:.+]] = fuel.fused rope (%[[X]], %[[C]], %[[S]])
+// CHECK-NEXT: return %[[Y]]
+func.func @rope_insert_slices(%x: tensor<2x4x8xf32>, %cos: tensor<4x8xf32>, %sin: tensor<4x8xf32>) -> tensor<2x4x8xf32> {
+  %m1 = arith.constant -1.0 : f32
+  %lo = tensor.extract_slice %x[0, 0, 0] [2, 4, 4] [1, 1, 1] : tensor<2x4x8xf32> to tensor<2x4x4xf32>
+  %hi = tensor.extract_slice %x[0, 0, 4] [2, 4, 4] [1, 1, 1] : tensor<2x4x8xf32> to tensor<2x4x4xf32>
+  %eh = tensor.empty() : tensor<2x4x4xf32>
+  %neg = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%hi : tensor<2x4x4xf32>) outs(%eh : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %m1 : f32
+    linalg.yield %0 : f32
+  } -> tensor<2x4x4xf32>
+  %e = tensor.empty() : tensor<2x4x8xf32>
+  %r0 = tensor.insert_slice %neg into %e[0, 0, 0] [2, 4, 4] [1, 1, 1] : tensor<2x4x4xf32> into tensor<2x4x8xf32>
+  %rot = tensor.insert_slice %lo into %r0[0, 0, 4] [2, 4, 4] [1, 1, 1] : tensor<2x4x4xf32> into tensor<2x4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #tab, #id, #tab, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %cos, %rot, %sin : tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<2x4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<2x4x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %r: f32, %s: f32, %out: f32):
+    %0 = arith.mulf %a, %c : f32
+    %1 = arith.mulf %r, %s : f32
+    %2 = arith.addf %0, %1 : f32
+    linalg.yield %2 : f32
+  } -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#tab = affine_map<(d0, d1, d2) -> (d1, d2)>
+
+// The halves swapped the wrong way (x1 negated): not rotate_half.
+// CHECK-LABEL: func @rope_wrong_half
+// CHECK-NOT: fuel.fused
+func.func @rope_wrong_half(%x: tensor<2x4x8xf32>, %cos: tensor<4x8xf32>, %sin: tensor<4x8xf32>) -> tensor<2x4x8xf32> {
+  %lo = tensor.extract_slice %x[0, 0, 0] [2, 4, 4] [1, 1, 1] : tensor<2x4x8xf32> to tensor<2x4x4xf32>
+  %hi = tensor.extract_slice %x[0, 0, 4] [2, 4, 4] [1, 1, 1] : tensor<2x4x8xf32> to tensor<2x4x4xf32>
+  %eh = tensor.empty() : tensor<2x4x4xf32>
+  %neg = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%lo : tensor<2x4x4xf32>) outs(%eh : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.negf %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<2x4x4xf32>
+  %rot = tensor.concat dim(2) %neg, %hi : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x8xf32>
+  %e = tensor.empty() : tensor<2x4x8xf32>
+  // expected-remark @+1 {{fuel-fuse near miss: rope: expected rotate_half's halves}}
+  %y = linalg.generic {indexing_maps = [#id, #tab, #id, #tab, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %cos, %rot, %sin : tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<2x4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<2x4x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %r: f32, %s: f32, %out: f32):
+    %0 = arith.mulf %a, %c : f32
+    %1 = arith.mulf %r, %s : f32
+    %2 = arith.addf %0, %1 : f32
+    linalg.yield %2 : f32
+  } -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// A norm fused with its weight in one body (upstream elementwise fusion):
+// the norm becomes an op that the generic reads; the weight stays.
+// CHECK-LABEL: func @rms_in_body
+// CHECK-SAME: (%[[X:.+]]: tensor<4x64xf32>, %[[W:.+]]: tensor<64xf32>)
+// CHECK: %[[N:.+]] = fuel.fused rms_norm_last_dim {eps = 1.000000e-05 : f64} (%[[X]])
+// CHECK-NEXT: %[[Y:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[W]], %[[N]] : tensor<64xf32>, tensor<4x64xf32>)
+// CHECK-NEXT: ^bb0(%[[WI:.+]]: f32, %[[NI:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: %[[M:.+]] = arith.mulf %[[NI]], %[[WI]] : f32
+// CHECK-NEXT: linalg.yield %[[M]]
+// CHECK: return %[[Y]]
+func.func @rms_in_body(%x: tensor<4x64xf32>, %w: tensor<64xf32>) -> tensor<4x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %n = arith.constant 1.562500e-02 : f32
+  %e = tensor.empty() : tensor<4x64xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x64xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %in : f32
+    %1 = arith.addf %0, %out : f32
+    linalg.yield %1 : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [#col, #id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%w, %x, %sum : tensor<64xf32>, tensor<4x64xf32>, tensor<4xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%wi: f32, %in: f32, %s: f32, %out: f32):
+    %0 = arith.mulf %s, %n : f32
+    %1 = arith.addf %0, %eps : f32
+    %2 = math.rsqrt %1 : f32
+    %3 = arith.mulf %in, %2 : f32
+    %4 = arith.mulf %3, %wi : f32
+    linalg.yield %4 : f32
+  } -> tensor<4x64xf32>
+  return %y : tensor<4x64xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// The mean multiplies by 1/63 over 64 elements: not a mean, not fused.
+// CHECK-LABEL: func @rms_wrong_mean
+// CHECK-NOT: fuel.fused
+func.func @rms_wrong_mean(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %n = arith.constant 0.0158730168 : f32
+  %e = tensor.empty() : tensor<4x64xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x64xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %in : f32
+    %1 = arith.addf %0, %out : f32
+    linalg.yield %1 : f32
+  } -> tensor<4xf32>
+  // expected-remark @+1 {{fuel-fuse near miss: rms_norm_last_dim: an axis size does not match the inputs}}
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %sum : tensor<4x64xf32>, tensor<4xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %0 = arith.mulf %s, %n : f32
+    %1 = arith.addf %0, %eps : f32
+    %2 = math.rsqrt %1 : f32
+    %3 = arith.mulf %in, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<4x64xf32>
+  return %y : tensor<4x64xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// The mean of squares is also returned: the norm would take a value another
+// user reads, so the IR stays as it is.
+// CHECK-LABEL: func @rms_in_body_extra_use
+// CHECK-NOT: fuel.fused
+func.func @rms_in_body_extra_use(%x: tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %n = arith.constant 1.562500e-02 : f32
+  %e = tensor.empty() : tensor<4x64xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x64xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %in : f32
+    %1 = arith.addf %0, %out : f32
+    linalg.yield %1 : f32
+  } -> tensor<4xf32>
+  // expected-remark @+1 {{fuel-fuse near miss: rms_norm_last_dim: an intermediate value has another user}}
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %sum : tensor<4x64xf32>, tensor<4xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %0 = arith.mulf %s, %n : f32
+    %1 = arith.addf %0, %eps : f32
+    %2 = math.rsqrt %1 : f32
+    %3 = arith.mulf %in, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<4x64xf32>
+  return %y, %sum : tensor<4x64xf32>, tensor<4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// An f32 norm whose intermediate dips to f16: less precise than the op, so
+// it is not the op.
+// CHECK-LABEL: func @rms_narrowed
+// CHECK-NOT: fuel.fused
+func.func @rms_narrowed(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %n = arith.constant 1.562500e-02 : f32
+  %e = tensor.empty() : tensor<4x64xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x64xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %in : f32
+    %1 = arith.addf %0, %out : f32
+    linalg.yield %1 : f32
+  } -> tensor<4xf32>
+  // expected-remark @+1 {{fuel-fuse near miss: rms_norm_last_dim: expected div, found arith.extf}}
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %sum : tensor<4x64xf32>, tensor<4xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %0 = arith.mulf %s, %n : f32
+    %h = arith.truncf %0 : f32 to f16
+    %w = arith.extf %h : f16 to f32
+    %1 = arith.addf %w, %eps : f32
+    %2 = math.rsqrt %1 : f32
+    %3 = arith.mulf %in, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<4x64xf32>
+  return %y : tensor<4x64xf32>
+}
