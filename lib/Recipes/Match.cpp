@@ -326,6 +326,19 @@ static Operation *singleBodyOp(linalg::LinalgOp op) {
   return scalar;
 }
 
+/// Whether `op` only moves data: one input, all loops parallel, a body that
+/// yields the input element (a broadcast, a transpose, a copy).
+static bool isDataMovement(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (!body || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != op.getNumParallelLoops() ||
+      !op.hasPureTensorSemantics())
+    return false;
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  return yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == body->getArgument(0);
+}
+
 static bool isOpKind(Operation *op, RecipeOp kind) {
   switch (kind) {
   case RecipeOp::Neg:
@@ -774,9 +787,28 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
     if (i >= body.op.getNumDpsInputs())
       return fail("a body reads its init");
     FailureOr<SmallVector<int64_t>> dims = operandDims(body, i);
-    if (failed(dims) || *dims != layout(n))
+    if (failed(dims))
       return fail("an operand is not on the recipe's axes");
-    return matchTensor(w, body.op.getDpsInputOperand(i)->get());
+    Value t = body.op.getDpsInputOperand(i)->get();
+    // Broadcasts and transposes written as ops of their own (StableHLO's
+    // broadcast_in_dim, linalg.broadcast): read through them.
+    SmallVector<Operation *> moves;
+    while (*dims != layout(n)) {
+      auto move = t.getDefiningOp<linalg::LinalgOp>();
+      if (!move || !isDataMovement(move))
+        return fail("an operand is not on the recipe's axes");
+      FailureOr<SmallVector<int64_t>> loops =
+          loopsOf(move, cast<OpResult>(t).getResultNumber(), *dims, -1);
+      if (failed(loops))
+        return fail("an operand is not on the recipe's axes");
+      dims = operandDims(Body{move, std::move(*loops)}, 0);
+      if (failed(dims))
+        return fail("an operand is not on the recipe's axes");
+      moves.push_back(move);
+      t = move.getDpsInputOperand(0)->get();
+    }
+    llvm::append_range(n.op == RecipeOp::Input ? st.leafOps : st.ops, moves);
+    return matchTensor(w, t);
   }
   Operation *op = s.getDefiningOp();
   if (!op || op->getBlock() != block)

@@ -476,3 +476,92 @@ func.func @rms_narrowed(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
   } -> tensor<4x64xf32>
   return %y : tensor<4x64xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// StableHLO's softmax (JAX): broadcasts as ops of their own, one a
+// linalg.broadcast and one a generic that yields its input.
+// CHECK-LABEL: func @softmax_explicit_broadcasts
+// CHECK-SAME: (%[[X:.+]]: tensor<4x16xf32>)
+// CHECK-NEXT: %[[Y:.+]] = fuel.fused softmax_last_dim (%[[X]])
+// CHECK-NEXT: return %[[Y]]
+func.func @softmax_explicit_broadcasts(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %im = linalg.fill ins(%ninf : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %m = linalg.reduce ins(%x : tensor<4x16xf32>) outs(%im : tensor<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %0 = arith.maximumf %in, %acc : f32
+      linalg.yield %0 : f32
+    }
+  %bm = linalg.broadcast ins(%m : tensor<4xf32>) outs(%e : tensor<4x16xf32>) dimensions = [1]
+  %ex = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %bm : tensor<4x16xf32>, tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %0 = arith.subf %in, %mx : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<4x16xf32>
+  %is = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.reduce ins(%ex : tensor<4x16xf32>) outs(%is : tensor<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %0 = arith.addf %in, %acc : f32
+      linalg.yield %0 : f32
+    }
+  %bs = linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel"]} ins(%s : tensor<4xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%ex, %bs : tensor<4x16xf32>, tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %0 = arith.divf %a, %b : f32
+    linalg.yield %0 : f32
+  } -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// The max is taken over the rows and broadcast back along them: a softmax
+// over the other dim, which is not softmax_last_dim.
+// CHECK-LABEL: func @softmax_other_dim
+// CHECK-NOT: fuel.fused
+func.func @softmax_other_dim(%x: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x16xf32>
+  %er = tensor.empty() : tensor<16xf32>
+  %im = linalg.fill ins(%ninf : f32) outs(%er : tensor<16xf32>) -> tensor<16xf32>
+  %m = linalg.reduce ins(%x : tensor<16x16xf32>) outs(%im : tensor<16xf32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %0 = arith.maximumf %in, %acc : f32
+      linalg.yield %0 : f32
+    }
+  %bm = linalg.broadcast ins(%m : tensor<16xf32>) outs(%e : tensor<16x16xf32>) dimensions = [0]
+  %ex = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %bm : tensor<16x16xf32>, tensor<16x16xf32>) outs(%e : tensor<16x16xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %0 = arith.subf %in, %mx : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<16x16xf32>
+  %is = linalg.fill ins(%zero : f32) outs(%er : tensor<16xf32>) -> tensor<16xf32>
+  %s = linalg.reduce ins(%ex : tensor<16x16xf32>) outs(%is : tensor<16xf32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %0 = arith.addf %in, %acc : f32
+      linalg.yield %0 : f32
+    }
+  %bs = linalg.broadcast ins(%s : tensor<16xf32>) outs(%e : tensor<16x16xf32>) dimensions = [0]
+  // expected-remark @+1 {{fuel-fuse near miss: softmax_last_dim: an operand is not on the recipe's axes}}
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%ex, %bs : tensor<16x16xf32>, tensor<16x16xf32>) outs(%e : tensor<16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %0 = arith.divf %a, %b : f32
+    linalg.yield %0 : f32
+  } -> tensor<16x16xf32>
+  return %y : tensor<16x16xf32>
+}
