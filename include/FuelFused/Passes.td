@@ -46,15 +46,20 @@ def FuelFuse : Pass<"fuel-fuse"> {
     Replaces subgraphs of linalg on tensors that compute an op's recipe with
     `fuel.fused`, recovering the op's inputs and params. The matcher reads
     the recipes that `--fuel-decompose` instantiates, so
-    `fuse(decompose(op))` gives back `op`. It matches the normal form (one
-    scalar op per `linalg.generic`, broadcasts through indexing maps); the
-    normalization that brings frontend spellings to that form is not there
-    yet, so IR from frontends is mostly left as it is. Ops that are
-    decompose-only, or whose recipe depends on params, are not searched for.
-    A subgraph is fused only when its intermediate values have no other
-    users; what is not fused is left exactly as it was. `report=near-misses`
-    emits a remark at each root where a recipe matched at least three ops
-    before a rule stopped it, naming that rule.
+    `fuse(decompose(op))` gives back `op`. It matches modulo the spellings
+    frontends use, without rewriting them first: one op per generic or many
+    in one body, named linalg ops (matmul, batch_matmul, reduce, transpose,
+    broadcast), broadcasts through indexing maps or as ops of their own,
+    size-1 kept dims and unit reshapes, `1/x`, `rsqrt`, `sqrt` and `pow`
+    for the same power, `x*x` as `powi`/`pow`, a mean as a division by the
+    size or a multiply by its reciprocal, constants as scalars, casts or
+    splat tensors, and intermediates computed wider (an f64 variance). An op
+    found inside a larger elementwise body becomes an input of that body.
+    Ops that are decompose-only, or whose recipe depends on params, are not
+    searched for. A subgraph is fused only when its intermediate values have
+    no other users; what is not fused is left exactly as it was.
+    `report=near-misses` emits a remark at each root where a recipe got at
+    least a third of the way before a rule stopped it, naming that rule.
 
     ```mlir
     // The normal form of softmax over the last dim (max, subtract, exp,
@@ -70,6 +75,20 @@ def FuelFuse : Pass<"fuel-fuse"> {
            "naming the rule that stopped it">
   ];
   let dependentDialects = ["::mlir::fuel::FuelDialect"];
+}
+
+def FuelBoolMemrefsToI8 : Pass<"fuel-bool-memrefs-to-i8", "::mlir::ModuleOp"> {
+  let summary = "Store i1 memrefs as bytes so that they lower to LLVM";
+  let description = [{
+    Rewrites every memref of `i1` (masks, after bufferization) into a memref
+    of `i8` holding 0 or 1: loads truncate, stores extend, allocations,
+    views, copies, globals and function signatures change type. LLVM lowering
+    of memrefs cannot store sub-byte elements; one byte per bool is also the
+    layout numpy uses for `bool_`, so such buffers pass to and from compiled
+    functions as they are. Part of `fuel-to-llvm`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 #endif // FUEL_PASSES_TD

@@ -21,6 +21,7 @@ static constexpr const char kFuelToLLVM[] =
     "convert-scf-to-cf,"
     "expand-strided-metadata,"
     "lower-affine,"
+    "fuel-bool-memrefs-to-i8,"
     "finalize-memref-to-llvm,"
     "convert-math-to-llvm,"
     "convert-math-to-libm,"

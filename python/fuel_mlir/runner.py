@@ -113,12 +113,6 @@ class CompiledFunction:
             self.results = [_describe(t) for t in ftype.results]
             if any(r.kind != "tensor" for r in self.results):
                 raise RunnerError("only tensor results are supported")
-            # Lowering stores of i1 memrefs aborts in upstream MemRefToLLVM
-            # (22.1.8); refuse such modules instead of taking the process down.
-            if "xi1>" in str(self._module) or "<i1>" in str(self._module):
-                raise RunnerError(
-                    "tensors of i1 are not supported by the CPU pipeline yet "
-                    "(upstream MemRefToLLVM cannot store sub-byte elements)")
             fn.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
             pm = passmanager.PassManager.parse("builtin.module(fuel-to-llvm)")
             notes = []

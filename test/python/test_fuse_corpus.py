@@ -90,15 +90,11 @@ def test_fuse_corpus_after_elementwise_fusion(fuel_opt, path):
     counts = count_fused(fused)
     assert counts == EXPECTED_AFTER_ELEMENTWISE_FUSION.get(key, {})
     if counts:
-        # Against the merged module: it builds its masks in the bodies, so
-        # even the attention blocks run (no i1 tensors).
         check_same_numerics(merged, fused)
 
 
 def check_same_numerics(original, fused):
     """decompose(fuse(f)) computes f: run both on the same random inputs."""
-    if "xi1>" in original:
-        pytest.skip("i1 masks: the CPU pipeline cannot run them yet (upstream MemRefToLLVM)")
     fn = next(l.split("@")[1].split("(")[0] for l in original.splitlines() if "func.func @" in l)
     f0 = runner.compile(original, fn)
     f1 = runner.compile(fused, fn)

@@ -129,10 +129,39 @@ def test_fuel_run_errors(tmp_path, args, message):
     assert "Traceback" not in p.stderr
 
 
-def test_i1_tensors_are_refused_not_crashing():
+def test_i1_tensors_run():
+    """Masks (i1 tensors) as arguments, as results, as constants and as
+    intermediates: stored one byte per bool, numpy's layout."""
     text = """
-    func.func @main(%x: tensor<4xi1>) -> tensor<4xi1> {
-      return %x : tensor<4xi1>
+    #id = affine_map<(d0, d1) -> (d0, d1)>
+    func.func @main(%x: tensor<3x5xf32>, %keep: tensor<3x5xi1>) -> (tensor<3x5xf32>, tensor<3x5xi1>) {
+      %zero = arith.constant 0.0 : f32
+      %pattern = arith.constant dense<[[true, false, true, false, true], [false, false, true, true, false], [true, true, true, true, true]]> : tensor<3x5xi1>
+      %eb = tensor.empty() : tensor<3x5xi1>
+      %pos = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+          ins(%x, %keep, %pattern : tensor<3x5xf32>, tensor<3x5xi1>, tensor<3x5xi1>) outs(%eb : tensor<3x5xi1>) {
+      ^bb0(%v: f32, %k: i1, %p: i1, %out: i1):
+        %0 = arith.cmpf ogt, %v, %zero : f32
+        %1 = arith.andi %0, %k : i1
+        %2 = arith.ori %1, %p : i1
+        linalg.yield %2 : i1
+      } -> tensor<3x5xi1>
+      %e = tensor.empty() : tensor<3x5xf32>
+      %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+          ins(%pos, %x : tensor<3x5xi1>, tensor<3x5xf32>) outs(%e : tensor<3x5xf32>) {
+      ^bb0(%m: i1, %v: f32, %out: f32):
+        %0 = arith.select %m, %v, %zero : f32
+        linalg.yield %0 : f32
+      } -> tensor<3x5xf32>
+      return %y, %pos : tensor<3x5xf32>, tensor<3x5xi1>
     }"""
-    with pytest.raises(runner.RunnerError, match="tensors of i1 are not supported"):
-        runner.compile(text, "main")
+    f = runner.compile(text, "main")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+    keep = rng.integers(0, 2, (3, 5)).astype(np.bool_)
+    pattern = np.array([[1, 0, 1, 0, 1], [0, 0, 1, 1, 0], [1, 1, 1, 1, 1]], dtype=np.bool_)
+    y, pos = f(x, keep)
+    want = ((x > 0) & keep) | pattern
+    assert pos.dtype == np.bool_
+    np.testing.assert_array_equal(pos, want)
+    np.testing.assert_array_equal(y, np.where(want, x, 0).astype(np.float32))
