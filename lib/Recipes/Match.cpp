@@ -105,10 +105,19 @@ private:
   FailureOr<Want> normalize(Want w);
   LogicalResult matchTensor(Want w, Value v);
   LogicalResult matchScalar(Want w, Value s, const Body &body);
+  /// Matches `w` against tensor `t` read on concrete `dims` (seeing
+  /// through data movement to a tensor on the recipe value's own layout).
+  LogicalResult matchRead(Want w, Value t, SmallVector<int64_t> dims);
   LogicalResult matchConstant(Want w, Value s, const Body *body);
+  /// `addend`: a recipe value the reduction accumulates onto (its init),
+  /// for `sum + x` written as a reduction that starts from x.
   LogicalResult matchReduction(const RecipeNode &n, const Body &body,
-                               unsigned result);
+                               unsigned result,
+                               std::optional<unsigned> addend = {});
   LogicalResult matchRotateHalf(const RecipeNode &n, Value v);
+  LogicalResult matchIdentityInit(const RecipeNode &n, Value init);
+  LogicalResult matchCombiner(const RecipeNode &n, const Body &body,
+                              unsigned result);
   /// Matches `a` and `b` against the body values `x` and `y`, or, for a
   /// commutative op, `y` and `x`.
   LogicalResult matchPair(Want a, Want b, Value x, Value y, const Body &body,
@@ -576,6 +585,27 @@ LogicalResult Matcher::matchTensor(Want want, Value v) {
     return fail("expected a linalg op");
   unsigned k = cast<OpResult>(v).getResultNumber();
   st.ops.push_back(op);
+  // a + sum(...) as a reduction that starts from a (a bias broadcast into a
+  // matmul's or a convolution's init).
+  if (n.op == RecipeOp::Add && w.quarters == 4 &&
+      op.getNumReductionLoops() == 1) {
+    for (auto [p, q] : {std::pair(n.operands[0], n.operands[1]),
+                        std::pair(n.operands[1], n.operands[0])}) {
+      const RecipeNode &pn = recipe.nodes[p];
+      if (pn.op != RecipeOp::ReduceSum && pn.op != RecipeOp::Contract)
+        continue;
+      State before = st;
+      FailureOr<SmallVector<int64_t>> loops = loopsOf(
+          op, k, layout(pn), static_cast<int64_t>(axisDims[pn.index].front()));
+      if (succeeded(loops)) {
+        reach(w.node);
+        reach(p);
+        if (succeeded(matchReduction(pn, Body{op, std::move(*loops)}, k, q)))
+          return success();
+      }
+      st = std::move(before);
+    }
+  }
   bool isReduction = w.quarters == 4 && (n.op == RecipeOp::ReduceSum ||
                                          n.op == RecipeOp::ReduceMax ||
                                          n.op == RecipeOp::Contract);
@@ -719,10 +749,21 @@ LogicalResult Matcher::matchRotateHalf(const RecipeNode &n, Value v) {
 }
 
 LogicalResult Matcher::matchReduction(const RecipeNode &n, const Body &body,
-                                      unsigned k) {
+                                      unsigned k,
+                                      std::optional<unsigned> addend) {
   // init = fill(identity) (or a splat constant); body = combine(in, out) or
   // out + a * b.
   Value init = body.op.getDpsInitOperand(k)->get();
+  if (addend) {
+    if (failed(matchRead({*addend}, init, layout(n))))
+      return failure();
+  } else if (failed(matchIdentityInit(n, init))) {
+    return failure();
+  }
+  return matchCombiner(n, body, k);
+}
+
+LogicalResult Matcher::matchIdentityInit(const RecipeNode &n, Value init) {
   FloatAttr start;
   if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
     start = constantValue(fill.getInputs()[0], nullptr);
@@ -744,6 +785,12 @@ LogicalResult Matcher::matchReduction(const RecipeNode &n, const Body &body,
   }
   if (!identity)
     return fail("a reduction does not start from its identity");
+  return success();
+}
+
+LogicalResult Matcher::matchCombiner(const RecipeNode &n, const Body &body,
+                                     unsigned k) {
+  bool isMax = n.op == RecipeOp::ReduceMax;
   Block *block = body.block();
   auto yield = cast<linalg::YieldOp>(block->getTerminator());
   Operation *op = yield.getOperand(k).getDefiningOp();
@@ -764,6 +811,31 @@ LogicalResult Matcher::matchReduction(const RecipeNode &n, const Body &body,
   if (!kindOk)
     return fail("expected a reduction combiner");
   return matchScalar({n.operands[0]}, in, body);
+}
+
+LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
+  const RecipeNode &n = recipe.nodes[w.node];
+  // Broadcasts and transposes written as ops of their own (StableHLO's
+  // broadcast_in_dim, linalg.broadcast): read through them.
+  SmallVector<Operation *> moves;
+  while (dims != layout(n)) {
+    auto move = t.getDefiningOp<linalg::LinalgOp>();
+    if (!move || !isDataMovement(move))
+      return fail("an operand is not on the recipe's axes");
+    FailureOr<SmallVector<int64_t>> loops =
+        loopsOf(move, cast<OpResult>(t).getResultNumber(), dims, -1);
+    if (failed(loops))
+      return fail("an operand is not on the recipe's axes");
+    FailureOr<SmallVector<int64_t>> inner =
+        operandDims(Body{move, std::move(*loops)}, 0);
+    if (failed(inner))
+      return fail("an operand is not on the recipe's axes");
+    dims = std::move(*inner);
+    moves.push_back(move);
+    t = move.getDpsInputOperand(0)->get();
+  }
+  llvm::append_range(n.op == RecipeOp::Input ? st.leafOps : st.ops, moves);
+  return matchTensor(w, t);
 }
 
 LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
@@ -789,26 +861,7 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
     FailureOr<SmallVector<int64_t>> dims = operandDims(body, i);
     if (failed(dims))
       return fail("an operand is not on the recipe's axes");
-    Value t = body.op.getDpsInputOperand(i)->get();
-    // Broadcasts and transposes written as ops of their own (StableHLO's
-    // broadcast_in_dim, linalg.broadcast): read through them.
-    SmallVector<Operation *> moves;
-    while (*dims != layout(n)) {
-      auto move = t.getDefiningOp<linalg::LinalgOp>();
-      if (!move || !isDataMovement(move))
-        return fail("an operand is not on the recipe's axes");
-      FailureOr<SmallVector<int64_t>> loops =
-          loopsOf(move, cast<OpResult>(t).getResultNumber(), *dims, -1);
-      if (failed(loops))
-        return fail("an operand is not on the recipe's axes");
-      dims = operandDims(Body{move, std::move(*loops)}, 0);
-      if (failed(dims))
-        return fail("an operand is not on the recipe's axes");
-      moves.push_back(move);
-      t = move.getDpsInputOperand(0)->get();
-    }
-    llvm::append_range(n.op == RecipeOp::Input ? st.leafOps : st.ops, moves);
-    return matchTensor(w, t);
+    return matchRead(w, body.op.getDpsInputOperand(i)->get(), *dims);
   }
   Operation *op = s.getDefiningOp();
   if (!op || op->getBlock() != block)

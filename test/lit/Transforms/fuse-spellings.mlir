@@ -565,3 +565,29 @@ func.func @softmax_other_dim(%x: tensor<16x16xf32>) -> tensor<16x16xf32> {
   } -> tensor<16x16xf32>
   return %y : tensor<16x16xf32>
 }
+
+// -----
+
+// The bias broadcast into the matmul's init: the product accumulates onto
+// it (a + sum written as a reduction that starts from a).
+// CHECK-LABEL: func @linear_bias_in_init
+// CHECK-SAME: (%[[A:.+]]: tensor<8x16xf32>, %[[W:.+]]: tensor<16x4xf32>, %[[B:.+]]: tensor<4xf32>)
+// CHECK-NEXT: %[[Y:.+]] = fuel.fused fused_linear (%[[A]], %[[W]], %[[B]])
+// CHECK-NEXT: return %[[Y]]
+func.func @linear_bias_in_init(%a: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: tensor<4xf32>) -> tensor<8x4xf32> {
+  %e = tensor.empty() : tensor<8x4xf32>
+  %init = linalg.broadcast ins(%b : tensor<4xf32>) outs(%e : tensor<8x4xf32>) dimensions = [0]
+  %y = linalg.matmul ins(%a, %w : tensor<8x16xf32>, tensor<16x4xf32>) outs(%init : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+
+// -----
+
+// A matmul that accumulates onto a value computed from its own input is not
+// a linear layer's bias: left alone.
+// CHECK-LABEL: func @matmul_onto_other
+// CHECK-NOT: fuel.fused
+func.func @matmul_onto_other(%a: tensor<8x16xf32>, %w: tensor<16x4xf32>, %c: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %y = linalg.matmul ins(%a, %w : tensor<8x16xf32>, tensor<16x4xf32>) outs(%c : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
