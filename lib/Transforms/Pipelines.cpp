@@ -17,6 +17,7 @@ static constexpr const char kFuelToLLVM[] =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "buffer-deallocation-pipeline,"
+    "convert-bufferization-to-memref,"
     "func.func(convert-linalg-to-loops),"
     "convert-scf-to-cf,"
     "expand-strided-metadata,"

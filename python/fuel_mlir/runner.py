@@ -114,6 +114,17 @@ class CompiledFunction:
             if any(r.kind != "tensor" for r in self.results):
                 raise RunnerError("only tensor results are supported")
             fn.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+            # Tensors are values: the caller's arrays are never written to
+            # (an op that updates its init in place works on a copy).
+            old = (list(ir.ArrayAttr(fn.attributes["arg_attrs"]))
+                   if "arg_attrs" in fn.attributes else [ir.DictAttr.get({})] * len(self.inputs))
+            attrs = []
+            for p, a in zip(self.inputs, old):
+                entries = {n.name: n.attr for n in ir.DictAttr(a)}
+                if p.kind == "tensor":
+                    entries["bufferization.writable"] = ir.BoolAttr.get(False)
+                attrs.append(ir.DictAttr.get(entries))
+            fn.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
             pm = passmanager.PassManager.parse("builtin.module(fuel-to-llvm)")
             notes = []
 

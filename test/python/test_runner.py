@@ -165,3 +165,24 @@ def test_i1_tensors_run():
     assert pos.dtype == np.bool_
     np.testing.assert_array_equal(pos, want)
     np.testing.assert_array_equal(y, np.where(want, x, 0).astype(np.float32))
+
+
+def test_inputs_are_not_written():
+    """An op that accumulates into its init, the init a function argument:
+    the caller's array keeps its values (tensors are values)."""
+    text = """
+    func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>, %c: tensor<2x2xf32>) -> tensor<2x2xf32> {
+      %y = linalg.matmul ins(%a, %b : tensor<2x3xf32>, tensor<3x2xf32>) outs(%c : tensor<2x2xf32>) -> tensor<2x2xf32>
+      return %y : tensor<2x2xf32>
+    }"""
+    f = runner.compile(text, "main")
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((2, 3)).astype(np.float32)
+    b = rng.standard_normal((3, 2)).astype(np.float32)
+    c = rng.standard_normal((2, 2)).astype(np.float32)
+    c0 = c.copy()
+    y1 = f(a, b, c)
+    y2 = f(a, b, c)
+    np.testing.assert_array_equal(c, c0)
+    np.testing.assert_allclose(y1, c0 + a @ b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(y1, y2)
