@@ -163,6 +163,24 @@ static bool isUnitDim(Type t, int64_t pos) {
   return cast<ShapedType>(t).getDimSize(pos) == 1;
 }
 
+/// The op that fills `t` with a scalar (its operand 0): linalg.fill, or
+/// its generic form (a body that yields a scalar input).
+static Operation *fillOf(Value t) {
+  auto op = t.getDefiningOp<linalg::LinalgOp>();
+  if (!op)
+    return nullptr;
+  if (isa<linalg::FillOp>(op))
+    return op;
+  Block *body = op.getBlock();
+  if (!body || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != op.getNumParallelLoops() ||
+      isa<ShapedType>(op->getOperand(0).getType()))
+    return nullptr;
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  return yield.getOperand(0) == body->getArgument(0) ? op.getOperation()
+                                                      : nullptr;
+}
+
 /// The float value of `s`: a constant, a float cast of one, or (inside a
 /// body) an input that is a splat constant or a fill of one.
 static FloatAttr constantValue(Value s, const Body *body) {
@@ -191,8 +209,8 @@ static FloatAttr constantValue(Value s, const Body *body) {
   if (matchPattern(t, m_Constant(&dense)) && dense.isSplat())
     return FloatAttr::get(dense.getElementType(),
                           dense.getSplatValue<APFloat>());
-  if (auto fill = t.getDefiningOp<linalg::FillOp>())
-    return constantValue(fill.getInputs()[0], nullptr);
+  if (Operation *fill = fillOf(t))
+    return constantValue(fill->getOperand(0), nullptr);
   return {};
 }
 
@@ -564,9 +582,9 @@ LogicalResult Matcher::matchTensor(Want want, Value v) {
     DenseFPElementsAttr dense;
     if (matchPattern(v, m_Constant(&dense)) && dense.isSplat())
       return matchConstant(w, v.getDefiningOp()->getResult(0), nullptr);
-    if (auto fill = v.getDefiningOp<linalg::FillOp>()) {
+    if (Operation *fill = fillOf(v)) {
       st.leafOps.push_back(fill);
-      return matchConstant(w, fill.getInputs()[0], nullptr);
+      return matchConstant(w, fill->getOperand(0), nullptr);
     }
     return fail("expected a constant tensor");
   }
@@ -765,8 +783,8 @@ LogicalResult Matcher::matchReduction(const RecipeNode &n, const Body &body,
 
 LogicalResult Matcher::matchIdentityInit(const RecipeNode &n, Value init) {
   FloatAttr start;
-  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
-    start = constantValue(fill.getInputs()[0], nullptr);
+  if (Operation *fill = fillOf(init)) {
+    start = constantValue(fill->getOperand(0), nullptr);
     // A constant: frontends share one fill between reductions.
     st.leafOps.push_back(fill);
   } else {
