@@ -43,6 +43,14 @@ struct RecipeMatch {
   SmallVector<Operation *> leafOps;
 };
 
+/// The structures fusion searches for an op: one per combination of the
+/// bool params its recipe reads (none: one structure). Empty when the op has
+/// no recipe or its recipe's structure depends on an integer param.
+struct MatchableRecipe {
+  SmallVector<std::pair<std::string, bool>> flags;
+};
+SmallVector<MatchableRecipe> getMatchableRecipes(const FusedOpInfo &info);
+
 /// Checks that `root` is computed by `info`'s recipe in the normal form that
 /// decomposition produces, and recovers the inputs and params; sets `why`
 /// (the first rule that failed) when not.

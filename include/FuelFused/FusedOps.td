@@ -253,8 +253,10 @@ def Fused_FlashAttn : FusedOp<12, "flash_attn", Attention> {
   let backward = FusedGrad<["flash_attn_backward_q", "flash_attn_backward_k",
                             "flash_attn_backward_v"]>;
   let rule = "flashAttn";
+  let recipe = "flashAttn";
   let decomposition = "flashAttn";
-  let recipeNote = "decompose-only until the recipe vocabulary has position masks (linalg.index) and grouped heads";
+  let recipeNote = "the recipe covers as many kv heads as query heads, no causal mask, "
+    "window, softcap, alibi or k_len; the rest is decomposed by hand";
   let summary = "scaled dot-product attention (FlashAttention-2 semantics)";
   let description = "`o = softmax(mask(softcap(scale * q @ k^T) + alibi_bias)) @ v` "
     "with grouped-query heads, the bottom-right aligned causal mask and windows "

@@ -90,6 +90,13 @@ struct Recipe {
   SmallVector<std::string> axisNames;
   SmallVector<RecipeNode> nodes;
   SmallVector<unsigned> outputs;
+  /// The op defines a row whose softmax inputs are all -inf as 0 (attention
+  /// with a fully masked row): fusion may see through a frontend's guard
+  /// that writes those zeros.
+  bool zeroMaskedRows = false;
+  /// Set when the recipe does not cover the op's params or operands (the
+  /// op then decomposes by hand).
+  std::string unsupported;
 
   /// Renders the recipe as text (for diagnostics and docs).
   std::string str() const;
@@ -104,7 +111,10 @@ struct RecipeValue {
 /// recipes whose structure depends on them.
 class RecipeBuilder {
 public:
-  RecipeBuilder(const FusedOpInfo &info, DictionaryAttr params);
+  /// `op`: the op being decomposed, or null when the recipe is built to be
+  /// matched (then optional operands are absent and params unset).
+  RecipeBuilder(const FusedOpInfo &info, DictionaryAttr params,
+                Operation *op = nullptr);
 
   const FusedOpInfo &info;
 
@@ -124,6 +134,23 @@ public:
   /// it) returns 1 and remembers that the recipe depends on params.
   int64_t intParam(StringRef name);
   bool readsIntParams() const { return readIntParams; }
+  /// Whether every param `intParam` read is a bool: then the recipe has one
+  /// structure per combination of them, which fusion tries in turn.
+  bool readsOnlyBoolParams() const { return onlyBoolParams; }
+  ArrayRef<std::string> boolParamsRead() const { return boolParams; }
+
+  /// Whether a param is set (not left to its default).
+  bool hasParam(StringRef name) const { return params && params.get(name); }
+  /// Whether the op has the (optional) operand; false when matching.
+  bool hasOperand(StringRef name) const;
+  /// The type of an operand of the op; null when matching.
+  Type operandType(StringRef name) const;
+  /// The recipe does not cover this op (its params, operands or shapes).
+  void unsupported(StringRef why) {
+    if (recipe.unsupported.empty())
+      recipe.unsupported = why.str();
+  }
+  void zeroMaskedRows() { recipe.zeroMaskedRows = true; }
 
   RecipeValue neg(RecipeValue x) { return unary(RecipeOp::Neg, x); }
   RecipeValue exp(RecipeValue x) { return unary(RecipeOp::Exp, x); }
@@ -172,8 +199,11 @@ private:
   const RecipeNode &node(RecipeValue v) const { return recipe.nodes[v.id]; }
 
   DictionaryAttr params;
+  Operation *op;
   Recipe recipe;
   bool readIntParams = false;
+  SmallVector<std::string> boolParams;
+  bool onlyBoolParams = true;
 };
 
 } // namespace fuel

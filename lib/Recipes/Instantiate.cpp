@@ -396,6 +396,29 @@ SmallVector<Value> Instantiator::emit(FusedOp op) {
 // Entry points
 //===----------------------------------------------------------------------===//
 
+/// Whether `op` decomposes through its recipe: it has one, and the recipe
+/// covers the op's params, operands and shapes (else the hand-written
+/// decomposition, if any, takes it). Sets `why` when the recipe cannot.
+static bool usesRecipe(FusedOp op, std::string &why) {
+  const FusedOpInfo &info = op.getInfo();
+  if (!info.recipe)
+    return false;
+  RecipeBuilder rb(info, op.getParams(), op);
+  info.recipe(rb);
+  Recipe recipe = rb.take();
+  if (!recipe.unsupported.empty()) {
+    why = "the recipe does not cover " + recipe.unsupported;
+    return false;
+  }
+  if (recipe.outputs.size() != op.getNumResults()) {
+    why = "the recipe's outputs do not match the op's results";
+    return false;
+  }
+  OpBuilder b(op->getContext());
+  Instantiator inst(b, op.getLoc(), recipe);
+  return succeeded(inst.bind(op, why));
+}
+
 LogicalResult mlir::fuel::canDecompose(FusedOp op, std::string &why) {
   const FusedOpInfo &info = op.getInfo();
   if (!info.recipe && !info.decompose) {
@@ -409,18 +432,13 @@ LogicalResult mlir::fuel::canDecompose(FusedOp op, std::string &why) {
             "decomposing";
       return failure();
     }
+  std::string recipeWhy;
+  if (usesRecipe(op, recipeWhy))
+    return success();
   if (info.decompose)
     return info.decompose(nullptr, op, why);
-  RecipeBuilder rb(info, op.getParams());
-  info.recipe(rb);
-  Recipe recipe = rb.take();
-  if (recipe.outputs.size() != op.getNumResults()) {
-    why = "the recipe's outputs do not match the op's results";
-    return failure();
-  }
-  OpBuilder b(op->getContext());
-  Instantiator inst(b, op.getLoc(), recipe);
-  return inst.bind(op, why);
+  why = recipeWhy;
+  return failure();
 }
 
 FailureOr<SmallVector<Value>> mlir::fuel::decomposeFusedOp(OpBuilder &b,
@@ -430,13 +448,14 @@ FailureOr<SmallVector<Value>> mlir::fuel::decomposeFusedOp(OpBuilder &b,
     return failure();
   const FusedOpInfo &info = op.getInfo();
   SmallVector<Value> values;
-  if (info.decompose) {
+  std::string recipeWhy;
+  if (!usesRecipe(op, recipeWhy)) {
     FailureOr<SmallVector<Value>> built = info.decompose(&b, op, why);
     if (failed(built))
       return failure();
     values = std::move(*built);
   } else {
-    RecipeBuilder rb(info, op.getParams());
+    RecipeBuilder rb(info, op.getParams(), op);
     info.recipe(rb);
     Recipe recipe = rb.take();
     Instantiator inst(b, op.getLoc(), recipe);

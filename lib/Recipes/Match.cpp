@@ -597,6 +597,19 @@ LogicalResult Matcher::matchTensor(Want want, Value v) {
     return matchRotateHalf(n, v);
   }
 
+  // A value computed wider and cast (f16 results of f32 math): the cast
+  // in a generic of its own.
+  while (auto cast = v.getDefiningOp<linalg::LinalgOp>()) {
+    Operation *scalar = singleBodyOp(cast);
+    if (!scalar || !isCastToSkip(scalar) || cast.getNumDpsInputs() != 1 ||
+        cast->getNumResults() != 1 ||
+        scalar->getOperand(0) != cast.getBlock()->getArgument(0) ||
+        !llvm::all_of(cast.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }))
+      break;
+    st.ops.push_back(cast);
+    v = cast.getDpsInputOperand(0)->get();
+  }
   auto op = v.getDefiningOp<linalg::LinalgOp>();
   if (!op || isa<linalg::FillOp>(op) || !op.hasPureTensorSemantics() ||
       op->getNumResults() != op.getNumDpsInits() || !op.getBlock())
@@ -1054,30 +1067,76 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
   return success();
 }
 
+SmallVector<MatchableRecipe>
+mlir::fuel::getMatchableRecipes(const FusedOpInfo &info) {
+  SmallVector<MatchableRecipe> variants;
+  if (!info.recipe)
+    return variants;
+  RecipeBuilder probe(info, DictionaryAttr());
+  info.recipe(probe);
+  if (probe.readsIntParams() && !probe.readsOnlyBoolParams())
+    return variants;
+  // One structure per combination of the bool params the recipe reads.
+  SmallVector<std::string> flags(probe.boolParamsRead());
+  if (flags.size() > 4)
+    return variants;
+  for (unsigned bits = 0; bits < (1u << flags.size()); ++bits) {
+    MatchableRecipe variant;
+    for (auto [i, name] : llvm::enumerate(flags))
+      variant.flags.push_back({name, ((bits >> i) & 1) != 0});
+    variants.push_back(std::move(variant));
+  }
+  return variants;
+}
+
 static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
                                       linalg::GenericOp inBody,
                                       std::string &why, unsigned *progress) {
-  if (!info.recipe) {
-    why = "the op has no recipe";
+  SmallVector<MatchableRecipe> variants = getMatchableRecipes(info);
+  if (variants.empty()) {
+    why = info.recipe ? "the recipe's structure depends on params"
+                      : "the op has no recipe";
     return failure();
   }
-  RecipeBuilder rb(info, DictionaryAttr());
-  info.recipe(rb);
-  if (rb.readsIntParams()) {
-    why = "the recipe's structure depends on params";
-    return failure();
+  MLIRContext *ctx = root.getContext();
+  unsigned best = 0;
+  std::string bestWhy;
+  for (const MatchableRecipe &variant : variants) {
+    SmallVector<NamedAttribute> flags;
+    for (auto [name, value] : variant.flags)
+      flags.push_back(NamedAttribute(StringAttr::get(ctx, name),
+                                     BoolAttr::get(ctx, value)));
+    RecipeBuilder rb(info, DictionaryAttr::get(ctx, flags));
+    info.recipe(rb);
+    Recipe recipe = rb.take();
+    if (!recipe.unsupported.empty())
+      continue;
+    Matcher m(info, recipe);
+    RecipeMatch result;
+    std::string w;
+    LogicalResult matched = m.match(root, inBody, result, w);
+    unsigned reached = m.numReached() >= 3
+                           ? 100 * m.numReached() / recipe.nodes.size()
+                           : 0;
+    if (succeeded(matched)) {
+      // The flags that differ from their defaults are params of the op.
+      for (auto [name, value] : variant.flags)
+        if (value)
+          result.params.push_back(NamedAttribute(StringAttr::get(ctx, name),
+                                                 BoolAttr::get(ctx, true)));
+      if (progress)
+        *progress = 100;
+      return result;
+    }
+    if (reached >= best) {
+      best = reached;
+      bestWhy = w;
+    }
   }
-  Recipe recipe = rb.take();
-  Matcher m(info, recipe);
-  RecipeMatch result;
-  LogicalResult matched = m.match(root, inBody, result, why);
   if (progress)
-    *progress = m.numReached() >= 3
-                    ? 100 * m.numReached() / recipe.nodes.size()
-                    : 0;
-  if (failed(matched))
-    return failure();
-  return result;
+    *progress = best;
+  why = bestWhy.empty() ? std::string("the recipe does not apply") : bestWhy;
+  return failure();
 }
 
 FailureOr<RecipeMatch> mlir::fuel::matchRecipe(const FusedOpInfo &info,

@@ -1,6 +1,7 @@
 //===- Recipe.cpp - Building recipes --------------------------------------===//
 
 #include "FuelFused/Recipe.h"
+#include "FuelFused/FuelOps.h"
 #include "FuelFused/Registry.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -87,9 +88,21 @@ std::string Recipe::str() const {
   return s;
 }
 
-RecipeBuilder::RecipeBuilder(const FusedOpInfo &info, DictionaryAttr params)
-    : info(info), params(params) {
+RecipeBuilder::RecipeBuilder(const FusedOpInfo &info, DictionaryAttr params,
+                             Operation *op)
+    : info(info), params(params), op(op) {
   recipe.axisNames.push_back("...");
+}
+
+bool RecipeBuilder::hasOperand(StringRef name) const {
+  auto fused = dyn_cast_or_null<FusedOp>(op);
+  return fused && fused.getOperandNamed(name);
+}
+
+Type RecipeBuilder::operandType(StringRef name) const {
+  auto fused = dyn_cast_or_null<FusedOp>(op);
+  Value v = fused ? fused.getOperandNamed(name) : Value();
+  return v ? v.getType() : Type();
 }
 
 RecipeAxis RecipeBuilder::axis(StringRef name) {
@@ -144,6 +157,11 @@ RecipeValue RecipeBuilder::dimSize(RecipeAxis a) {
 
 int64_t RecipeBuilder::intParam(StringRef name) {
   readIntParams = true;
+  const ParamSpec *boolSpec = info.getParam(name);
+  if (!boolSpec || boolSpec->kind != ParamKind::Bool)
+    onlyBoolParams = false;
+  else if (!llvm::is_contained(boolParams, name.str()))
+    boolParams.push_back(name.str());
   if (!params)
     return 1;
   Attribute attr = params.get(name);

@@ -91,10 +91,10 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
       if (!info.recipe ||
           (!ops.empty() && !llvm::is_contained(ops, info.name.str())))
         continue;
+      if (getMatchableRecipes(info).empty())
+        continue;
       RecipeBuilder rb(info, DictionaryAttr());
       info.recipe(rb);
-      if (rb.readsIntParams())
-        continue;
       candidates.push_back({&info, rb.take().nodes.size()});
     }
     // Larger recipes first: a layer norm contains a mean that a smaller

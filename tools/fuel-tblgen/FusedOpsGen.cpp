@@ -126,14 +126,14 @@ std::vector<FusedOpRec> loadOps(const RecordKeeper &records) {
       PrintFatalError(op.def->getLoc(), "duplicate fused op name " + op.name);
     if (op.rule.empty())
       PrintFatalError(op.def->getLoc(), "fused op " + op.name + " has no rule");
-    if (!op.recipe.empty() && !op.decomposition.empty())
-      PrintFatalError(op.def->getLoc(),
-                      "fused op " + op.name +
-                          " has both a recipe and a hand-written decomposition");
+    // A recipe and a hand-written decomposition together: the recipe covers
+    // the op's basic form (fusion finds it, decomposition uses it), the hand
+    // decomposition the rest; the note says where the line is.
     if (!op.decomposition.empty() && op.recipeNote.empty())
       PrintFatalError(op.def->getLoc(),
-                      "decompose-only op " + op.name +
-                          " must say why it has no recipe (recipeNote)");
+                      "op " + op.name +
+                          " with a hand-written decomposition must say what "
+                          "its recipe does not cover (recipeNote)");
     if (op.results.empty())
       PrintFatalError(op.def->getLoc(), "fused op " + op.name + " has no result");
     if (op.destructiveInput >= (int64_t)op.operands.size())
@@ -551,7 +551,12 @@ bool emitDocs(const RecordKeeper &records, raw_ostream &os) {
       }
       os << "\n";
     }
-    if (!op.recipe.empty())
+    if (!op.recipe.empty() && !op.decomposition.empty())
+      os << "Decomposition: its recipe (`" << op.recipe
+         << "`, the definition fusion matches too) where it applies, else "
+            "written by hand (`"
+         << op.decomposition << "`): " << op.recipeNote << ".\n\n";
+    else if (!op.recipe.empty())
       os << "Decomposition: its recipe (`" << op.recipe
          << "`), the definition fusion matches too.\n\n";
     else if (!op.decomposition.empty())
