@@ -94,6 +94,19 @@ private:
     st.reached.insert(node);
     maxReached = std::max<unsigned>(maxReached, st.reached.size());
   }
+  /// `dims` without the concrete dims of size 1.
+  SmallVector<int64_t> withoutUnitDims(ArrayRef<int64_t> dims) const {
+    SmallVector<int64_t> kept;
+    for (int64_t d : dims)
+      if (d < 0 || d >= static_cast<int64_t>(unitDim.size()) || !unitDim[d])
+        kept.push_back(d);
+    return kept;
+  }
+  /// Whether two lists of concrete dims name the same dims, size-1 ones
+  /// aside.
+  bool sameDims(ArrayRef<int64_t> a, ArrayRef<int64_t> b) const {
+    return a == b || withoutUnitDims(a) == withoutUnitDims(b);
+  }
   SmallVector<int64_t> layout(const RecipeNode &n) const {
     SmallVector<int64_t> dims;
     for (RecipeAxis a : n.axes)
@@ -115,6 +128,9 @@ private:
                                unsigned result,
                                std::optional<unsigned> addend = {});
   LogicalResult matchRotateHalf(const RecipeNode &n, Value v);
+  /// `c` (in `body`) is true where every score of the row is -inf; the
+  /// scores are checked once the match is complete.
+  LogicalResult matchMaskedRowGuard(Value c, const Body &body);
   LogicalResult matchIdentityInit(const RecipeNode &n, Value init);
   LogicalResult matchCombiner(const RecipeNode &n, const Body &body,
                               unsigned result);
@@ -142,6 +158,8 @@ private:
   unsigned maxReached = 0;
   unsigned whyDepth = 0;
   SmallVector<SmallVector<unsigned>> axisDims;
+  /// Concrete dims whose size is 1 (in the root's shape).
+  SmallVector<bool> unitDim;
 
   /// What a match has bound so far; copied to try the other operand order
   /// of a commutative op.
@@ -154,6 +172,13 @@ private:
     SmallVector<Operation *> leafOps;
     SmallVector<DimCheck> dimChecks;
     llvm::SmallDenseSet<unsigned, 16> reached;
+    /// Guards seen through: the recipe node and the value they test.
+    SmallVector<std::pair<unsigned, Value>> guards;
+    /// While matching a contraction's operands for `scale * (a . b)`: the
+    /// constant factors taken off its inputs (the frontend put the scale on
+    /// them, or its square root on both).
+    bool collectingFactor = false;
+    double factor = 1.0;
   } st;
 };
 
@@ -245,11 +270,16 @@ bool Matcher::isCastToSkip(Operation *op) const {
 }
 
 FailureOr<SmallVector<int64_t>>
-Matcher::loopsOf(linalg::LinalgOp op, unsigned k, ArrayRef<int64_t> dims,
+Matcher::loopsOf(linalg::LinalgOp op, unsigned k, ArrayRef<int64_t> allDims,
                  int64_t reductionDim) {
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(k));
   Type type = op->getResult(k).getType();
   int64_t rank = outMap.getNumResults();
+  // A value may carry fewer dims than the recipe names when the others are
+  // size 1 (a [1, H] batch collapsed to [H]): leave those out.
+  SmallVector<int64_t> dims(allDims);
+  if (rank < static_cast<int64_t>(dims.size()))
+    dims = withoutUnitDims(dims);
   int64_t extra = rank - static_cast<int64_t>(dims.size());
   if (extra < 0)
     return failure();
@@ -340,6 +370,16 @@ FailureOr<SmallVector<int64_t>> Matcher::operandDims(const Body &body,
   return dims;
 }
 
+/// Whether an expand/collapse_shape only adds or drops size-1 dims.
+static bool isUnitReshape(Operation *op) {
+  auto src = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto dst = cast<RankedTensorType>(op->getResult(0).getType());
+  auto nonUnit = [](RankedTensorType t) {
+    return llvm::count_if(t.getShape(), [](int64_t d) { return d != 1; });
+  };
+  return nonUnit(src) == nonUnit(dst);
+}
+
 /// The single scalar op of a body (besides the yield), or null.
 static Operation *singleBodyOp(linalg::LinalgOp op) {
   Block *body = op.getBlock();
@@ -364,6 +404,26 @@ static bool isDataMovement(linalg::LinalgOp op) {
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
   return yield.getNumOperands() == 1 &&
          yield.getOperand(0) == body->getArgument(0);
+}
+
+/// If `op` multiplies its one tensor input by a constant (or divides it by
+/// one), elementwise: that factor.
+static std::optional<double> scaleFactorOf(linalg::LinalgOp op) {
+  Operation *scalar = singleBodyOp(op);
+  if (!scalar || op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
+      !isa<arith::MulFOp, arith::DivFOp>(scalar) ||
+      !op.getMatchingIndexingMap(op.getDpsInputOperand(0)).isIdentity() ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+    return std::nullopt;
+  Body body{op, {}};
+  Value data = op.getBlock()->getArgument(0);
+  Value lhs = scalar->getOperand(0), rhs = scalar->getOperand(1);
+  bool isDiv = isa<arith::DivFOp>(scalar);
+  Value other = lhs == data ? rhs : (!isDiv && rhs == data ? lhs : Value());
+  FloatAttr c = other ? constantValue(other, &body) : FloatAttr();
+  if (!c || c.getValueAsDouble() == 0.0)
+    return std::nullopt;
+  return isDiv ? 1.0 / c.getValueAsDouble() : c.getValueAsDouble();
 }
 
 static bool isOpKind(Operation *op, RecipeOp kind) {
@@ -559,7 +619,28 @@ LogicalResult Matcher::matchTensor(Want want, Value v) {
   if (n.op == RecipeOp::Input) {
     if (w.quarters != 4)
       return fail("an input is used through a power");
-    llvm::append_range(st.leafOps, views);
+    bool scaled = false;
+    while (st.collectingFactor) {
+      auto scale = v.getDefiningOp<linalg::LinalgOp>();
+      std::optional<double> f =
+          scale ? scaleFactorOf(scale) : std::optional<double>();
+      if (!f)
+        break;
+      st.factor *= *f;
+      st.ops.push_back(scale);
+      scaled = true;
+      v = scale.getDpsInputOperand(0)->get();
+      while (Operation *view = v.getDefiningOp()) {
+        if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
+            !isUnitReshape(view))
+          break;
+        st.ops.push_back(view);
+        v = view->getOperand(0);
+      }
+    }
+    // Views of the input itself go with it; views of a scaled value are
+    // intermediates.
+    llvm::append_range(scaled ? st.ops : st.leafOps, views);
     // Inputs computed in a wider type come through an extf.
     while (auto op = v.getDefiningOp<linalg::LinalgOp>()) {
       Operation *scalar = singleBodyOp(op);
@@ -616,6 +697,36 @@ LogicalResult Matcher::matchTensor(Want want, Value v) {
     return fail("expected a linalg op");
   unsigned k = cast<OpResult>(v).getResultNumber();
   st.ops.push_back(op);
+  // scale * (a . b) as a contraction of scaled inputs (or of unscaled ones,
+  // scale 1 when the frontend folded it elsewhere is not assumed: a factor
+  // must be found).
+  if (n.op == RecipeOp::Mul && w.quarters == 4 &&
+      op.getNumReductionLoops() == 1 && !st.collectingFactor) {
+    for (auto [c, p] : {std::pair(n.operands[0], n.operands[1]),
+                        std::pair(n.operands[1], n.operands[0])}) {
+      const RecipeNode &cn = recipe.nodes[c], &pn = recipe.nodes[p];
+      if (cn.op != RecipeOp::Contract || pn.op != RecipeOp::Param)
+        continue;
+      State before = st;
+      FailureOr<SmallVector<int64_t>> loops = loopsOf(
+          op, k, layout(cn), static_cast<int64_t>(axisDims[cn.index].front()));
+      if (succeeded(loops)) {
+        reach(w.node);
+        reach(c);
+        st.collectingFactor = true;
+        st.factor = 1.0;
+        Body body{op, std::move(*loops)};
+        LogicalResult ok = matchReduction(cn, body, k);
+        st.collectingFactor = false;
+        auto type = dyn_cast<FloatType>(
+            cast<ShapedType>(op->getResult(k).getType()).getElementType());
+        if (succeeded(ok) && st.factor != 1.0 && type &&
+            succeeded(bindParam(pn.param, FloatAttr::get(type, st.factor))))
+          return success();
+      }
+      st = std::move(before);
+    }
+  }
   // a + sum(...) as a reduction that starts from a (a bias broadcast into a
   // matmul's or a convolution's init).
   if (n.op == RecipeOp::Add && w.quarters == 4 &&
@@ -779,6 +890,81 @@ LogicalResult Matcher::matchRotateHalf(const RecipeNode &n, Value v) {
   return matchTensor({n.operands[0]}, lower.getSource());
 }
 
+LogicalResult Matcher::matchMaskedRowGuard(Value c, const Body &body) {
+  // The softmax's max: its operand is the scores, its axis the row.
+  const RecipeNode *max = nullptr;
+  for (const RecipeNode &r : recipe.nodes)
+    if (r.op == RecipeOp::ReduceMax)
+      max = &r;
+  auto arg = dyn_cast<BlockArgument>(c);
+  if (!max || !arg || arg.getOwner() != body.block() ||
+      arg.getArgNumber() >= body.op.getNumDpsInputs())
+    return fail("expected a guard for fully masked rows");
+  FailureOr<SmallVector<int64_t>> dims = operandDims(body, arg.getArgNumber());
+  Value all = body.op.getDpsInputOperand(arg.getArgNumber())->get();
+  SmallVector<Operation *> covered;
+  while (Operation *view = all.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
+        !isUnitReshape(view))
+      break;
+    covered.push_back(view);
+    all = view->getOperand(0);
+  }
+  // all = and-reduce over the row, from true, of (scores == -inf).
+  auto red = all.getDefiningOp<linalg::LinalgOp>();
+  if (failed(dims) || !red || red.getNumDpsInputs() != 1 ||
+      red.getNumDpsInits() != 1 || red.getNumReductionLoops() != 1)
+    return fail("expected a guard for fully masked rows");
+  int64_t row = axisDims[max->index].front();
+  FailureOr<SmallVector<int64_t>> loops = loopsOf(red, 0, *dims, row);
+  Operation *init = fillOf(red.getDpsInitOperand(0)->get());
+  Operation *combine = singleBodyOp(red);
+  if (failed(loops) || !init || !matchPattern(init->getOperand(0), m_One()) ||
+      !combine || !isa<arith::AndIOp>(combine))
+    return fail("expected a guard for fully masked rows");
+  Body redBody{red, std::move(*loops)};
+  FailureOr<SmallVector<int64_t>> eqDims = operandDims(redBody, 0);
+  Value eq = red.getDpsInputOperand(0)->get();
+  auto cmpOp = eq.getDefiningOp<linalg::LinalgOp>();
+  const RecipeNode &scores = recipe.nodes[max->operands[0]];
+  if (failed(eqDims) || !sameDims(*eqDims, layout(scores)) || !cmpOp ||
+      cmpOp.getNumDpsInits() != 1 || cmpOp.getNumReductionLoops() != 0 ||
+      !cmpOp.getMatchingIndexingMap(cmpOp.getDpsInitOperand(0)).isIdentity())
+    return fail("expected a guard for fully masked rows");
+  auto yield = cast<linalg::YieldOp>(cmpOp.getBlock()->getTerminator());
+  auto cmp = yield.getOperand(0).getDefiningOp<arith::CmpFOp>();
+  if (!cmp || cmp.getPredicate() != arith::CmpFPredicate::OEQ)
+    return fail("expected a guard for fully masked rows");
+  Value x = cmp.getLhs();
+  while (x.getDefiningOp<arith::ExtFOp>())
+    x = x.getDefiningOp()->getOperand(0);
+  Body cmpBody{cmpOp, {}};
+  FloatAttr ninf = constantValue(cmp.getRhs(), &cmpBody);
+  auto xArg = dyn_cast<BlockArgument>(x);
+  if (!xArg || xArg.getOwner() != cmpOp.getBlock() ||
+      xArg.getArgNumber() >= cmpOp.getNumDpsInputs() ||
+      !cmpOp.getMatchingIndexingMap(cmpOp.getDpsInputOperand(xArg.getArgNumber()))
+           .isIdentity() ||
+      !ninf || !ninf.getValue().isInfinity() || !ninf.getValue().isNegative())
+    return fail("expected a guard for fully masked rows");
+  Value tested = cmpOp.getDpsInputOperand(xArg.getArgNumber())->get();
+  // The scores, perhaps extended to f64 by a generic of their own.
+  while (auto ext = tested.getDefiningOp<linalg::LinalgOp>()) {
+    Operation *scalar = singleBodyOp(ext);
+    if (!scalar || !isa<arith::ExtFOp>(scalar) || ext.getNumDpsInputs() != 1 ||
+        !llvm::all_of(ext.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }))
+      break;
+    covered.push_back(ext);
+    tested = ext.getDpsInputOperand(0)->get();
+  }
+  llvm::append_range(st.ops, covered);
+  st.ops.append({red, cmpOp});
+  st.leafOps.push_back(init);
+  st.guards.push_back({max->operands[0], tested});
+  return success();
+}
+
 LogicalResult Matcher::matchReduction(const RecipeNode &n, const Body &body,
                                       unsigned k,
                                       std::optional<unsigned> addend) {
@@ -849,7 +1035,29 @@ LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
   // Broadcasts and transposes written as ops of their own (StableHLO's
   // broadcast_in_dim, linalg.broadcast): read through them.
   SmallVector<Operation *> moves;
-  while (dims != layout(n)) {
+  while (!sameDims(dims, layout(n)) ||
+         (st.collectingFactor && n.op == RecipeOp::Input &&
+          t.getDefiningOp<linalg::LinalgOp>() &&
+          scaleFactorOf(t.getDefiningOp<linalg::LinalgOp>()))) {
+    if (st.collectingFactor && n.op == RecipeOp::Input)
+      if (auto scale = t.getDefiningOp<linalg::LinalgOp>())
+        if (std::optional<double> f = scaleFactorOf(scale)) {
+          // What lies between the scale and the reader is intermediate.
+          llvm::append_range(st.ops, moves);
+          moves.clear();
+          st.factor *= *f;
+          st.ops.push_back(scale);
+          t = scale.getDpsInputOperand(0)->get();
+          continue;
+        }
+    // Reshapes that only add or drop size-1 dims.
+    if (auto *view = t.getDefiningOp();
+        view && isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) &&
+        isUnitReshape(view)) {
+      moves.push_back(view);
+      t = view->getOperand(0);
+      continue;
+    }
     auto move = t.getDefiningOp<linalg::LinalgOp>();
     if (!move || !isDataMovement(move))
       return fail("an operand is not on the recipe's axes");
@@ -931,6 +1139,15 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
     return matchScalar(next, x, body);
   }
 
+  // select(all of the row is -inf, 0, p): a frontend's guard for fully
+  // masked rows, which the op defines as 0 already.
+  if (auto sel = dyn_cast<arith::SelectOp>(op); sel && recipe.zeroMaskedRows) {
+    FloatAttr zero = constantValue(sel.getTrueValue(), &body);
+    if (zero && zero.getValue().isZero() &&
+        succeeded(matchMaskedRowGuard(sel.getCondition(), body)))
+      return matchScalar(w, sel.getFalseValue(), body);
+  }
+
   switch (n.op) {
   case RecipeOp::Div:
     if (isa<arith::DivFOp, arith::MulFOp>(op))
@@ -1002,6 +1219,9 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
   if (batch < 0 || (!hasBatch && batch != 0))
     return fail("the value's rank does not fit the recipe");
   axisDims.assign(recipe.axisNames.size(), {});
+  unitDim.clear();
+  for (int64_t d = 0; d < rootType.getRank(); ++d)
+    unitDim.push_back(rootType.getDimSize(d) == 1);
   unsigned next = 0;
   for (int64_t i = 0; i < batch; ++i)
     axisDims[kBatchAxis].push_back(next++);
@@ -1050,6 +1270,9 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
     if (!ok)
       return failMatch("an axis size does not match the inputs");
   }
+  for (auto [node, value] : st.guards)
+    if (!st.done.count({node, 4, value.getAsOpaquePointer()}))
+      return failMatch("a guard tests a value other than the scores");
   for (unsigned i = 0; i < info.operands.size(); ++i) {
     out.inputs.push_back(st.inputs.lookup(i));
     out.inputRanks.push_back(st.inputRanks.lookup(i));

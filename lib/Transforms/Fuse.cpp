@@ -125,13 +125,20 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   }
 
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> roots;
-    getOperation()->walk([&](linalg::LinalgOp op) {
-      if (!isa<linalg::FillOp>(op) && op->getNumResults() == 1)
+    // Candidates: linalg results, and reshapes of them (a batch matmul's
+    // result expanded back to [B, H, ...]).
+    SmallVector<Operation *> roots;
+    getOperation()->walk([&](Operation *op) {
+      if (op->getNumResults() != 1)
+        return;
+      if (isa<linalg::LinalgOp>(op) && !isa<linalg::FillOp>(op))
+        roots.push_back(op);
+      else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op) &&
+               op->getOperand(0).getDefiningOp<linalg::LinalgOp>())
         roots.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp g : llvm::reverse(roots)) {
+    for (Operation *g : llvm::reverse(roots)) {
       if (erased.contains(g))
         continue;
       NearMisses nearMisses;
@@ -139,7 +146,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
       // A body that computes more than the op (the weight multiply after a
       // norm, fused into one generic): look for the op inside it.
       if (!fused)
-        if (auto generic = dyn_cast<linalg::GenericOp>(g.getOperation()))
+        if (auto generic = dyn_cast<linalg::GenericOp>(g))
           while (fuseInBody(rewriter, generic, nearMisses))
             fused = true;
       if (!fused && report == "near-misses")
@@ -208,7 +215,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   }
 
   /// Tries the recipes on the result of `g`.
-  bool fuseResult(IRRewriter &rewriter, linalg::LinalgOp g,
+  bool fuseResult(IRRewriter &rewriter, Operation *g,
                   NearMisses &nearMisses) {
     Value root = g->getResult(0);
     for (auto [info, size] : candidates) {
