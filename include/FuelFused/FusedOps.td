@@ -255,8 +255,8 @@ def Fused_FlashAttn : FusedOp<12, "flash_attn", Attention> {
   let rule = "flashAttn";
   let recipe = "flashAttn";
   let decomposition = "flashAttn";
-  let recipeNote = "the recipe covers as many kv heads as query heads, no causal mask, "
-    "window, softcap, alibi or k_len; the rest is decomposed by hand";
+  let recipeNote = "the recipe covers as many kv heads as query heads, causal or not, "
+    "with no window, softcap, alibi or k_len; the rest is decomposed by hand";
   let summary = "scaled dot-product attention (FlashAttention-2 semantics)";
   let description = "`o = softmax(mask(softcap(scale * q @ k^T) + alibi_bias)) @ v` "
     "with grouped-query heads, the bottom-right aligned causal mask and windows "

@@ -59,6 +59,10 @@ enum class RecipeOp {
   Contract,
   // concat(-x[..., D/2:], x[..., :D/2]) along an axis.
   RotateHalf,
+  // x where key j may be seen from query i (j <= i + Sk - Sq, the
+  // bottom-right aligned causal mask), -inf elsewhere; `index` is the query
+  // axis, `intValue` the key axis.
+  CausalMask,
 };
 
 StringRef stringifyRecipeOp(RecipeOp op);
@@ -186,6 +190,7 @@ public:
   }
   RecipeValue contract(RecipeValue a, RecipeValue b, RecipeAxis axis);
   RecipeValue rotateHalf(RecipeValue x, RecipeAxis axis);
+  RecipeValue causalMask(RecipeValue x, RecipeAxis query, RecipeAxis key);
 
   void output(RecipeValue v) { recipe.outputs.push_back(v.id); }
 

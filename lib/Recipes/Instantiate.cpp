@@ -19,6 +19,7 @@
 #include "FuelFused/Recipe.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -308,6 +309,37 @@ Value Instantiator::emitNode(const RecipeNode &n, FusedOp op) {
                      return arith::AddFOp::create(nb, nloc, args[0], args[1])
                          .getResult();
                    });
+  }
+  case RecipeOp::CausalMask: {
+    // select(j <= i + (Sk - Sq), x, -inf), i and j the query and key loops.
+    const Instance &x = values[n.operands[0]];
+    unsigned qDim = axisDims[n.index].front();
+    unsigned kDim = axisDims[n.intValue].front();
+    unsigned qPos = llvm::find(dims, qDim) - dims.begin();
+    unsigned kPos = llvm::find(dims, kDim) - dims.begin();
+    Value sq = getValueOrCreateConstantIndexOp(
+        b, loc, tensor::getMixedSize(b, loc, dimSource[qDim].first,
+                                     dimSource[qDim].second));
+    Value sk = getValueOrCreateConstantIndexOp(
+        b, loc, tensor::getMixedSize(b, loc, dimSource[kDim].first,
+                                     dimSource[kDim].second));
+    Value offset = arith::SubIOp::create(b, loc, sk, sq);
+    Value init = emptyTensor(dims, computeType);
+    return generic(
+        dims, std::nullopt, {x}, init,
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          Value i = linalg::IndexOp::create(nb, nloc, qPos);
+          Value j = linalg::IndexOp::create(nb, nloc, kPos);
+          Value limit = arith::AddIOp::create(nb, nloc, i, offset);
+          Value visible = arith::CmpIOp::create(
+              nb, nloc, arith::CmpIPredicate::sle, j, limit);
+          Value ninf = arith::ConstantOp::create(
+              nb, nloc, computeType,
+              nb.getFloatAttr(computeType,
+                              -std::numeric_limits<double>::infinity()));
+          return arith::SelectOp::create(nb, nloc, visible, args[0], ninf)
+              .getResult();
+        });
   }
   case RecipeOp::RotateHalf: {
     // concat(-x[..., D/2:], x[..., :D/2]) along the axis.

@@ -23,6 +23,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <tuple>
 #include <cstdio>
@@ -94,6 +95,34 @@ private:
     st.reached.insert(node);
     maxReached = std::max<unsigned>(maxReached, st.reached.size());
   }
+  /// A run of consecutive concrete dims [a, b] that a value carries as one
+  /// dim (batch dims a frontend collapsed for a batch matmul).
+  static constexpr int64_t kGroupBase = int64_t(1) << 40;
+  static int64_t groupCode(int64_t a, int64_t b) {
+    return kGroupBase + a * (int64_t(1) << 20) + b;
+  }
+  static bool isGroup(int64_t d) { return d >= kGroupBase; }
+  static std::pair<int64_t, int64_t> groupRange(int64_t d) {
+    int64_t x = d - kGroupBase;
+    return {x >> 20, x & ((int64_t(1) << 20) - 1)};
+  }
+  static SmallVector<int64_t> flatten(ArrayRef<int64_t> dims) {
+    SmallVector<int64_t> flat;
+    for (int64_t d : dims) {
+      if (!isGroup(d)) {
+        flat.push_back(d);
+        continue;
+      }
+      auto [a, b] = groupRange(d);
+      for (int64_t x = a; x <= b; ++x)
+        flat.push_back(x);
+    }
+    return flat;
+  }
+  /// The dims of a reshape's source, given those of its result (one per
+  /// result dim): merged dims become a group, a group split is unfolded.
+  std::optional<SmallVector<int64_t>> throughReshape(Operation *view,
+                                                     ArrayRef<int64_t> dims);
   /// `dims` without the concrete dims of size 1.
   SmallVector<int64_t> withoutUnitDims(ArrayRef<int64_t> dims) const {
     SmallVector<int64_t> kept;
@@ -105,7 +134,7 @@ private:
   /// Whether two lists of concrete dims name the same dims, size-1 ones
   /// aside.
   bool sameDims(ArrayRef<int64_t> a, ArrayRef<int64_t> b) const {
-    return a == b || withoutUnitDims(a) == withoutUnitDims(b);
+    return a == b || withoutUnitDims(flatten(a)) == withoutUnitDims(flatten(b));
   }
   SmallVector<int64_t> layout(const RecipeNode &n) const {
     SmallVector<int64_t> dims;
@@ -116,7 +145,10 @@ private:
   }
   /// Folds the recipe's own sqrt, rsqrt and 1/x into the wanted power.
   FailureOr<Want> normalize(Want w);
-  LogicalResult matchTensor(Want w, Value v);
+  /// `given`: the dims `v` carries, when not the recipe value's layout (a
+  /// batch collapsed into one dim).
+  LogicalResult matchTensor(Want w, Value v,
+                            std::optional<SmallVector<int64_t>> given = {});
   LogicalResult matchScalar(Want w, Value s, const Body &body);
   /// Matches `w` against tensor `t` read on concrete `dims` (seeing
   /// through data movement to a tensor on the recipe value's own layout).
@@ -128,6 +160,30 @@ private:
                                unsigned result,
                                std::optional<unsigned> addend = {});
   LogicalResult matchRotateHalf(const RecipeNode &n, Value v);
+  LogicalResult matchCausalMask(Want w, Operation *op, const Body &body);
+  /// Integer index arithmetic as a linear function of the concrete dims
+  /// (linalg.index, iota constants, casts, +, -, * by a constant).
+  struct Linear {
+    std::map<int64_t, int64_t> coef;
+    int64_t c = 0;
+    /// Dynamic sizes: (tensor, dim) -> coefficient.
+    std::map<std::pair<const void *, int64_t>, int64_t> sym;
+  };
+  /// A mask condition: `le` <= 0, or always true.
+  struct Cond {
+    bool always = false;
+    Linear le;
+  };
+  std::optional<Linear> evalIndex(Value x, const Body &body, unsigned depth);
+  static Linear negated(Linear l);
+  std::optional<Linear> evalIndexTensor(Value t, ArrayRef<int64_t> dims,
+                                        unsigned depth);
+  std::optional<Cond> evalCond(Value x, const Body &body, unsigned depth);
+  std::optional<Cond> evalCondTensor(Value t, ArrayRef<int64_t> dims,
+                                     unsigned depth);
+  /// `y` is 0 where the condition holds and -inf (or the lowest float)
+  /// elsewhere: the visible condition.
+  std::optional<Cond> evalMaskBias(Value y, const Body &body, unsigned depth);
   /// `c` (in `body`) is true where every score of the row is -inf; the
   /// scores are checked once the match is complete.
   LogicalResult matchMaskedRowGuard(Value c, const Body &body);
@@ -179,6 +235,8 @@ private:
     /// them, or its square root on both).
     bool collectingFactor = false;
     double factor = 1.0;
+    /// Causal masks seen: the query/key dims and the key offset they use.
+    SmallVector<std::tuple<int64_t, int64_t, Linear>> causal;
   } st;
 };
 
@@ -586,7 +644,58 @@ LogicalResult Matcher::bindInput(unsigned index, Value v, unsigned rank) {
   return success();
 }
 
-LogicalResult Matcher::matchTensor(Want want, Value v) {
+std::optional<SmallVector<int64_t>>
+Matcher::throughReshape(Operation *view, ArrayRef<int64_t> dims) {
+  auto dst = cast<RankedTensorType>(view->getResult(0).getType());
+  auto src = cast<RankedTensorType>(view->getOperand(0).getType());
+  if (dst.getRank() != static_cast<int64_t>(dims.size()))
+    return std::nullopt;
+  SmallVector<int64_t> out;
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(view)) {
+    // Source dim i holds the result dims of its group.
+    for (const ReassociationIndices &group : expand.getReassociationIndices()) {
+      SmallVector<int64_t> members;
+      for (int64_t r : group)
+        if (dst.getDimSize(r) != 1)
+          members.push_back(dims[r]);
+      if (members.empty()) {
+        continue;
+      }
+      if (members.size() == 1) {
+        out.push_back(members.front());
+        continue;
+      }
+      for (size_t m = 0; m < members.size(); ++m)
+        if (isGroup(members[m]) || (m && members[m] != members[m - 1] + 1))
+          return std::nullopt;
+      out.push_back(groupCode(members.front(), members.back()));
+    }
+    return out;
+  }
+  auto collapse = cast<tensor::CollapseShapeOp>(view);
+  for (auto [p, group] : llvm::enumerate(collapse.getReassociationIndices())) {
+    SmallVector<int64_t> nonUnit;
+    for (int64_t r : group)
+      if (src.getDimSize(r) != 1)
+        nonUnit.push_back(r);
+    if (nonUnit.size() <= 1) {
+      if (!nonUnit.empty())
+        out.push_back(dims[p]);
+      continue;
+    }
+    if (!isGroup(dims[p]))
+      return std::nullopt;
+    auto [a, b] = groupRange(dims[p]);
+    if (b - a + 1 != static_cast<int64_t>(nonUnit.size()))
+      return std::nullopt;
+    for (int64_t x = a; x <= b; ++x)
+      out.push_back(x);
+  }
+  return out;
+}
+
+LogicalResult Matcher::matchTensor(Want want, Value v,
+                                   std::optional<SmallVector<int64_t>> given) {
   FailureOr<Want> normal = normalize(want);
   if (failed(normal))
     return fail("no spelling of this power is known");
@@ -595,23 +704,34 @@ LogicalResult Matcher::matchTensor(Want want, Value v) {
     return success();
   const RecipeNode &n = recipe.nodes[w.node];
   unsigned layoutRank = layout(n).size();
-  // Reshapes that only add or drop size-1 dims.
+  SmallVector<int64_t> vdims = given ? *given : layout(n);
+  // Reshapes that only add or drop size-1 dims, and reshapes that merge or
+  // split batch dims.
   SmallVector<Operation *> views;
   while (Operation *def = v.getDefiningOp()) {
     if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
       break;
     auto src = cast<RankedTensorType>(def->getOperand(0).getType());
     auto dst = cast<RankedTensorType>(def->getResult(0).getType());
-    auto nonUnit = [](RankedTensorType t) {
-      return llvm::count_if(t.getShape(), [](int64_t d) { return d != 1; });
-    };
-    if (nonUnit(src) != nonUnit(dst) ||
-        (n.op == RecipeOp::Input && dst.getRank() == layoutRank &&
-         src.getRank() != layoutRank && nonUnit(src) != layoutRank))
+    if (isUnitReshape(def) && !llvm::any_of(vdims, isGroup)) {
+      if (n.op == RecipeOp::Input && dst.getRank() == layoutRank &&
+          src.getRank() != layoutRank &&
+          llvm::count_if(src.getShape(), [](int64_t d) { return d != 1; }) !=
+              layoutRank)
+        break;
+      views.push_back(def);
+      v = def->getOperand(0);
+      continue;
+    }
+    std::optional<SmallVector<int64_t>> srcDims = throughReshape(def, vdims);
+    if (!srcDims)
       break;
+    vdims = std::move(*srcDims);
     views.push_back(def);
     v = def->getOperand(0);
   }
+  if (n.op == RecipeOp::Input && llvm::any_of(vdims, isGroup))
+    return fail("an input is read with merged dims");
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type)
     return fail("expected a ranked tensor");
@@ -709,7 +829,7 @@ LogicalResult Matcher::matchTensor(Want want, Value v) {
         continue;
       State before = st;
       FailureOr<SmallVector<int64_t>> loops = loopsOf(
-          op, k, layout(cn), static_cast<int64_t>(axisDims[cn.index].front()));
+          op, k, vdims, static_cast<int64_t>(axisDims[cn.index].front()));
       if (succeeded(loops)) {
         reach(w.node);
         reach(c);
@@ -738,7 +858,7 @@ LogicalResult Matcher::matchTensor(Want want, Value v) {
         continue;
       State before = st;
       FailureOr<SmallVector<int64_t>> loops = loopsOf(
-          op, k, layout(pn), static_cast<int64_t>(axisDims[pn.index].front()));
+          op, k, vdims, static_cast<int64_t>(axisDims[pn.index].front()));
       if (succeeded(loops)) {
         reach(w.node);
         reach(p);
@@ -752,7 +872,7 @@ LogicalResult Matcher::matchTensor(Want want, Value v) {
                                          n.op == RecipeOp::ReduceMax ||
                                          n.op == RecipeOp::Contract);
   FailureOr<SmallVector<int64_t>> loops = loopsOf(
-      op, k, layout(n),
+      op, k, vdims,
       isReduction ? static_cast<int64_t>(axisDims[n.index].front()) : -1);
   if (failed(loops))
     return fail(isReduction ? "wrong iterators" : "unexpected indexing maps");
@@ -890,6 +1010,341 @@ LogicalResult Matcher::matchRotateHalf(const RecipeNode &n, Value v) {
   return matchTensor({n.operands[0]}, lower.getSource());
 }
 
+static bool isNegInfOrLowest(FloatAttr c) {
+  return c && c.getValue().isNegative() &&
+         (c.getValue().isInfinity() || c.getValue().isLargest());
+}
+
+std::optional<Matcher::Linear>
+Matcher::evalIndexTensor(Value t, ArrayRef<int64_t> dims, unsigned depth) {
+  while (Operation *view = t.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
+        !isUnitReshape(view))
+      break;
+    t = view->getOperand(0);
+  }
+  DenseIntElementsAttr dense;
+  if (matchPattern(t, m_Constant(&dense))) {
+    if (dense.isSplat())
+      return Linear{{}, dense.getSplatValue<APInt>().getSExtValue()};
+    // An iota along its one non-unit dim (TOSA's arange).
+    auto type = cast<ShapedType>(dense.getType());
+    int64_t nonUnit = llvm::count_if(type.getShape(),
+                                     [](int64_t d) { return d != 1; });
+    if (nonUnit != 1 || dims.size() != 1)
+      return std::nullopt;
+    int64_t k = 0;
+    for (APInt v : dense.getValues<APInt>())
+      if (v.getSExtValue() != k++)
+        return std::nullopt;
+    return Linear{{{dims[0], 1}}, 0};
+  }
+  auto op = t.getDefiningOp<linalg::LinalgOp>();
+  if (!op || op.getNumReductionLoops() != 0 || !op.getBlock())
+    return std::nullopt;
+  unsigned k = cast<OpResult>(t).getResultNumber();
+  FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, dims, -1);
+  if (failed(loops))
+    return std::nullopt;
+  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+  return evalIndex(yield.getOperand(k), Body{op, std::move(*loops)}, depth + 1);
+}
+
+std::optional<Matcher::Linear> Matcher::evalIndex(Value x, const Body &body,
+                                                  unsigned depth) {
+  if (depth > 24)
+    return std::nullopt;
+  APInt c;
+  if (matchPattern(x, m_ConstantInt(&c)))
+    return Linear{{}, c.getSExtValue()};
+  if (auto arg = dyn_cast<BlockArgument>(x)) {
+    if (arg.getOwner() != body.block() ||
+        arg.getArgNumber() >= body.op.getNumDpsInputs())
+      return std::nullopt;
+    FailureOr<SmallVector<int64_t>> dims = operandDims(body, arg.getArgNumber());
+    if (failed(dims))
+      return std::nullopt;
+    return evalIndexTensor(body.op.getDpsInputOperand(arg.getArgNumber())->get(),
+                           *dims, depth);
+  }
+  Operation *op = x.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+    int64_t loop = body.loops[index.getDim()];
+    if (loop == kUnitLoop)
+      return Linear{};
+    return Linear{{{loop, 1}}, 0};
+  }
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+          arith::ExtUIOp, arith::TruncIOp>(op))
+    return evalIndex(op->getOperand(0), body, depth + 1);
+  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (!index)
+      return std::nullopt;
+    auto type = cast<ShapedType>(dim.getSource().getType());
+    if (!type.isDynamicDim(*index))
+      return Linear{{}, type.getDimSize(*index), {}};
+    Linear l;
+    l.sym[{dim.getSource().getAsOpaquePointer(), *index}] = 1;
+    return l;
+  }
+  if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op)) {
+    std::optional<Linear> a = evalIndex(op->getOperand(0), body, depth + 1);
+    std::optional<Linear> b = evalIndex(op->getOperand(1), body, depth + 1);
+    if (!a || !b)
+      return std::nullopt;
+    if (isa<arith::MulIOp>(op)) {
+      // One side must be a constant.
+      bool aConst = a->coef.empty() && a->sym.empty();
+      bool bConst = b->coef.empty() && b->sym.empty();
+      if (!aConst && !bConst)
+        return std::nullopt;
+      Linear &v = aConst ? *b : *a;
+      int64_t f = aConst ? a->c : b->c;
+      for (auto &[d, k] : v.coef)
+        k *= f;
+      for (auto &[d, k] : v.sym)
+        k *= f;
+      v.c *= f;
+      return v;
+    }
+    int64_t sign = isa<arith::SubIOp>(op) ? -1 : 1;
+    for (auto [d, k] : b->coef)
+      a->coef[d] += sign * k;
+    for (auto [d, k] : b->sym)
+      a->sym[d] += sign * k;
+    a->c += sign * b->c;
+    return a;
+  }
+  return std::nullopt;
+}
+
+Matcher::Linear Matcher::negated(Linear l) {
+  for (auto &[d, k] : l.coef)
+    k = -k;
+  for (auto &[d, k] : l.sym)
+    k = -k;
+  l.c = -l.c;
+  return l;
+}
+
+std::optional<Matcher::Cond>
+Matcher::evalCondTensor(Value t, ArrayRef<int64_t> dims, unsigned depth) {
+  while (Operation *view = t.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
+        !isUnitReshape(view))
+      break;
+    t = view->getOperand(0);
+  }
+  DenseIntElementsAttr dense;
+  if (matchPattern(t, m_Constant(&dense)) && dense.isSplat() &&
+      dense.getElementType().isInteger(1))
+    return dense.getSplatValue<bool>() ? std::optional<Cond>(Cond{true, {}})
+                                       : std::nullopt;
+  auto op = t.getDefiningOp<linalg::LinalgOp>();
+  if (!op || op.getNumReductionLoops() != 0 || !op.getBlock())
+    return std::nullopt;
+  unsigned k = cast<OpResult>(t).getResultNumber();
+  FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, dims, -1);
+  if (failed(loops))
+    return std::nullopt;
+  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+  return evalCond(yield.getOperand(k), Body{op, std::move(*loops)}, depth + 1);
+}
+
+std::optional<Matcher::Cond> Matcher::evalCond(Value x, const Body &body,
+                                               unsigned depth) {
+  if (depth > 24)
+    return std::nullopt;
+  if (matchPattern(x, m_One()))
+    return Cond{true, {}};
+  if (auto arg = dyn_cast<BlockArgument>(x)) {
+    if (arg.getOwner() != body.block() ||
+        arg.getArgNumber() >= body.op.getNumDpsInputs())
+      return std::nullopt;
+    FailureOr<SmallVector<int64_t>> dims = operandDims(body, arg.getArgNumber());
+    if (failed(dims))
+      return std::nullopt;
+    return evalCondTensor(body.op.getDpsInputOperand(arg.getArgNumber())->get(),
+                          *dims, depth);
+  }
+  Operation *op = x.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    std::optional<Linear> a = evalIndex(cmp.getLhs(), body, depth + 1);
+    std::optional<Linear> b = evalIndex(cmp.getRhs(), body, depth + 1);
+    if (!a || !b)
+      return std::nullopt;
+    // d = a - b.
+    Linear d = *a;
+    for (auto [dim, k] : b->coef)
+      d.coef[dim] -= k;
+    for (auto [dim, k] : b->sym)
+      d.sym[dim] -= k;
+    d.c -= b->c;
+    switch (cmp.getPredicate()) {
+    case arith::CmpIPredicate::sle: // a - b <= 0
+      return Cond{false, d};
+    case arith::CmpIPredicate::slt: // a - b + 1 <= 0
+      d.c += 1;
+      return Cond{false, d};
+    case arith::CmpIPredicate::sge: // b - a <= 0
+      return Cond{false, negated(d)};
+    case arith::CmpIPredicate::sgt: { // b - a + 1 <= 0
+      Linear n = negated(d);
+      n.c += 1;
+      return Cond{false, n};
+    }
+    default:
+      return std::nullopt;
+    }
+  }
+  if (isa<arith::AndIOp>(op)) {
+    std::optional<Cond> a = evalCond(op->getOperand(0), body, depth + 1);
+    std::optional<Cond> b = evalCond(op->getOperand(1), body, depth + 1);
+    if (!a || !b)
+      return std::nullopt;
+    if (a->always)
+      return b;
+    if (b->always)
+      return a;
+    return std::nullopt;
+  }
+  if (isa<arith::XOrIOp>(op)) {
+    // not c: c is L <= 0, not c is 1 - L <= 0.
+    Value other;
+    if (matchPattern(op->getOperand(1), m_One()))
+      other = op->getOperand(0);
+    else if (matchPattern(op->getOperand(0), m_One()))
+      other = op->getOperand(1);
+    std::optional<Cond> c =
+        other ? evalCond(other, body, depth + 1) : std::nullopt;
+    if (!c || c->always)
+      return std::nullopt;
+    Linear n = negated(c->le);
+    n.c += 1;
+    return Cond{false, n};
+  }
+  return std::nullopt;
+}
+
+std::optional<Matcher::Cond> Matcher::evalMaskBias(Value y, const Body &body,
+                                                   unsigned depth) {
+  if (depth > 24)
+    return std::nullopt;
+  if (auto arg = dyn_cast<BlockArgument>(y)) {
+    if (arg.getOwner() != body.block() ||
+        arg.getArgNumber() >= body.op.getNumDpsInputs())
+      return std::nullopt;
+    FailureOr<SmallVector<int64_t>> dims = operandDims(body, arg.getArgNumber());
+    Value t = body.op.getDpsInputOperand(arg.getArgNumber())->get();
+    SmallVector<Operation *> views;
+    while (Operation *view = t.getDefiningOp()) {
+      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
+          !isUnitReshape(view))
+        break;
+      views.push_back(view);
+      t = view->getOperand(0);
+    }
+    auto op = t.getDefiningOp<linalg::LinalgOp>();
+    if (failed(dims) || !op || op.getNumReductionLoops() != 0 || !op.getBlock())
+      return std::nullopt;
+    unsigned k = cast<OpResult>(t).getResultNumber();
+    FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, *dims, -1);
+    if (failed(loops))
+      return std::nullopt;
+    auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+    std::optional<Cond> c = evalMaskBias(yield.getOperand(k),
+                                         Body{op, std::move(*loops)}, depth + 1);
+    if (c) {
+      llvm::append_range(st.ops, views);
+      st.ops.push_back(op);
+    }
+    return c;
+  }
+  auto sel = y.getDefiningOp<arith::SelectOp>();
+  if (!sel)
+    return std::nullopt;
+  FloatAttr a = constantValue(sel.getTrueValue(), &body);
+  FloatAttr b = constantValue(sel.getFalseValue(), &body);
+  if (!a || !b)
+    return std::nullopt;
+  std::optional<Cond> c = evalCond(sel.getCondition(), body, depth + 1);
+  if (!c || c->always)
+    return std::nullopt;
+  if (a.getValue().isZero() && isNegInfOrLowest(b))
+    return c;
+  if (isNegInfOrLowest(a) && b.getValue().isZero()) {
+    Linear n = negated(c->le);
+    n.c += 1;
+    return Cond{false, n};
+  }
+  return std::nullopt;
+}
+
+LogicalResult Matcher::matchCausalMask(Want w, Operation *op,
+                                       const Body &body) {
+  const RecipeNode &n = recipe.nodes[w.node];
+  int64_t qDim = axisDims[n.index].front(), kDim = axisDims[n.intValue].front();
+  // The visible condition must read j - i - offset <= 0.
+  auto record = [&](const Cond &c) -> LogicalResult {
+    std::map<int64_t, int64_t> coef;
+    for (auto [d, k] : c.le.coef)
+      if (k != 0)
+        coef[d] = k;
+    if (coef != std::map<int64_t, int64_t>{{kDim, 1}, {qDim, -1}})
+      return fail("a mask is not the causal mask");
+    Linear offset;
+    offset.c = -c.le.c;
+    for (auto [d, k] : c.le.sym)
+      if (k != 0)
+        offset.sym[d] = -k;
+    st.causal.push_back({qDim, kDim, offset});
+    reach(w.node);
+    return success();
+  };
+  Want inner{n.operands[0]};
+  // select(visible, s, -inf) or select(hidden, -inf, s).
+  if (auto sel = dyn_cast<arith::SelectOp>(op)) {
+    for (bool sFirst : {true, false}) {
+      Value sv = sFirst ? sel.getTrueValue() : sel.getFalseValue();
+      FloatAttr other = constantValue(
+          sFirst ? sel.getFalseValue() : sel.getTrueValue(), &body);
+      if (!isNegInfOrLowest(other))
+        continue;
+      std::optional<Cond> c = evalCond(sel.getCondition(), body, 0);
+      if (!c || c->always)
+        return fail("a mask is not the causal mask");
+      Cond visible = *c;
+      if (!sFirst) {
+        visible.le = negated(c->le);
+        visible.le.c += 1;
+      }
+      if (failed(record(visible)))
+        return failure();
+      return matchScalar(inner, sv, body);
+    }
+    return fail("expected a causal mask");
+  }
+  // s + bias, the bias 0 where visible and -inf elsewhere.
+  if (isa<arith::AddFOp>(op)) {
+    for (unsigned side : {0u, 1u}) {
+      State before = st;
+      std::optional<Cond> c = evalMaskBias(op->getOperand(1 - side), body, 0);
+      if (c && succeeded(record(*c)) &&
+          succeeded(matchScalar(inner, op->getOperand(side), body)))
+        return success();
+      st = std::move(before);
+    }
+    return fail("expected a causal mask");
+  }
+  return fail(Twine("expected a causal mask, found ") +
+              op->getName().getStringRef());
+}
+
 LogicalResult Matcher::matchMaskedRowGuard(Value c, const Body &body) {
   // The softmax's max: its operand is the scores, its axis the row.
   const RecipeNode *max = nullptr;
@@ -972,7 +1427,17 @@ LogicalResult Matcher::matchReduction(const RecipeNode &n, const Body &body,
   // out + a * b.
   Value init = body.op.getDpsInitOperand(k)->get();
   if (addend) {
-    if (failed(matchRead({*addend}, init, layout(n))))
+    // The init is read on the op's output dims.
+    AffineMap m = body.op.getMatchingIndexingMap(body.op.getDpsInitOperand(k));
+    SmallVector<int64_t> dims;
+    for (AffineExpr e : m.getResults()) {
+      auto d = dyn_cast<AffineDimExpr>(e);
+      if (!d)
+        continue;
+      if (body.loops[d.getPosition()] != kUnitLoop)
+        dims.push_back(body.loops[d.getPosition()]);
+    }
+    if (failed(matchRead({*addend}, init, dims)))
       return failure();
   } else if (failed(matchIdentityInit(n, init))) {
     return failure();
@@ -1050,13 +1515,21 @@ LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
           t = scale.getDpsInputOperand(0)->get();
           continue;
         }
-    // Reshapes that only add or drop size-1 dims.
+    // Reshapes that only add or drop size-1 dims, or merge batch dims.
     if (auto *view = t.getDefiningOp();
-        view && isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) &&
-        isUnitReshape(view)) {
-      moves.push_back(view);
-      t = view->getOperand(0);
-      continue;
+        view && isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view)) {
+      if (isUnitReshape(view) && !llvm::any_of(dims, isGroup)) {
+        moves.push_back(view);
+        t = view->getOperand(0);
+        continue;
+      }
+      if (std::optional<SmallVector<int64_t>> srcDims =
+              throughReshape(view, dims)) {
+        dims = std::move(*srcDims);
+        moves.push_back(view);
+        t = view->getOperand(0);
+        continue;
+      }
     }
     auto move = t.getDefiningOp<linalg::LinalgOp>();
     if (!move || !isDataMovement(move))
@@ -1074,7 +1547,7 @@ LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
     t = move.getDpsInputOperand(0)->get();
   }
   llvm::append_range(n.op == RecipeOp::Input ? st.leafOps : st.ops, moves);
-  return matchTensor(w, t);
+  return matchTensor(w, t, dims);
 }
 
 LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
@@ -1148,6 +1621,9 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
       return matchScalar(w, sel.getFalseValue(), body);
   }
 
+  if (n.op == RecipeOp::CausalMask)
+    return matchCausalMask(w, op, body);
+
   switch (n.op) {
   case RecipeOp::Div:
     if (isa<arith::DivFOp, arith::MulFOp>(op))
@@ -1162,6 +1638,22 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
                        /*commutative=*/true);
     break;
   case RecipeOp::Mul:
+    // x * p as x / c, the param its reciprocal (scores / sqrt(d)).
+    if (auto div = dyn_cast<arith::DivFOp>(op)) {
+      for (auto [x, p] : {std::pair(n.operands[0], n.operands[1]),
+                          std::pair(n.operands[1], n.operands[0])}) {
+        const RecipeNode &pn = recipe.nodes[p];
+        FloatAttr c = constantValue(div.getRhs(), &body);
+        if (pn.op != RecipeOp::Param || !c || c.getValue().isZero())
+          continue;
+        reach(w.node);
+        if (failed(bindParam(pn.param,
+                             FloatAttr::get(c.getType(),
+                                            1.0 / c.getValueAsDouble()))))
+          return failure();
+        return matchScalar({x}, div.getLhs(), body);
+      }
+    }
     if (n.operands[0] == n.operands[1]) {
       // x * x as powi(x, 2) or pow(x, 2.0).
       if (isa<math::FPowIOp, math::PowFOp>(op)) {
@@ -1269,6 +1761,39 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
     }
     if (!ok)
       return failMatch("an axis size does not match the inputs");
+  }
+  // A causal mask's offset is Sk - Sq (bottom-right alignment): the
+  // frontend's top-left mask (offset 0) is the same when Sq == Sk.
+  for (const auto &[qDim, kDim, offset] : st.causal) {
+    // Sk - Sq as the inputs give it: static sizes, or their tensor.dim.
+    Linear want;
+    bool haveQ = false, haveK = false;
+    for (const RecipeNode &r : recipe.nodes) {
+      if (r.op != RecipeOp::Input)
+        continue;
+      Value in = st.inputs.lookup(r.index);
+      auto type = cast<ShapedType>(in.getType());
+      SmallVector<int64_t> d = layout(r);
+      if (type.getRank() != static_cast<int64_t>(d.size()))
+        continue;
+      for (auto [pos, dim] : llvm::enumerate(d)) {
+        bool isQ = dim == qDim && !haveQ, isK = dim == kDim && !haveK;
+        if (!isQ && !isK)
+          continue;
+        int64_t sign = isK ? 1 : -1;
+        if (type.isDynamicDim(pos))
+          want.sym[{in.getAsOpaquePointer(), static_cast<int64_t>(pos)}] += sign;
+        else
+          want.c += sign * type.getDimSize(pos);
+        (isQ ? haveQ : haveK) = true;
+      }
+    }
+    std::map<std::pair<const void *, int64_t>, int64_t> got;
+    for (auto [d, k] : offset.sym)
+      if (k)
+        got[d] = k;
+    if (!haveQ || !haveK || want.c != offset.c || want.sym != got)
+      return failMatch("the causal mask is not aligned to the bottom right");
   }
   for (auto [node, value] : st.guards)
     if (!st.done.count({node, 4, value.getAsOpaquePointer()}))

@@ -54,6 +54,8 @@ StringRef mlir::fuel::stringifyRecipeOp(RecipeOp op) {
     return "contract";
   case RecipeOp::RotateHalf:
     return "rotate_half";
+  case RecipeOp::CausalMask:
+    return "causal_mask";
   }
   llvm_unreachable("unknown recipe op");
 }
@@ -77,6 +79,9 @@ std::string Recipe::str() const {
         n.op == RecipeOp::Contract || n.op == RecipeOp::RotateHalf ||
         n.op == RecipeOp::DimSize)
       os << " along " << axisNames[n.index];
+    if (n.op == RecipeOp::CausalMask)
+      os << " query " << axisNames[n.index] << " key "
+         << axisNames[n.intValue];
     os << " : [";
     llvm::interleaveComma(n.axes, os,
                           [&](RecipeAxis a) { os << axisNames[a]; });
@@ -226,6 +231,16 @@ RecipeValue RecipeBuilder::contract(RecipeValue a, RecipeValue b,
       axes.push_back(y);
   RecipeNode n{RecipeOp::Contract, {a.id, b.id}, axes};
   n.index = k;
+  return push(std::move(n));
+}
+
+RecipeValue RecipeBuilder::causalMask(RecipeValue x, RecipeAxis query,
+                                      RecipeAxis key) {
+  assert(llvm::is_contained(node(x).axes, query) &&
+         llvm::is_contained(node(x).axes, key) && "masking missing axes");
+  RecipeNode n{RecipeOp::CausalMask, {x.id}, node(x).axes};
+  n.index = query;
+  n.intValue = key;
   return push(std::move(n));
 }
 

@@ -8,8 +8,8 @@
 using namespace mlir;
 using namespace mlir::fuel;
 
-/// o = softmax(scale * q @ k^T) @ v over the keys, for the basic form:
-/// as many kv heads as query heads, no mask, window, softcap, alibi or
+/// o = softmax(causal_mask(scale * q @ k^T)) @ v over the keys, for the
+/// basic form: as many kv heads as query heads, no window, softcap, alibi or
 /// k_len (the hand-written decomposition covers those).
 void recipes::flashAttn(RecipeBuilder &r) {
   for (StringRef p : {"window_size_left", "window_size_right", "softcap"})
@@ -22,8 +22,7 @@ void recipes::flashAttn(RecipeBuilder &r) {
   if (q && k &&
       (q.isDynamicDim(1) || k.isDynamicDim(1) || q.getDimSize(1) != k.getDimSize(1)))
     r.unsupported("grouped-query heads");
-  if (r.intParam("causal"))
-    r.unsupported("the causal mask");
+  bool causal = r.intParam("causal");
   r.zeroMaskedRows();
   RecipeAxis sq = r.axis("sq"), sk = r.axis("sk"), d = r.axis("d"),
              dv = r.axis("dv");
@@ -33,6 +32,8 @@ void recipes::flashAttn(RecipeBuilder &r) {
   RecipeValue scores = r.contract(qv, kv, d);
   RecipeValue scale = r.param("softmax_scale");
   RecipeValue s = r.mul(scores, scale);
+  if (causal)
+    s = r.causalMask(s, sq, sk);
   RecipeValue max = r.reduceMax(s, sk);
   RecipeValue e = r.exp(r.sub(s, max));
   RecipeValue sum = r.reduceSum(e, sk);

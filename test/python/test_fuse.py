@@ -34,6 +34,7 @@ EXTRA_PARAMS = {
     "inplace_affine": [{"mul": -1.5, "add": 1e-3}],
     "rms_norm_last_dim_backward": [{"eps": 1e-3}],
     "layer_norm_last_dim_backward": [{"eps": 1e-6}],
+    "flash_attn": [{"softmax_scale": 0.5, "causal": True}],
 }
 
 
