@@ -53,9 +53,12 @@ def FuelFuse : Pass<"fuel-fuse"> {
     size-1 kept dims and unit reshapes, `1/x`, `rsqrt`, `sqrt` and `pow`
     for the same power, `x*x` as `powi`/`pow`, a mean as a division by the
     size or a multiply by its reciprocal, constants as scalars, casts or
-    splat tensors, and intermediates computed wider (an f64 variance). An op
-    found inside a larger elementwise body becomes an input of that body.
-    Ops that are decompose-only, or whose recipe depends on params, are not
+    splat tensors, intermediates computed wider (an f64 variance), a bias in
+    a matmul's init, attention's scale wherever the frontend put it, causal
+    masks built from iotas and the fully-masked-row guard. An op found
+    inside a larger elementwise body becomes an input of that body. A recipe
+    that reads bool params (causal) is tried once per value; ops that are
+    decompose-only, or whose recipe depends on an integer param, are not
     searched for. A subgraph is fused only when its intermediate values have
     no other users; what is not fused is left exactly as it was.
     `report=near-misses` emits a remark at each root where a recipe got at
