@@ -1,0 +1,544 @@
+//===- MatchPositions.cpp - Patterns read through indices -----------------===//
+//
+// What the matcher reads through positions rather than values:
+// rotate_half's slices (static or dynamic halves), causal masks built from
+// iotas and index arithmetic (a linear function of the loop dims, with
+// dynamic sizes as symbols), and the guard that zeroes fully masked rows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Matcher.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+using namespace mlir::fuel::match;
+
+static bool isWholeDim(OpFoldResult size, Value src, int64_t d) {
+  int64_t static_ = cast<ShapedType>(src.getType()).getDimSize(d);
+  if (std::optional<int64_t> c = getConstantIntValue(size))
+    return !ShapedType::isDynamic(static_) && *c == static_;
+  auto dim = dyn_cast<Value>(size) ? cast<Value>(size).getDefiningOp<tensor::DimOp>()
+                                   : tensor::DimOp();
+  return dim && dim.getSource() == src && dim.getConstantIndex() == d;
+}
+
+/// Whether `size` is half of dim `d` of `src` (an even static size, or the
+/// dynamic size divided by 2).
+static bool isHalfDim(OpFoldResult size, Value src, int64_t d) {
+  int64_t static_ = cast<ShapedType>(src.getType()).getDimSize(d);
+  if (std::optional<int64_t> c = getConstantIntValue(size))
+    return !ShapedType::isDynamic(static_) && static_ % 2 == 0 &&
+           *c == static_ / 2;
+  auto div = dyn_cast<Value>(size)
+                 ? cast<Value>(size).getDefiningOp<arith::DivUIOp>()
+                 : arith::DivUIOp();
+  return div && getConstantIntValue(div.getRhs()) == 2 &&
+         isWholeDim(div.getLhs(), src, d);
+}
+
+/// Whether offsets/sizes select half `half` (0: the first) of `whole` along
+/// `axis` and all of every other dim.
+static bool isHalfWindow(ArrayRef<OpFoldResult> offsets,
+                         ArrayRef<OpFoldResult> sizes, Value whole,
+                         int64_t axis, int half) {
+  for (int64_t d = 0, e = offsets.size(); d < e; ++d) {
+    if (d != axis) {
+      if (getConstantIntValue(offsets[d]) != 0 ||
+          !isWholeDim(sizes[d], whole, d))
+        return false;
+      continue;
+    }
+    if (!isHalfDim(sizes[d], whole, d))
+      return false;
+    if (half == 0 ? getConstantIntValue(offsets[d]) != 0
+                  : !isHalfDim(offsets[d], whole, d))
+      return false;
+  }
+  return true;
+}
+
+/// Whether `slice` takes half `half` of its source along `axis`.
+static bool isHalfOf(tensor::ExtractSliceOp slice, int64_t axis, int half) {
+  return slice.hasUnitStride() &&
+         slice.getResultType().getRank() == slice.getSourceType().getRank() &&
+         isHalfWindow(slice.getMixedOffsets(), slice.getMixedSizes(),
+                      slice.getSource(), axis, half);
+}
+
+/// Whether `insert` writes half `half` of its destination along `axis`.
+static bool isInsertedHalf(tensor::InsertSliceOp insert, int64_t axis,
+                           int half) {
+  return insert.hasUnitStride() &&
+         insert.getSourceType().getRank() == insert.getDestType().getRank() &&
+         isHalfWindow(insert.getMixedOffsets(), insert.getMixedSizes(),
+                      insert.getDest(), axis, half);
+}
+
+LogicalResult Matcher::matchRotateHalf(const RecipeNode &n, Value v) {
+  // rotate_half(x) = [-x2, x1] along the axis, with x1, x2 the halves of x:
+  // a concat, or two insert_slices into an empty tensor.
+  SmallVector<int64_t> dims = layout(recipe.nodes[n.operands[0]]);
+  auto pos = llvm::find(dims, static_cast<int64_t>(axisDims[n.index].front()));
+  if (pos == dims.end())
+    return fail("rotate_half's axis is not in its operand");
+  int64_t axis = pos - dims.begin();
+  Value first, second;
+  SmallVector<Operation *> pieces;
+  if (auto concat = v.getDefiningOp<tensor::ConcatOp>()) {
+    if (concat.getInputs().size() != 2 ||
+        static_cast<int64_t>(concat.getDim()) != axis)
+      return fail("expected rotate_half's concat");
+    first = concat.getInputs()[0];
+    second = concat.getInputs()[1];
+    pieces.push_back(concat);
+  } else if (auto outer = v.getDefiningOp<tensor::InsertSliceOp>()) {
+    auto inner = outer.getDest().getDefiningOp<tensor::InsertSliceOp>();
+    if (!inner || !inner.getDest().getDefiningOp<tensor::EmptyOp>())
+      return fail("expected rotate_half's concat");
+    // Either order of the two inserts.
+    if (isInsertedHalf(outer, axis, 1) && isInsertedHalf(inner, axis, 0)) {
+      first = inner.getSource();
+      second = outer.getSource();
+    } else if (isInsertedHalf(outer, axis, 0) &&
+               isInsertedHalf(inner, axis, 1)) {
+      first = outer.getSource();
+      second = inner.getSource();
+    } else {
+      return fail("expected rotate_half's halves");
+    }
+    pieces.append({outer, inner});
+  } else {
+    return fail("expected rotate_half's concat");
+  }
+  auto lower = second.getDefiningOp<tensor::ExtractSliceOp>();
+  auto neg = first.getDefiningOp<linalg::LinalgOp>();
+  Operation *negOp = neg ? singleBodyOp(neg) : nullptr;
+  bool negates = negOp && neg.getNumDpsInputs() == 1 &&
+                 llvm::all_of(neg.getIndexingMapsArray(),
+                              [](AffineMap m) { return m.isIdentity(); }) &&
+                 negOp->getOperand(0) == neg.getBlock()->getArgument(0);
+  if (negates && !isa<arith::NegFOp>(negOp)) {
+    // x * -1.
+    FloatAttr c;
+    negates = isa<arith::MulFOp>(negOp) &&
+              matchPattern(negOp->getOperand(1), m_Constant(&c)) &&
+              c.getValueAsDouble() == -1.0;
+  }
+  auto upper = negates ? neg.getDpsInputOperand(0)
+                             ->get()
+                             .getDefiningOp<tensor::ExtractSliceOp>()
+                       : tensor::ExtractSliceOp();
+  if (!lower || !upper || lower.getSource() != upper.getSource() ||
+      !isHalfOf(lower, axis, 0) || !isHalfOf(upper, axis, 1))
+    return fail("expected rotate_half's halves");
+  llvm::append_range(st.ops, pieces);
+  st.ops.append({lower, neg, upper});
+  return matchTensor({n.operands[0]}, lower.getSource());
+}
+
+
+std::optional<Matcher::Linear>
+Matcher::evalIndexTensor(Value t, ArrayRef<int64_t> dims, unsigned depth) {
+  while (Operation *view = t.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
+        !isUnitReshape(view))
+      break;
+    t = view->getOperand(0);
+  }
+  DenseIntElementsAttr dense;
+  if (matchPattern(t, m_Constant(&dense))) {
+    if (dense.isSplat())
+      return Linear{{}, dense.getSplatValue<APInt>().getSExtValue()};
+    // An iota along its one non-unit dim (TOSA's arange).
+    auto type = cast<ShapedType>(dense.getType());
+    int64_t nonUnit = llvm::count_if(type.getShape(),
+                                     [](int64_t d) { return d != 1; });
+    if (nonUnit != 1 || dims.size() != 1)
+      return std::nullopt;
+    int64_t k = 0;
+    for (APInt v : dense.getValues<APInt>())
+      if (v.getSExtValue() != k++)
+        return std::nullopt;
+    return Linear{{{dims[0], 1}}, 0};
+  }
+  auto op = t.getDefiningOp<linalg::LinalgOp>();
+  if (!op || op.getNumReductionLoops() != 0 || !op.getBlock())
+    return std::nullopt;
+  unsigned k = cast<OpResult>(t).getResultNumber();
+  FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, dims, -1);
+  if (failed(loops))
+    return std::nullopt;
+  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+  return evalIndex(yield.getOperand(k), Body{op, std::move(*loops)}, depth + 1);
+}
+
+std::optional<Matcher::Linear> Matcher::evalIndex(Value x, const Body &body,
+                                                  unsigned depth) {
+  if (depth > 24)
+    return std::nullopt;
+  APInt c;
+  if (matchPattern(x, m_ConstantInt(&c)))
+    return Linear{{}, c.getSExtValue()};
+  if (auto arg = dyn_cast<BlockArgument>(x)) {
+    if (arg.getOwner() != body.block() ||
+        arg.getArgNumber() >= body.op.getNumDpsInputs())
+      return std::nullopt;
+    FailureOr<SmallVector<int64_t>> dims = operandDims(body, arg.getArgNumber());
+    if (failed(dims))
+      return std::nullopt;
+    return evalIndexTensor(body.op.getDpsInputOperand(arg.getArgNumber())->get(),
+                           *dims, depth);
+  }
+  Operation *op = x.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+    int64_t loop = body.loops[index.getDim()];
+    if (loop == kUnitLoop)
+      return Linear{};
+    return Linear{{{loop, 1}}, 0};
+  }
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+          arith::ExtUIOp, arith::TruncIOp>(op))
+    return evalIndex(op->getOperand(0), body, depth + 1);
+  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (!index)
+      return std::nullopt;
+    auto type = cast<ShapedType>(dim.getSource().getType());
+    if (!type.isDynamicDim(*index))
+      return Linear{{}, type.getDimSize(*index), {}};
+    Linear l;
+    l.sym[{dim.getSource().getAsOpaquePointer(), *index}] = 1;
+    return l;
+  }
+  if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op)) {
+    std::optional<Linear> a = evalIndex(op->getOperand(0), body, depth + 1);
+    std::optional<Linear> b = evalIndex(op->getOperand(1), body, depth + 1);
+    if (!a || !b)
+      return std::nullopt;
+    if (isa<arith::MulIOp>(op)) {
+      // One side must be a constant.
+      bool aConst = a->coef.empty() && a->sym.empty();
+      bool bConst = b->coef.empty() && b->sym.empty();
+      if (!aConst && !bConst)
+        return std::nullopt;
+      Linear &v = aConst ? *b : *a;
+      int64_t f = aConst ? a->c : b->c;
+      for (auto &[d, k] : v.coef)
+        k *= f;
+      for (auto &[d, k] : v.sym)
+        k *= f;
+      v.c *= f;
+      return v;
+    }
+    int64_t sign = isa<arith::SubIOp>(op) ? -1 : 1;
+    for (auto [d, k] : b->coef)
+      a->coef[d] += sign * k;
+    for (auto [d, k] : b->sym)
+      a->sym[d] += sign * k;
+    a->c += sign * b->c;
+    return a;
+  }
+  return std::nullopt;
+}
+
+Matcher::Linear Matcher::negated(Linear l) {
+  for (auto &[d, k] : l.coef)
+    k = -k;
+  for (auto &[d, k] : l.sym)
+    k = -k;
+  l.c = -l.c;
+  return l;
+}
+
+std::optional<Matcher::Cond>
+Matcher::evalCondTensor(Value t, ArrayRef<int64_t> dims, unsigned depth) {
+  while (Operation *view = t.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
+        !isUnitReshape(view))
+      break;
+    t = view->getOperand(0);
+  }
+  DenseIntElementsAttr dense;
+  if (matchPattern(t, m_Constant(&dense)) && dense.isSplat() &&
+      dense.getElementType().isInteger(1))
+    return dense.getSplatValue<bool>() ? std::optional<Cond>(Cond{true, {}})
+                                       : std::nullopt;
+  auto op = t.getDefiningOp<linalg::LinalgOp>();
+  if (!op || op.getNumReductionLoops() != 0 || !op.getBlock())
+    return std::nullopt;
+  unsigned k = cast<OpResult>(t).getResultNumber();
+  FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, dims, -1);
+  if (failed(loops))
+    return std::nullopt;
+  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+  return evalCond(yield.getOperand(k), Body{op, std::move(*loops)}, depth + 1);
+}
+
+std::optional<Matcher::Cond> Matcher::evalCond(Value x, const Body &body,
+                                               unsigned depth) {
+  if (depth > 24)
+    return std::nullopt;
+  if (matchPattern(x, m_One()))
+    return Cond{true, {}};
+  if (auto arg = dyn_cast<BlockArgument>(x)) {
+    if (arg.getOwner() != body.block() ||
+        arg.getArgNumber() >= body.op.getNumDpsInputs())
+      return std::nullopt;
+    FailureOr<SmallVector<int64_t>> dims = operandDims(body, arg.getArgNumber());
+    if (failed(dims))
+      return std::nullopt;
+    return evalCondTensor(body.op.getDpsInputOperand(arg.getArgNumber())->get(),
+                          *dims, depth);
+  }
+  Operation *op = x.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    std::optional<Linear> a = evalIndex(cmp.getLhs(), body, depth + 1);
+    std::optional<Linear> b = evalIndex(cmp.getRhs(), body, depth + 1);
+    if (!a || !b)
+      return std::nullopt;
+    // d = a - b.
+    Linear d = *a;
+    for (auto [dim, k] : b->coef)
+      d.coef[dim] -= k;
+    for (auto [dim, k] : b->sym)
+      d.sym[dim] -= k;
+    d.c -= b->c;
+    switch (cmp.getPredicate()) {
+    case arith::CmpIPredicate::sle: // a - b <= 0
+      return Cond{false, d};
+    case arith::CmpIPredicate::slt: // a - b + 1 <= 0
+      d.c += 1;
+      return Cond{false, d};
+    case arith::CmpIPredicate::sge: // b - a <= 0
+      return Cond{false, negated(d)};
+    case arith::CmpIPredicate::sgt: { // b - a + 1 <= 0
+      Linear n = negated(d);
+      n.c += 1;
+      return Cond{false, n};
+    }
+    default:
+      return std::nullopt;
+    }
+  }
+  if (isa<arith::AndIOp>(op)) {
+    std::optional<Cond> a = evalCond(op->getOperand(0), body, depth + 1);
+    std::optional<Cond> b = evalCond(op->getOperand(1), body, depth + 1);
+    if (!a || !b)
+      return std::nullopt;
+    if (a->always)
+      return b;
+    if (b->always)
+      return a;
+    return std::nullopt;
+  }
+  if (isa<arith::XOrIOp>(op)) {
+    // not c: c is L <= 0, not c is 1 - L <= 0.
+    Value other;
+    if (matchPattern(op->getOperand(1), m_One()))
+      other = op->getOperand(0);
+    else if (matchPattern(op->getOperand(0), m_One()))
+      other = op->getOperand(1);
+    std::optional<Cond> c =
+        other ? evalCond(other, body, depth + 1) : std::nullopt;
+    if (!c || c->always)
+      return std::nullopt;
+    Linear n = negated(c->le);
+    n.c += 1;
+    return Cond{false, n};
+  }
+  return std::nullopt;
+}
+
+std::optional<Matcher::Cond> Matcher::evalMaskBias(Value y, const Body &body,
+                                                   unsigned depth) {
+  if (depth > 24)
+    return std::nullopt;
+  if (auto arg = dyn_cast<BlockArgument>(y)) {
+    if (arg.getOwner() != body.block() ||
+        arg.getArgNumber() >= body.op.getNumDpsInputs())
+      return std::nullopt;
+    FailureOr<SmallVector<int64_t>> dims = operandDims(body, arg.getArgNumber());
+    Value t = body.op.getDpsInputOperand(arg.getArgNumber())->get();
+    SmallVector<Operation *> views;
+    while (Operation *view = t.getDefiningOp()) {
+      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
+          !isUnitReshape(view))
+        break;
+      views.push_back(view);
+      t = view->getOperand(0);
+    }
+    auto op = t.getDefiningOp<linalg::LinalgOp>();
+    if (failed(dims) || !op || op.getNumReductionLoops() != 0 || !op.getBlock())
+      return std::nullopt;
+    unsigned k = cast<OpResult>(t).getResultNumber();
+    FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, *dims, -1);
+    if (failed(loops))
+      return std::nullopt;
+    auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+    std::optional<Cond> c = evalMaskBias(yield.getOperand(k),
+                                         Body{op, std::move(*loops)}, depth + 1);
+    if (c) {
+      llvm::append_range(st.ops, views);
+      st.ops.push_back(op);
+    }
+    return c;
+  }
+  auto sel = y.getDefiningOp<arith::SelectOp>();
+  if (!sel)
+    return std::nullopt;
+  FloatAttr a = constantValue(sel.getTrueValue(), &body);
+  FloatAttr b = constantValue(sel.getFalseValue(), &body);
+  if (!a || !b)
+    return std::nullopt;
+  std::optional<Cond> c = evalCond(sel.getCondition(), body, depth + 1);
+  if (!c || c->always)
+    return std::nullopt;
+  if (a.getValue().isZero() && isNegInfOrLowest(b))
+    return c;
+  if (isNegInfOrLowest(a) && b.getValue().isZero()) {
+    Linear n = negated(c->le);
+    n.c += 1;
+    return Cond{false, n};
+  }
+  return std::nullopt;
+}
+
+LogicalResult Matcher::matchCausalMask(Want w, Operation *op,
+                                       const Body &body) {
+  const RecipeNode &n = recipe.nodes[w.node];
+  int64_t qDim = axisDims[n.index].front(), kDim = axisDims[n.intValue].front();
+  // The visible condition must read j - i - offset <= 0.
+  auto record = [&](const Cond &c) -> LogicalResult {
+    std::map<int64_t, int64_t> coef;
+    for (auto [d, k] : c.le.coef)
+      if (k != 0)
+        coef[d] = k;
+    if (coef != std::map<int64_t, int64_t>{{kDim, 1}, {qDim, -1}})
+      return fail("a mask is not the causal mask");
+    Linear offset;
+    offset.c = -c.le.c;
+    for (auto [d, k] : c.le.sym)
+      if (k != 0)
+        offset.sym[d] = -k;
+    st.causal.push_back({qDim, kDim, offset});
+    reach(w.node);
+    return success();
+  };
+  Want inner{n.operands[0]};
+  // select(visible, s, -inf) or select(hidden, -inf, s).
+  if (auto sel = dyn_cast<arith::SelectOp>(op)) {
+    for (bool sFirst : {true, false}) {
+      Value sv = sFirst ? sel.getTrueValue() : sel.getFalseValue();
+      FloatAttr other = constantValue(
+          sFirst ? sel.getFalseValue() : sel.getTrueValue(), &body);
+      if (!isNegInfOrLowest(other))
+        continue;
+      std::optional<Cond> c = evalCond(sel.getCondition(), body, 0);
+      if (!c || c->always)
+        return fail("a mask is not the causal mask");
+      Cond visible = *c;
+      if (!sFirst) {
+        visible.le = negated(c->le);
+        visible.le.c += 1;
+      }
+      if (failed(record(visible)))
+        return failure();
+      return matchScalar(inner, sv, body);
+    }
+    return fail("expected a causal mask");
+  }
+  // s + bias, the bias 0 where visible and -inf elsewhere.
+  if (isa<arith::AddFOp>(op)) {
+    for (unsigned side : {0u, 1u}) {
+      State before = st;
+      std::optional<Cond> c = evalMaskBias(op->getOperand(1 - side), body, 0);
+      if (c && succeeded(record(*c)) &&
+          succeeded(matchScalar(inner, op->getOperand(side), body)))
+        return success();
+      st = std::move(before);
+    }
+    return fail("expected a causal mask");
+  }
+  return fail(Twine("expected a causal mask, found ") +
+              op->getName().getStringRef());
+}
+
+LogicalResult Matcher::matchMaskedRowGuard(Value c, const Body &body) {
+  // The softmax's max: its operand is the scores, its axis the row.
+  const RecipeNode *max = nullptr;
+  for (const RecipeNode &r : recipe.nodes)
+    if (r.op == RecipeOp::ReduceMax)
+      max = &r;
+  auto arg = dyn_cast<BlockArgument>(c);
+  if (!max || !arg || arg.getOwner() != body.block() ||
+      arg.getArgNumber() >= body.op.getNumDpsInputs())
+    return fail("expected a guard for fully masked rows");
+  FailureOr<SmallVector<int64_t>> dims = operandDims(body, arg.getArgNumber());
+  Value all = body.op.getDpsInputOperand(arg.getArgNumber())->get();
+  SmallVector<Operation *> covered;
+  while (Operation *view = all.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
+        !isUnitReshape(view))
+      break;
+    covered.push_back(view);
+    all = view->getOperand(0);
+  }
+  // all = and-reduce over the row, from true, of (scores == -inf).
+  auto red = all.getDefiningOp<linalg::LinalgOp>();
+  if (failed(dims) || !red || red.getNumDpsInputs() != 1 ||
+      red.getNumDpsInits() != 1 || red.getNumReductionLoops() != 1)
+    return fail("expected a guard for fully masked rows");
+  int64_t row = axisDims[max->index].front();
+  FailureOr<SmallVector<int64_t>> loops = loopsOf(red, 0, *dims, row);
+  Operation *init = fillOf(red.getDpsInitOperand(0)->get());
+  Operation *combine = singleBodyOp(red);
+  if (failed(loops) || !init || !matchPattern(init->getOperand(0), m_One()) ||
+      !combine || !isa<arith::AndIOp>(combine))
+    return fail("expected a guard for fully masked rows");
+  Body redBody{red, std::move(*loops)};
+  FailureOr<SmallVector<int64_t>> eqDims = operandDims(redBody, 0);
+  Value eq = red.getDpsInputOperand(0)->get();
+  auto cmpOp = eq.getDefiningOp<linalg::LinalgOp>();
+  const RecipeNode &scores = recipe.nodes[max->operands[0]];
+  if (failed(eqDims) || !sameDims(*eqDims, layout(scores)) || !cmpOp ||
+      cmpOp.getNumDpsInits() != 1 || cmpOp.getNumReductionLoops() != 0 ||
+      !cmpOp.getMatchingIndexingMap(cmpOp.getDpsInitOperand(0)).isIdentity())
+    return fail("expected a guard for fully masked rows");
+  auto yield = cast<linalg::YieldOp>(cmpOp.getBlock()->getTerminator());
+  auto cmp = yield.getOperand(0).getDefiningOp<arith::CmpFOp>();
+  if (!cmp || cmp.getPredicate() != arith::CmpFPredicate::OEQ)
+    return fail("expected a guard for fully masked rows");
+  Value x = cmp.getLhs();
+  while (x.getDefiningOp<arith::ExtFOp>())
+    x = x.getDefiningOp()->getOperand(0);
+  Body cmpBody{cmpOp, {}};
+  FloatAttr ninf = constantValue(cmp.getRhs(), &cmpBody);
+  auto xArg = dyn_cast<BlockArgument>(x);
+  if (!xArg || xArg.getOwner() != cmpOp.getBlock() ||
+      xArg.getArgNumber() >= cmpOp.getNumDpsInputs() ||
+      !cmpOp.getMatchingIndexingMap(cmpOp.getDpsInputOperand(xArg.getArgNumber()))
+           .isIdentity() ||
+      !ninf || !ninf.getValue().isInfinity() || !ninf.getValue().isNegative())
+    return fail("expected a guard for fully masked rows");
+  Value tested = cmpOp.getDpsInputOperand(xArg.getArgNumber())->get();
+  // The scores, perhaps extended to f64 by a generic of their own.
+  while (auto ext = tested.getDefiningOp<linalg::LinalgOp>()) {
+    Operation *scalar = singleBodyOp(ext);
+    if (!scalar || !isa<arith::ExtFOp>(scalar) || ext.getNumDpsInputs() != 1 ||
+        !llvm::all_of(ext.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }))
+      break;
+    covered.push_back(ext);
+    tested = ext.getDpsInputOperand(0)->get();
+  }
+  llvm::append_range(st.ops, covered);
+  st.ops.append({red, cmpOp});
+  st.leafOps.push_back(init);
+  st.guards.push_back({max->operands[0], tested});
+  return success();
+}
+

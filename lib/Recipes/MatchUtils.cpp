@@ -1,0 +1,197 @@
+//===- MatchUtils.cpp - Helpers of the recipe matcher ---------------------===//
+
+#include "Matcher.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+using namespace mlir::fuel::match;
+
+namespace mlir::fuel::match {
+
+bool isUnitDim(Type t, int64_t pos) {
+  return cast<ShapedType>(t).getDimSize(pos) == 1;
+}
+
+/// The op that fills `t` with a scalar (its operand 0): linalg.fill, or
+/// its generic form (a body that yields a scalar input).
+Operation *fillOf(Value t) {
+  auto op = t.getDefiningOp<linalg::LinalgOp>();
+  if (!op)
+    return nullptr;
+  if (isa<linalg::FillOp>(op))
+    return op;
+  Block *body = op.getBlock();
+  if (!body || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != op.getNumParallelLoops() ||
+      isa<ShapedType>(op->getOperand(0).getType()))
+    return nullptr;
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  return yield.getOperand(0) == body->getArgument(0) ? op.getOperation()
+                                                      : nullptr;
+}
+
+/// The float value of `s`: a constant, a float cast of one, or (inside a
+/// body) an input that is a splat constant or a fill of one.
+FloatAttr constantValue(Value s, const Body *body) {
+  FloatAttr c;
+  if (matchPattern(s, m_Constant(&c)))
+    return c;
+  if (Operation *op = s.getDefiningOp()) {
+    if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
+      FloatAttr inner = constantValue(op->getOperand(0), body);
+      auto type = dyn_cast<FloatType>(op->getResult(0).getType());
+      if (!inner || !type)
+        return {};
+      APFloat v = inner.getValue();
+      bool lost;
+      v.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      return FloatAttr::get(type, v);
+    }
+    return {};
+  }
+  auto arg = dyn_cast<BlockArgument>(s);
+  if (!body || !arg || arg.getOwner() != body->block() ||
+      arg.getArgNumber() >= body->op.getNumDpsInputs())
+    return {};
+  Value t = body->op.getDpsInputOperand(arg.getArgNumber())->get();
+  DenseFPElementsAttr dense;
+  if (matchPattern(t, m_Constant(&dense)) && dense.isSplat())
+    return FloatAttr::get(dense.getElementType(),
+                          dense.getSplatValue<APFloat>());
+  if (Operation *fill = fillOf(t))
+    return constantValue(fill->getOperand(0), nullptr);
+  return {};
+}
+
+
+bool isUnitReshape(Operation *op) {
+  auto src = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto dst = cast<RankedTensorType>(op->getResult(0).getType());
+  auto nonUnit = [](RankedTensorType t) {
+    return llvm::count_if(t.getShape(), [](int64_t d) { return d != 1; });
+  };
+  return nonUnit(src) == nonUnit(dst);
+}
+
+/// The single scalar op of a body (besides the yield), or null.
+Operation *singleBodyOp(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (!body || body->getOperations().size() != 2)
+    return nullptr;
+  Operation *scalar = &body->front();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  if (yield.getNumOperands() != 1 ||
+      yield.getOperand(0) != scalar->getResult(0))
+    return nullptr;
+  return scalar;
+}
+
+/// Whether `op` only moves data: one input, all loops parallel, a body that
+/// yields the input element (a broadcast, a transpose, a copy).
+bool isDataMovement(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (!body || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != op.getNumParallelLoops() ||
+      !op.hasPureTensorSemantics())
+    return false;
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  return yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == body->getArgument(0);
+}
+
+/// If `op` multiplies its one tensor input by a constant (or divides it by
+/// one), elementwise: that factor.
+std::optional<double> scaleFactorOf(linalg::LinalgOp op) {
+  Operation *scalar = singleBodyOp(op);
+  if (!scalar || op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
+      !isa<arith::MulFOp, arith::DivFOp>(scalar) ||
+      !op.getMatchingIndexingMap(op.getDpsInputOperand(0)).isIdentity() ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+    return std::nullopt;
+  Body body{op, {}};
+  Value data = op.getBlock()->getArgument(0);
+  Value lhs = scalar->getOperand(0), rhs = scalar->getOperand(1);
+  bool isDiv = isa<arith::DivFOp>(scalar);
+  Value other = lhs == data ? rhs : (!isDiv && rhs == data ? lhs : Value());
+  FloatAttr c = other ? constantValue(other, &body) : FloatAttr();
+  if (!c || c.getValueAsDouble() == 0.0)
+    return std::nullopt;
+  return isDiv ? 1.0 / c.getValueAsDouble() : c.getValueAsDouble();
+}
+
+bool isOpKind(Operation *op, RecipeOp kind) {
+  switch (kind) {
+  case RecipeOp::Neg:
+    return isa<arith::NegFOp>(op);
+  case RecipeOp::Exp:
+    return isa<math::ExpOp>(op);
+  case RecipeOp::Log:
+    return isa<math::LogOp>(op);
+  case RecipeOp::Tanh:
+    return isa<math::TanhOp>(op);
+  case RecipeOp::Add:
+    return isa<arith::AddFOp>(op);
+  case RecipeOp::Sub:
+    return isa<arith::SubFOp>(op);
+  case RecipeOp::Mul:
+    return isa<arith::MulFOp>(op);
+  case RecipeOp::Div:
+    return isa<arith::DivFOp>(op);
+  case RecipeOp::Max:
+    return isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
+  default:
+    return false;
+  }
+}
+
+bool isCommutative(RecipeOp kind) {
+  return kind == RecipeOp::Add || kind == RecipeOp::Mul || kind == RecipeOp::Max;
+}
+
+bool isScalarKind(RecipeOp kind) {
+  return kind == RecipeOp::Param || kind == RecipeOp::Const ||
+         kind == RecipeOp::DimSize || kind == RecipeOp::Splat;
+}
+
+/// The relative tolerance of a constant of `type` standing for an exact
+/// value (1/n rounded to the type, say).
+double toleranceOf(Type type) {
+  auto f = dyn_cast<FloatType>(type);
+  if (!f)
+    return 0.0;
+  return std::ldexp(1.0, -static_cast<int>(f.getFPMantissaWidth()) + 1);
+}
+
+/// The shortest decimal that rounds to the constant in its type, as a
+/// double: a param written as 1e-5 and materialized as an f32 comes back as
+/// 1e-5.
+double shortestDecimal(FloatAttr attr) {
+  double v = attr.getValueAsDouble();
+  if (attr.getType().isF64() || !std::isfinite(v))
+    return v;
+  for (int digits = 1; digits <= 17; ++digits) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.*g", digits, v);
+    FloatAttr back = FloatAttr::get(attr.getType(), std::strtod(text, nullptr));
+    if (back.getValue().bitwiseIsEqual(attr.getValue()))
+      return std::strtod(text, nullptr);
+  }
+  return v;
+}
+
+
+bool closeTo(double value, double expected, double tolerance) {
+  if (value == expected)
+    return true;
+  return std::isfinite(expected) &&
+         std::fabs(value - expected) <= tolerance * std::fabs(expected);
+}
+
+
+bool isNegInfOrLowest(FloatAttr c) {
+  return c && c.getValue().isNegative() &&
+         (c.getValue().isInfinity() || c.getValue().isLargest());
+}
+
+
+} // namespace mlir::fuel::match
