@@ -137,14 +137,37 @@ LogicalResult Matcher::matchRotateHalf(const RecipeNode &n, Value v) {
 }
 
 
-std::optional<Matcher::Linear>
-Matcher::evalIndexTensor(Value t, ArrayRef<int64_t> dims, unsigned depth) {
+/// `t` without the reshapes that only add or drop size-1 dims (collected in
+/// `views` when given).
+static Value withoutUnitReshapes(Value t,
+                                 SmallVectorImpl<Operation *> *views = nullptr) {
   while (Operation *view = t.getDefiningOp()) {
     if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
         !isUnitReshape(view))
       break;
+    if (views)
+      views->push_back(view);
     t = view->getOperand(0);
   }
+  return t;
+}
+
+std::optional<std::pair<Value, Body>>
+Matcher::elementwiseProducer(Value t, ArrayRef<int64_t> dims) {
+  auto op = t.getDefiningOp<linalg::LinalgOp>();
+  if (!op || op.getNumReductionLoops() != 0 || !op.getBlock())
+    return std::nullopt;
+  unsigned k = cast<OpResult>(t).getResultNumber();
+  FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, dims, -1);
+  if (failed(loops))
+    return std::nullopt;
+  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+  return std::pair(yield.getOperand(k), Body{op, std::move(*loops)});
+}
+
+std::optional<Matcher::Linear>
+Matcher::evalIndexTensor(Value t, ArrayRef<int64_t> dims, unsigned depth) {
+  t = withoutUnitReshapes(t);
   DenseIntElementsAttr dense;
   if (matchPattern(t, m_Constant(&dense))) {
     if (dense.isSplat())
@@ -161,15 +184,10 @@ Matcher::evalIndexTensor(Value t, ArrayRef<int64_t> dims, unsigned depth) {
         return std::nullopt;
     return Linear{{{dims[0], 1}}, 0};
   }
-  auto op = t.getDefiningOp<linalg::LinalgOp>();
-  if (!op || op.getNumReductionLoops() != 0 || !op.getBlock())
+  std::optional<std::pair<Value, Body>> producer = elementwiseProducer(t, dims);
+  if (!producer)
     return std::nullopt;
-  unsigned k = cast<OpResult>(t).getResultNumber();
-  FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, dims, -1);
-  if (failed(loops))
-    return std::nullopt;
-  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
-  return evalIndex(yield.getOperand(k), Body{op, std::move(*loops)}, depth + 1);
+  return evalIndex(producer->first, producer->second, depth + 1);
 }
 
 std::optional<Matcher::Linear> Matcher::evalIndex(Value x, const Body &body,
@@ -254,26 +272,16 @@ Matcher::Linear Matcher::negated(Linear l) {
 
 std::optional<Matcher::Cond>
 Matcher::evalCondTensor(Value t, ArrayRef<int64_t> dims, unsigned depth) {
-  while (Operation *view = t.getDefiningOp()) {
-    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
-        !isUnitReshape(view))
-      break;
-    t = view->getOperand(0);
-  }
+  t = withoutUnitReshapes(t);
   DenseIntElementsAttr dense;
   if (matchPattern(t, m_Constant(&dense)) && dense.isSplat() &&
       dense.getElementType().isInteger(1))
     return dense.getSplatValue<bool>() ? std::optional<Cond>(Cond{true, {}})
                                        : std::nullopt;
-  auto op = t.getDefiningOp<linalg::LinalgOp>();
-  if (!op || op.getNumReductionLoops() != 0 || !op.getBlock())
+  std::optional<std::pair<Value, Body>> producer = elementwiseProducer(t, dims);
+  if (!producer)
     return std::nullopt;
-  unsigned k = cast<OpResult>(t).getResultNumber();
-  FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, dims, -1);
-  if (failed(loops))
-    return std::nullopt;
-  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
-  return evalCond(yield.getOperand(k), Body{op, std::move(*loops)}, depth + 1);
+  return evalCond(producer->first, producer->second, depth + 1);
 }
 
 std::optional<Matcher::Cond> Matcher::evalCond(Value x, const Body &body,
@@ -362,28 +370,18 @@ std::optional<Matcher::Cond> Matcher::evalMaskBias(Value y, const Body &body,
         arg.getArgNumber() >= body.op.getNumDpsInputs())
       return std::nullopt;
     FailureOr<SmallVector<int64_t>> dims = operandDims(body, arg.getArgNumber());
-    Value t = body.op.getDpsInputOperand(arg.getArgNumber())->get();
     SmallVector<Operation *> views;
-    while (Operation *view = t.getDefiningOp()) {
-      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
-          !isUnitReshape(view))
-        break;
-      views.push_back(view);
-      t = view->getOperand(0);
-    }
-    auto op = t.getDefiningOp<linalg::LinalgOp>();
-    if (failed(dims) || !op || op.getNumReductionLoops() != 0 || !op.getBlock())
+    Value t = withoutUnitReshapes(
+        body.op.getDpsInputOperand(arg.getArgNumber())->get(), &views);
+    std::optional<std::pair<Value, Body>> producer =
+        succeeded(dims) ? elementwiseProducer(t, *dims) : std::nullopt;
+    if (!producer)
       return std::nullopt;
-    unsigned k = cast<OpResult>(t).getResultNumber();
-    FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, *dims, -1);
-    if (failed(loops))
-      return std::nullopt;
-    auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
-    std::optional<Cond> c = evalMaskBias(yield.getOperand(k),
-                                         Body{op, std::move(*loops)}, depth + 1);
+    std::optional<Cond> c =
+        evalMaskBias(producer->first, producer->second, depth + 1);
     if (c) {
       llvm::append_range(st.ops, views);
-      st.ops.push_back(op);
+      st.ops.push_back(t.getDefiningOp());
     }
     return c;
   }

@@ -174,6 +174,10 @@ private:
     bool always = false;
     Linear le;
   };
+  /// The scalar an elementwise op yields for `t` and its body, the op's
+  /// loops set from `dims` (the dims `t` is read on).
+  std::optional<std::pair<Value, Body>> elementwiseProducer(Value t,
+                                                           ArrayRef<int64_t> dims);
   std::optional<Linear> evalIndex(Value x, const Body &body, unsigned depth);
   static Linear negated(Linear l);
   std::optional<Linear> evalIndexTensor(Value t, ArrayRef<int64_t> dims,
