@@ -1,8 +1,11 @@
 //===- Fuse.cpp - The fuel-fuse pass --------------------------------------===//
 //
 // A driver over matchRecipe (lib/Recipes/Match.cpp): tries the recipes at
-// every linalg.generic result, from the last op of a block to the first, and
-// replaces a match whose intermediate values have no other users.
+// every linalg result (and reshapes of one), from the last op of a block to
+// the first, larger recipes first, and replaces a match whose intermediate
+// values have no other users. Where no recipe computes a whole result, it
+// looks for one inside the body of an elementwise generic, and makes the
+// fused op an input of that generic.
 //
 //===----------------------------------------------------------------------===//
 
