@@ -632,6 +632,25 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
       break;
     s = def->getOperand(0);
   }
+  // A contraction's input scaled in the contraction's own body.
+  while (st.collectingFactor && n.op == RecipeOp::Input) {
+    Operation *def = s.getDefiningOp();
+    if (!def || def->getBlock() != block ||
+        !isa<arith::MulFOp, arith::DivFOp>(def))
+      break;
+    bool isDiv = isa<arith::DivFOp>(def);
+    FloatAttr rhs = constantValue(def->getOperand(1), &body);
+    FloatAttr lhs = isDiv ? FloatAttr() : constantValue(def->getOperand(0), &body);
+    if (rhs && !rhs.getValue().isZero()) {
+      st.factor *= isDiv ? 1.0 / rhs.getValueAsDouble() : rhs.getValueAsDouble();
+      s = def->getOperand(0);
+    } else if (lhs) {
+      st.factor *= lhs.getValueAsDouble();
+      s = def->getOperand(1);
+    } else {
+      break;
+    }
+  }
   if (isScalarKind(n.op))
     return matchConstant(w, s, &body);
   if (auto arg = dyn_cast<BlockArgument>(s); arg && arg.getOwner() == block) {
@@ -863,9 +882,24 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
     if (!haveQ || !haveK || want.c != offset.c || want.sym != got)
       return failMatch("the causal mask is not aligned to the bottom right");
   }
-  for (auto [node, value] : st.guards)
-    if (!st.done.count({node, 4, value.getAsOpaquePointer()}))
+  // A guard must test the scores (up to reshapes of size-1 dims).
+  auto unreshaped = [](Value v) {
+    while (Operation *view = v.getDefiningOp()) {
+      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
+          !isUnitReshape(view))
+        break;
+      v = view->getOperand(0);
+    }
+    return v;
+  };
+  for (auto [node, value] : st.guards) {
+    bool tested = false;
+    for (auto [n, q, v] : st.done)
+      tested |= n == node && q == 4 &&
+                unreshaped(Value::getFromOpaquePointer(v)) == unreshaped(value);
+    if (!tested)
       return failMatch("a guard tests a value other than the scores");
+  }
   for (unsigned i = 0; i < info.operands.size(); ++i) {
     out.inputs.push_back(st.inputs.lookup(i));
     out.inputRanks.push_back(st.inputRanks.lookup(i));

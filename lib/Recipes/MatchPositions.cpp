@@ -493,22 +493,34 @@ LogicalResult Matcher::matchMaskedRowGuard(Value c, const Body &body) {
   int64_t row = axisDims[max->index].front();
   FailureOr<SmallVector<int64_t>> loops = loopsOf(red, 0, *dims, row);
   Operation *init = fillOf(red.getDpsInitOperand(0)->get());
-  Operation *combine = singleBodyOp(red);
+  // The combiner: andi(e, out), e read from the input or computed in the
+  // body (the comparison fused into the reduction).
+  Block *redBlock = red.getBlock();
+  auto combine = redBlock->getTerminator()->getOperand(0).getDefiningOp<arith::AndIOp>();
+  Value out = redBlock->getArgument(red.getNumDpsInputs());
   if (failed(loops) || !init || !matchPattern(init->getOperand(0), m_One()) ||
-      !combine || !isa<arith::AndIOp>(combine))
+      !combine || combine->getBlock() != redBlock ||
+      !llvm::is_contained(combine->getOperands(), out))
     return fail("expected a guard for fully masked rows");
+  Value e = combine.getLhs() == out ? combine.getRhs() : combine.getLhs();
   Body redBody{red, std::move(*loops)};
   FailureOr<SmallVector<int64_t>> eqDims = operandDims(redBody, 0);
-  Value eq = red.getDpsInputOperand(0)->get();
-  auto cmpOp = eq.getDefiningOp<linalg::LinalgOp>();
   const RecipeNode &scores = recipe.nodes[max->operands[0]];
-  if (failed(eqDims) || !sameDims(*eqDims, layout(scores)) || !cmpOp ||
-      cmpOp.getNumDpsInits() != 1 || cmpOp.getNumReductionLoops() != 0 ||
-      !cmpOp.getMatchingIndexingMap(cmpOp.getDpsInitOperand(0)).isIdentity())
+  if (failed(eqDims) || !sameDims(*eqDims, layout(scores)))
     return fail("expected a guard for fully masked rows");
-  auto yield = cast<linalg::YieldOp>(cmpOp.getBlock()->getTerminator());
-  auto cmp = yield.getOperand(0).getDefiningOp<arith::CmpFOp>();
-  if (!cmp || cmp.getPredicate() != arith::CmpFPredicate::OEQ)
+  // The comparison x == -inf, and the op whose body holds it.
+  linalg::LinalgOp cmpOp = red;
+  if (e == redBlock->getArgument(0)) {
+    cmpOp = red.getDpsInputOperand(0)->get().getDefiningOp<linalg::LinalgOp>();
+    if (!cmpOp || cmpOp.getNumDpsInits() != 1 ||
+        cmpOp.getNumReductionLoops() != 0 ||
+        !cmpOp.getMatchingIndexingMap(cmpOp.getDpsInitOperand(0)).isIdentity())
+      return fail("expected a guard for fully masked rows");
+    e = cmpOp.getBlock()->getTerminator()->getOperand(0);
+  }
+  auto cmp = e.getDefiningOp<arith::CmpFOp>();
+  if (!cmp || cmp->getBlock() != cmpOp.getBlock() ||
+      cmp.getPredicate() != arith::CmpFPredicate::OEQ)
     return fail("expected a guard for fully masked rows");
   Value x = cmp.getLhs();
   while (x.getDefiningOp<arith::ExtFOp>())
@@ -518,11 +530,13 @@ LogicalResult Matcher::matchMaskedRowGuard(Value c, const Body &body) {
   auto xArg = dyn_cast<BlockArgument>(x);
   if (!xArg || xArg.getOwner() != cmpOp.getBlock() ||
       xArg.getArgNumber() >= cmpOp.getNumDpsInputs() ||
-      !cmpOp.getMatchingIndexingMap(cmpOp.getDpsInputOperand(xArg.getArgNumber()))
-           .isIdentity() ||
+      (cmpOp != red &&
+       !cmpOp.getMatchingIndexingMap(cmpOp.getDpsInputOperand(xArg.getArgNumber()))
+            .isIdentity()) ||
       !ninf || !ninf.getValue().isInfinity() || !ninf.getValue().isNegative())
     return fail("expected a guard for fully masked rows");
-  Value tested = cmpOp.getDpsInputOperand(xArg.getArgNumber())->get();
+  Value tested = withoutUnitReshapes(
+      cmpOp.getDpsInputOperand(xArg.getArgNumber())->get(), &covered);
   // The scores, perhaps extended to f64 by a generic of their own.
   while (auto ext = tested.getDefiningOp<linalg::LinalgOp>()) {
     Operation *scalar = singleBodyOp(ext);
@@ -534,7 +548,9 @@ LogicalResult Matcher::matchMaskedRowGuard(Value c, const Body &body) {
     tested = ext.getDpsInputOperand(0)->get();
   }
   llvm::append_range(st.ops, covered);
-  st.ops.append({red, cmpOp});
+  st.ops.push_back(red);
+  if (cmpOp != red)
+    st.ops.push_back(cmpOp);
   st.leafOps.push_back(init);
   st.guards.push_back({max->operands[0], tested});
   return success();

@@ -15,6 +15,12 @@ bool isUnitDim(Type t, int64_t pos) {
 /// The op that fills `t` with a scalar (its operand 0): linalg.fill, or
 /// its generic form (a body that yields a scalar input).
 Operation *fillOf(Value t) {
+  while (Operation *view = t.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
+        !isUnitReshape(view))
+      break;
+    t = view->getOperand(0);
+  }
   auto op = t.getDefiningOp<linalg::LinalgOp>();
   if (!op)
     return nullptr;

@@ -34,9 +34,9 @@ EXPECTED = {
 
 # The same exports after upstream elementwise fusion (the form IREE-style
 # pipelines hand over: a norm's last steps and its weight in one body).
-# Attention is not found there yet: the fusion folds the mask, the scale
-# and the softmax's steps into bodies and reshapes that the matcher does not
-# follow (nor the second RoPE's, merged with its projection's reshape).
+# Attention is found there too (scale, mask and guard fused into bodies),
+# except in the Llama blocks, where one RoPE is fused into the attention's
+# matmul body: q is then no tensor an op could take.
 LLAMA_FUSED = {"rms_norm_last_dim": 2, "rope": 1}
 EXPECTED_AFTER_ELEMENTWISE_FUSION = {
     f"{frontend}/{model}.{suffix}": counts
@@ -46,6 +46,8 @@ EXPECTED_AFTER_ELEMENTWISE_FUSION = {
         "layernorm": {"layer_norm_last_dim": 1},
         "rmsnorm": {"rms_norm_last_dim": 1},
         "linear": {"fused_linear": 1},
+        "sdpa": {"flash_attn": 1},
+        "sdpa_causal": {"flash_attn": 1},
         "llama_block": LLAMA_FUSED,
         "llama_block_sdpa": LLAMA_FUSED,
     }.items()

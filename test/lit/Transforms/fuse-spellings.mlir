@@ -1091,3 +1091,103 @@ func.func @sdpa_mask_shifted(%arg0: tensor<1x4x16x16xf32>, %arg1: tensor<1x4x16x
     %expanded_13 = tensor.expand_shape %33 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
     return %expanded_13 : tensor<1x4x16x16xf32>
   }
+
+// -----
+
+#map = affine_map<(d0) -> (d0)>
+#map1 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+#map2 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+#map3 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+#map4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#map5 = affine_map<(d0, d1, d2, d3) -> (0, d3)>
+#map6 = affine_map<(d0, d1, d2, d3) -> (d2, 0)>
+#map7 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#map8 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
+#map9 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, 0)>
+
+// The same causal attention after upstream elementwise fusion: the scale
+// inside the first matmul's body, the mask, the softmax's division and the
+// guard fused into the bodies that read them. Still one flash_attn.
+// CHECK-LABEL: func @sdpa_causal_elementwise_fused
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x4x16x16xf32>, %[[K:.+]]: tensor<1x4x16x16xf32>, %[[V:.+]]: tensor<1x4x16x16xf32>)
+// CHECK-NEXT: %[[O:.+]] = fuel.fused flash_attn {causal = true, softmax_scale = 2.500000e-01 : f32} (%[[Q]], %[[K]], %[[V]])
+// CHECK-NEXT: return %[[O]]
+func.func @sdpa_causal_elementwise_fused(%arg0: tensor<1x4x16x16xf32>, %arg1: tensor<1x4x16x16xf32>, %arg2: tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32> {
+    %c0_i64 = arith.constant 0 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 0xFF800000 : f32
+    %true = arith.constant true
+    %cst_1 = arith.constant 0xFFF0000000000000 : f64
+    %cst_2 = arith.constant 5.000000e-01 : f32
+    %0 = tensor.empty() : tensor<1x4x16x16xf32>
+    %1 = tensor.empty() : tensor<16xi64>
+    %2 = linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]} outs(%1 : tensor<16xi64>) {
+    ^bb0(%out: i64):
+      %18 = linalg.index 0 : index
+      %19 = arith.index_cast %18 : index to i64
+      linalg.yield %19 : i64
+    } -> tensor<16xi64>
+    %expanded = tensor.expand_shape %2 [[0, 1]] output_shape [1, 16] : tensor<16xi64> into tensor<1x16xi64>
+    %expanded_3 = tensor.expand_shape %2 [[0, 1]] output_shape [16, 1] : tensor<16xi64> into tensor<16x1xi64>
+    %transposed = linalg.transpose ins(%arg1 : tensor<1x4x16x16xf32>) outs(%0 : tensor<1x4x16x16xf32>) permutation = [0, 1, 3, 2] 
+    %3 = tensor.empty() : tensor<4x16x16xf32>
+    %4 = linalg.fill ins(%cst : f32) outs(%3 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+    %expanded_4 = tensor.expand_shape %4 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
+    %5 = linalg.generic {indexing_maps = [#map1, #map2, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%arg0, %transposed : tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) outs(%expanded_4 : tensor<1x4x16x16xf32>) {
+    ^bb0(%in: f32, %in_8: f32, %out: f32):
+      %18 = arith.mulf %in_8, %cst_2 : f32
+      %19 = arith.mulf %in, %cst_2 : f32
+      %20 = arith.mulf %19, %18 : f32
+      %21 = arith.addf %out, %20 : f32
+      linalg.yield %21 : f32
+    } -> tensor<1x4x16x16xf32>
+    %6 = linalg.generic {indexing_maps = [#map4, #map5, #map6, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%5, %expanded, %expanded_3 : tensor<1x4x16x16xf32>, tensor<1x16xi64>, tensor<16x1xi64>) outs(%0 : tensor<1x4x16x16xf32>) {
+    ^bb0(%in: f32, %in_8: i64, %in_9: i64, %out: f32):
+      %18 = arith.subi %in_8, %in_9 : i64
+      %19 = arith.cmpi sle, %18, %c0_i64 : i64
+      %20 = arith.select %19, %cst, %cst_0 : f32
+      %21 = arith.addf %in, %20 : f32
+      linalg.yield %21 : f32
+    } -> tensor<1x4x16x16xf32>
+    %7 = tensor.empty() : tensor<1x4x16xf32>
+    %expanded_5 = tensor.expand_shape %7 [[0], [1], [2, 3]] output_shape [1, 4, 16, 1] : tensor<1x4x16xf32> into tensor<1x4x16x1xf32>
+    %8 = linalg.fill ins(%cst_0 : f32) outs(%expanded_5 : tensor<1x4x16x1xf32>) -> tensor<1x4x16x1xf32>
+    %expanded_6 = tensor.expand_shape %6 [[0], [1], [2, 3], [4]] output_shape [1, 4, 16, 1, 16] : tensor<1x4x16x16xf32> into tensor<1x4x16x1x16xf32>
+    %9 = linalg.generic {indexing_maps = [#map7, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%expanded_6 : tensor<1x4x16x1x16xf32>) outs(%8 : tensor<1x4x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %18 = arith.maximumf %in, %out : f32
+      linalg.yield %18 : f32
+    } -> tensor<1x4x16x1xf32>
+    %10 = linalg.generic {indexing_maps = [#map4, #map8, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%6, %9 : tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>) outs(%0 : tensor<1x4x16x16xf32>) {
+    ^bb0(%in: f32, %in_8: f32, %out: f32):
+      %18 = arith.subf %in, %in_8 : f32
+      %19 = math.exp %18 : f32
+      linalg.yield %19 : f32
+    } -> tensor<1x4x16x16xf32>
+    %11 = tensor.empty() : tensor<1x4x16x1xf32>
+    %12 = linalg.fill ins(%cst : f32) outs(%11 : tensor<1x4x16x1xf32>) -> tensor<1x4x16x1xf32>
+    %13 = linalg.generic {indexing_maps = [#map4, #map8], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%10 : tensor<1x4x16x16xf32>) outs(%12 : tensor<1x4x16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %18 = arith.addf %in, %out : f32
+      linalg.yield %18 : f32
+    } -> tensor<1x4x16x1xf32>
+    %14 = tensor.empty() : tensor<1x4x16x1xi1>
+    %15 = linalg.fill ins(%true : i1) outs(%14 : tensor<1x4x16x1xi1>) -> tensor<1x4x16x1xi1>
+    %16 = linalg.generic {indexing_maps = [#map4, #map8], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%6 : tensor<1x4x16x16xf32>) outs(%15 : tensor<1x4x16x1xi1>) {
+    ^bb0(%in: f32, %out: i1):
+      %18 = arith.extf %in : f32 to f64
+      %19 = arith.cmpf oeq, %18, %cst_1 : f64
+      %20 = arith.andi %19, %out : i1
+      linalg.yield %20 : i1
+    } -> tensor<1x4x16x1xi1>
+    %expanded_7 = tensor.expand_shape %4 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
+    %17 = linalg.generic {indexing_maps = [#map9, #map1, #map9, #map2, #map3], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%16, %10, %13, %arg2 : tensor<1x4x16x1xi1>, tensor<1x4x16x16xf32>, tensor<1x4x16x1xf32>, tensor<1x4x16x16xf32>) outs(%expanded_7 : tensor<1x4x16x16xf32>) {
+    ^bb0(%in: i1, %in_8: f32, %in_9: f32, %in_10: f32, %out: f32):
+      %18 = arith.divf %in_8, %in_9 : f32
+      %19 = arith.select %in, %cst, %18 : f32
+      %20 = arith.mulf %19, %in_10 : f32
+      %21 = arith.addf %out, %20 : f32
+      linalg.yield %21 : f32
+    } -> tensor<1x4x16x16xf32>
+    return %17 : tensor<1x4x16x16xf32>
+  }
