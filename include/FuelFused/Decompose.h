@@ -51,9 +51,10 @@ struct MatchableRecipe {
 };
 SmallVector<MatchableRecipe> getMatchableRecipes(const FusedOpInfo &info);
 
-/// Checks that `root` is computed by `info`'s recipe in the normal form that
-/// decomposition produces, and recovers the inputs and params; sets `why`
-/// (the first rule that failed) when not.
+/// Checks that `root` is computed by `info`'s recipe, in the normal form that
+/// decomposition produces or in a frontend's spelling of the same formula,
+/// and recovers the inputs and params (bool params by trying the recipe
+/// once per value); sets `why` (the deepest rule that failed) when not.
 /// `progress`, if given, receives how near a miss was: the percentage of the
 /// recipe's values the match found a computation of (0 below 3 values).
 FailureOr<RecipeMatch> matchRecipe(const FusedOpInfo &info, Value root,

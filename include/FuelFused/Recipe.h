@@ -2,11 +2,15 @@
 //
 // A recipe is the one definition of what a fused op computes, as a small DAG
 // over a primitive vocabulary: elementwise arith/math, reductions along an
-// axis, contractions, and a few layout primitives. Values live on named
-// axes (a variadic batch axis stands for any number of leading dims), and
-// broadcasting is by axis name, never by position. Decomposition
-// instantiates a recipe as linalg on tensors in a normal form; fusion
-// matches the same recipe against IR normalized to that form.
+// axis, contractions, and a few positional primitives (rotate_half, the
+// causal mask). Values live on named axes (a variadic batch axis stands for
+// any number of leading dims), and broadcasting is by axis name, never by
+// position. Decomposition instantiates a recipe as linalg on tensors in a
+// normal form; fusion matches the same recipe against that form and the
+// spellings frontends use for it.
+//
+// A recipe may cover only part of its op (`RecipeBuilder::unsupported`):
+// such ops also have a hand-written decomposition for the rest.
 //
 // A recipe is written as a C++ function over RecipeBuilder and named in the
 // op's record (FusedOps.td, `recipe`). It may read the op's params to choose

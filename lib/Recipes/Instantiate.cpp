@@ -428,30 +428,33 @@ SmallVector<Value> Instantiator::emit(FusedOp op) {
 // Entry points
 //===----------------------------------------------------------------------===//
 
-/// Whether `op` decomposes through its recipe: it has one, and the recipe
-/// covers the op's params, operands and shapes (else the hand-written
-/// decomposition, if any, takes it). Sets `why` when the recipe cannot.
-static bool usesRecipe(FusedOp op, std::string &why) {
+/// The recipe `op` decomposes through: the op has one, and it covers the
+/// op's params, operands and shapes (else the hand-written decomposition,
+/// if any, takes the op). Sets `why` when the recipe cannot.
+static std::optional<Recipe> coveringRecipe(FusedOp op, std::string &why) {
   const FusedOpInfo &info = op.getInfo();
   if (!info.recipe)
-    return false;
+    return std::nullopt;
   RecipeBuilder rb(info, op.getParams(), op);
   info.recipe(rb);
   Recipe recipe = rb.take();
   if (!recipe.unsupported.empty()) {
     why = "the recipe does not cover " + recipe.unsupported;
-    return false;
+    return std::nullopt;
   }
   if (recipe.outputs.size() != op.getNumResults()) {
     why = "the recipe's outputs do not match the op's results";
-    return false;
+    return std::nullopt;
   }
   OpBuilder b(op->getContext());
-  Instantiator inst(b, op.getLoc(), recipe);
-  return succeeded(inst.bind(op, why));
+  if (failed(Instantiator(b, op.getLoc(), recipe).bind(op, why)))
+    return std::nullopt;
+  return recipe;
 }
 
-LogicalResult mlir::fuel::canDecompose(FusedOp op, std::string &why) {
+/// What no decomposition can take: an op without recipe or hand-written
+/// decomposition, or operands on memrefs.
+static LogicalResult checkDecomposable(FusedOp op, std::string &why) {
   const FusedOpInfo &info = op.getInfo();
   if (!info.recipe && !info.decompose) {
     why = info.recipeNote.empty() ? std::string("the op has no recipe yet")
@@ -464,10 +467,16 @@ LogicalResult mlir::fuel::canDecompose(FusedOp op, std::string &why) {
             "decomposing";
       return failure();
     }
+  return success();
+}
+
+LogicalResult mlir::fuel::canDecompose(FusedOp op, std::string &why) {
+  if (failed(checkDecomposable(op, why)))
+    return failure();
   std::string recipeWhy;
-  if (usesRecipe(op, recipeWhy))
+  if (coveringRecipe(op, recipeWhy))
     return success();
-  if (info.decompose)
+  if (const FusedOpInfo &info = op.getInfo(); info.decompose)
     return info.decompose(nullptr, op, why);
   why = recipeWhy;
   return failure();
@@ -476,24 +485,28 @@ LogicalResult mlir::fuel::canDecompose(FusedOp op, std::string &why) {
 FailureOr<SmallVector<Value>> mlir::fuel::decomposeFusedOp(OpBuilder &b,
                                                            FusedOp op,
                                                            std::string &why) {
-  if (failed(canDecompose(op, why)))
+  if (failed(checkDecomposable(op, why)))
     return failure();
   const FusedOpInfo &info = op.getInfo();
   SmallVector<Value> values;
   std::string recipeWhy;
-  if (!usesRecipe(op, recipeWhy)) {
+  if (std::optional<Recipe> recipe = coveringRecipe(op, recipeWhy)) {
+    Instantiator inst(b, op.getLoc(), *recipe);
+    if (failed(inst.bind(op, why)))
+      return failure();
+    values = inst.emit(op);
+  } else if (info.decompose) {
+    // Checked first: a hand-written decomposition creates nothing when it
+    // cannot apply.
+    if (failed(info.decompose(nullptr, op, why)))
+      return failure();
     FailureOr<SmallVector<Value>> built = info.decompose(&b, op, why);
     if (failed(built))
       return failure();
     values = std::move(*built);
   } else {
-    RecipeBuilder rb(info, op.getParams(), op);
-    info.recipe(rb);
-    Recipe recipe = rb.take();
-    Instantiator inst(b, op.getLoc(), recipe);
-    if (failed(inst.bind(op, why)))
-      return failure();
-    values = inst.emit(op);
+    why = recipeWhy;
+    return failure();
   }
   // A declared result type may be more static than what was computed.
   for (auto [v, t] : llvm::zip(values, op.getResultTypes()))

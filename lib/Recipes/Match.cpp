@@ -349,30 +349,14 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
       st.factor *= *f;
       st.ops.push_back(scale);
       scaled = true;
-      v = scale.getDpsInputOperand(0)->get();
-      while (Operation *view = v.getDefiningOp()) {
-        if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
-            !isUnitReshape(view))
-          break;
-        st.ops.push_back(view);
-        v = view->getOperand(0);
-      }
+      v = withoutUnitReshapes(scale.getDpsInputOperand(0)->get(), &st.ops);
     }
     // Views of the input itself go with it; views of a scaled value are
     // intermediates.
     llvm::append_range(scaled ? st.ops : st.leafOps, views);
     // Inputs computed in a wider type come through an extf.
-    while (auto op = v.getDefiningOp<linalg::LinalgOp>()) {
-      Operation *scalar = singleBodyOp(op);
-      if (!scalar || !isa<arith::ExtFOp>(scalar) ||
-          op.getNumDpsInputs() != 1 || op->getNumResults() != 1 ||
-          scalar->getOperand(0) != op.getBlock()->getArgument(0) ||
-          !llvm::all_of(op.getIndexingMapsArray(),
-                        [](AffineMap m) { return m.isIdentity(); }))
-        break;
-      st.leafOps.push_back(op);
-      v = op.getDpsInputOperand(0)->get();
-    }
+    v = withoutCastGenerics(
+        v, [](Operation *op) { return isa<arith::ExtFOp>(op); }, st.leafOps);
     if (failed(bindInput(n.index, v, layoutRank)))
       return failure();
     reach(w.node);
@@ -400,17 +384,8 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
 
   // A value computed wider and cast (f16 results of f32 math): the cast
   // in a generic of its own.
-  while (auto cast = v.getDefiningOp<linalg::LinalgOp>()) {
-    Operation *scalar = singleBodyOp(cast);
-    if (!scalar || !isCastToSkip(scalar) || cast.getNumDpsInputs() != 1 ||
-        cast->getNumResults() != 1 ||
-        scalar->getOperand(0) != cast.getBlock()->getArgument(0) ||
-        !llvm::all_of(cast.getIndexingMapsArray(),
-                      [](AffineMap m) { return m.isIdentity(); }))
-      break;
-    st.ops.push_back(cast);
-    v = cast.getDpsInputOperand(0)->get();
-  }
+  v = withoutCastGenerics(
+      v, [&](Operation *op) { return isCastToSkip(op); }, st.ops);
   auto op = v.getDefiningOp<linalg::LinalgOp>();
   if (!op || isa<linalg::FillOp>(op) || !op.hasPureTensorSemantics() ||
       op->getNumResults() != op.getNumDpsInits() || !op.getBlock())
@@ -883,20 +858,12 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
       return failMatch("the causal mask is not aligned to the bottom right");
   }
   // A guard must test the scores (up to reshapes of size-1 dims).
-  auto unreshaped = [](Value v) {
-    while (Operation *view = v.getDefiningOp()) {
-      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
-          !isUnitReshape(view))
-        break;
-      v = view->getOperand(0);
-    }
-    return v;
-  };
   for (auto [node, value] : st.guards) {
     bool tested = false;
     for (auto [n, q, v] : st.done)
       tested |= n == node && q == 4 &&
-                unreshaped(Value::getFromOpaquePointer(v)) == unreshaped(value);
+                withoutUnitReshapes(Value::getFromOpaquePointer(v)) ==
+                    withoutUnitReshapes(value);
     if (!tested)
       return failMatch("a guard tests a value other than the scores");
   }

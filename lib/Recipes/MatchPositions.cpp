@@ -137,19 +137,17 @@ LogicalResult Matcher::matchRotateHalf(const RecipeNode &n, Value v) {
 }
 
 
-/// `t` without the reshapes that only add or drop size-1 dims (collected in
-/// `views` when given).
-static Value withoutUnitReshapes(Value t,
-                                 SmallVectorImpl<Operation *> *views = nullptr) {
-  while (Operation *view = t.getDefiningOp()) {
-    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
-        !isUnitReshape(view))
-      break;
-    if (views)
-      views->push_back(view);
-    t = view->getOperand(0);
-  }
-  return t;
+std::optional<std::pair<Value, SmallVector<int64_t>>>
+Matcher::readInput(Value x, const Body &body) {
+  auto arg = dyn_cast<BlockArgument>(x);
+  if (!arg || arg.getOwner() != body.block() ||
+      arg.getArgNumber() >= body.op.getNumDpsInputs())
+    return std::nullopt;
+  FailureOr<SmallVector<int64_t>> dims = operandDims(body, arg.getArgNumber());
+  if (failed(dims))
+    return std::nullopt;
+  return std::pair(body.op.getDpsInputOperand(arg.getArgNumber())->get(),
+                   std::move(*dims));
 }
 
 std::optional<std::pair<Value, Body>>
@@ -197,15 +195,10 @@ std::optional<Matcher::Linear> Matcher::evalIndex(Value x, const Body &body,
   APInt c;
   if (matchPattern(x, m_ConstantInt(&c)))
     return Linear{{}, c.getSExtValue()};
-  if (auto arg = dyn_cast<BlockArgument>(x)) {
-    if (arg.getOwner() != body.block() ||
-        arg.getArgNumber() >= body.op.getNumDpsInputs())
-      return std::nullopt;
-    FailureOr<SmallVector<int64_t>> dims = operandDims(body, arg.getArgNumber());
-    if (failed(dims))
-      return std::nullopt;
-    return evalIndexTensor(body.op.getDpsInputOperand(arg.getArgNumber())->get(),
-                           *dims, depth);
+  if (isa<BlockArgument>(x)) {
+    auto read = readInput(x, body);
+    return read ? evalIndexTensor(read->first, read->second, depth)
+                : std::nullopt;
   }
   Operation *op = x.getDefiningOp();
   if (!op)
@@ -290,15 +283,10 @@ std::optional<Matcher::Cond> Matcher::evalCond(Value x, const Body &body,
     return std::nullopt;
   if (matchPattern(x, m_One()))
     return Cond{true, {}};
-  if (auto arg = dyn_cast<BlockArgument>(x)) {
-    if (arg.getOwner() != body.block() ||
-        arg.getArgNumber() >= body.op.getNumDpsInputs())
-      return std::nullopt;
-    FailureOr<SmallVector<int64_t>> dims = operandDims(body, arg.getArgNumber());
-    if (failed(dims))
-      return std::nullopt;
-    return evalCondTensor(body.op.getDpsInputOperand(arg.getArgNumber())->get(),
-                          *dims, depth);
+  if (isa<BlockArgument>(x)) {
+    auto read = readInput(x, body);
+    return read ? evalCondTensor(read->first, read->second, depth)
+                : std::nullopt;
   }
   Operation *op = x.getDefiningOp();
   if (!op)
@@ -365,16 +353,12 @@ std::optional<Matcher::Cond> Matcher::evalMaskBias(Value y, const Body &body,
                                                    unsigned depth) {
   if (depth > 24)
     return std::nullopt;
-  if (auto arg = dyn_cast<BlockArgument>(y)) {
-    if (arg.getOwner() != body.block() ||
-        arg.getArgNumber() >= body.op.getNumDpsInputs())
-      return std::nullopt;
-    FailureOr<SmallVector<int64_t>> dims = operandDims(body, arg.getArgNumber());
+  if (isa<BlockArgument>(y)) {
+    auto read = readInput(y, body);
     SmallVector<Operation *> views;
-    Value t = withoutUnitReshapes(
-        body.op.getDpsInputOperand(arg.getArgNumber())->get(), &views);
+    Value t = read ? withoutUnitReshapes(read->first, &views) : Value();
     std::optional<std::pair<Value, Body>> producer =
-        succeeded(dims) ? elementwiseProducer(t, *dims) : std::nullopt;
+        read ? elementwiseProducer(t, read->second) : std::nullopt;
     if (!producer)
       return std::nullopt;
     std::optional<Cond> c =
@@ -471,27 +455,19 @@ LogicalResult Matcher::matchMaskedRowGuard(Value c, const Body &body) {
   for (const RecipeNode &r : recipe.nodes)
     if (r.op == RecipeOp::ReduceMax)
       max = &r;
-  auto arg = dyn_cast<BlockArgument>(c);
-  if (!max || !arg || arg.getOwner() != body.block() ||
-      arg.getArgNumber() >= body.op.getNumDpsInputs())
+  auto read = readInput(c, body);
+  if (!max || !read)
     return fail("expected a guard for fully masked rows");
-  FailureOr<SmallVector<int64_t>> dims = operandDims(body, arg.getArgNumber());
-  Value all = body.op.getDpsInputOperand(arg.getArgNumber())->get();
+  SmallVector<int64_t> &dims = read->second;
   SmallVector<Operation *> covered;
-  while (Operation *view = all.getDefiningOp()) {
-    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
-        !isUnitReshape(view))
-      break;
-    covered.push_back(view);
-    all = view->getOperand(0);
-  }
+  Value all = withoutUnitReshapes(read->first, &covered);
   // all = and-reduce over the row, from true, of (scores == -inf).
   auto red = all.getDefiningOp<linalg::LinalgOp>();
-  if (failed(dims) || !red || red.getNumDpsInputs() != 1 ||
+  if (!red || red.getNumDpsInputs() != 1 ||
       red.getNumDpsInits() != 1 || red.getNumReductionLoops() != 1)
     return fail("expected a guard for fully masked rows");
   int64_t row = axisDims[max->index].front();
-  FailureOr<SmallVector<int64_t>> loops = loopsOf(red, 0, *dims, row);
+  FailureOr<SmallVector<int64_t>> loops = loopsOf(red, 0, dims, row);
   Operation *init = fillOf(red.getDpsInitOperand(0)->get());
   // The combiner: andi(e, out), e read from the input or computed in the
   // body (the comparison fused into the reduction).
@@ -538,15 +514,8 @@ LogicalResult Matcher::matchMaskedRowGuard(Value c, const Body &body) {
   Value tested = withoutUnitReshapes(
       cmpOp.getDpsInputOperand(xArg.getArgNumber())->get(), &covered);
   // The scores, perhaps extended to f64 by a generic of their own.
-  while (auto ext = tested.getDefiningOp<linalg::LinalgOp>()) {
-    Operation *scalar = singleBodyOp(ext);
-    if (!scalar || !isa<arith::ExtFOp>(scalar) || ext.getNumDpsInputs() != 1 ||
-        !llvm::all_of(ext.getIndexingMapsArray(),
-                      [](AffineMap m) { return m.isIdentity(); }))
-      break;
-    covered.push_back(ext);
-    tested = ext.getDpsInputOperand(0)->get();
-  }
+  tested = withoutCastGenerics(
+      tested, [](Operation *op) { return isa<arith::ExtFOp>(op); }, covered);
   llvm::append_range(st.ops, covered);
   st.ops.push_back(red);
   if (cmpOp != red)

@@ -14,13 +14,36 @@ bool isUnitDim(Type t, int64_t pos) {
 
 /// The op that fills `t` with a scalar (its operand 0): linalg.fill, or
 /// its generic form (a body that yields a scalar input).
-Operation *fillOf(Value t) {
+Value withoutUnitReshapes(Value t, SmallVectorImpl<Operation *> *views) {
   while (Operation *view = t.getDefiningOp()) {
     if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
         !isUnitReshape(view))
       break;
+    if (views)
+      views->push_back(view);
     t = view->getOperand(0);
   }
+  return t;
+}
+
+Value withoutCastGenerics(Value v, function_ref<bool(Operation *)> isCast,
+                          SmallVectorImpl<Operation *> &ops) {
+  while (auto op = v.getDefiningOp<linalg::LinalgOp>()) {
+    Operation *scalar = singleBodyOp(op);
+    if (!scalar || !isCast(scalar) || op.getNumDpsInputs() != 1 ||
+        op->getNumResults() != 1 ||
+        scalar->getOperand(0) != op.getBlock()->getArgument(0) ||
+        !llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }))
+      break;
+    ops.push_back(op);
+    v = op.getDpsInputOperand(0)->get();
+  }
+  return v;
+}
+
+Operation *fillOf(Value t) {
+  t = withoutUnitReshapes(t);
   auto op = t.getDefiningOp<linalg::LinalgOp>();
   if (!op)
     return nullptr;

@@ -174,6 +174,10 @@ private:
     bool always = false;
     Linear le;
   };
+  /// If `x` is an input argument of `body`: the tensor it reads and the
+  /// concrete dims it reads it on.
+  std::optional<std::pair<Value, SmallVector<int64_t>>>
+  readInput(Value x, const Body &body);
   /// The scalar an elementwise op yields for `t` and its body, the op's
   /// loops set from `dims` (the dims `t` is read on).
   std::optional<std::pair<Value, Body>> elementwiseProducer(Value t,
@@ -258,8 +262,16 @@ Operation *fillOf(Value t);
 FloatAttr constantValue(Value s, const Body *body);
 /// Whether an expand/collapse_shape only adds or drops size-1 dims.
 bool isUnitReshape(Operation *op);
+/// `t` without the reshapes that only add or drop size-1 dims (collected in
+/// `views` when given).
+Value withoutUnitReshapes(Value t,
+                          SmallVectorImpl<Operation *> *views = nullptr);
 /// The single scalar op of a body (besides the yield), or null.
 Operation *singleBodyOp(linalg::LinalgOp op);
+/// `v` without the elementwise generics that only cast their one input
+/// (`isCast` tells which casts), collected in `ops`.
+Value withoutCastGenerics(Value v, function_ref<bool(Operation *)> isCast,
+                          SmallVectorImpl<Operation *> &ops);
 /// Whether `op` only moves data (a broadcast, a transpose, a copy).
 bool isDataMovement(linalg::LinalgOp op);
 /// If `op` multiplies its one tensor input by a constant (or divides it by

@@ -13,24 +13,19 @@ from fuel_mlir import runner
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 FILES = sorted(p for p in CORPUS.glob("*/*.mlir") if "elided" not in p.name) if CORPUS.is_dir() else []
 
-# What the pass finds, per file, pinned so a regression shows: the corpus
+# What the pass finds, per model, pinned so a regression shows: the corpus
 # README's list, less conv2d and cross-entropy (decompose-only).
 LLAMA = {"rms_norm_last_dim": 2, "rope": 2, "flash_attn": 1}
-EXPECTED = {
-    f"{frontend}/{model}.{suffix}": counts
-    for frontend, suffix in (("torch_mlir", "linalg.mlir"), ("tosa_to_linalg", "tosa2linalg.mlir"))
-    for model, counts in {
-        "softmax": {"softmax_last_dim": 1},
-        "layernorm": {"layer_norm_last_dim": 1},
-        "rmsnorm": {"rms_norm_last_dim": 1},
-        "linear": {"fused_linear": 1},
-        "sdpa": {"flash_attn": 1},
-        "sdpa_causal": {"flash_attn": 1},
-        "llama_block": LLAMA,
-        "llama_block_sdpa": LLAMA,
-    }.items()
+BY_MODEL = {
+    "softmax": {"softmax_last_dim": 1},
+    "layernorm": {"layer_norm_last_dim": 1},
+    "rmsnorm": {"rms_norm_last_dim": 1},
+    "linear": {"fused_linear": 1},
+    "sdpa": {"flash_attn": 1},
+    "sdpa_causal": {"flash_attn": 1},
+    "llama_block": LLAMA,
+    "llama_block_sdpa": LLAMA,
 }
-
 
 # The same exports after upstream elementwise fusion (the form IREE-style
 # pipelines hand over: a norm's last steps and its weight in one body).
@@ -38,20 +33,19 @@ EXPECTED = {
 # except in the Llama blocks, where one RoPE is fused into the attention's
 # matmul body: q is then no tensor an op could take.
 LLAMA_FUSED = {"rms_norm_last_dim": 2, "rope": 1}
-EXPECTED_AFTER_ELEMENTWISE_FUSION = {
-    f"{frontend}/{model}.{suffix}": counts
-    for frontend, suffix in (("torch_mlir", "linalg.mlir"), ("tosa_to_linalg", "tosa2linalg.mlir"))
-    for model, counts in {
-        "softmax": {"softmax_last_dim": 1},
-        "layernorm": {"layer_norm_last_dim": 1},
-        "rmsnorm": {"rms_norm_last_dim": 1},
-        "linear": {"fused_linear": 1},
-        "sdpa": {"flash_attn": 1},
-        "sdpa_causal": {"flash_attn": 1},
-        "llama_block": LLAMA_FUSED,
-        "llama_block_sdpa": LLAMA_FUSED,
-    }.items()
-}
+BY_MODEL_AFTER_ELEMENTWISE_FUSION = {
+    **BY_MODEL, "llama_block": LLAMA_FUSED, "llama_block_sdpa": LLAMA_FUSED}
+
+
+def per_file(by_model):
+    """The counts keyed by corpus file, both frontends."""
+    return {f"{frontend}/{model}.{suffix}": counts
+            for frontend, suffix in (("torch_mlir", "linalg.mlir"), ("tosa_to_linalg", "tosa2linalg.mlir"))
+            for model, counts in by_model.items()}
+
+
+EXPECTED = per_file(BY_MODEL)
+EXPECTED_AFTER_ELEMENTWISE_FUSION = per_file(BY_MODEL_AFTER_ELEMENTWISE_FUSION)
 
 
 def run_opt(fuel_opt, text, *flags):
