@@ -38,16 +38,23 @@ struct RecipeMatch {
   SmallVector<Value> inputs;
   /// The rank each input has in the recipe.
   SmallVector<int64_t> inputRanks;
+  /// Per input: empty, or the permutation that puts it in the op's layout
+  /// (operand = linalg.transpose(input, permutation); a weight a frontend
+  /// holds in another order).
+  SmallVector<SmallVector<int64_t>> inputPerms;
   SmallVector<NamedAttribute> params;
   SmallVector<Operation *> ops;
   SmallVector<Operation *> leafOps;
 };
 
 /// The structures fusion searches for an op: one per combination of the
-/// bool params its recipe reads (none: one structure). Empty when the op has
-/// no recipe or its recipe's structure depends on an integer param.
+/// bool params its recipe reads and the optional operands it asks about
+/// (none: one structure). Empty when the op has no recipe or its recipe's
+/// structure depends on an integer param.
 struct MatchableRecipe {
   SmallVector<std::pair<std::string, bool>> flags;
+  /// The optional operands present in this structure.
+  SmallVector<std::string> present;
 };
 SmallVector<MatchableRecipe> getMatchableRecipes(const FusedOpInfo &info);
 

@@ -146,8 +146,10 @@ def Fused_Conv2d : FusedOp<6, "conv2d", Forward> {
   ];
   let backward = Decompose;
   let rule = "conv2d";
+  let recipe = "conv2d";
   let decomposition = "conv2d";
-  let recipeNote = "decompose-only until the recipe vocabulary has windowed (strided, padded) indexing";
+  let recipeNote = "the recipe covers one group; grouped convolutions "
+                   "decompose by hand";
   let summary = "2-D cross-correlation (NCHW, FCHW), optional bias";
   let description = "PyTorch `conv2d` with dilation 1: "
     "`Ho = (H + 2 * padding[0] - kh) / stride[0] + 1`, likewise `Wo`.";

@@ -3,7 +3,7 @@
 // A recipe is the one definition of what a fused op computes, as a small DAG
 // over a primitive vocabulary: elementwise arith/math, reductions along an
 // axis, contractions, and a few positional primitives (rotate_half, the
-// causal mask). Values live on named axes (a variadic batch axis stands for
+// causal mask, sliding windows). Values live on named axes (a variadic batch axis stands for
 // any number of leading dims), and broadcasting is by axis name, never by
 // position. Decomposition instantiates a recipe as linalg on tensors in a
 // normal form; fusion matches the same recipe against that form and the
@@ -26,6 +26,8 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+
+#include <optional>
 
 #include <string>
 
@@ -59,8 +61,13 @@ enum class RecipeOp {
   // Reductions along one axis.
   ReduceSum,
   ReduceMax,
-  // sum over an axis of a * b.
+  // sum over one or more axes (`over`) of a * b.
   Contract,
+  // x read through a sliding window along axis `index`: that axis becomes
+  // an output axis o and a kernel axis k (`window`), x[..., o * stride + k -
+  // padding, ...], 0 where that falls outside x. Stride and padding are
+  // elements of integer-pair params.
+  Window,
   // concat(-x[..., D/2:], x[..., :D/2]) along an axis.
   RotateHalf,
   // x where key j may be seen from query i (j <= i + Sk - Sq, the
@@ -81,8 +88,19 @@ struct RecipeNode {
   SmallVector<unsigned> operands;
   /// The axes of the value, in layout order (empty for scalars).
   SmallVector<RecipeAxis> axes;
-  /// Input: the operand index. Reduce/Contract/RotateHalf/DimSize: the axis.
+  /// Input: the operand index. Reduce/Contract/RotateHalf/DimSize/Window:
+  /// the axis.
   unsigned index = 0;
+  /// Contract: the axes summed over (`index` is the first).
+  SmallVector<RecipeAxis> over;
+  /// Window: the axes the windowed one becomes, and the params (pairs) and
+  /// the element of them that give its stride and padding.
+  struct WindowSpec {
+    RecipeAxis out, kernel;
+    std::string stride, padding;
+    unsigned element;
+  };
+  std::optional<WindowSpec> window;
   /// Const: the value.
   double constant = 0.0;
   /// Powi: the exponent.
@@ -96,7 +114,7 @@ struct RecipeNode {
 /// A built recipe: axes, nodes in topological order and the outputs.
 struct Recipe {
   SmallVector<std::string> axisNames;
-  SmallVector<RecipeNode> nodes;
+  SmallVector<RecipeNode, 0> nodes;
   SmallVector<unsigned> outputs;
   /// The op defines a row whose softmax inputs are all -inf as 0 (attention
   /// with a fully masked row): fusion may see through a frontend's guard
@@ -149,8 +167,19 @@ public:
 
   /// Whether a param is set (not left to its default).
   bool hasParam(StringRef name) const { return params && params.get(name); }
-  /// Whether the op has the (optional) operand; false when matching.
-  bool hasOperand(StringRef name) const;
+  /// The value of an integer param the recipe does not cover unless it has
+  /// its default (the recipe reports `unsupported` otherwise); the default
+  /// when matching (0 when probing without params). Unlike `intParam`, the
+  /// recipe's structure does not depend on it.
+  int64_t intParamOrDefault(StringRef name);
+  /// Whether the op has the (optional) operand. When matching, each optional
+  /// operand a recipe asks about is tried present and absent.
+  bool hasOperand(StringRef name);
+  ArrayRef<std::string> optionalOperandsRead() const { return optionalRead; }
+  /// When matching: the optional operands to build the recipe with.
+  void assumePresent(ArrayRef<std::string> names) {
+    present.assign(names.begin(), names.end());
+  }
   /// The type of an operand of the op; null when matching.
   Type operandType(StringRef name) const;
   /// The recipe does not cover this op (its params, operands or shapes).
@@ -192,7 +221,19 @@ public:
   RecipeValue mean(RecipeValue x, RecipeAxis axis) {
     return div(reduceSum(x, axis), dimSize(axis));
   }
-  RecipeValue contract(RecipeValue a, RecipeValue b, RecipeAxis axis);
+  RecipeValue contract(RecipeValue a, RecipeValue b, RecipeAxis axis) {
+    return contract(a, b, ArrayRef<RecipeAxis>{axis});
+  }
+  /// sum over `over` of a * b; the result on `layout` if given, else on a's
+  /// remaining axes followed by b's.
+  RecipeValue contract(RecipeValue a, RecipeValue b,
+                       ArrayRef<RecipeAxis> over,
+                       ArrayRef<RecipeAxis> layout = {});
+  /// `x` through a sliding window along `axis` (see RecipeOp::Window): the
+  /// axis is replaced by `out` and `kernel`, in that order.
+  RecipeValue window(RecipeValue x, RecipeAxis axis, RecipeAxis out,
+                     RecipeAxis kernel, StringRef strideParam,
+                     StringRef paddingParam, unsigned element);
   RecipeValue rotateHalf(RecipeValue x, RecipeAxis axis);
   RecipeValue causalMask(RecipeValue x, RecipeAxis query, RecipeAxis key);
 
@@ -213,6 +254,8 @@ private:
   bool readIntParams = false;
   SmallVector<std::string> boolParams;
   bool onlyBoolParams = true;
+  SmallVector<std::string> optionalRead;
+  SmallVector<std::string> present;
 };
 
 } // namespace fuel

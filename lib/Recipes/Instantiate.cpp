@@ -4,6 +4,8 @@
 // form that fusion matches against:
 //   - one scalar op per linalg.generic, on the value's own axes, operands
 //     broadcast through projected indexing maps (never materialized);
+//   - a sliding window as a tensor.pad of zeros (its padding) read through
+//     `o * stride + k` in the indexing map of the op that consumes it;
 //   - reductions as linalg.generic with a reduction iterator over a
 //     linalg.fill of the combiner's identity; a contraction's body is the
 //     multiply and the add;
@@ -32,11 +34,26 @@ using namespace mlir::fuel;
 
 namespace {
 
+/// A tensor dim read through a sliding window: at `out * stride + kernel`.
+struct WindowRead {
+  unsigned dim, out, kernel;
+  int64_t stride;
+};
+
 /// A recipe value during instantiation: a tensor on concrete loop dims, or a
-/// scalar.
+/// scalar. A windowed value is its padded tensor, some of whose dims are
+/// read through windows.
 struct Instance {
   Value value;
   SmallVector<unsigned> dims; ///< Concrete dims, in layout order.
+  SmallVector<WindowRead> windows;
+};
+
+/// The size of a window's output dim: (in + 2 * padding - kernel) / stride
+/// + 1.
+struct WindowSize {
+  unsigned in, kernel;
+  int64_t stride, padding;
 };
 
 class Instantiator {
@@ -54,10 +71,12 @@ private:
     return arith::ConstantOp::create(b, loc, computeType,
                                      b.getFloatAttr(computeType, v));
   }
+  Instance emitWindow(const RecipeNode &node, FusedOp op);
+  OpFoldResult sizeOf(unsigned dim);
   Value emptyTensor(ArrayRef<unsigned> dims, Type elt);
-  /// A linalg.generic over `loopDims` (all parallel, plus `reductionDim`
-  /// last if given) writing a tensor on `loopDims`.
-  Value generic(ArrayRef<unsigned> loopDims, std::optional<unsigned> redDim,
+  /// A linalg.generic over `loopDims` (all parallel, plus the reduction dims
+  /// last) writing a tensor on `loopDims`.
+  Value generic(ArrayRef<unsigned> loopDims, ArrayRef<unsigned> redDims,
                 ArrayRef<Instance> inputs, Value init,
                 function_ref<Value(OpBuilder &, Location, ValueRange)> body);
   Value castTensor(Value v, ArrayRef<unsigned> dims, Type to);
@@ -68,8 +87,10 @@ private:
   Type computeType;
   /// Concrete dims of each recipe axis.
   SmallVector<SmallVector<unsigned>> axisDims;
-  /// Where each concrete dim's size comes from: (operand, dim).
+  /// Where each concrete dim's size comes from: (operand, dim), or, for the
+  /// output dim of a window, the window.
   SmallVector<std::pair<Value, unsigned>> dimSource;
+  DenseMap<unsigned, WindowSize> windowDims;
   SmallVector<Instance> values;
 };
 
@@ -139,6 +160,21 @@ LogicalResult Instantiator::bind(FusedOp op, std::string &why) {
         ++pos;
       }
   }
+  // A window's output axis: sized from its input and kernel axes.
+  for (const RecipeNode &n : recipe.nodes) {
+    if (n.op != RecipeOp::Window)
+      continue;
+    const RecipeNode::WindowSpec &spec = *n.window;
+    auto element = [&](StringRef name) {
+      Attribute attr = op.getParam(name);
+      return cast<DenseI64ArrayAttr>(attr).asArrayRef()[spec.element];
+    };
+    unsigned out = axisDims[spec.out].front();
+    windowDims[out] = {axisDims[n.index].front(),
+                       axisDims[spec.kernel].front(), element(spec.stride),
+                       element(spec.padding)};
+    known[out] = true;
+  }
   if (!llvm::all_of(known, [](bool k) { return k; })) {
     why = "an axis of the recipe has no input that carries it";
     return failure();
@@ -157,39 +193,68 @@ LogicalResult Instantiator::bind(FusedOp op, std::string &why) {
   return success();
 }
 
+OpFoldResult Instantiator::sizeOf(unsigned dim) {
+  auto it = windowDims.find(dim);
+  if (it == windowDims.end())
+    return tensor::getMixedSize(b, loc, dimSource[dim].first,
+                                dimSource[dim].second);
+  WindowSize w = it->second;
+  OpFoldResult in = sizeOf(w.in), kernel = sizeOf(w.kernel);
+  std::optional<int64_t> inSize = getConstantIntValue(in),
+                         kernelSize = getConstantIntValue(kernel);
+  if (inSize && kernelSize)
+    return b.getIndexAttr((*inSize + 2 * w.padding - *kernelSize) / w.stride +
+                          1);
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value span = getValueOrCreateConstantIndexOp(b, loc, in);
+  if (w.padding)
+    span = arith::AddIOp::create(b, loc, span, index(2 * w.padding));
+  span = arith::SubIOp::create(b, loc, span,
+                               getValueOrCreateConstantIndexOp(b, loc, kernel));
+  if (w.stride != 1)
+    span = arith::DivUIOp::create(b, loc, span, index(w.stride));
+  return arith::AddIOp::create(b, loc, span, index(1)).getResult();
+}
+
 Value Instantiator::emptyTensor(ArrayRef<unsigned> dims, Type elt) {
   SmallVector<OpFoldResult> sizes;
   for (unsigned d : dims)
-    sizes.push_back(tensor::getMixedSize(b, loc, dimSource[d].first,
-                                         dimSource[d].second));
+    sizes.push_back(sizeOf(d));
   return tensor::EmptyOp::create(b, loc, sizes, elt);
 }
 
 Value Instantiator::generic(
-    ArrayRef<unsigned> loopDims, std::optional<unsigned> redDim,
+    ArrayRef<unsigned> loopDims, ArrayRef<unsigned> redDims,
     ArrayRef<Instance> inputs, Value init,
     function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
   SmallVector<unsigned> loops(loopDims);
-  if (redDim)
-    loops.push_back(*redDim);
-  auto mapFor = [&](ArrayRef<unsigned> dims) {
+  llvm::append_range(loops, redDims);
+  auto loop = [&](unsigned d) {
+    return b.getAffineDimExpr(llvm::find(loops, d) - loops.begin());
+  };
+  auto mapFor = [&](ArrayRef<unsigned> dims, ArrayRef<WindowRead> windows) {
     SmallVector<AffineExpr> exprs;
-    for (unsigned d : dims)
-      exprs.push_back(
-          b.getAffineDimExpr(llvm::find(loops, d) - loops.begin()));
+    for (unsigned d : dims) {
+      const WindowRead *w = llvm::find_if(
+          windows, [&](const WindowRead &r) { return r.dim == d; });
+      exprs.push_back(w == windows.end()
+                          ? loop(d)
+                          : loop(w->out) * w->stride + loop(w->kernel));
+    }
     return AffineMap::get(loops.size(), 0, exprs, b.getContext());
   };
   SmallVector<AffineMap> maps;
   SmallVector<Value> ins;
   for (const Instance &in : inputs) {
     ins.push_back(in.value);
-    maps.push_back(mapFor(in.dims));
+    maps.push_back(mapFor(in.dims, in.windows));
   }
-  maps.push_back(mapFor(loopDims));
+  maps.push_back(mapFor(loopDims, {}));
   SmallVector<utils::IteratorType> iters(loopDims.size(),
                                          utils::IteratorType::parallel);
-  if (redDim)
-    iters.push_back(utils::IteratorType::reduction);
+  iters.append(redDims.size(), utils::IteratorType::reduction);
   auto g = linalg::GenericOp::create(
       b, loc, init.getType(), ins, init, maps, iters,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -203,7 +268,7 @@ Value Instantiator::castTensor(Value v, ArrayRef<unsigned> dims, Type to) {
   if (from == to)
     return v;
   Value init = emptyTensor(dims, to);
-  return generic(dims, std::nullopt, {Instance{v, SmallVector<unsigned>(dims)}},
+  return generic(dims, {}, {Instance{v, SmallVector<unsigned>(dims), {}}},
                  init, [&](OpBuilder &nb, Location nloc, ValueRange args) {
                    if (cast<FloatType>(to).getWidth() >
                        cast<FloatType>(from).getWidth())
@@ -289,7 +354,11 @@ Value Instantiator::emitNode(const RecipeNode &n, FusedOp op) {
     Value init = linalg::FillOp::create(b, loc, scalar(identity),
                                         emptyTensor(dims, computeType))
                      .getResult(0);
-    unsigned red = axisDims[n.index].front();
+    SmallVector<unsigned> red;
+    for (RecipeAxis a : n.op == RecipeOp::Contract
+                            ? ArrayRef<RecipeAxis>(n.over)
+                            : ArrayRef<RecipeAxis>(n.index))
+      llvm::append_range(red, axisDims[a]);
     SmallVector<Instance> ins;
     for (unsigned o : n.operands)
       ins.push_back(values[o]);
@@ -326,7 +395,7 @@ Value Instantiator::emitNode(const RecipeNode &n, FusedOp op) {
     Value offset = arith::SubIOp::create(b, loc, sk, sq);
     Value init = emptyTensor(dims, computeType);
     return generic(
-        dims, std::nullopt, {x}, init,
+        dims, {}, {x}, init,
         [&](OpBuilder &nb, Location nloc, ValueRange args) {
           Value i = linalg::IndexOp::create(nb, nloc, qPos);
           Value j = linalg::IndexOp::create(nb, nloc, kPos);
@@ -369,7 +438,7 @@ Value Instantiator::emitNode(const RecipeNode &n, FusedOp op) {
     Value negInit = tensor::EmptyOp::create(
         b, loc, halfSizes, type.getElementType());
     Value negUpper = generic(
-        x.dims, std::nullopt, {Instance{upper, x.dims}}, negInit,
+        x.dims, {}, {Instance{upper, x.dims, {}}}, negInit,
         [&](OpBuilder &nb, Location nloc, ValueRange args) {
           return arith::NegFOp::create(nb, nloc, args[0]).getResult();
         });
@@ -400,20 +469,54 @@ Value Instantiator::emitNode(const RecipeNode &n, FusedOp op) {
   if (tensorIns.empty())
     return applyElementwise(b, loc, n.op, operandsIn({}), n.intValue);
   Value init = emptyTensor(dims, computeType);
-  return generic(dims, std::nullopt, tensorIns, init,
+  return generic(dims, {}, tensorIns, init,
                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
                    return applyElementwise(nb, nloc, n.op, operandsIn(args),
                                            n.intValue);
                  });
 }
 
+Instance Instantiator::emitWindow(const RecipeNode &n, FusedOp op) {
+  // Pad the windowed dim with zeros; the consumer reads it at o * s + k.
+  Instance x = values[n.operands[0]];
+  unsigned dim = axisDims[n.index].front();
+  const WindowSize &size = windowDims.lookup(axisDims[n.window->out].front());
+  unsigned pos = llvm::find(x.dims, dim) - x.dims.begin();
+  if (size.padding > 0) {
+    // One pad for all the windows of a value.
+    Value src = x.value;
+    auto type = cast<RankedTensorType>(src.getType());
+    SmallVector<OpFoldResult> low(type.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> high = low;
+    auto previous = src.getDefiningOp<tensor::PadOp>();
+    if (!x.windows.empty() && previous) {
+      src = previous.getSource();
+      low = previous.getMixedLowPad();
+      high = previous.getMixedHighPad();
+    }
+    low[pos] = high[pos] = b.getIndexAttr(size.padding);
+    x.value = tensor::PadOp::create(b, loc, Type(), src, low, high,
+                                    scalar(0.0))
+                  .getResult();
+    if (previous && previous->use_empty())
+      previous->erase();
+  }
+  x.windows.push_back({dim, axisDims[n.window->out].front(),
+                       axisDims[n.window->kernel].front(), size.stride});
+  return x;
+}
+
 SmallVector<Value> Instantiator::emit(FusedOp op) {
   for (const RecipeNode &n : recipe.nodes) {
+    if (n.op == RecipeOp::Window) {
+      values.push_back(emitWindow(n, op));
+      continue;
+    }
     SmallVector<unsigned> dims;
     for (RecipeAxis a : n.axes)
       llvm::append_range(dims, axisDims[a]);
     Value v = emitNode(n, op);
-    values.push_back(Instance{v, dims});
+    values.push_back(Instance{v, dims, {}});
   }
   SmallVector<Value> results;
   for (auto [o, resultType] : llvm::zip(recipe.outputs, op.getResultTypes())) {

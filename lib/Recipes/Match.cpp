@@ -49,7 +49,7 @@ bool Matcher::isCastToSkip(Operation *op) const {
 
 FailureOr<SmallVector<int64_t>>
 Matcher::loopsOf(linalg::LinalgOp op, unsigned k, ArrayRef<int64_t> allDims,
-                 int64_t reductionDim) {
+                 ArrayRef<int64_t> reductionDims) {
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(k));
   Type type = op->getResult(k).getType();
   int64_t rank = outMap.getNumResults();
@@ -102,14 +102,14 @@ Matcher::loopsOf(linalg::LinalgOp op, unsigned k, ArrayRef<int64_t> allDims,
       return failure();
     loops[d.getPosition()] = dims[next++];
   }
-  bool reductionSeen = false;
+  // The reduction loops carry the reduction dims, in order.
+  size_t nextReduction = 0;
   for (unsigned l = 0; l < loops.size(); ++l) {
     if (loops[l] != kUnsetLoop)
       continue;
-    if (reductionDim >= 0 && !reductionSeen &&
+    if (nextReduction < reductionDims.size() &&
         iters[l] == utils::IteratorType::reduction) {
-      loops[l] = reductionDim;
-      reductionSeen = true;
+      loops[l] = reductionDims[nextReduction++];
       continue;
     }
     // A loop of one iteration the result does not name.
@@ -117,9 +117,35 @@ Matcher::loopsOf(linalg::LinalgOp op, unsigned k, ArrayRef<int64_t> allDims,
       return failure();
     loops[l] = kUnitLoop;
   }
-  if (reductionDim >= 0 && !reductionSeen)
+  if (nextReduction != reductionDims.size())
     return failure();
   return loops;
+}
+
+LogicalResult
+Matcher::withReductionLoops(const RecipeNode &n, linalg::LinalgOp op,
+                            unsigned k, ArrayRef<int64_t> dims,
+                            function_ref<LogicalResult(Body)> fn) {
+  SmallVector<int64_t> red;
+  for (RecipeAxis a : n.op == RecipeOp::Contract
+                          ? ArrayRef<RecipeAxis>(n.over)
+                          : ArrayRef<RecipeAxis>(n.index))
+    llvm::append_range(red, axisDims[a]);
+  if (op.getNumReductionLoops() != red.size())
+    return failure();
+  // Named convolutions order their reduction loops differently
+  // (c, kh, kw for NCHW, kh, kw, c for NHWC): try each order.
+  llvm::sort(red);
+  do {
+    FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, dims, red);
+    if (failed(loops))
+      continue;
+    State before = st;
+    if (succeeded(fn(Body{op, std::move(*loops)})))
+      return success();
+    st = std::move(before);
+  } while (std::next_permutation(red.begin(), red.end()));
+  return failure();
 }
 
 FailureOr<SmallVector<int64_t>> Matcher::operandDims(const Body &body,
@@ -237,10 +263,16 @@ LogicalResult Matcher::bindInput(unsigned index, Value v, unsigned rank) {
           static_cast<int64_t>(rank))
     return fail("an input has the wrong rank");
   auto it = st.inputs.find(index);
-  if (it != st.inputs.end() && it->second != v)
+  if (it != st.inputs.end() &&
+      (it->second != v || st.inputPerms.lookup(index) !=
+                              SmallVector<int64_t>(pendingPerm)))
     return fail("an input is bound to two values");
+  if (!pendingPerm.empty() && type.getRank() != static_cast<int64_t>(rank))
+    return fail("an input in another layout has extra dims");
   st.inputs[index] = v;
   st.inputRanks[index] = rank;
+  if (!pendingPerm.empty())
+    st.inputPerms[index] = SmallVector<int64_t>(pendingPerm);
   return success();
 }
 
@@ -300,9 +332,15 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
   if (failed(normal))
     return fail("no spelling of this power is known");
   Want w = *normal;
-  if (!st.done.insert({w.node, w.quarters, v.getAsOpaquePointer()}).second)
-    return success();
   const RecipeNode &n = recipe.nodes[w.node];
+  if (!st.done.insert({w.node, w.quarters, v.getAsOpaquePointer()}).second) {
+    if (n.op == RecipeOp::Input &&
+        st.inputPerms.lookup(n.index) != SmallVector<int64_t>(pendingPerm))
+      return fail("an input is read in two layouts");
+    return success();
+  }
+  if (n.op == RecipeOp::Window)
+    return fail("a window is read outside the body of a linalg op");
   unsigned layoutRank = layout(n).size();
   SmallVector<int64_t> vdims = given ? *given : layout(n);
   // Reshapes that only add or drop size-1 dims, and reshapes that merge or
@@ -395,67 +433,65 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
   // scale * (a . b) as a contraction of scaled inputs (or of unscaled ones,
   // scale 1 when the frontend folded it elsewhere is not assumed: a factor
   // must be found).
-  if (n.op == RecipeOp::Mul && w.quarters == 4 &&
-      op.getNumReductionLoops() == 1 && !st.collectingFactor) {
+  if (n.op == RecipeOp::Mul && w.quarters == 4 && !st.collectingFactor) {
     for (auto [c, p] : {std::pair(n.operands[0], n.operands[1]),
                         std::pair(n.operands[1], n.operands[0])}) {
       const RecipeNode &cn = recipe.nodes[c], &pn = recipe.nodes[p];
       if (cn.op != RecipeOp::Contract || pn.op != RecipeOp::Param)
         continue;
-      State before = st;
-      FailureOr<SmallVector<int64_t>> loops = loopsOf(
-          op, k, vdims, static_cast<int64_t>(axisDims[cn.index].front()));
-      if (succeeded(loops)) {
-        reach(w.node);
-        reach(c);
-        st.collectingFactor = true;
-        st.factor = 1.0;
-        Body body{op, std::move(*loops)};
-        LogicalResult ok = matchReduction(cn, body, k);
-        st.collectingFactor = false;
-        auto type = dyn_cast<FloatType>(
-            cast<ShapedType>(op->getResult(k).getType()).getElementType());
-        if (succeeded(ok) && st.factor != 1.0 && type &&
-            succeeded(bindParam(pn.param, FloatAttr::get(type, st.factor))))
-          return success();
-      }
-      st = std::move(before);
+      auto type = dyn_cast<FloatType>(
+          cast<ShapedType>(op->getResult(k).getType()).getElementType());
+      if (!type)
+        continue;
+      if (succeeded(withReductionLoops(cn, op, k, vdims, [&](Body body) {
+            reach(w.node);
+            reach(c);
+            st.collectingFactor = true;
+            st.factor = 1.0;
+            LogicalResult ok = matchReduction(cn, body, k);
+            st.collectingFactor = false;
+            if (failed(ok) || st.factor == 1.0)
+              return failure();
+            return bindParam(pn.param, FloatAttr::get(type, st.factor));
+          })))
+        return success();
     }
   }
   // a + sum(...) as a reduction that starts from a (a bias broadcast into a
   // matmul's or a convolution's init).
-  if (n.op == RecipeOp::Add && w.quarters == 4 &&
-      op.getNumReductionLoops() == 1) {
+  if (n.op == RecipeOp::Add && w.quarters == 4) {
     for (auto [p, q] : {std::pair(n.operands[0], n.operands[1]),
                         std::pair(n.operands[1], n.operands[0])}) {
       const RecipeNode &pn = recipe.nodes[p];
       if (pn.op != RecipeOp::ReduceSum && pn.op != RecipeOp::Contract)
         continue;
-      State before = st;
-      FailureOr<SmallVector<int64_t>> loops = loopsOf(
-          op, k, vdims, static_cast<int64_t>(axisDims[pn.index].front()));
-      if (succeeded(loops)) {
-        reach(w.node);
-        reach(p);
-        if (succeeded(matchReduction(pn, Body{op, std::move(*loops)}, k, q)))
-          return success();
-      }
-      st = std::move(before);
+      if (succeeded(withReductionLoops(pn, op, k, vdims, [&](Body body) {
+            reach(w.node);
+            reach(p);
+            return matchReduction(pn, body, k, q);
+          })))
+        return success();
     }
   }
   bool isReduction = w.quarters == 4 && (n.op == RecipeOp::ReduceSum ||
                                          n.op == RecipeOp::ReduceMax ||
                                          n.op == RecipeOp::Contract);
-  FailureOr<SmallVector<int64_t>> loops = loopsOf(
-      op, k, vdims,
-      isReduction ? static_cast<int64_t>(axisDims[n.index].front()) : -1);
-  if (failed(loops))
-    return fail(isReduction ? "wrong iterators" : "unexpected indexing maps");
-  Body body{op, std::move(*loops)};
   if (isReduction) {
-    reach(w.node);
-    return matchReduction(n, body, k);
+    bool loopsFound = false;
+    LogicalResult matched =
+        withReductionLoops(n, op, k, vdims, [&](Body body) {
+          loopsFound = true;
+          reach(w.node);
+          return matchReduction(n, body, k);
+        });
+    if (!loopsFound)
+      return fail("wrong iterators");
+    return matched;
   }
+  FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, vdims, {});
+  if (failed(loops))
+    return fail("unexpected indexing maps");
+  Body body{op, std::move(*loops)};
   auto yield = cast<linalg::YieldOp>(body.block()->getTerminator());
   return matchScalar(w, yield.getOperand(k), body);
 }
@@ -575,10 +611,37 @@ LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
       }
     }
     auto move = t.getDefiningOp<linalg::LinalgOp>();
-    if (!move || !isDataMovement(move))
-      return fail("an operand is not on the recipe's axes");
+    if (!move || !isDataMovement(move)) {
+      if (llvm::any_of(dims, isGroup))
+        return fail("an operand is not on the recipe's axes");
+      SmallVector<int64_t> want = layout(n);
+      if (!std::is_permutation(dims.begin(), dims.end(), want.begin(),
+                               want.end()))
+        return fail("an operand is not on the recipe's axes");
+      // A value computed in another layout (an NHWC convolution transposed
+      // back to NCHW): the op computing it says on which loops.
+      if (n.op != RecipeOp::Input && n.op != RecipeOp::RotateHalf &&
+          !isScalarKind(n.op)) {
+        llvm::append_range(st.ops, moves);
+        return matchTensor(w, t, dims);
+      }
+      // An input the frontend holds in another layout (a weight constant in
+      // FHWC order): the fused op reads it transposed.
+      auto type = dyn_cast<RankedTensorType>(t.getType());
+      if (n.op != RecipeOp::Input || !type ||
+          type.getRank() != static_cast<int64_t>(dims.size()))
+        return fail("an operand is not on the recipe's axes");
+      SmallVector<int64_t> perm;
+      for (int64_t d : want)
+        perm.push_back(llvm::find(dims, d) - dims.begin());
+      llvm::append_range(st.leafOps, moves);
+      SmallVector<int64_t> saved = std::exchange(pendingPerm, perm);
+      LogicalResult bound = matchTensor(w, t, want);
+      pendingPerm = std::move(saved);
+      return bound;
+    }
     FailureOr<SmallVector<int64_t>> loops =
-        loopsOf(move, cast<OpResult>(t).getResultNumber(), dims, -1);
+        loopsOf(move, cast<OpResult>(t).getResultNumber(), dims, {});
     if (failed(loops))
       return fail("an operand is not on the recipe's axes");
     FailureOr<SmallVector<int64_t>> inner =
@@ -628,6 +691,8 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
   }
   if (isScalarKind(n.op))
     return matchConstant(w, s, &body);
+  if (n.op == RecipeOp::Window)
+    return matchWindow(w, s, body);
   if (auto arg = dyn_cast<BlockArgument>(s); arg && arg.getOwner() == block) {
     unsigned i = arg.getArgNumber();
     if (i >= body.op.getNumDpsInputs())
@@ -783,7 +848,7 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
     axisDims[a].push_back(next++);
   if (inBody) {
     FailureOr<SmallVector<int64_t>> loops =
-        loopsOf(inBody, 0, layout(outNode), -1);
+        loopsOf(inBody, 0, layout(outNode), {});
     if (failed(loops))
       return fail("unexpected indexing maps");
     if (failed(matchScalar({recipe.outputs.front()}, root,
@@ -874,6 +939,24 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
   for (auto &p : st.params)
     out.params.push_back(NamedAttribute(
         StringAttr::get(root.getContext(), p.getKey()), p.getValue()));
+  // Integer pairs (a window's stride and padding); defaults are left out.
+  for (auto &p : st.intParams) {
+    SmallVector<int64_t> values;
+    for (std::optional<int64_t> v : p.getValue()) {
+      if (!v)
+        return failMatch("param '" + p.getKey() + "' is not recovered");
+      values.push_back(*v);
+    }
+    MLIRContext *ctx = root.getContext();
+    Attribute attr = DenseI64ArrayAttr::get(ctx, values);
+    const ParamSpec *spec = info.getParam(p.getKey());
+    if (spec && spec->hasDefault() && spec->getDefault(ctx) == attr)
+      continue;
+    out.params.push_back(
+        NamedAttribute(StringAttr::get(ctx, p.getKey()), attr));
+  }
+  for (unsigned i = 0; i < info.operands.size(); ++i)
+    out.inputPerms.push_back(st.inputPerms.lookup(i));
   llvm::SetVector<Operation *> unique(st.ops.begin(), st.ops.end());
   out.ops.assign(unique.begin(), unique.end());
   llvm::SetVector<Operation *> leaves;
@@ -893,14 +976,20 @@ mlir::fuel::getMatchableRecipes(const FusedOpInfo &info) {
   info.recipe(probe);
   if (probe.readsIntParams() && !probe.readsOnlyBoolParams())
     return variants;
-  // One structure per combination of the bool params the recipe reads.
+  // One structure per combination of the bool params the recipe reads and
+  // the optional operands it asks about.
   SmallVector<std::string> flags(probe.boolParamsRead());
-  if (flags.size() > 4)
+  SmallVector<std::string> optional(probe.optionalOperandsRead());
+  size_t choices = flags.size() + optional.size();
+  if (choices > 4)
     return variants;
-  for (unsigned bits = 0; bits < (1u << flags.size()); ++bits) {
+  for (unsigned bits = 0; bits < (1u << choices); ++bits) {
     MatchableRecipe variant;
     for (auto [i, name] : llvm::enumerate(flags))
       variant.flags.push_back({name, ((bits >> i) & 1) != 0});
+    for (auto [i, name] : llvm::enumerate(optional))
+      if ((bits >> (flags.size() + i)) & 1)
+        variant.present.push_back(name);
     variants.push_back(std::move(variant));
   }
   return variants;
@@ -924,6 +1013,7 @@ static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
       flags.push_back(NamedAttribute(StringAttr::get(ctx, name),
                                      BoolAttr::get(ctx, value)));
     RecipeBuilder rb(info, DictionaryAttr::get(ctx, flags));
+    rb.assumePresent(variant.present);
     info.recipe(rb);
     Recipe recipe = rb.take();
     if (!recipe.unsupported.empty())

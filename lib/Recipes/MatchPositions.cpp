@@ -3,7 +3,8 @@
 // What the matcher reads through positions rather than values:
 // rotate_half's slices (static or dynamic halves), causal masks built from
 // iotas and index arithmetic (a linear function of the loop dims, with
-// dynamic sizes as symbols), and the guard that zeroes fully masked rows.
+// dynamic sizes as symbols), the guard that zeroes fully masked rows, and
+// sliding windows (indexing maps `o * stride + k` over zero padding).
 //
 //===----------------------------------------------------------------------===//
 
@@ -156,7 +157,7 @@ Matcher::elementwiseProducer(Value t, ArrayRef<int64_t> dims) {
   if (!op || op.getNumReductionLoops() != 0 || !op.getBlock())
     return std::nullopt;
   unsigned k = cast<OpResult>(t).getResultNumber();
-  FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, dims, -1);
+  FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, dims, {});
   if (failed(loops))
     return std::nullopt;
   auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
@@ -467,7 +468,7 @@ LogicalResult Matcher::matchMaskedRowGuard(Value c, const Body &body) {
       red.getNumDpsInits() != 1 || red.getNumReductionLoops() != 1)
     return fail("expected a guard for fully masked rows");
   int64_t row = axisDims[max->index].front();
-  FailureOr<SmallVector<int64_t>> loops = loopsOf(red, 0, dims, row);
+  FailureOr<SmallVector<int64_t>> loops = loopsOf(red, 0, dims, {row});
   Operation *init = fillOf(red.getDpsInitOperand(0)->get());
   // The combiner: andi(e, out), e read from the input or computed in the
   // body (the comparison fused into the reduction).
@@ -525,3 +526,177 @@ LogicalResult Matcher::matchMaskedRowGuard(Value c, const Body &body) {
   return success();
 }
 
+
+/// `e` as sum(coef[d] * d) + constant, if it is linear in the dims.
+static bool linearExpr(AffineExpr e, std::map<unsigned, int64_t> &coef,
+                       int64_t &constant, int64_t scale = 1) {
+  if (auto d = dyn_cast<AffineDimExpr>(e)) {
+    coef[d.getPosition()] += scale;
+    return true;
+  }
+  if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+    constant += scale * c.getValue();
+    return true;
+  }
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!bin)
+    return false;
+  if (bin.getKind() == AffineExprKind::Add)
+    return linearExpr(bin.getLHS(), coef, constant, scale) &&
+           linearExpr(bin.getRHS(), coef, constant, scale);
+  if (bin.getKind() == AffineExprKind::Mul) {
+    if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
+      return linearExpr(bin.getLHS(), coef, constant, scale * c.getValue());
+    if (auto c = dyn_cast<AffineConstantExpr>(bin.getLHS()))
+      return linearExpr(bin.getRHS(), coef, constant, scale * c.getValue());
+  }
+  return false;
+}
+
+LogicalResult Matcher::bindIntElement(StringRef name, unsigned element,
+                                      int64_t value) {
+  SmallVector<std::optional<int64_t>, 2> &slot = st.intParams[name];
+  if (slot.size() <= element)
+    slot.resize(element + 1);
+  if (slot[element] && *slot[element] != value)
+    return fail("param '" + name + "' has two different values");
+  slot[element] = value;
+  return success();
+}
+
+LogicalResult Matcher::matchWindow(Want w, Value x, const Body &body) {
+  if (w.quarters != 4)
+    return fail("a window is used through a power");
+  // The chain of windows down to the value they read.
+  SmallVector<unsigned> windows;
+  unsigned base = w.node;
+  while (recipe.nodes[base].op == RecipeOp::Window) {
+    windows.push_back(base);
+    base = recipe.nodes[base].operands[0];
+  }
+  auto arg = dyn_cast<BlockArgument>(x);
+  if (!arg || arg.getOwner() != body.block() ||
+      arg.getArgNumber() >= body.op.getNumDpsInputs())
+    return fail("expected a windowed read of a tensor");
+  OpOperand *operand = body.op.getDpsInputOperand(arg.getArgNumber());
+  AffineMap map = body.op.getMatchingIndexingMap(operand);
+  Value t = operand->get();
+  auto type = cast<ShapedType>(t.getType());
+  // Each result of the map: a dim, or `o * stride + k` for a window.
+  SmallVector<int64_t> dims;
+  SmallVector<std::optional<unsigned>> windowAt; // per kept position
+  SmallVector<int64_t> positions;
+  llvm::SmallDenseSet<unsigned, 4> seen;
+  for (unsigned r = 0; r < map.getNumResults(); ++r) {
+    AffineExpr e = map.getResult(r);
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      int64_t loop = body.loops[d.getPosition()];
+      if (loop == kUnitLoop) {
+        if (!isUnitDim(type, r))
+          return fail("an operand is not on the recipe's axes");
+        continue;
+      }
+      dims.push_back(loop);
+      windowAt.push_back(std::nullopt);
+      positions.push_back(r);
+      continue;
+    }
+    if (auto c = dyn_cast<AffineConstantExpr>(e);
+        c && c.getValue() == 0 && isUnitDim(type, r))
+      continue;
+    std::map<unsigned, int64_t> coef;
+    int64_t constant = 0;
+    if (!linearExpr(e, coef, constant) || constant != 0)
+      return fail("expected a window read as `o * stride + k`");
+    std::optional<unsigned> found;
+    for (unsigned node : windows) {
+      const RecipeNode::WindowSpec &spec = *recipe.nodes[node].window;
+      int64_t out = axisDims[spec.out].front();
+      int64_t kernel = axisDims[spec.kernel].front();
+      int64_t stride = 0, dilation = 0;
+      bool other = false;
+      for (auto [loop, k] : coef) {
+        if (k == 0)
+          continue;
+        if (body.loops[loop] == out)
+          stride = k;
+        else if (body.loops[loop] == kernel)
+          dilation = k;
+        else
+          other = true;
+      }
+      if (other || stride == 0)
+        continue;
+      // A windowed read: what stops it now is a near miss of the recipe.
+      for (unsigned w : windows)
+        reach(w);
+      if (dilation != 1)
+        return fail("a window is dilated");
+      if (stride < 1)
+        return fail("a window has a negative stride");
+      if (!seen.insert(node).second)
+        return fail("a window is read twice");
+      if (failed(bindIntElement(spec.stride, spec.element, stride)))
+        return failure();
+      found = node;
+      break;
+    }
+    if (!found)
+      return fail("expected a window read as `o * stride + k`");
+    dims.push_back(axisDims[recipe.nodes[*found].index].front());
+    windowAt.push_back(found);
+    positions.push_back(r);
+  }
+  if (seen.size() != windows.size())
+    return fail("a window's axis is not read through one");
+  // Zero padding, in one tensor.pad or several.
+  SmallVector<int64_t> low(type.getRank(), 0), high(type.getRank(), 0);
+  while (auto pad = t.getDefiningOp<tensor::PadOp>()) {
+    Value padValue = pad.getConstantPaddingValue();
+    FloatAttr zero = padValue ? constantValue(padValue, nullptr) : FloatAttr();
+    if (!zero || !zero.getValue().isZero())
+      return fail("a window's padding is not zero");
+    for (auto [i, l, h] :
+         llvm::enumerate(pad.getStaticLow(), pad.getStaticHigh())) {
+      if (ShapedType::isDynamic(l) || ShapedType::isDynamic(h))
+        return fail("a window's padding is not static");
+      low[i] += l;
+      high[i] += h;
+    }
+    st.leafOps.push_back(pad);
+    t = pad.getSource();
+  }
+  auto srcType = cast<ShapedType>(t.getType());
+  for (int64_t r = 0; r < type.getRank(); ++r) {
+    auto it = llvm::find(positions, r);
+    std::optional<unsigned> node =
+        it == positions.end() ? std::nullopt : windowAt[it - positions.begin()];
+    if (!node) {
+      if (low[r] || high[r])
+        return fail("a dim that is not windowed is padded");
+      continue;
+    }
+    const RecipeNode::WindowSpec &spec = *recipe.nodes[*node].window;
+    if (low[r] != high[r]) {
+      // Padding on the high side that differs from the low side only in
+      // what no window reaches (a strided window's last rows) is the same
+      // padding.
+      std::optional<int64_t> stride = st.intParams[spec.stride][spec.element];
+      int64_t in = srcType.getDimSize(r);
+      int64_t kernel = body.op.getStaticLoopRanges()[llvm::find(
+                           body.loops, axisDims[spec.kernel].front()) -
+                       body.loops.begin()];
+      bool reachesSame =
+          stride && !ShapedType::isDynamic(in) &&
+          !ShapedType::isDynamic(kernel) &&
+          in + 2 * low[r] - kernel >= 0 &&
+          (in + low[r] + high[r] - kernel) / *stride ==
+              (in + 2 * low[r] - kernel) / *stride;
+      if (!reachesSame)
+        return fail("a window's padding is not symmetric");
+    }
+    if (failed(bindIntElement(spec.padding, spec.element, low[r])))
+      return failure();
+  }
+  return matchRead({base}, t, dims);
+}

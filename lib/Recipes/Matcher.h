@@ -161,6 +161,12 @@ private:
                                std::optional<unsigned> addend = {});
   LogicalResult matchRotateHalf(const RecipeNode &n, Value v);
   LogicalResult matchCausalMask(Want w, Operation *op, const Body &body);
+  /// `x`, an input of `body`, read through the window chain ending at
+  /// `w.node`: the indexing map reads windowed dims at `o * stride + k`, the
+  /// tensor is zero-padded (the padding) or not.
+  LogicalResult matchWindow(Want w, Value x, const Body &body);
+  LogicalResult bindIntElement(StringRef name, unsigned element,
+                               int64_t value);
   /// Integer index arithmetic as a linear function of the concrete dims
   /// (linalg.index, iota constants, casts, +, -, * by a constant).
   struct Linear {
@@ -202,11 +208,18 @@ private:
   /// commutative op, `y` and `x`.
   LogicalResult matchPair(Want a, Want b, Value x, Value y, const Body &body,
                           bool commutative);
-  /// The loops of `op` when its result `k` holds a value on `dims`, plus one
-  /// reduction loop on `reductionDim` when it is not -1.
+  /// The loops of `op` when its result `k` holds a value on `dims`, its
+  /// reduction loops on `reductionDims` (in order).
   FailureOr<SmallVector<int64_t>> loopsOf(linalg::LinalgOp op, unsigned k,
                                           ArrayRef<int64_t> dims,
-                                          int64_t reductionDim);
+                                          ArrayRef<int64_t> reductionDims);
+  /// Calls `fn` with the loops of `op`, whose result `k` holds reduction
+  /// node `n` on `dims`, for each order its reduction loops may carry the
+  /// node's reduced dims in, until `fn` succeeds (the state is restored
+  /// after each failed try).
+  LogicalResult withReductionLoops(const RecipeNode &n, linalg::LinalgOp op,
+                                   unsigned k, ArrayRef<int64_t> dims,
+                                   function_ref<LogicalResult(Body)> fn);
   /// The concrete dims input `i` of the body is read on (size-1 dims read
   /// at 0 or on unit loops are left out).
   FailureOr<SmallVector<int64_t>> operandDims(const Body &body, unsigned i);
@@ -224,6 +237,8 @@ private:
   SmallVector<SmallVector<unsigned>> axisDims;
   /// Concrete dims whose size is 1 (in the root's shape).
   SmallVector<bool> unitDim;
+  /// While binding an input read in another layout: the permutation.
+  SmallVector<int64_t> pendingPerm;
 
   /// What a match has bound so far; copied to try the other operand order
   /// of a commutative op.
@@ -231,6 +246,12 @@ private:
     DenseMap<unsigned, Value> inputs; // operand spec index -> value
     DenseMap<unsigned, unsigned> inputRanks;
     llvm::StringMap<Attribute> params;
+    /// Integer-pair params, element by element (a window's stride and
+    /// padding).
+    llvm::StringMap<SmallVector<std::optional<int64_t>, 2>> intParams;
+    /// Inputs the op reads in another layout: operand = transpose(value,
+    /// permutation).
+    DenseMap<unsigned, SmallVector<int64_t>> inputPerms;
     std::set<std::tuple<unsigned, int, const void *>> done;
     SmallVector<Operation *> ops;
     SmallVector<Operation *> leafOps;

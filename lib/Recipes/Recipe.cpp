@@ -56,6 +56,8 @@ StringRef mlir::fuel::stringifyRecipeOp(RecipeOp op) {
     return "rotate_half";
   case RecipeOp::CausalMask:
     return "causal_mask";
+  case RecipeOp::Window:
+    return "window";
   }
   llvm_unreachable("unknown recipe op");
 }
@@ -76,9 +78,19 @@ std::string Recipe::str() const {
     if (n.op == RecipeOp::Input)
       os << " #" << n.index;
     if (n.op == RecipeOp::ReduceSum || n.op == RecipeOp::ReduceMax ||
-        n.op == RecipeOp::Contract || n.op == RecipeOp::RotateHalf ||
-        n.op == RecipeOp::DimSize)
+        n.op == RecipeOp::RotateHalf || n.op == RecipeOp::DimSize ||
+        n.op == RecipeOp::Window)
       os << " along " << axisNames[n.index];
+    if (n.op == RecipeOp::Contract) {
+      os << " along ";
+      llvm::interleave(
+          n.over, os, [&](RecipeAxis a) { os << axisNames[a]; }, ",");
+    }
+    if (n.window)
+      os << " out " << axisNames[n.window->out] << " kernel "
+         << axisNames[n.window->kernel] << " stride " << n.window->stride
+         << "[" << n.window->element << "] padding " << n.window->padding
+         << "[" << n.window->element << "]";
     if (n.op == RecipeOp::CausalMask)
       os << " query " << axisNames[n.index] << " key "
          << axisNames[n.intValue];
@@ -99,9 +111,25 @@ RecipeBuilder::RecipeBuilder(const FusedOpInfo &info, DictionaryAttr params,
   recipe.axisNames.push_back("...");
 }
 
-bool RecipeBuilder::hasOperand(StringRef name) const {
-  auto fused = dyn_cast_or_null<FusedOp>(op);
-  return fused && fused.getOperandNamed(name);
+bool RecipeBuilder::hasOperand(StringRef name) {
+  if (auto fused = dyn_cast_or_null<FusedOp>(op))
+    return static_cast<bool>(fused.getOperandNamed(name));
+  if (!llvm::is_contained(optionalRead, name.str()))
+    optionalRead.push_back(name.str());
+  return llvm::is_contained(present, name.str());
+}
+
+int64_t RecipeBuilder::intParamOrDefault(StringRef name) {
+  const ParamSpec *spec = info.getParam(name);
+  assert(spec && spec->hasDefault() && "intParamOrDefault of a param "
+                                       "without default");
+  // Probing the structure without params: the value does not matter.
+  if (!params)
+    return 0;
+  Attribute attr = params.get(name);
+  if (!attr)
+    attr = spec->getDefault(params.getContext());
+  return cast<IntegerAttr>(attr).getInt();
 }
 
 Type RecipeBuilder::operandType(StringRef name) const {
@@ -221,16 +249,51 @@ RecipeValue RecipeBuilder::reduce(RecipeOp op, RecipeValue x, RecipeAxis a) {
 }
 
 RecipeValue RecipeBuilder::contract(RecipeValue a, RecipeValue b,
-                                    RecipeAxis k) {
+                                    ArrayRef<RecipeAxis> over,
+                                    ArrayRef<RecipeAxis> layout) {
+  assert(!over.empty() && "a contraction sums over at least one axis");
   SmallVector<RecipeAxis> axes;
   for (RecipeAxis y : node(a).axes)
-    if (y != k)
+    if (!llvm::is_contained(over, y))
       axes.push_back(y);
   for (RecipeAxis y : node(b).axes)
-    if (y != k && !llvm::is_contained(axes, y))
+    if (!llvm::is_contained(over, y) && !llvm::is_contained(axes, y))
       axes.push_back(y);
+  if (!layout.empty()) {
+    assert(layout.size() == axes.size() &&
+           llvm::all_of(layout,
+                        [&](RecipeAxis y) {
+                          return llvm::is_contained(axes, y);
+                        }) &&
+           "a contraction's layout must permute its axes");
+    axes.assign(layout.begin(), layout.end());
+  }
   RecipeNode n{RecipeOp::Contract, {a.id, b.id}, axes};
-  n.index = k;
+  n.index = over.front();
+  n.over.assign(over.begin(), over.end());
+  return push(std::move(n));
+}
+
+RecipeValue RecipeBuilder::window(RecipeValue x, RecipeAxis axis,
+                                  RecipeAxis out, RecipeAxis kernel,
+                                  StringRef strideParam,
+                                  StringRef paddingParam, unsigned element) {
+  assert(llvm::is_contained(node(x).axes, axis) && "windowing a missing axis");
+  assert(info.getParam(strideParam) && info.getParam(paddingParam) &&
+         "a window's params must be params of the op");
+  SmallVector<RecipeAxis> axes;
+  for (RecipeAxis y : node(x).axes) {
+    if (y != axis) {
+      axes.push_back(y);
+      continue;
+    }
+    axes.push_back(out);
+    axes.push_back(kernel);
+  }
+  RecipeNode n{RecipeOp::Window, {x.id}, axes};
+  n.index = axis;
+  n.window = RecipeNode::WindowSpec{out, kernel, strideParam.str(),
+                                    paddingParam.str(), element};
   return push(std::move(n));
 }
 

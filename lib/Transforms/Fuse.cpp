@@ -70,6 +70,18 @@ static Value dropUnitDims(OpBuilder &b, Value v, int64_t rank) {
   return tensor::CollapseShapeOp::create(b, v.getLoc(), target, v, groups);
 }
 
+/// `v` transposed by `perm` (result dim i is dim perm[i] of `v`).
+static Value transposed(OpBuilder &b, Value v, ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t p : perm)
+    sizes.push_back(tensor::getMixedSize(b, v.getLoc(), v, p));
+  Value init = tensor::EmptyOp::create(b, v.getLoc(), sizes,
+                                       type.getElementType());
+  return linalg::TransposeOp::create(b, v.getLoc(), v, init, perm)
+      ->getResult(0);
+}
+
 struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   using Base::Base;
 
@@ -165,15 +177,16 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
                      const FusedOpInfo &info, const RecipeMatch &m,
                      Type type) {
     rewriter.setInsertionPoint(at);
+    // Everything built goes right before `at`: on failure, what lies
+    // between `prev` and `at` is erased.
+    Operation *prev = at->getPrevNode();
     SmallVector<Value> operands;
-    SmallVector<Operation *> reshapes;
-    for (auto [input, rank] : llvm::zip(m.inputs, m.inputRanks)) {
+    for (auto [input, rank, perm] :
+         llvm::zip(m.inputs, m.inputRanks, m.inputPerms)) {
       if (!input)
         continue;
-      Value v = dropUnitDims(rewriter, input, rank);
-      if (v != input)
-        reshapes.push_back(v.getDefiningOp());
-      operands.push_back(v);
+      operands.push_back(perm.empty() ? dropUnitDims(rewriter, input, rank)
+                                      : transposed(rewriter, input, perm));
     }
     auto fused = FusedOp::create(rewriter, at->getLoc(),
                                  KindAttr::get(&getContext(), info.id),
@@ -181,8 +194,11 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     if (fused->getNumResults() == 1 && fused->getResult(0).getType() == type &&
         succeeded(mlir::verify(fused)))
       return fused;
-    rewriter.eraseOp(fused);
-    for (Operation *op : llvm::reverse(reshapes))
+    SmallVector<Operation *> built;
+    for (Operation *op = prev ? prev->getNextNode() : &at->getBlock()->front();
+         op != at; op = op->getNextNode())
+      built.push_back(op);
+    for (Operation *op : llvm::reverse(built))
       rewriter.eraseOp(op);
     return {};
   }

@@ -35,6 +35,7 @@ EXTRA_PARAMS = {
     "rms_norm_last_dim_backward": [{"eps": 1e-3}],
     "layer_norm_last_dim_backward": [{"eps": 1e-6}],
     "flash_attn": [{"softmax_scale": 0.5, "causal": True}],
+    "conv2d": [{}, {"stride": (1, 3), "padding": (2, 1)}],
 }
 
 
@@ -43,6 +44,8 @@ EXTRA_PARAMS = {
 BASIC_FORM = {
     "flash_attn": (lambda dt: [rand((1, 2, 3, 8), dt, 1), rand((1, 2, 5, 8), dt, 2), rand((1, 2, 5, 4), dt, 3)],
                    {"softmax_scale": 0.35}, None, {0: (0, 2), 1: (0, 2), 2: (0, 2)}),
+    "conv2d": (lambda dt: [rand((2, 3, 7, 9), dt, 1), rand((4, 3, 3, 2), dt, 2), rand((4,), dt, 3)],
+               {"stride": (2, 1), "padding": (1, 0)}, None, {0: (0, 2, 3)}),
 }
 
 
@@ -55,6 +58,16 @@ def test_fuse_decompose_round_trip(fuel_opt, name, variant, dtype, dynamic):
         original = run_opt(fuel_opt, text)
         back = run_opt(fuel_opt, text, "--fuel-decompose", "--fuel-fuse")
         assert back == original
+
+
+@pytest.mark.parametrize("variant,dtype,dynamic", VARIANTS, ids=[v[0] for v in VARIANTS])
+def test_fuse_decompose_round_trip_conv2d_without_bias(fuel_opt, variant, dtype, dynamic):
+    """The recipe's optional operand: absent, it is absent after fusion."""
+    args = [rand((1, 2, 6, 5), dtype, 1), rand((3, 2, 2, 2), dtype, 2), None]
+    text = fused_text("conv2d", args, {"stride": (2, 2)}, {0: (0, 2, 3)} if dynamic else None)
+    original = run_opt(fuel_opt, text)
+    assert "fuel.fused conv2d" in original and "tensor<3xf" not in original
+    assert run_opt(fuel_opt, text, "--fuel-decompose", "--fuel-fuse") == original
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

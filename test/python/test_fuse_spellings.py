@@ -1,6 +1,7 @@
 """decompose(fuse(f)) computes f for every frontend spelling that the lit
-test test/lit/Transforms/fuse-spellings.mlir fuses: each function of that
-file is run before and after --fuel-fuse on the same random inputs."""
+tests test/lit/Transforms/fuse-spellings.mlir and fuse-conv.mlir fuse: each
+function of those files is run before and after --fuel-fuse on the same
+random inputs."""
 
 import subprocess
 
@@ -10,8 +11,9 @@ import pytest
 from conftest import REPO_ROOT
 from fuel_mlir import runner
 
-SPELLINGS = REPO_ROOT / "test" / "lit" / "Transforms" / "fuse-spellings.mlir"
-CASES = [c for c in SPELLINGS.read_text().split("// -----") if "func.func @" in c]
+LIT = REPO_ROOT / "test" / "lit" / "Transforms"
+CASES = [c for name in ("fuse-spellings.mlir", "fuse-conv.mlir")
+         for c in (LIT / name).read_text().split("// -----") if "func.func @" in c]
 
 
 def name_of(case):

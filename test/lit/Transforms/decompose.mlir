@@ -175,6 +175,25 @@ func.func @inplace_affine(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
 
 // -----
 
+// conv2d (one group): the windows are read through the indexing map of the
+// contraction, `o * stride + k`, from one zero pad of the input; the bias is
+// added after, like any broadcast operand.
+// CHECK-DAG: #[[XW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 * 2 + d5, d3 + d6)>
+// CHECK-DAG: #[[WW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+// CHECK-LABEL: func @conv2d
+// CHECK: %[[PAD:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 2] high[0, 0, 1, 2]
+// CHECK-NOT: tensor.pad
+// CHECK: %[[INIT:.+]] = linalg.fill
+// CHECK: %[[C:.+]] = linalg.generic {indexing_maps = [#[[XW]], #[[WW]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[PAD]], %{{.+}} : tensor<2x3x10x12xf32>, tensor<4x3x3x5xf32>) outs(%[[INIT]] : tensor<2x4x4x8xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[C]], %{{.+}} : tensor<2x4x4x8xf32>, tensor<4xf32>)
+// CHECK: arith.addf
+func.func @conv2d(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x5xf32>, %b: tensor<4xf32>) -> tensor<2x4x4x8xf32> {
+  %0 = fuel.fused conv2d {stride = array<i64: 2, 1>, padding = array<i64: 1, 2>} (%x, %w, %b) : (tensor<2x3x8x8xf32>, tensor<4x3x3x5xf32>, tensor<4xf32>) -> tensor<2x4x4x8xf32>
+  return %0 : tensor<2x4x4x8xf32>
+}
+
+// -----
+
 // What cannot be decomposed stays fused, with a warning that says why; the
 // rest of the function is still decomposed.
 // CHECK-LABEL: func @declined

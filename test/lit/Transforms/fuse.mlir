@@ -2,7 +2,7 @@
 // RUN: fuel-opt %s --fuel-decompose --fuel-fuse="ops=softmax_last_dim" -split-input-file | FileCheck %s --check-prefix=ONLY
 // RUN: fuel-opt %s --fuel-fuse="report=near-misses" -split-input-file -verify-diagnostics -o /dev/null
 // RUN: not fuel-opt %s --fuel-fuse="ops=softmax" -split-input-file 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// RUN: not fuel-opt %s --fuel-fuse="ops=conv2d" -split-input-file 2>&1 | FileCheck %s --check-prefix=NORECIPE
+// RUN: not fuel-opt %s --fuel-fuse="ops=causal_conv1d" -split-input-file 2>&1 | FileCheck %s --check-prefix=NORECIPE
 
 // fuse(decompose(op)) gives back op, with its params: the matcher reads the
 // same recipes the decomposition instantiates. f16 goes through the f32
@@ -25,7 +25,7 @@
 // ONLY: fuel.fused softmax_last_dim
 // ONLY-NOT: fuel.fused
 // UNKNOWN: error: fuel-fuse: unknown fused op 'softmax' in ops=
-// NORECIPE: error: fuel-fuse: conv2d has no recipe, so it cannot be fused (decompose-only
+// NORECIPE: error: fuel-fuse: causal_conv1d has no recipe, so it cannot be fused (decompose-only
 func.func @round_trip(%x: tensor<4x8xf32>, %h: tensor<2x?x8xf16>, %a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>, %c: tensor<5xf32>, %r: tensor<1x2x4x8xf32>, %cos: tensor<4x8xf32>, %g: tensor<4x8xf32>)
     -> (tensor<4x8xf32>, tensor<2x?x8xf16>, tensor<2x3x5xf32>, tensor<1x2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
   %0 = fuel.fused softmax_last_dim (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
