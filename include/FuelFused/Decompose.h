@@ -48,11 +48,12 @@ struct RecipeMatch {
 };
 
 /// The structures fusion searches for an op: one per combination of the
-/// bool params its recipe reads and the optional operands it asks about
-/// (none: one structure). Empty when the op has no recipe or its recipe's
-/// structure depends on an integer param.
+/// choice params (bools, enums) its recipe reads and the optional operands
+/// it asks about (none: one structure). Empty when the op has no recipe or
+/// its recipe's structure depends on an integer param.
 struct MatchableRecipe {
-  SmallVector<std::pair<std::string, bool>> flags;
+  /// Choice params and their values (a bool as 0/1, an enum's value).
+  SmallVector<std::pair<std::string, int64_t>> choices;
   /// The optional operands present in this structure.
   SmallVector<std::string> present;
 };

@@ -359,8 +359,7 @@ def Fused_FusedSoftmaxCrossEntropy
   ];
   let backward = Decompose;
   let rule = "crossEntropy";
-  let decomposition = "crossEntropy";
-  let recipeNote = "decompose-only until the recipe vocabulary has a gather by target index";
+  let recipe = "softmaxCrossEntropy";
   let summary = "softmax cross-entropy over the last dim";
   let description = "PyTorch `F.cross_entropy(logits, targets, reduction, ignore_index)`; "
     "mean divides by the number of non-ignored targets (none: NaN).";

@@ -74,6 +74,17 @@ enum class RecipeOp {
   // bottom-right aligned causal mask), -inf elsewhere; `index` is the query
   // axis, `intValue` the key axis.
   CausalMask,
+  // Positional primitives of a classification loss, reading an integer
+  // input of targets (operands[1], on the value's axes) and an integer
+  // param `param` (the ignore index):
+  // x[..., t[...]] along axis `index` (the classes); a row whose target is
+  // ignored may read any class (it is masked afterwards).
+  Gather,
+  // x where the target (operands[1]) is not ignored, 0 where it is.
+  MaskIgnored,
+  // The number of targets (operands[0]) that are not ignored, summed over
+  // the batch axis: a float scalar.
+  CountKept,
 };
 
 StringRef stringifyRecipeOp(RecipeOp op);
@@ -105,7 +116,7 @@ struct RecipeNode {
   double constant = 0.0;
   /// Powi: the exponent.
   int64_t intValue = 0;
-  /// Param: the param name.
+  /// Param: the param name. Gather/MaskIgnored/CountKept: the ignore index.
   std::string param;
 
   bool isScalar() const { return axes.empty(); }
@@ -155,16 +166,16 @@ public:
   /// `value` on the axes of `like` (not a function of `like`'s values).
   RecipeValue splat(double value, RecipeValue like);
 
-  /// The value of an integer or bool param, for recipes whose structure
-  /// depends on it. A builder without params (building the recipe to match
-  /// it) returns 1 and remembers that the recipe depends on params.
+  /// The value of an integer, bool or enum param, for recipes whose
+  /// structure depends on it. A builder without params (building the recipe
+  /// to match it) returns 1 and remembers that the recipe depends on params.
   int64_t intParam(StringRef name);
   bool readsIntParams() const { return readIntParams; }
-  /// Whether every param `intParam` read is a bool: then the recipe has one
-  /// structure per combination of them, which fusion tries in turn.
-  bool readsOnlyBoolParams() const { return onlyBoolParams; }
-  ArrayRef<std::string> boolParamsRead() const { return boolParams; }
-
+  /// Whether every param `intParam` read is a bool or an enum (a choice
+  /// among a few values): then the recipe has one structure per
+  /// combination of them, which fusion tries in turn.
+  bool readsOnlyChoiceParams() const { return onlyChoiceParams; }
+  ArrayRef<std::string> choiceParamsRead() const { return choiceParams; }
   /// Whether a param is set (not left to its default).
   bool hasParam(StringRef name) const { return params && params.get(name); }
   /// The value of an integer param the recipe does not cover unless it has
@@ -236,6 +247,13 @@ public:
                      StringRef paddingParam, unsigned element);
   RecipeValue rotateHalf(RecipeValue x, RecipeAxis axis);
   RecipeValue causalMask(RecipeValue x, RecipeAxis query, RecipeAxis key);
+  /// x[..., targets[...]] along `axis`; `ignoreParam` names the ignore
+  /// index (see RecipeOp::Gather).
+  RecipeValue gather(RecipeValue x, RecipeValue targets, RecipeAxis axis,
+                     StringRef ignoreParam);
+  RecipeValue maskIgnored(RecipeValue x, RecipeValue targets,
+                          StringRef ignoreParam);
+  RecipeValue countKept(RecipeValue targets, StringRef ignoreParam);
 
   void output(RecipeValue v) { recipe.outputs.push_back(v.id); }
 
@@ -252,8 +270,8 @@ private:
   Operation *op;
   Recipe recipe;
   bool readIntParams = false;
-  SmallVector<std::string> boolParams;
-  bool onlyBoolParams = true;
+  SmallVector<std::string> choiceParams;
+  bool onlyChoiceParams = true;
   SmallVector<std::string> optionalRead;
   SmallVector<std::string> present;
 };

@@ -410,6 +410,75 @@ Value Instantiator::emitNode(const RecipeNode &n, FusedOp op) {
               .getResult();
         });
   }
+  case RecipeOp::Gather:
+  case RecipeOp::MaskIgnored:
+  case RecipeOp::CountKept: {
+    // Targets equal to the ignore index are masked: the gather reads class
+    // 0 for them, the mask writes 0, the count skips them.
+    const Instance &targets =
+        values[n.operands[n.op == RecipeOp::CountKept ? 0 : 1]];
+    Type intType = cast<ShapedType>(targets.value.getType()).getElementType();
+    int64_t ignore = cast<IntegerAttr>(op.getParam(n.param)).getInt();
+    auto kept = [&](OpBuilder &nb, Location nloc, Value t) {
+      Value ignored = arith::ConstantOp::create(
+          nb, nloc, intType, nb.getIntegerAttr(intType, ignore));
+      return arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::ne, t,
+                                   ignored)
+          .getResult();
+    };
+    auto zero = [&](OpBuilder &nb, Location nloc) {
+      return arith::ConstantOp::create(nb, nloc, computeType,
+                                       nb.getFloatAttr(computeType, 0.0))
+          .getResult();
+    };
+    if (n.op == RecipeOp::CountKept) {
+      Value init = linalg::FillOp::create(b, loc, scalar(0.0),
+                                          emptyTensor({}, computeType))
+                       .getResult(0);
+      return generic({}, targets.dims, {targets}, init,
+                     [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                       Value one = arith::ConstantOp::create(
+                           nb, nloc, computeType,
+                           nb.getFloatAttr(computeType, 1.0));
+                       Value c = arith::SelectOp::create(
+                           nb, nloc, kept(nb, nloc, args[0]), one,
+                           zero(nb, nloc));
+                       return arith::AddFOp::create(nb, nloc, args[1], c)
+                           .getResult();
+                     });
+    }
+    Value init = emptyTensor(dims, computeType);
+    if (n.op == RecipeOp::MaskIgnored)
+      return generic(dims, {}, {values[n.operands[0]], targets}, init,
+                     [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                       return arith::SelectOp::create(
+                                  nb, nloc, kept(nb, nloc, args[1]), args[0],
+                                  zero(nb, nloc))
+                           .getResult();
+                     });
+    const Instance &x = values[n.operands[0]];
+    unsigned classDim = axisDims[n.index].front();
+    return generic(
+        dims, {}, {targets}, init,
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          Value first = arith::ConstantOp::create(
+              nb, nloc, intType, nb.getIntegerAttr(intType, 0));
+          Value safe = arith::SelectOp::create(
+              nb, nloc, kept(nb, nloc, args[0]), args[0], first);
+          SmallVector<Value> indices;
+          for (unsigned d : x.dims)
+            indices.push_back(
+                d == classDim
+                    ? arith::IndexCastOp::create(nb, nloc, nb.getIndexType(),
+                                                 safe)
+                          .getResult()
+                    : linalg::IndexOp::create(
+                          nb, nloc, llvm::find(dims, d) - dims.begin())
+                          .getResult());
+          return tensor::ExtractOp::create(nb, nloc, x.value, indices)
+              .getResult();
+        });
+  }
   case RecipeOp::RotateHalf: {
     // concat(-x[..., D/2:], x[..., :D/2]) along the axis.
     const Instance &x = values[n.operands[0]];
@@ -489,14 +558,19 @@ Instance Instantiator::emitWindow(const RecipeNode &n, FusedOp op) {
     SmallVector<OpFoldResult> low(type.getRank(), b.getIndexAttr(0));
     SmallVector<OpFoldResult> high = low;
     auto previous = src.getDefiningOp<tensor::PadOp>();
-    if (!x.windows.empty() && previous) {
+    if (x.windows.empty())
+      previous = {};
+    Value zero;
+    if (previous) {
       src = previous.getSource();
       low = previous.getMixedLowPad();
       high = previous.getMixedHighPad();
+      zero = previous.getConstantPaddingValue();
+    } else {
+      zero = scalar(0.0);
     }
     low[pos] = high[pos] = b.getIndexAttr(size.padding);
-    x.value = tensor::PadOp::create(b, loc, Type(), src, low, high,
-                                    scalar(0.0))
+    x.value = tensor::PadOp::create(b, loc, Type(), src, low, high, zero)
                   .getResult();
     if (previous && previous->use_empty())
       previous->erase();

@@ -102,11 +102,21 @@ Matcher::loopsOf(linalg::LinalgOp op, unsigned k, ArrayRef<int64_t> allDims,
       return failure();
     loops[d.getPosition()] = dims[next++];
   }
-  // The reduction loops carry the reduction dims, in order.
+  // The reduction loops carry the reduction dims, in order; reduction
+  // loops of one iteration beyond those (a size-1 dim reduced along) carry
+  // none.
   size_t nextReduction = 0;
+  int64_t spareUnit = static_cast<int64_t>(op.getNumReductionLoops()) -
+                      static_cast<int64_t>(reductionDims.size());
   for (unsigned l = 0; l < loops.size(); ++l) {
     if (loops[l] != kUnsetLoop)
       continue;
+    if (spareUnit > 0 && ranges[l] == 1 &&
+        iters[l] == utils::IteratorType::reduction) {
+      loops[l] = kUnitLoop;
+      --spareUnit;
+      continue;
+    }
     if (nextReduction < reductionDims.size() &&
         iters[l] == utils::IteratorType::reduction) {
       loops[l] = reductionDims[nextReduction++];
@@ -131,7 +141,7 @@ Matcher::withReductionLoops(const RecipeNode &n, linalg::LinalgOp op,
                           ? ArrayRef<RecipeAxis>(n.over)
                           : ArrayRef<RecipeAxis>(n.index))
     llvm::append_range(red, axisDims[a]);
-  if (op.getNumReductionLoops() != red.size())
+  if (op.getNumReductionLoops() < red.size())
     return failure();
   // Named convolutions order their reduction loops differently
   // (c, kh, kw for NCHW, kh, kw, c for NHWC): try each order.
@@ -411,6 +421,9 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
     }
     return fail("expected a constant tensor");
   }
+  // (A power of the count is taken in the body that computes it.)
+  if (n.op == RecipeOp::CountKept && w.quarters == 4)
+    return matchCountKept(w, v);
   if (!isa<FloatType>(type.getElementType()))
     return fail("expected a float value");
 
@@ -693,6 +706,12 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
     return matchConstant(w, s, &body);
   if (n.op == RecipeOp::Window)
     return matchWindow(w, s, body);
+  // A count converted to float in the body that reads it.
+  if (n.op == RecipeOp::CountKept)
+    if (Operation *def = s.getDefiningOp();
+        def && def->getBlock() == block &&
+        isa<arith::SIToFPOp, arith::UIToFPOp>(def))
+      s = def->getOperand(0);
   if (auto arg = dyn_cast<BlockArgument>(s); arg && arg.getOwner() == block) {
     unsigned i = arg.getArgNumber();
     if (i >= body.op.getNumDpsInputs())
@@ -750,6 +769,10 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
 
   if (n.op == RecipeOp::CausalMask)
     return matchCausalMask(w, op, body);
+  if (n.op == RecipeOp::MaskIgnored)
+    return matchMaskIgnored(w, op, body);
+  if (n.op == RecipeOp::Gather)
+    return matchGather(w, op, body);
 
   switch (n.op) {
   case RecipeOp::Div:
@@ -813,7 +836,8 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
 }
 
 LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
-                             RecipeMatch &out, std::string &w) {
+                             RecipeMatch &out, std::string &w,
+                             int64_t batchRank) {
   why = &w;
   if (recipe.outputs.size() != 1)
     return fail("multi-output recipes are not matched");
@@ -837,6 +861,8 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
   int64_t batch = rootType.getRank() - named;
   if (batch < 0 || (!hasBatch && batch != 0))
     return fail("the value's rank does not fit the recipe");
+  if (!hasBatch)
+    batch = batchRank;
   axisDims.assign(recipe.axisNames.size(), {});
   unitDim.clear();
   for (int64_t d = 0; d < rootType.getRank(); ++d)
@@ -846,6 +872,9 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
     axisDims[kBatchAxis].push_back(next++);
   for (unsigned a = 1; a < recipe.axisNames.size(); ++a)
     axisDims[a].push_back(next++);
+  // Dims the root does not carry are not known to be of size 1.
+  if (!hasBatch && batch > 0)
+    unitDim.assign(next, false);
   if (inBody) {
     FailureOr<SmallVector<int64_t>> loops =
         loopsOf(inBody, 0, layout(outNode), {});
@@ -948,8 +977,11 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
       values.push_back(*v);
     }
     MLIRContext *ctx = root.getContext();
-    Attribute attr = DenseI64ArrayAttr::get(ctx, values);
     const ParamSpec *spec = info.getParam(p.getKey());
+    Attribute attr =
+        spec && spec->kind == ParamKind::I64 && values.size() == 1
+            ? Attribute(IntegerAttr::get(IntegerType::get(ctx, 64), values[0]))
+            : Attribute(DenseI64ArrayAttr::get(ctx, values));
     if (spec && spec->hasDefault() && spec->getDefault(ctx) == attr)
       continue;
     out.params.push_back(
@@ -974,25 +1006,50 @@ mlir::fuel::getMatchableRecipes(const FusedOpInfo &info) {
     return variants;
   RecipeBuilder probe(info, DictionaryAttr());
   info.recipe(probe);
-  if (probe.readsIntParams() && !probe.readsOnlyBoolParams())
+  if (probe.readsIntParams() && !probe.readsOnlyChoiceParams())
     return variants;
-  // One structure per combination of the bool params the recipe reads and
-  // the optional operands it asks about.
-  SmallVector<std::string> flags(probe.boolParamsRead());
+  // One structure per combination of the choice params (bools, enums) the
+  // recipe reads and the optional operands it asks about.
+  SmallVector<std::pair<std::string, SmallVector<int64_t>>> choices;
+  for (const std::string &name : probe.choiceParamsRead()) {
+    const ParamSpec *spec = info.getParam(name);
+    if (spec->kind == ParamKind::Reduction)
+      choices.push_back({name,
+                         {static_cast<int64_t>(Reduction::Mean),
+                          static_cast<int64_t>(Reduction::Sum),
+                          static_cast<int64_t>(Reduction::None)}});
+    else
+      choices.push_back({name, {0, 1}});
+  }
   SmallVector<std::string> optional(probe.optionalOperandsRead());
-  size_t choices = flags.size() + optional.size();
-  if (choices > 4)
+  size_t count = size_t(1) << optional.size();
+  for (auto &c : choices)
+    count *= c.second.size();
+  if (count > 16)
     return variants;
-  for (unsigned bits = 0; bits < (1u << choices); ++bits) {
+  for (size_t code = 0; code < count; ++code) {
     MatchableRecipe variant;
-    for (auto [i, name] : llvm::enumerate(flags))
-      variant.flags.push_back({name, ((bits >> i) & 1) != 0});
-    for (auto [i, name] : llvm::enumerate(optional))
-      if ((bits >> (flags.size() + i)) & 1)
+    size_t rest = code;
+    for (auto &[name, values] : choices) {
+      variant.choices.push_back({name, values[rest % values.size()]});
+      rest /= values.size();
+    }
+    for (const std::string &name : optional) {
+      if (rest & 1)
         variant.present.push_back(name);
+      rest >>= 1;
+    }
     variants.push_back(std::move(variant));
   }
   return variants;
+}
+
+/// The attribute of a choice param's value.
+static Attribute choiceAttr(MLIRContext *ctx, const ParamSpec &spec,
+                            int64_t value) {
+  if (spec.kind == ParamKind::Reduction)
+    return ReductionAttr::get(ctx, static_cast<Reduction>(value));
+  return BoolAttr::get(ctx, value != 0);
 }
 
 static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
@@ -1009,28 +1066,53 @@ static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
   std::string bestWhy;
   for (const MatchableRecipe &variant : variants) {
     SmallVector<NamedAttribute> flags;
-    for (auto [name, value] : variant.flags)
-      flags.push_back(NamedAttribute(StringAttr::get(ctx, name),
-                                     BoolAttr::get(ctx, value)));
+    for (auto [name, value] : variant.choices)
+      flags.push_back(NamedAttribute(
+          StringAttr::get(ctx, name),
+          choiceAttr(ctx, *info.getParam(name), value)));
     RecipeBuilder rb(info, DictionaryAttr::get(ctx, flags));
     rb.assumePresent(variant.present);
     info.recipe(rb);
     Recipe recipe = rb.take();
     if (!recipe.unsupported.empty())
       continue;
-    Matcher m(info, recipe);
+    // An output without the batch axis (a loss summed over it): the batch
+    // rank is not the root's; try each.
+    const RecipeNode &outNode = recipe.nodes[recipe.outputs.front()];
+    bool batchElsewhere =
+        !llvm::is_contained(outNode.axes, kBatchAxis) &&
+        llvm::any_of(recipe.nodes, [](const RecipeNode &n) {
+          return llvm::is_contained(n.axes, kBatchAxis);
+        });
     RecipeMatch result;
     std::string w;
-    LogicalResult matched = m.match(root, inBody, result, w);
-    unsigned reached = m.numReached() >= 3
-                           ? 100 * m.numReached() / recipe.nodes.size()
-                           : 0;
+    LogicalResult matched = failure();
+    unsigned numReached = 0;
+    for (int64_t rank = 0; rank <= (batchElsewhere ? 4 : 0); ++rank) {
+      Matcher m(info, recipe);
+      RecipeMatch attempt;
+      std::string attemptWhy;
+      matched = m.match(root, inBody, attempt, attemptWhy, rank);
+      if (m.numReached() >= numReached) {
+        numReached = m.numReached();
+        w = attemptWhy;
+      }
+      if (succeeded(matched)) {
+        result = std::move(attempt);
+        break;
+      }
+    }
+    unsigned reached =
+        numReached >= 3 ? 100 * numReached / recipe.nodes.size() : 0;
     if (succeeded(matched)) {
-      // The flags that differ from their defaults are params of the op.
-      for (auto [name, value] : variant.flags)
-        if (value)
-          result.params.push_back(NamedAttribute(StringAttr::get(ctx, name),
-                                                 BoolAttr::get(ctx, true)));
+      // The choices that differ from their defaults are params of the op.
+      for (NamedAttribute flag : flags) {
+        const ParamSpec *spec = info.getParam(flag.getName());
+        Attribute byDefault =
+            spec->hasDefault() ? spec->getDefault(ctx) : BoolAttr::get(ctx, false);
+        if (flag.getValue() != byDefault)
+          result.params.push_back(flag);
+      }
       if (progress)
         *progress = 100;
       return result;

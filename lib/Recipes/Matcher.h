@@ -65,14 +65,28 @@ struct DimCheck {
   double tolerance; ///< Relative, from the constant's type.
 };
 
+/// An integer index as a linear function of the concrete dims plus a
+/// multiple of the row's target (a gather's offset into flattened values).
+struct FlatIndex {
+  std::map<int64_t, int64_t> coef;
+  int64_t c = 0;
+  int64_t target = 0;
+  bool isConstant() const {
+    return target == 0 &&
+           llvm::all_of(coef, [](auto &p) { return p.second == 0; });
+  }
+};
+
 class Matcher {
 public:
   Matcher(const FusedOpInfo &info, const Recipe &recipe)
       : info(info), recipe(recipe) {}
 
   /// Matches the recipe at `root`: a tensor, or a scalar of `inBody`'s body.
+  /// `batchRank`: the number of batch dims, when the output does not carry
+  /// the batch axis (a loss summed over it).
   LogicalResult match(Value root, linalg::GenericOp inBody, RecipeMatch &out,
-                      std::string &why);
+                      std::string &why, int64_t batchRank = 0);
   /// How far the match went: the recipe values it found a computation of.
   unsigned numReached() const { return maxReached; }
 
@@ -167,6 +181,38 @@ private:
   LogicalResult matchWindow(Want w, Value x, const Body &body);
   LogicalResult bindIntElement(StringRef name, unsigned element,
                                int64_t value);
+  /// Whether `c` (a bool in `body`) tells that a target is kept: a
+  /// comparison of the targets (`targets`, a recipe input) with the ignore
+  /// index (param `param`), maybe negated or computed in another op.
+  /// `keptWhenTrue` says which way round.
+  LogicalResult matchKept(Value c, const Body &body, unsigned targets,
+                          StringRef param, bool &keptWhenTrue,
+                          unsigned depth = 0);
+  /// `x` masked where the target is ignored: select(kept, x, 0).
+  LogicalResult matchMaskIgnored(Want w, Operation *op, const Body &body);
+  /// `x[..., t]`: a tensor.extract at the loops and the (safe) target.
+  LogicalResult matchGather(Want w, Operation *op, const Body &body);
+  /// The index a gather reads the class at: the target, or
+  /// select(kept, target, c) (an ignored row reads class c).
+  LogicalResult matchTargetIndex(const RecipeNode &n, Value index,
+                                 const Body &body, unsigned depth = 0);
+  /// The number of kept targets: a sum over the batch of kept ? 1 : 0 (as
+  /// an extui or a select, in integers or floats, cast to float).
+  LogicalResult matchCountKept(Want w, Value v);
+  /// A gather from the values flattened (TOSA's): the extract's offset is
+  /// row * V + target, in the layout of the value the reshapes flatten.
+  LogicalResult matchFlatGather(Want w, tensor::ExtractOp extract,
+                                const Body &body);
+  /// The value of integer `x` in the body of `op`, its loops at `loopAt`
+  /// (the row's target recognized through `gather`'s matchTargetIndex).
+  std::optional<FlatIndex> evalFlat(Value x, linalg::LinalgOp op,
+                                    ArrayRef<FlatIndex> loopAt,
+                                    const RecipeNode &gather, unsigned depth);
+  /// The element of integer tensor `t` at `at`: through reshapes,
+  /// insert_slices, constants, elementwise ops and small sums.
+  std::optional<FlatIndex> evalFlatTensor(Value t, ArrayRef<FlatIndex> at,
+                                          const RecipeNode &gather,
+                                          unsigned depth);
   /// Integer index arithmetic as a linear function of the concrete dims
   /// (linalg.index, iota constants, casts, +, -, * by a constant).
   struct Linear {

@@ -58,6 +58,12 @@ StringRef mlir::fuel::stringifyRecipeOp(RecipeOp op) {
     return "causal_mask";
   case RecipeOp::Window:
     return "window";
+  case RecipeOp::Gather:
+    return "gather";
+  case RecipeOp::MaskIgnored:
+    return "mask_ignored";
+  case RecipeOp::CountKept:
+    return "count_kept";
   }
   llvm_unreachable("unknown recipe op");
 }
@@ -79,13 +85,16 @@ std::string Recipe::str() const {
       os << " #" << n.index;
     if (n.op == RecipeOp::ReduceSum || n.op == RecipeOp::ReduceMax ||
         n.op == RecipeOp::RotateHalf || n.op == RecipeOp::DimSize ||
-        n.op == RecipeOp::Window)
+        n.op == RecipeOp::Window || n.op == RecipeOp::Gather)
       os << " along " << axisNames[n.index];
     if (n.op == RecipeOp::Contract) {
       os << " along ";
       llvm::interleave(
           n.over, os, [&](RecipeAxis a) { os << axisNames[a]; }, ",");
     }
+    if (n.op == RecipeOp::Gather || n.op == RecipeOp::MaskIgnored ||
+        n.op == RecipeOp::CountKept)
+      os << " ignoring \"" << n.param << "\"";
     if (n.window)
       os << " out " << axisNames[n.window->out] << " kernel "
          << axisNames[n.window->kernel] << " stride " << n.window->stride
@@ -190,21 +199,24 @@ RecipeValue RecipeBuilder::dimSize(RecipeAxis a) {
 
 int64_t RecipeBuilder::intParam(StringRef name) {
   readIntParams = true;
-  const ParamSpec *boolSpec = info.getParam(name);
-  if (!boolSpec || boolSpec->kind != ParamKind::Bool)
-    onlyBoolParams = false;
-  else if (!llvm::is_contained(boolParams, name.str()))
-    boolParams.push_back(name.str());
+  const ParamSpec *spec = info.getParam(name);
+  bool choice = spec && (spec->kind == ParamKind::Bool ||
+                         spec->kind == ParamKind::Reduction);
+  if (!choice)
+    onlyChoiceParams = false;
+  else if (!llvm::is_contained(choiceParams, name.str()))
+    choiceParams.push_back(name.str());
   if (!params)
     return 1;
   Attribute attr = params.get(name);
   if (!attr) {
-    const ParamSpec *spec = info.getParam(name);
     assert(spec && spec->hasDefault() && "intParam of an unset param");
     attr = spec->getDefault(params.getContext());
   }
   if (auto b = dyn_cast<BoolAttr>(attr))
     return b.getValue();
+  if (auto r = dyn_cast<ReductionAttr>(attr))
+    return static_cast<int64_t>(r.getValue());
   return cast<IntegerAttr>(attr).getInt();
 }
 
@@ -310,5 +322,38 @@ RecipeValue RecipeBuilder::causalMask(RecipeValue x, RecipeAxis query,
 RecipeValue RecipeBuilder::rotateHalf(RecipeValue x, RecipeAxis a) {
   RecipeNode n{RecipeOp::RotateHalf, {x.id}, node(x).axes};
   n.index = a;
+  return push(std::move(n));
+}
+
+RecipeValue RecipeBuilder::gather(RecipeValue x, RecipeValue targets,
+                                  RecipeAxis axis, StringRef ignoreParam) {
+  assert(llvm::is_contained(node(x).axes, axis) && "gathering a missing axis");
+  assert(info.getParam(ignoreParam) && "the ignore index must be a param");
+  SmallVector<RecipeAxis> axes;
+  for (RecipeAxis y : node(x).axes)
+    if (y != axis)
+      axes.push_back(y);
+  assert(axes == node(targets).axes && "targets index the other axes");
+  RecipeNode n{RecipeOp::Gather, {x.id, targets.id}, axes};
+  n.index = axis;
+  n.param = ignoreParam.str();
+  return push(std::move(n));
+}
+
+RecipeValue RecipeBuilder::maskIgnored(RecipeValue x, RecipeValue targets,
+                                       StringRef ignoreParam) {
+  assert(node(x).axes == node(targets).axes && "targets shaped like x");
+  assert(info.getParam(ignoreParam) && "the ignore index must be a param");
+  RecipeNode n{RecipeOp::MaskIgnored, {x.id, targets.id}, node(x).axes};
+  n.param = ignoreParam.str();
+  return push(std::move(n));
+}
+
+RecipeValue RecipeBuilder::countKept(RecipeValue targets,
+                                     StringRef ignoreParam) {
+  assert(info.getParam(ignoreParam) && "the ignore index must be a param");
+  RecipeNode n{RecipeOp::CountKept, {targets.id}, {}};
+  n.index = kBatchAxis;
+  n.param = ignoreParam.str();
   return push(std::move(n));
 }

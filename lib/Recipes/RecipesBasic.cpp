@@ -3,6 +3,8 @@
 #include "FuelFused/Recipe.h"
 #include "RecipeDecls.h"
 
+#include "FuelFused/FuelAttrs.h"
+
 using namespace mlir;
 using namespace mlir::fuel;
 
@@ -49,4 +51,27 @@ void recipes::inplaceAffine(RecipeBuilder &r) {
   RecipeValue scaled = r.mul(mul, x);
   RecipeValue add = r.param("add");
   r.output(r.add(scaled, add));
+}
+
+/// PyTorch's cross-entropy over the last dim: the log-softmax picked at each
+/// row's target and negated, 0 for ignored targets; summed, or averaged
+/// over the targets not ignored, or left per row.
+void recipes::softmaxCrossEntropy(RecipeBuilder &r) {
+  auto reduction = static_cast<Reduction>(r.intParam("reduction"));
+  RecipeAxis v = r.axis("v");
+  RecipeValue logits = r.input("logits", {r.batch(), v});
+  RecipeValue targets = r.input("targets", {r.batch()});
+  RecipeValue shifted = r.sub(logits, r.reduceMax(logits, v));
+  RecipeValue logp =
+      r.sub(shifted, r.log(r.reduceSum(r.exp(shifted), v)));
+  RecipeValue picked = r.gather(logp, targets, v, "ignore_index");
+  RecipeValue loss = r.maskIgnored(r.neg(picked), targets, "ignore_index");
+  if (reduction == Reduction::None) {
+    r.output(loss);
+    return;
+  }
+  RecipeValue total = r.reduceSum(loss, r.batch());
+  if (reduction == Reduction::Mean)
+    total = r.div(total, r.countKept(targets, "ignore_index"));
+  r.output(total);
 }

@@ -39,9 +39,14 @@ static bool isSelfContained(const RecipeMatch &m, Operation *rootOp,
   for (Operation *op : m.ops) {
     if (op == rootOp)
       continue;
-    for (Operation *user : op->getUsers())
-      if (!set.contains(user) && user != reader)
+    for (Operation *user : op->getUsers()) {
+      // A use inside a body (a gather's tensor.extract) is a use by the op.
+      Operation *owner = user;
+      while (owner && !set.contains(owner) && owner != reader)
+        owner = owner->getParentOp();
+      if (!owner)
         return false;
+    }
   }
   return true;
 }

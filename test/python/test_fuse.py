@@ -36,6 +36,7 @@ EXTRA_PARAMS = {
     "layer_norm_last_dim_backward": [{"eps": 1e-6}],
     "flash_attn": [{"softmax_scale": 0.5, "causal": True}],
     "conv2d": [{}, {"stride": (1, 3), "padding": (2, 1)}],
+    "fused_softmax_cross_entropy": [{"reduction": "sum"}, {"reduction": "none", "ignore_index": 3}],
 }
 
 

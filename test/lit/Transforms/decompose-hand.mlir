@@ -51,28 +51,6 @@ func.func @causal_conv1d(%x: tensor<2x3x9xf32>, %w: tensor<3x1x4xf32>, %b: tenso
 
 // -----
 
-// cross-entropy: lse = max + log(sum(exp(l - max))); per row, the target's
-// logit is gathered (tensor.extract at linalg.index); ignored rows give 0;
-// mean = sum(loss) / count.
-// CHECK-LABEL: func @cross_entropy
-// CHECK: arith.maximumf
-// CHECK: math.exp
-// CHECK: %[[IGNORE:.+]] = arith.constant -100 : i64
-// CHECK: linalg.generic
-// CHECK: %[[VALID:.+]] = arith.cmpi ne, %{{.+}}, %[[IGNORE]] : i64
-// CHECK: %[[ROW:.+]] = linalg.index 0 : index
-// CHECK: tensor.extract %{{.+}}[%[[ROW]], %{{.+}}] : tensor<4x10xf32>
-// CHECK: math.log
-// CHECK: arith.select %[[VALID]]
-// CHECK: arith.divf
-// CHECK: return %{{.+}} : tensor<f32>
-func.func @cross_entropy(%l: tensor<4x10xf32>, %t: tensor<4xi64>) -> tensor<f32> {
-  %0 = fuel.fused fused_softmax_cross_entropy (%l, %t) : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
-  return %0 : tensor<f32>
-}
-
-// -----
-
 // reduce_max_to_backward: dx = (x == max) * g / count(x == max), reduced
 // over the dims where g has size 1.
 // CHECK-DAG: #[[GROUP:.+]] = affine_map<(d0, d1) -> (d0, 0)>

@@ -175,6 +175,34 @@ func.func @inplace_affine(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
 
 // -----
 
+// cross-entropy: the log-softmax, picked at each row's target (a
+// tensor.extract at the row's loop and the target, class 0 for ignored
+// rows), negated, 0 where the target is ignored; the mean divides the sum
+// by the count of kept targets.
+// CHECK-LABEL: func @cross_entropy
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: math.log
+// CHECK: %[[LOGP:.+]] = linalg.generic
+// CHECK: %[[KEPT:.+]] = arith.cmpi ne, %{{.+}}, %c-100_i64 : i64
+// CHECK: %[[SAFE:.+]] = arith.select %[[KEPT]], %{{.+}}, %c0_i64 : i64
+// CHECK: %[[ROW:.+]] = linalg.index 0 : index
+// CHECK: %[[CLASS:.+]] = arith.index_cast %[[SAFE]] : i64 to index
+// CHECK: tensor.extract %[[LOGP]][%[[ROW]], %[[CLASS]]] : tensor<4x10xf32>
+// CHECK: arith.negf
+// CHECK: arith.cmpi ne
+// CHECK: arith.select
+// CHECK: iterator_types = ["reduction"]
+// CHECK: iterator_types = ["reduction"]
+// CHECK: arith.divf
+// CHECK: return %{{.+}} : tensor<f32>
+func.func @cross_entropy(%l: tensor<4x10xf32>, %t: tensor<4xi64>) -> tensor<f32> {
+  %0 = fuel.fused fused_softmax_cross_entropy (%l, %t) : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
 // conv2d (one group): the windows are read through the indexing map of the
 // contraction, `o * stride + k`, from one zero pad of the input; the bias is
 // added after, like any broadcast operand.
