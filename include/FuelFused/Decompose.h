@@ -42,6 +42,10 @@ struct RecipeMatch {
   /// (operand = linalg.transpose(input, permutation); a weight a frontend
   /// holds in another order).
   SmallVector<SmallVector<int64_t>> inputPerms;
+  /// Empty, or the permutation the matched value holds the op's result in
+  /// (value = linalg.transpose(result, permutation); a channels-last
+  /// convolution).
+  SmallVector<int64_t> outputPerm;
   SmallVector<NamedAttribute> params;
   SmallVector<Operation *> ops;
   SmallVector<Operation *> leafOps;

@@ -837,7 +837,7 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
 
 LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
                              RecipeMatch &out, std::string &w,
-                             int64_t batchRank) {
+                             int64_t batchRank, ArrayRef<int64_t> rootPerm) {
   why = &w;
   if (recipe.outputs.size() != 1)
     return fail("multi-output recipes are not matched");
@@ -864,17 +864,27 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
   if (!hasBatch)
     batch = batchRank;
   axisDims.assign(recipe.axisNames.size(), {});
-  unitDim.clear();
-  for (int64_t d = 0; d < rootType.getRank(); ++d)
-    unitDim.push_back(rootType.getDimSize(d) == 1);
   unsigned next = 0;
   for (int64_t i = 0; i < batch; ++i)
     axisDims[kBatchAxis].push_back(next++);
   for (unsigned a = 1; a < recipe.axisNames.size(); ++a)
     axisDims[a].push_back(next++);
-  // Dims the root does not carry are not known to be of size 1.
-  if (!hasBatch && batch > 0)
-    unitDim.assign(next, false);
+  // The concrete dims the root carries, in its order (the output's layout,
+  // or a permutation of it: a channels-last result).
+  SmallVector<int64_t> rootDims = layout(outNode);
+  if (!rootPerm.empty()) {
+    if (inBody || rootPerm.size() != rootDims.size())
+      return fail("the value's rank does not fit the recipe");
+    SmallVector<int64_t> permuted;
+    for (int64_t p : rootPerm)
+      permuted.push_back(rootDims[p]);
+    rootDims = std::move(permuted);
+  }
+  // Which of them have size 1 (dims the root does not carry are not known
+  // to).
+  unitDim.assign(next, false);
+  for (auto [i, d] : llvm::enumerate(rootDims))
+    unitDim[d] = rootType.getDimSize(i) == 1;
   if (inBody) {
     FailureOr<SmallVector<int64_t>> loops =
         loopsOf(inBody, 0, layout(outNode), {});
@@ -883,7 +893,10 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
     if (failed(matchScalar({recipe.outputs.front()}, root,
                            Body{inBody, std::move(*loops)})))
       return failure();
-  } else if (failed(matchTensor({recipe.outputs.front()}, root))) {
+  } else if (failed(matchTensor({recipe.outputs.front()}, root,
+                                rootPerm.empty()
+                                    ? std::optional<SmallVector<int64_t>>()
+                                    : rootDims))) {
     return failure();
   }
   // Every input and every axis size must be bound consistently.
@@ -989,6 +1002,7 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
   }
   for (unsigned i = 0; i < info.operands.size(); ++i)
     out.inputPerms.push_back(st.inputPerms.lookup(i));
+  out.outputPerm.assign(rootPerm.begin(), rootPerm.end());
   llvm::SetVector<Operation *> unique(st.ops.begin(), st.ops.end());
   out.ops.assign(unique.begin(), unique.end());
   llvm::SetVector<Operation *> leaves;
@@ -1084,23 +1098,39 @@ static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
         llvm::any_of(recipe.nodes, [](const RecipeNode &n) {
           return llvm::is_contained(n.axes, kBatchAxis);
         });
+    // A fixed-rank output (an image's [N, C, H, W]) may also be computed
+    // channels-last (NHWC): then the fused op's result is transposed.
+    SmallVector<SmallVector<int64_t>> perms = {{}};
+    if (!inBody && !llvm::is_contained(outNode.axes, kBatchAxis) &&
+        outNode.axes.size() >= 3) {
+      SmallVector<int64_t> channelsLast = {0};
+      for (int64_t i = 2, e = outNode.axes.size(); i < e; ++i)
+        channelsLast.push_back(i);
+      channelsLast.push_back(1);
+      perms.push_back(channelsLast);
+    }
     RecipeMatch result;
     std::string w;
     LogicalResult matched = failure();
     unsigned numReached = 0;
-    for (int64_t rank = 0; rank <= (batchElsewhere ? 4 : 0); ++rank) {
-      Matcher m(info, recipe);
-      RecipeMatch attempt;
-      std::string attemptWhy;
-      matched = m.match(root, inBody, attempt, attemptWhy, rank);
-      if (m.numReached() >= numReached) {
-        numReached = m.numReached();
-        w = attemptWhy;
+    for (ArrayRef<int64_t> perm : perms) {
+      for (int64_t rank = 0; rank <= (batchElsewhere ? 4 : 0); ++rank) {
+        Matcher m(info, recipe);
+        RecipeMatch attempt;
+        std::string attemptWhy;
+        matched = m.match(root, inBody, attempt, attemptWhy, rank, perm);
+        // Ties go to the first attempt (the layout itself).
+        if (w.empty() || m.numReached() > numReached) {
+          numReached = m.numReached();
+          w = attemptWhy;
+        }
+        if (succeeded(matched)) {
+          result = std::move(attempt);
+          break;
+        }
       }
-      if (succeeded(matched)) {
-        result = std::move(attempt);
+      if (succeeded(matched))
         break;
-      }
     }
     unsigned reached =
         numReached >= 3 ? 100 * numReached / recipe.nodes.size() : 0;

@@ -85,8 +85,11 @@ public:
   /// Matches the recipe at `root`: a tensor, or a scalar of `inBody`'s body.
   /// `batchRank`: the number of batch dims, when the output does not carry
   /// the batch axis (a loss summed over it).
+  /// `rootPerm`: the root holds the output's layout permuted (its dim i is
+  /// the layout's dim rootPerm[i]); empty for the layout itself.
   LogicalResult match(Value root, linalg::GenericOp inBody, RecipeMatch &out,
-                      std::string &why, int64_t batchRank = 0);
+                      std::string &why, int64_t batchRank = 0,
+                      ArrayRef<int64_t> rootPerm = {});
   /// How far the match went: the recipe values it found a computation of.
   unsigned numReached() const { return maxReached; }
 

@@ -252,7 +252,16 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
       }
       FusedOp fused;
       if (succeeded(m)) {
-        fused = buildFused(rewriter, g, *info, *m, root.getType());
+        // A result the IR holds permuted: the op's own layout first.
+        Type type = root.getType();
+        if (!m->outputPerm.empty()) {
+          auto t = cast<RankedTensorType>(type);
+          SmallVector<int64_t> shape(t.getRank());
+          for (auto [i, p] : llvm::enumerate(m->outputPerm))
+            shape[p] = t.getDimSize(i);
+          type = t.clone(shape);
+        }
+        fused = buildFused(rewriter, g, *info, *m, type);
         if (!fused) {
           why = "the matched operands do not fit the op";
         }
@@ -261,7 +270,12 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
         noteMiss(nearMisses, *info, why, progress);
         continue;
       }
-      rewriter.replaceAllUsesWith(root, fused->getResult(0));
+      Value result = fused->getResult(0);
+      if (!m->outputPerm.empty()) {
+        rewriter.setInsertionPointAfter(fused);
+        result = transposed(rewriter, result, m->outputPerm);
+      }
+      rewriter.replaceAllUsesWith(root, result);
       eraseCovered(rewriter, *m);
       return true;
     }

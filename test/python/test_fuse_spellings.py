@@ -36,5 +36,9 @@ def test_fused_spelling_computes_the_original(fuel_opt, case):
     args = [rng.integers(0, 4, p.shape).astype(p.dtype) if p.dtype.kind in "iu"
             else rng.standard_normal(p.shape).astype(p.dtype) for p in f0.inputs]
     want, got = f0(*args), f1(*args)
+    # FUSED_OPS.md's f32 tolerances (attention and convolutions: looser, their
+    # sums may run in another order).
+    loose = any(op in fused for op in ("conv2d", "flash_attn"))
+    tolerance = dict(rtol=1e-4, atol=1e-5) if loose else dict(rtol=1e-5, atol=1e-6)
     for w, g in zip(want if isinstance(want, tuple) else (want,), got if isinstance(got, tuple) else (got,)):
-        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
+        np.testing.assert_allclose(g, w, **tolerance)

@@ -57,6 +57,37 @@ func.func @conv_tosa_nhwc(%x: tensor<2x3x10x12xf32>, %w: tensor<4x3x5x3xf32>, %b
 
 // -----
 
+// StableHLO (JAX) lowered to linalg: channels-last throughout, an NHWC input,
+// an HWIO (HWCF) weight, the bias added after the convolution. The fused op
+// reads input and weight transposed and its result is transposed back.
+// CHECK-LABEL: func @conv_nhwc_hwcf
+// CHECK-SAME: (%[[X:.+]]: tensor<2x10x12x3xf32>, %[[W:.+]]: tensor<3x5x3x4xf32>, %[[B:.+]]: tensor<4xf32>)
+// CHECK: %[[XT:.+]] = linalg.transpose ins(%[[X]] : tensor<2x10x12x3xf32>) {{.*}} permutation = [0, 3, 1, 2]
+// CHECK: %[[WT:.+]] = linalg.transpose ins(%[[W]] : tensor<3x5x3x4xf32>) {{.*}} permutation = [3, 2, 0, 1]
+// CHECK: %[[Y:.+]] = fuel.fused conv2d {padding = array<i64: 1, 2>} (%[[XT]], %[[WT]], %[[B]]) {{.*}} -> tensor<2x4x10x12xf32>
+// CHECK: %[[YT:.+]] = linalg.transpose ins(%[[Y]] : tensor<2x4x10x12xf32>) {{.*}} permutation = [0, 2, 3, 1]
+// CHECK-NEXT: return %[[YT]] : tensor<2x10x12x4xf32>
+#bias = affine_map<(d0, d1, d2, d3) -> (d3)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @conv_nhwc_hwcf(%x: tensor<2x10x12x3xf32>, %w: tensor<3x5x3x4xf32>, %b: tensor<4xf32>) -> tensor<2x10x12x4xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %padded = tensor.pad %x low[0, 1, 2, 0] high[0, 1, 2, 0] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %cst : f32
+  } : tensor<2x10x12x3xf32> to tensor<2x12x16x3xf32>
+  %e1 = tensor.empty() : tensor<2x10x12x4xf32>
+  %init = linalg.fill ins(%cst : f32) outs(%e1 : tensor<2x10x12x4xf32>) -> tensor<2x10x12x4xf32>
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%padded, %w : tensor<2x12x16x3xf32>, tensor<3x5x3x4xf32>) outs(%init : tensor<2x10x12x4xf32>) -> tensor<2x10x12x4xf32>
+  %y = linalg.generic {indexing_maps = [#id4, #bias, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %b : tensor<2x10x12x4xf32>, tensor<4xf32>) outs(%e1 : tensor<2x10x12x4xf32>) {
+  ^bb0(%in: f32, %bi: f32, %out: f32):
+    %0 = arith.addf %in, %bi : f32
+    linalg.yield %0 : f32
+  } -> tensor<2x10x12x4xf32>
+  return %y : tensor<2x10x12x4xf32>
+}
+
+// -----
+
 // A generic with the windows in its indexing maps (strides 1 and 2, no
 // padding, no bias), its loops in another order than the recipe's.
 #x = affine_map<(n, oh, ow, f, kh, kw, c) -> (n, c, oh + kh, ow * 2 + kw)>
