@@ -94,4 +94,19 @@ def FuelBoolMemrefsToI8 : Pass<"fuel-bool-memrefs-to-i8", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FuelDecomposeAggregates : Pass<"fuel-decompose-aggregates"> {
+  let summary = "Decompose linalg ops defined by their decomposition "
+                "(linalg.softmax) into linalg.generic";
+  let description = [{
+    Replaces every op implementing `linalg::AggregatedOpInterface` (upstream's
+    `linalg.softmax`) by the decomposition the interface provides: fills and
+    linalg.generic ops, which bufferize and lower to loops like any other.
+    Part of `fuel-to-llvm`, so that IR holding such ops runs on the CPU.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // FUEL_PASSES_TD

@@ -531,13 +531,14 @@ LogicalResult Matcher::matchReduction(const RecipeNode &n, const Body &body,
     }
     if (failed(matchRead({*addend}, init, dims)))
       return failure();
-  } else if (failed(matchIdentityInit(n, init))) {
+  } else if (failed(matchIdentityInit(n, init, body, k))) {
     return failure();
   }
   return matchCombiner(n, body, k);
 }
 
-LogicalResult Matcher::matchIdentityInit(const RecipeNode &n, Value init) {
+LogicalResult Matcher::matchIdentityInit(const RecipeNode &n, Value init,
+                                         const Body &body, unsigned k) {
   FloatAttr start;
   if (Operation *fill = fillOf(init)) {
     start = constantValue(fill->getOperand(0), nullptr);
@@ -553,8 +554,14 @@ LogicalResult Matcher::matchIdentityInit(const RecipeNode &n, Value init) {
   bool identity = false;
   if (start) {
     APFloat v = start.getValue();
-    // max starts from -inf, or from the lowest finite value (TOSA).
-    identity = isMax ? v.isNegative() && (v.isInfinity() || v.isLargest())
+    // max starts from -inf, or from the lowest finite value (TOSA), or
+    // from NaN when it is maxnumf, which NaN does not win (upstream's
+    // decomposition of linalg.softmax).
+    auto combiner = cast<linalg::YieldOp>(body.block()->getTerminator())
+                        .getOperand(k)
+                        .getDefiningOp<arith::MaxNumFOp>();
+    identity = isMax ? (v.isNegative() && (v.isInfinity() || v.isLargest())) ||
+                           (v.isNaN() && combiner)
                      : v.isZero();
   }
   if (!identity)

@@ -250,7 +250,8 @@ private:
   /// `c` (in `body`) is true where every score of the row is -inf; the
   /// scores are checked once the match is complete.
   LogicalResult matchMaskedRowGuard(Value c, const Body &body);
-  LogicalResult matchIdentityInit(const RecipeNode &n, Value init);
+  LogicalResult matchIdentityInit(const RecipeNode &n, Value init,
+                                  const Body &body, unsigned k);
   LogicalResult matchCombiner(const RecipeNode &n, const Body &body,
                               unsigned result);
   /// Matches `a` and `b` against the body values `x` and `y`, or, for a

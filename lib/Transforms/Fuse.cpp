@@ -151,7 +151,8 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     getOperation()->walk([&](Operation *op) {
       if (op->getNumResults() != 1)
         return;
-      if (isa<linalg::LinalgOp>(op) && !isa<linalg::FillOp>(op))
+      if ((isa<linalg::LinalgOp>(op) && !isa<linalg::FillOp>(op)) ||
+          isa<linalg::AggregatedOpInterface>(op))
         roots.push_back(op);
       else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op) &&
                op->getOperand(0).getDefiningOp<linalg::LinalgOp>())
@@ -162,7 +163,9 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
       if (erased.contains(g))
         continue;
       NearMisses nearMisses;
-      bool fused = fuseResult(rewriter, g, nearMisses);
+      bool fused = isa<linalg::AggregatedOpInterface>(g)
+                       ? fuseAggregate(rewriter, g, nearMisses)
+                       : fuseResult(rewriter, g, nearMisses);
       // A body that computes more than the op (the weight multiply after a
       // norm, fused into one generic): look for the op inside it.
       if (!fused)
@@ -236,6 +239,63 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
         erasing = true;
       }
     }
+  }
+
+  /// An op defined by its upstream decomposition (linalg.softmax): the
+  /// recipes are tried on that decomposition, built before the op and
+  /// removed again whatever the outcome.
+  bool fuseAggregate(IRRewriter &rewriter, Operation *op,
+                     NearMisses &nearMisses) {
+    Operation *prev = op->getPrevNode();
+    auto removeBuilt = [&](bool onlyUnused) {
+      SmallVector<Operation *> built;
+      for (Operation *o = prev ? prev->getNextNode() : &op->getBlock()->front();
+           o && o != op; o = o->getNextNode())
+        built.push_back(o);
+      for (Operation *o : llvm::reverse(built))
+        if (!onlyUnused || (o->use_empty() && !isa<FusedOp>(o)))
+          rewriter.eraseOp(o);
+    };
+    rewriter.setInsertionPoint(op);
+    FailureOr<SmallVector<Value>> parts =
+        cast<linalg::AggregatedOpInterface>(op).decomposeOperation(rewriter);
+    if (failed(parts) || parts->size() != 1 || op->getNumResults() != 1 ||
+        !(*parts)[0].getDefiningOp()) {
+      removeBuilt(/*onlyUnused=*/false);
+      return false;
+    }
+    Value root = (*parts)[0];
+    for (auto [info, size] : candidates) {
+      std::string why;
+      unsigned progress = 0;
+      FailureOr<RecipeMatch> m = matchRecipe(*info, root, why, &progress);
+      FusedOp fused;
+      if (succeeded(m) && m->outputPerm.empty())
+        fused = buildFused(rewriter, op, *info, *m, op->getResult(0).getType());
+      if (!fused) {
+        if (succeeded(m))
+          why = "the matched operands do not fit the op";
+        noteMiss(nearMisses, *info, why, progress);
+        continue;
+      }
+      rewriter.replaceAllUsesWith(op->getResult(0), fused->getResult(0));
+      SmallVector<Value> operands(op->getOperands());
+      erased.insert(op);
+      rewriter.eraseOp(op);
+      // What the decomposition built is unused now, and so is the op's
+      // init (a tensor.empty).
+      op = fused;
+      removeBuilt(/*onlyUnused=*/true);
+      for (Value v : operands)
+        if (Operation *def = v.getDefiningOp();
+            def && def->use_empty() && isOpTriviallyDead(def)) {
+          erased.insert(def);
+          rewriter.eraseOp(def);
+        }
+      return true;
+    }
+    removeBuilt(/*onlyUnused=*/false);
+    return false;
   }
 
   /// Tries the recipes on the result of `g`.

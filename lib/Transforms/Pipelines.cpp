@@ -7,12 +7,14 @@
 using namespace mlir;
 
 /// fuel (and linalg) on tensors -> the LLVM dialect, for the CPU and the
-/// ExecutionEngine: decompose, bufferize (identity layouts at function
+/// ExecutionEngine: decompose (fused ops, and linalg ops defined by their
+/// decomposition), bufferize (identity layouts at function
 /// boundaries), lower linalg to loops, and convert everything to LLVM.
 /// Math the LLVM dialect has no intrinsic for (tanh) calls libm. Every step
 /// is deterministic, so results are bit-for-bit reproducible.
 static constexpr const char kFuelToLLVM[] =
     "fuel-decompose,"
+    "fuel-decompose-aggregates,"
     "canonicalize,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"

@@ -1,5 +1,5 @@
 """decompose(fuse(f)) computes f for every frontend spelling that the lit
-tests test/lit/Transforms/fuse-{spellings,conv,loss}.mlir fuse: each
+tests test/lit/Transforms/fuse-{spellings,conv,loss,aggregate}.mlir fuse: each
 function of those files is run before and after --fuel-fuse on the same
 random inputs (integer inputs: class targets 0..3, which some cases ignore)."""
 
@@ -12,7 +12,7 @@ from conftest import REPO_ROOT
 from fuel_mlir import runner
 
 LIT = REPO_ROOT / "test" / "lit" / "Transforms"
-CASES = [c for name in ("fuse-spellings.mlir", "fuse-conv.mlir", "fuse-loss.mlir")
+CASES = [c for name in ("fuse-spellings.mlir", "fuse-conv.mlir", "fuse-loss.mlir", "fuse-aggregate.mlir")
          for c in (LIT / name).read_text().split("// -----") if "func.func @" in c]
 
 
@@ -33,8 +33,9 @@ def test_fused_spelling_computes_the_original(fuel_opt, case):
     f0 = runner.compile(case, fn)
     f1 = runner.compile(fused, fn)
     rng = np.random.default_rng(1)
-    args = [rng.integers(0, 4, p.shape).astype(p.dtype) if p.dtype.kind in "iu"
-            else rng.standard_normal(p.shape).astype(p.dtype) for p in f0.inputs]
+    shapes = [[d or 3 for d in p.shape] for p in f0.inputs]  # dynamic dims: 3
+    args = [rng.integers(0, 4, s).astype(p.dtype) if p.dtype.kind in "iu"
+            else rng.standard_normal(s).astype(p.dtype) for p, s in zip(f0.inputs, shapes)]
     want, got = f0(*args), f1(*args)
     # FUSED_OPS.md's f32 tolerances (attention and convolutions: looser, their
     # sums may run in another order).
