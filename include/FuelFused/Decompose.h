@@ -73,12 +73,15 @@ FailureOr<RecipeMatch> matchRecipe(const FusedOpInfo &info, Value root,
                                    std::string &why,
                                    unsigned *progress = nullptr);
 
-/// As matchRecipe, for a scalar computed inside the body of an elementwise
-/// generic `op` (a frontend that fuses elementwise ops puts a norm's last
-/// steps and the multiply by its weight in one body): the value the recipe
-/// computes is the tensor of `scalar` over `op`'s iteration space.
+/// As matchRecipe, for a scalar computed inside the body of a generic `op`
+/// (a frontend that fuses elementwise ops puts a norm's last steps and the
+/// multiply by its weight in one body, or a RoPE in the body of the matmul
+/// that reads it): the value the recipe computes is the tensor of `scalar`
+/// over `loops`, the loops of `op` it depends on (all of an elementwise op's
+/// loops, or a part of a reduction's), of static sizes when not all.
 FailureOr<RecipeMatch> matchRecipeInBody(const FusedOpInfo &info,
                                          Value scalar, linalg::GenericOp op,
+                                         ArrayRef<unsigned> loops,
                                          std::string &why,
                                          unsigned *progress = nullptr);
 

@@ -55,11 +55,17 @@ def FuelFuse : Pass<"fuel-fuse"> {
     size or a multiply by its reciprocal, constants as scalars, casts or
     splat tensors, intermediates computed wider (an f64 variance), a bias in
     a matmul's init, attention's scale wherever the frontend put it, causal
-    masks built from iotas and the fully-masked-row guard. An op found
-    inside a larger elementwise body becomes an input of that body. A recipe
-    that reads bool params (causal) is tried once per value; ops that are
-    decompose-only, or whose recipe depends on an integer param, are not
-    searched for. A subgraph is fused only when its intermediate values have
+    masks built from iotas and the fully-masked-row guard, convolutions
+    (windows `o * stride + k` over zero padding; NCHW, NHWC or a generic;
+    weights and results in another layout transposed), classification
+    losses (a gather by target, the ignore index, the count of kept
+    targets), and ops upstream defines by their decomposition
+    (linalg.softmax). An op found inside a larger body (after upstream
+    elementwise fusion: a norm with its weight, a RoPE inside the matmul
+    that reads it) becomes an input of that body's op. A recipe that reads
+    bool or enum params (causal, reduction) or optional operands is tried
+    once per choice; ops that are decompose-only, or whose recipe depends on
+    an integer param, are not searched for. A subgraph is fused only when its intermediate values have
     no other users; what is not fused is left exactly as it was.
     `report=near-misses` emits a remark at each root where a recipe got at
     least a third of the way before a rule stopped it, naming that rule.

@@ -844,15 +844,22 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
 
 LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
                              RecipeMatch &out, std::string &w,
-                             int64_t batchRank, ArrayRef<int64_t> rootPerm) {
+                             int64_t batchRank, ArrayRef<int64_t> rootPerm,
+                             ArrayRef<unsigned> bodyLoops) {
   why = &w;
   if (recipe.outputs.size() != 1)
     return fail("multi-output recipes are not matched");
   const RecipeNode &outNode = recipe.nodes[recipe.outputs.front()];
   // In a body, the value lives on the op's iteration space, which its
-  // (identity) output map names.
+  // (identity) output map names, or on the loops given.
   auto rootType = dyn_cast<RankedTensorType>(
       inBody ? inBody->getResult(0).getType() : root.getType());
+  if (inBody && !bodyLoops.empty()) {
+    SmallVector<int64_t> ranges = inBody.getStaticLoopRanges(), shape;
+    for (unsigned l : bodyLoops)
+      shape.push_back(ranges[l]);
+    rootType = RankedTensorType::get(shape, root.getType());
+  }
   if (!rootType)
     return fail("not a ranked tensor");
   auto elementType =
@@ -893,8 +900,16 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
   for (auto [i, d] : llvm::enumerate(rootDims))
     unitDim[d] = rootType.getDimSize(i) == 1;
   if (inBody) {
-    FailureOr<SmallVector<int64_t>> loops =
-        loopsOf(inBody, 0, layout(outNode), {});
+    FailureOr<SmallVector<int64_t>> loops;
+    if (bodyLoops.empty()) {
+      loops = loopsOf(inBody, 0, layout(outNode), {});
+    } else {
+      // The given loops carry the value's dims; the others none (a read
+      // that moves along them is not part of the value).
+      loops = SmallVector<int64_t>(inBody.getNumLoops(), kUnitLoop);
+      for (auto [l, d] : llvm::zip(bodyLoops, rootDims))
+        (*loops)[l] = d;
+    }
     if (failed(loops))
       return fail("unexpected indexing maps");
     if (failed(matchScalar({recipe.outputs.front()}, root,
@@ -1075,6 +1090,7 @@ static Attribute choiceAttr(MLIRContext *ctx, const ParamSpec &spec,
 
 static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
                                       linalg::GenericOp inBody,
+                                      ArrayRef<unsigned> bodyLoops,
                                       std::string &why, unsigned *progress) {
   SmallVector<MatchableRecipe> variants = getMatchableRecipes(info);
   if (variants.empty()) {
@@ -1125,7 +1141,8 @@ static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
         Matcher m(info, recipe);
         RecipeMatch attempt;
         std::string attemptWhy;
-        matched = m.match(root, inBody, attempt, attemptWhy, rank, perm);
+        matched = m.match(root, inBody, attempt, attemptWhy, rank, perm,
+                          bodyLoops);
         // Ties go to the first attempt (the layout itself).
         if (w.empty() || m.numReached() > numReached) {
           numReached = m.numReached();
@@ -1168,18 +1185,27 @@ static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
 FailureOr<RecipeMatch> mlir::fuel::matchRecipe(const FusedOpInfo &info,
                                                Value root, std::string &why,
                                                unsigned *progress) {
-  return matchAt(info, root, {}, why, progress);
+  return matchAt(info, root, {}, {}, why, progress);
 }
 
 FailureOr<RecipeMatch>
 mlir::fuel::matchRecipeInBody(const FusedOpInfo &info, Value scalar,
-                              linalg::GenericOp op, std::string &why,
-                              unsigned *progress) {
-  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
-      !op.hasPureTensorSemantics() ||
-      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity()) {
-    why = "the op is not an elementwise generic";
+                              linalg::GenericOp op, ArrayRef<unsigned> loops,
+                              std::string &why, unsigned *progress) {
+  if (op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics()) {
+    why = "the op is not a generic on tensors with one result";
     return failure();
   }
-  return matchAt(info, scalar, op, why, progress);
+  bool whole = loops.size() == op.getNumLoops() &&
+               op.getNumReductionLoops() == 0 &&
+               op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (!whole && llvm::any_of(loops, [&](unsigned l) {
+        return ShapedType::isDynamic(ranges[l]);
+      })) {
+    why = "a value inside a body over part of its loops needs static sizes";
+    return failure();
+  }
+  return matchAt(info, scalar, op, whole ? ArrayRef<unsigned>() : loops, why,
+                 progress);
 }

@@ -43,7 +43,12 @@ Value withoutCastGenerics(Value v, function_ref<bool(Operation *)> isCast,
 }
 
 Operation *fillOf(Value t) {
-  t = withoutUnitReshapes(t);
+  // Any reshape of a fill holds the same value everywhere.
+  while (Operation *def = t.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+      break;
+    t = def->getOperand(0);
+  }
   auto op = t.getDefiningOp<linalg::LinalgOp>();
   if (!op)
     return nullptr;

@@ -87,9 +87,12 @@ public:
   /// the batch axis (a loss summed over it).
   /// `rootPerm`: the root holds the output's layout permuted (its dim i is
   /// the layout's dim rootPerm[i]); empty for the layout itself.
+  /// `bodyLoops`: in a body, the loops the value lives on when not the
+  /// op's whole (elementwise) iteration space.
   LogicalResult match(Value root, linalg::GenericOp inBody, RecipeMatch &out,
                       std::string &why, int64_t batchRank = 0,
-                      ArrayRef<int64_t> rootPerm = {});
+                      ArrayRef<int64_t> rootPerm = {},
+                      ArrayRef<unsigned> bodyLoops = {});
   /// How far the match went: the recipe values it found a computation of.
   unsigned numReached() const { return maxReached; }
 
@@ -326,7 +329,7 @@ private:
 
 bool isUnitDim(Type t, int64_t pos);
 /// The op that fills `t` with a scalar (its operand 0): linalg.fill, or its
-/// generic form (a body that yields a scalar input).
+/// generic form (a body that yields a scalar input), maybe reshaped.
 Operation *fillOf(Value t);
 /// The float value of `s`: a constant, a float cast of one, or (inside a
 /// body) an input that is a splat constant or a fill of one.

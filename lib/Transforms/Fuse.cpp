@@ -1,11 +1,15 @@
 //===- Fuse.cpp - The fuel-fuse pass --------------------------------------===//
 //
-// A driver over matchRecipe (lib/Recipes/Match.cpp): tries the recipes at
-// every linalg result (and reshapes of one), from the last op of a block to
-// the first, larger recipes first, and replaces a match whose intermediate
-// values have no other users. Where no recipe computes a whole result, it
-// looks for one inside the body of an elementwise generic, and makes the
-// fused op an input of that generic.
+// A driver over matchRecipe (lib/Recipes/Match.cpp). First it looks inside
+// the bodies of reductions for the ops without reductions of their own that
+// upstream elementwise fusion moved there (a RoPE inside the matmul that
+// reads it); then it tries the recipes at every linalg result (and reshapes
+// of one), from the last op of a block to the first, larger recipes first,
+// and replaces a match whose intermediate values have no other users (a
+// result the IR holds channels-last is transposed back from the op's).
+// Where no recipe computes a whole result, it looks for one inside the body
+// of the op, and makes the fused op an input of it. Ops upstream defines by
+// their decomposition (linalg.softmax) are matched through it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +22,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -92,6 +97,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
 
   LogicalResult initialize(MLIRContext *context) override {
     candidates.clear();
+    elementwiseRecipes.clear();
     if (!report.empty() && report != "near-misses")
       return emitError(UnknownLoc::get(context))
              << "fuel-fuse: unknown report '" << report
@@ -115,7 +121,15 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
         continue;
       RecipeBuilder rb(info, DictionaryAttr());
       info.recipe(rb);
-      candidates.push_back({&info, rb.take().nodes.size()});
+      Recipe recipe = rb.take();
+      if (llvm::none_of(recipe.nodes, [](const RecipeNode &n) {
+            return n.op == RecipeOp::ReduceSum ||
+                   n.op == RecipeOp::ReduceMax ||
+                   n.op == RecipeOp::Contract ||
+                   n.op == RecipeOp::CountKept;
+          }))
+        elementwiseRecipes.insert(&info);
+      candidates.push_back({&info, recipe.nodes.size()});
     }
     // Larger recipes first: a layer norm contains a mean that a smaller
     // recipe could take for itself.
@@ -145,6 +159,35 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   }
 
   void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // First the values an upstream fusion moved into a reduction's body (a
+    // RoPE inside the matmul that reads it), so that what reads the
+    // reduction can match; then every result.
+    SmallVector<linalg::GenericOp> reductions;
+    getOperation()->walk([&](linalg::GenericOp g) {
+      if (g.getNumReductionLoops() > 0)
+        reductions.push_back(g);
+    });
+    // (Only recipes without reductions: a value with reductions of its own
+    // in a body, a softmax divided in the matmul that reads it, may be part
+    // of a larger op, found from its root.)
+    for (linalg::GenericOp g : reductions) {
+      NearMisses ignored;
+      while (fuseInBody(rewriter, g, ignored, /*elementwiseOnly=*/true))
+        ;
+    }
+    llvm::MapVector<Operation *, SmallVector<std::string>> misses;
+    sweep(rewriter, misses);
+    if (report == "near-misses")
+      for (auto &[op, lines] : misses)
+        if (!erased.contains(op))
+          for (const std::string &miss : lines)
+            op->emitRemark() << "fuel-fuse near miss: " << miss;
+    erased.clear();
+  }
+
+  void sweep(IRRewriter &rewriter,
+                 llvm::MapVector<Operation *, SmallVector<std::string>> &misses) {
     // Candidates: linalg results, and reshapes of them (a batch matmul's
     // result expanded back to [B, H, ...]).
     SmallVector<Operation *> roots;
@@ -158,7 +201,6 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
                op->getOperand(0).getDefiningOp<linalg::LinalgOp>())
         roots.push_back(op);
     });
-    IRRewriter rewriter(&getContext());
     for (Operation *g : llvm::reverse(roots)) {
       if (erased.contains(g))
         continue;
@@ -167,16 +209,15 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
                        ? fuseAggregate(rewriter, g, nearMisses)
                        : fuseResult(rewriter, g, nearMisses);
       // A body that computes more than the op (the weight multiply after a
-      // norm, fused into one generic): look for the op inside it.
+      // norm, fused into one generic; a RoPE inside the matmul that reads
+      // it): look for the op inside it.
       if (!fused)
         if (auto generic = dyn_cast<linalg::GenericOp>(g))
           while (fuseInBody(rewriter, generic, nearMisses))
             fused = true;
-      if (!fused && report == "near-misses")
-        for (const std::string &miss : nearMisses.lines)
-          g->emitRemark() << "fuel-fuse near miss: " << miss;
+      if (!fused && !nearMisses.lines.empty())
+        misses[g] = std::move(nearMisses.lines);
     }
-    erased.clear();
   }
 
   /// Builds the fused op for `m` before `at`; null (and nothing created) if
@@ -345,9 +386,8 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   /// Tries the recipes on the scalars of `g`'s body; on a match, the fused
   /// op becomes a new input of `g` that replaces the scalar.
   bool fuseInBody(IRRewriter &rewriter, linalg::GenericOp g,
-                  NearMisses &nearMisses) {
-    if (g.getNumDpsInits() != 1 || g.getNumReductionLoops() != 0 ||
-        !g.hasPureTensorSemantics())
+                  NearMisses &nearMisses, bool elementwiseOnly = false) {
+    if (g.getNumDpsInits() != 1 || !g.hasPureTensorSemantics())
       return false;
     Block *body = g.getBody();
     Value yielded = body->getTerminator()->getOperand(0);
@@ -356,33 +396,62 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
       if (op.getNumResults() == 1 && op.getResult(0) != yielded &&
           isa<FloatType>(op.getResult(0).getType()))
         scalars.push_back(&op);
+    bool elementwise = g.getNumReductionLoops() == 0 &&
+                       g.getMatchingIndexingMap(g.getDpsInitOperand(0))
+                           .isIdentity();
     for (Operation *scalarOp : llvm::reverse(scalars)) {
       Value scalar = scalarOp->getResult(0);
+      // The loops the scalar lives on: all of an elementwise op's, or those
+      // its inputs are read on (not the accumulator of a reduction).
+      std::optional<SmallVector<unsigned>> loops = loopsOfScalar(g, scalar);
+      if (!loops || loops->empty())
+        continue;
+      bool whole = elementwise && loops->size() == g.getNumLoops();
+      if (elementwise)
+        loops = llvm::to_vector(llvm::seq<unsigned>(0, g.getNumLoops()));
+      SmallVector<int64_t> ranges = g.getStaticLoopRanges(), shape;
+      for (unsigned l : *loops)
+        shape.push_back(ranges[l]);
+      auto type =
+          whole || elementwise
+              ? RankedTensorType::get(
+                    cast<ShapedType>(g->getResult(0).getType()).getShape(),
+                    scalar.getType())
+              : RankedTensorType::get(shape, scalar.getType());
       for (auto [info, size] : candidates) {
+        if (elementwiseOnly && !elementwiseRecipes.contains(info))
+          continue;
         std::string why;
         unsigned progress = 0;
         FailureOr<RecipeMatch> m =
-            matchRecipeInBody(*info, scalar, g, why, &progress);
+            matchRecipeInBody(*info, scalar, g, *loops, why, &progress);
         if (succeeded(m) && (!isSelfContained(*m, nullptr, g) ||
                              !stopsUsingCovered(*m, g, scalar))) {
           why = "an intermediate value has another user";
           m = failure();
         }
         FusedOp fused;
-        auto type = RankedTensorType::get(
-            cast<ShapedType>(g->getResult(0).getType()).getShape(),
-            scalar.getType());
         if (succeeded(m)) {
           fused = buildFused(rewriter, g, *info, *m, type);
           if (!fused) {
             why = "the matched operands do not fit the op";
-            }
+          }
         }
         if (!fused) {
           noteMiss(nearMisses, *info, why, progress);
           continue;
         }
-        replaceScalarByInput(rewriter, g, scalar, fused->getResult(0),
+        AffineMap readMap =
+            elementwise
+                ? g.getMatchingIndexingMap(g.getDpsInitOperand(0))
+                : AffineMap::get(
+                      g.getNumLoops(), 0,
+                      llvm::map_to_vector(*loops,
+                                          [&](unsigned l) -> AffineExpr {
+                                            return rewriter.getAffineDimExpr(l);
+                                          }),
+                      g.getContext());
+        replaceScalarByInput(rewriter, g, scalar, fused->getResult(0), readMap,
                              m->leafOps);
         eraseCovered(rewriter, *m);
         return true;
@@ -391,8 +460,45 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     return false;
   }
 
-  /// Whether, once `scalar` is replaced, the body of `g` no longer reads any
-  /// value the match covers.
+  /// The loops `scalar` (in `g`'s body) depends on, in order: those of the
+  /// inputs it reads and of the linalg.index it uses; none if it reads the
+  /// accumulator.
+  static std::optional<SmallVector<unsigned>>
+  loopsOfScalar(linalg::GenericOp g, Value scalar) {
+    Block *body = g.getBody();
+    llvm::SmallBitVector used(g.getNumLoops());
+    SmallVector<Value> worklist = {scalar};
+    llvm::SmallPtrSet<Value, 16> seen;
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (arg.getOwner() != body)
+          continue;
+        if (arg.getArgNumber() >= g.getNumDpsInputs())
+          return std::nullopt;
+        AffineMap map =
+            g.getMatchingIndexingMap(g.getDpsInputOperand(arg.getArgNumber()));
+        for (unsigned l = 0; l < g.getNumLoops(); ++l)
+          if (map.isFunctionOfDim(l))
+            used.set(l);
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (!def || def->getBlock() != body)
+        continue;
+      if (auto index = dyn_cast<linalg::IndexOp>(def))
+        used.set(index.getDim());
+      llvm::append_range(worklist, def->getOperands());
+    }
+    SmallVector<unsigned> loops;
+    for (unsigned l = 0; l < g.getNumLoops(); ++l)
+      if (used.test(l))
+        loops.push_back(l);
+    return loops;
+  }
+
   static bool stopsUsingCovered(const RecipeMatch &m, linalg::GenericOp g,
                                 Value scalar) {
     llvm::SmallPtrSet<Operation *, 16> covered(m.ops.begin(), m.ops.end());
@@ -422,7 +528,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   /// input of `g` read where `scalar` was, and drops what the body no longer
   /// uses: the ops that computed `scalar` and the inputs only they read.
   static void replaceScalarByInput(IRRewriter &rewriter, linalg::GenericOp g,
-                                   Value scalar, Value value,
+                                   Value scalar, Value value, AffineMap map,
                                    SmallVectorImpl<Operation *> &captured) {
     Block *body = g.getBody();
     unsigned numInputs = g.getNumDpsInputs();
@@ -430,8 +536,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     for (unsigned i = 0; i < numInputs; ++i)
       wasUsed[i] = !body->getArgument(i).use_empty();
     SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-    AffineMap outMap = maps[numInputs];
-    maps.insert(maps.begin() + numInputs, outMap);
+    maps.insert(maps.begin() + numInputs, map);
     rewriter.modifyOpInPlace(g, [&] {
       g.getInputsMutable().append(value);
       g.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
@@ -468,6 +573,8 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
 
   SmallVector<std::pair<const FusedOpInfo *, size_t>> candidates;
   llvm::SmallPtrSet<Operation *, 32> erased;
+  /// The candidates whose recipes have no reductions.
+  llvm::SmallPtrSet<const FusedOpInfo *, 8> elementwiseRecipes;
 };
 
 } // namespace

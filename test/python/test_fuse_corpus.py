@@ -30,13 +30,10 @@ BY_MODEL = {
 }
 
 # The same exports after upstream elementwise fusion (the form IREE-style
-# pipelines hand over: a norm's last steps and its weight in one body).
-# Attention is found there too (scale, mask and guard fused into bodies),
-# except in the Llama blocks, where one RoPE is fused into the attention's
-# matmul body: q is then no tensor an op could take.
-LLAMA_FUSED = {"rms_norm_last_dim": 2, "rope": 1}
-BY_MODEL_AFTER_ELEMENTWISE_FUSION = {
-    **BY_MODEL, "llama_block": LLAMA_FUSED, "llama_block_sdpa": LLAMA_FUSED}
+# pipelines hand over: a norm's last steps and its weight in one body, the
+# scale, mask and guard of attention in its bodies, a RoPE inside the matmul
+# that reads it): the same ops are found.
+BY_MODEL_AFTER_ELEMENTWISE_FUSION = BY_MODEL
 
 
 def per_file(by_model):

@@ -1,7 +1,7 @@
 """decompose(fuse(f)) computes f for every frontend spelling that the lit
-tests test/lit/Transforms/fuse-{spellings,conv,loss,aggregate}.mlir fuse: each
-function of those files is run before and after --fuel-fuse on the same
-random inputs (integer inputs: class targets 0..3, which some cases ignore)."""
+tests in FILES (test/lit/Transforms) fuse: each function of those files is
+run before and after --fuel-fuse on the same random inputs (integer inputs:
+class targets 0..3, which some cases ignore)."""
 
 import subprocess
 
@@ -12,8 +12,8 @@ from conftest import REPO_ROOT
 from fuel_mlir import runner
 
 LIT = REPO_ROOT / "test" / "lit" / "Transforms"
-CASES = [c for name in ("fuse-spellings.mlir", "fuse-conv.mlir", "fuse-loss.mlir", "fuse-aggregate.mlir")
-         for c in (LIT / name).read_text().split("// -----") if "func.func @" in c]
+FILES = ["fuse-spellings.mlir", "fuse-conv.mlir", "fuse-loss.mlir", "fuse-aggregate.mlir", "fuse-in-body.mlir"]
+CASES = [c for name in FILES for c in (LIT / name).read_text().split("// -----") if "func.func @" in c]
 
 
 def name_of(case):
