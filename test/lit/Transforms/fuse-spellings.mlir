@@ -1191,3 +1191,23 @@ func.func @sdpa_causal_elementwise_fused(%arg0: tensor<1x4x16x16xf32>, %arg1: te
     } -> tensor<1x4x16x16xf32>
     return %17 : tensor<1x4x16x16xf32>
   }
+
+// -----
+
+// linalg.matmul reading its weight transposed through its indexing maps
+// (x @ W^T with W [N, K], as IREE and ONNX's Gemm write a linear layer):
+// the fused op reads W transposed.
+#a = affine_map<(m, n, k) -> (m, k)>
+#bt = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func @linear_weight_nk
+// CHECK-SAME: (%[[X:.+]]: tensor<8x16xf32>, %[[W:.+]]: tensor<4x16xf32>, %[[B:.+]]: tensor<4xf32>)
+// CHECK: %[[WT:.+]] = linalg.transpose ins(%[[W]] : tensor<4x16xf32>) {{.*}} permutation = [1, 0]
+// CHECK-NEXT: %[[Y:.+]] = fuel.fused fused_linear (%[[X]], %[[WT]], %[[B]])
+// CHECK-NEXT: return %[[Y]]
+func.func @linear_weight_nk(%x: tensor<8x16xf32>, %w: tensor<4x16xf32>, %b: tensor<4xf32>) -> tensor<8x4xf32> {
+  %e = tensor.empty() : tensor<8x4xf32>
+  %init = linalg.broadcast ins(%b : tensor<4xf32>) outs(%e : tensor<8x4xf32>) dimensions = [0]
+  %y = linalg.matmul indexing_maps = [#a, #bt, #c] ins(%x, %w : tensor<8x16xf32>, tensor<4x16xf32>) outs(%init : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
