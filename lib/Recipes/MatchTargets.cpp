@@ -100,18 +100,29 @@ LogicalResult Matcher::matchKept(Value c, const Body &body, unsigned targets,
   return fail("expected a comparison of the targets with the ignore index");
 }
 
+FailureOr<std::pair<Value, Value>>
+Matcher::keptAndIgnored(arith::SelectOp sel, const Body &body,
+                        unsigned targets, StringRef param) {
+  bool keptWhenTrue = true;
+  if (failed(matchKept(sel.getCondition(), body, targets, param,
+                       keptWhenTrue)))
+    return failure();
+  if (keptWhenTrue)
+    return std::pair(sel.getTrueValue(), sel.getFalseValue());
+  return std::pair(sel.getFalseValue(), sel.getTrueValue());
+}
+
 LogicalResult Matcher::matchMaskIgnored(Want w, Operation *op,
                                         const Body &body) {
   const RecipeNode &n = recipe.nodes[w.node];
   auto sel = dyn_cast<arith::SelectOp>(op);
   if (!sel)
     return fail("expected the ignored targets masked by a select");
-  bool keptWhenTrue = true;
-  if (failed(matchKept(sel.getCondition(), body, n.operands[1], n.param,
-                       keptWhenTrue)))
+  FailureOr<std::pair<Value, Value>> arms =
+      keptAndIgnored(sel, body, n.operands[1], n.param);
+  if (failed(arms))
     return failure();
-  Value kept = keptWhenTrue ? sel.getTrueValue() : sel.getFalseValue();
-  Value ignored = keptWhenTrue ? sel.getFalseValue() : sel.getTrueValue();
+  auto [kept, ignored] = *arms;
   FloatAttr zero = constantValue(ignored, &body);
   if (!zero || !zero.getValue().isZero())
     return fail("ignored targets are not masked with 0");
@@ -144,12 +155,11 @@ LogicalResult Matcher::matchTargetIndex(const RecipeNode &n, Value index,
   auto sel = index.getDefiningOp<arith::SelectOp>();
   if (!sel || sel->getBlock() != body.block())
     return fail("expected the target as the gathered index");
-  bool keptWhenTrue = true;
-  if (failed(matchKept(sel.getCondition(), body, n.operands[1], n.param,
-                       keptWhenTrue)))
+  FailureOr<std::pair<Value, Value>> arms =
+      keptAndIgnored(sel, body, n.operands[1], n.param);
+  if (failed(arms))
     return failure();
-  Value target = keptWhenTrue ? sel.getTrueValue() : sel.getFalseValue();
-  Value other = keptWhenTrue ? sel.getFalseValue() : sel.getTrueValue();
+  auto [target, other] = *arms;
   if (!intConstant(withoutIntCasts(other), &body))
     return fail("ignored targets read a class that is not a constant");
   return matchTargetIndex(n, target, body, depth + 1);

@@ -194,6 +194,11 @@ private:
   LogicalResult matchKept(Value c, const Body &body, unsigned targets,
                           StringRef param, bool &keptWhenTrue,
                           unsigned depth = 0);
+  /// The arms of a select on whether a target is kept: (kept, ignored).
+  FailureOr<std::pair<Value, Value>> keptAndIgnored(arith::SelectOp sel,
+                                                    const Body &body,
+                                                    unsigned targets,
+                                                    StringRef param);
   /// `x` masked where the target is ignored: select(kept, x, 0).
   LogicalResult matchMaskIgnored(Want w, Operation *op, const Body &body);
   /// `x[..., t]`: a tensor.extract at the loops and the (safe) target.
