@@ -376,7 +376,9 @@ def Fused_CausalConv1d : FusedOp<18, "causal_conv1d", Forward> {
   let params = [DefaultParam<"use_silu", FuelParamBool, "false">];
   let rule = "causalConv1d";
   let decomposition = "causalConv1d";
-  let recipeNote = "decompose-only: sliding-window indexing has no recipe primitive";
+  let recipeNote = "decompose-only: no recipe yet; frontends write it as a grouped "
+                   "convolution over padding on both sides and a slice of its output, "
+                   "which the matcher does not read";
   let summary = "depthwise causal conv1d, optional SiLU";
   let description = "`y[b,c,t] = bias[c] + sum_j w[c,0,j] * x[b,c,t+j]`, then SiLU if "
     "use_silu.";
