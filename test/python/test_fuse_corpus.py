@@ -1,5 +1,7 @@
-"""--fuel-fuse on the real frontend exports in ../shared/corpus: what it
-finds, and that the fused module computes what the original computed."""
+"""--fuel-fuse on the real frontend exports in test/corpus: what it finds,
+and that the fused module computes what the original computed (for the
+exports whose weights were elided, on the full exports in ../shared/corpus
+when they are beside the checkout)."""
 
 import subprocess
 from pathlib import Path
@@ -10,8 +12,9 @@ import pytest
 from conftest import REPO_ROOT
 from fuel_mlir import runner
 
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
-FILES = sorted(p for p in CORPUS.glob("*/*.mlir") if "elided" not in p.name) if CORPUS.is_dir() else []
+CORPUS = REPO_ROOT / "test" / "corpus"
+FULL_CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+FILES = sorted(CORPUS.glob("*/*.mlir"))
 
 # What the pass finds, per model, pinned so a regression shows: the corpus
 # README's list.
@@ -39,7 +42,9 @@ BY_MODEL_AFTER_ELEMENTWISE_FUSION = BY_MODEL
 def per_file(by_model):
     """The counts keyed by corpus file, both frontends."""
     return {f"{frontend}/{model}.{suffix}": counts
-            for frontend, suffix in (("torch_mlir", "linalg.mlir"), ("tosa_to_linalg", "tosa2linalg.mlir"))
+            for frontend, suffixes in (("torch_mlir", ("linalg.mlir", "linalg.elided.mlir")),
+                                       ("tosa_to_linalg", ("tosa2linalg.mlir", "tosa2linalg.elided.mlir")))
+            for suffix in suffixes
             for model, counts in by_model.items()}
 
 
@@ -71,21 +76,31 @@ VARIANTS = {
 }
 
 
-@pytest.mark.skipif(not FILES, reason=f"the corpus is not beside the checkout ({CORPUS})")
+def fuse_variant(fuel_opt, path, flags):
+    original = path.read_text()
+    prepared = run_opt(fuel_opt, original, *flags) if flags else original
+    return prepared, run_opt(fuel_opt, prepared, "--fuel-fuse")
+
+
 @pytest.mark.parametrize("variant", list(VARIANTS))
 @pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.name}" for p in FILES])
 def test_fuse_corpus(fuel_opt, path, variant):
     flags, expected = VARIANTS[variant]
     key = f"{path.parent.name}/{path.name}"
-    original = path.read_text()
-    prepared = run_opt(fuel_opt, original, *flags) if flags else original
-    fused = run_opt(fuel_opt, prepared, "--fuel-fuse")
+    prepared, fused = fuse_variant(fuel_opt, path, flags)
     assert count_fused(fused) == expected.get(key, {})
-    if expected.get(key):
-        check_same_numerics(prepared, fused)
-    else:
+    if not expected.get(key):
         # Nothing found: the module is left exactly as it was.
         assert fused == run_opt(fuel_opt, prepared)
+        return
+    if "elided" in path.name:
+        # The weights are elided: the numerics run on the full export.
+        full = FULL_CORPUS / path.parent.name / path.name.replace(".elided", "")
+        if not full.is_file():
+            pytest.skip(f"the full export is not beside the checkout ({full})")
+        prepared, fused = fuse_variant(fuel_opt, full, flags)
+        assert count_fused(fused) == expected[key]
+    check_same_numerics(prepared, fused)
 
 
 def check_same_numerics(original, fused):
