@@ -323,6 +323,9 @@ def Fused_PowiBackward : FusedOp<15, "powi_backward", Backward> {
   let params = [RequiredParam<"exp", FuelParamI32, [], "the forward exponent">];
   let rule = "sameShapePair";
   let recipe = "powiBackward";
+  let recipeNote = "fuel-fuse does not search for it: its structure depends on the "
+                   "integer exp, and exp * x^(exp - 1) * g for exp = 1 or 2 is any "
+                   "product of two tensors and a constant";
   let summary = "gradient of x^exp";
   let description = "`dx = exp * x^(exp-1) * g` (exp = 0 gives 0).";
   let reference = "numpy (analytic)";

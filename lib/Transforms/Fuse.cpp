@@ -112,6 +112,10 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
                << "fuel-fuse: " << name
                << " has no recipe, so it cannot be fused ("
                << info->recipeNote << ")";
+      if (getMatchableRecipes(*info).empty())
+        return emitError(UnknownLoc::get(context))
+               << "fuel-fuse: " << name << " is not searched for ("
+               << info->recipeNote << ")";
     }
     for (const FusedOpInfo &info : getStaticOps()) {
       if (!info.recipe ||

@@ -556,6 +556,9 @@ bool emitDocs(const RecordKeeper &records, raw_ostream &os) {
          << "`, the definition fusion matches too) where it applies, else "
             "written by hand (`"
          << op.decomposition << "`): " << op.recipeNote << ".\n\n";
+    else if (!op.recipe.empty() && !op.recipeNote.empty())
+      os << "Decomposition: its recipe (`" << op.recipe << "`); "
+         << op.recipeNote << ".\n\n";
     else if (!op.recipe.empty())
       os << "Decomposition: its recipe (`" << op.recipe
          << "`), the definition fusion matches too.\n\n";
