@@ -2,9 +2,11 @@
 //
 // The matcher behind matchRecipe: it walks an op's recipe from its output
 // backwards and checks that the IR computes each value, modulo the
-// spellings frontends use. Match.cpp holds the walk, MatchPositions.cpp the
+// spellings frontends use. Match.cpp holds the walk, MatchEntry.cpp where a
+// match starts and the checks once it is complete, MatchPositions.cpp the
 // patterns read through indices and slices (rotate_half, causal masks, the
-// fully-masked-row guard), MatchUtils.cpp the helpers they share.
+// fully-masked-row guard, sliding windows), MatchTargets.cpp those read
+// through a loss's class targets, MatchUtils.cpp the helpers they share.
 //
 //===----------------------------------------------------------------------===//
 
