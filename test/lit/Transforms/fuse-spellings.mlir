@@ -1211,3 +1211,79 @@ func.func @linear_weight_nk(%x: tensor<8x16xf32>, %w: tensor<4x16xf32>, %b: tens
   %y = linalg.matmul indexing_maps = [#a, #bt, #c] ins(%x, %w : tensor<8x16xf32>, tensor<4x16xf32>) outs(%init : tensor<8x4xf32>) -> tensor<8x4xf32>
   return %y : tensor<8x4xf32>
 }
+
+// -----
+
+// Grouped-query attention as HuggingFace writes it (repeat_kv: k and v
+// broadcast along a new head dim and merged into the query heads): found as
+// attention over the repeated k and v.
+// CHECK-LABEL: func @gqa_repeat_kv
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x4x16x8xf32>, %[[K:.+]]: tensor<1x2x16x8xf32>, %[[V:.+]]: tensor<1x2x16x8xf32>)
+// CHECK: %[[KR:.+]] = tensor.collapse_shape
+// CHECK: %[[VR:.+]] = tensor.collapse_shape
+// CHECK-NEXT: %[[O:.+]] = fuel.fused flash_attn {softmax_scale = 0.353553385 : f32} (%[[Q]], %[[KR]], %[[VR]])
+// CHECK-NEXT: return %[[O]]
+#qk_q = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#qk_k = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#qk_o = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#pv_p = affine_map<(b, h, i, e, j) -> (b, h, i, j)>
+#pv_v = affine_map<(b, h, i, e, j) -> (b, h, j, e)>
+#pv_o = affine_map<(b, h, i, e, j) -> (b, h, i, e)>
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+func.func @gqa_repeat_kv(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x4x16x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 0.353553385 : f32
+  %e5 = tensor.empty() : tensor<1x2x2x16x8xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x16x8xf32>) outs(%e5 : tensor<1x2x2x16x8xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x2x16x8xf32> into tensor<1x4x16x8xf32>
+  %vb = linalg.broadcast ins(%v : tensor<1x2x16x8xf32>) outs(%e5 : tensor<1x2x2x16x8xf32>) dimensions = [2]
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x2x16x8xf32> into tensor<1x4x16x8xf32>
+  %es = tensor.empty() : tensor<1x4x16x16xf32>
+  %is = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32>
+  %s = linalg.generic {indexing_maps = [#qk_q, #qk_k, #qk_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kr : tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) outs(%is : tensor<1x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x4x16x16xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x4x16x16xf32>) outs(%es : tensor<1x4x16x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %0 = arith.mulf %a, %scale : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x4x16x16xf32>
+  %er = tensor.empty() : tensor<1x4x16xf32>
+  %im = linalg.fill ins(%ninf : f32) outs(%er : tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  %m = linalg.reduce ins(%ss : tensor<1x4x16x16xf32>) outs(%im : tensor<1x4x16xf32>) dimensions = [3]
+    (%in: f32, %acc: f32) {
+      %0 = arith.maximumf %in, %acc : f32
+      linalg.yield %0 : f32
+    }
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ss, %m : tensor<1x4x16x16xf32>, tensor<1x4x16xf32>) outs(%es : tensor<1x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %0 = arith.subf %a, %b : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x4x16x16xf32>
+  %iz = linalg.fill ins(%zero : f32) outs(%er : tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  %sum = linalg.reduce ins(%ex : tensor<1x4x16x16xf32>) outs(%iz : tensor<1x4x16xf32>) dimensions = [3]
+    (%in: f32, %acc: f32) {
+      %0 = arith.addf %in, %acc : f32
+      linalg.yield %0 : f32
+    }
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %sum : tensor<1x4x16x16xf32>, tensor<1x4x16xf32>) outs(%es : tensor<1x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %0 = arith.divf %a, %b : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x4x16x16xf32>
+  %eo = tensor.empty() : tensor<1x4x16x8xf32>
+  %io = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x16x8xf32>) -> tensor<1x4x16x8xf32>
+  %o = linalg.generic {indexing_maps = [#pv_p, #pv_v, #pv_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vr : tensor<1x4x16x16xf32>, tensor<1x4x16x8xf32>) outs(%io : tensor<1x4x16x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x4x16x8xf32>
+  return %o : tensor<1x4x16x8xf32>
+}
