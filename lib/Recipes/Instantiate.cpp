@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Emit.h"
 #include "FuelFused/Decompose.h"
 #include "FuelFused/FuelOps.h"
 #include "FuelFused/Recipe.h"
@@ -199,23 +200,15 @@ OpFoldResult Instantiator::sizeOf(unsigned dim) {
     return tensor::getMixedSize(b, loc, dimSource[dim].first,
                                 dimSource[dim].second);
   WindowSize w = it->second;
-  OpFoldResult in = sizeOf(w.in), kernel = sizeOf(w.kernel);
-  std::optional<int64_t> inSize = getConstantIntValue(in),
-                         kernelSize = getConstantIntValue(kernel);
-  if (inSize && kernelSize)
-    return b.getIndexAttr((*inSize + 2 * w.padding - *kernelSize) / w.stride +
-                          1);
-  auto index = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v).getResult();
-  };
-  Value span = getValueOrCreateConstantIndexOp(b, loc, in);
+  // (in + 2 * padding - kernel) / stride + 1, folded where static.
+  Emitter e(b, loc);
+  OpFoldResult span = sizeOf(w.in);
   if (w.padding)
-    span = arith::AddIOp::create(b, loc, span, index(2 * w.padding));
-  span = arith::SubIOp::create(b, loc, span,
-                               getValueOrCreateConstantIndexOp(b, loc, kernel));
+    span = e.add(span, e.index(2 * w.padding));
+  span = e.sub(span, sizeOf(w.kernel));
   if (w.stride != 1)
-    span = arith::DivUIOp::create(b, loc, span, index(w.stride));
-  return arith::AddIOp::create(b, loc, span, index(1)).getResult();
+    span = e.floorDiv(span, w.stride);
+  return e.add(span, e.index(1));
 }
 
 Value Instantiator::emptyTensor(ArrayRef<unsigned> dims, Type elt) {

@@ -210,9 +210,8 @@ std::optional<Matcher::Linear> Matcher::evalIndex(Value x, const Body &body,
       return Linear{};
     return Linear{{{loop, 1}}, 0};
   }
-  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-          arith::ExtUIOp, arith::TruncIOp>(op))
-    return evalIndex(op->getOperand(0), body, depth + 1);
+  if (Value inner = withoutIntCasts(x); inner != x)
+    return evalIndex(inner, body, depth + 1);
   if (auto dim = dyn_cast<tensor::DimOp>(op)) {
     std::optional<int64_t> index = dim.getConstantIndex();
     if (!index)

@@ -35,17 +35,6 @@ static std::optional<int64_t> intConstant(Value v, const Body *body) {
   return std::nullopt;
 }
 
-/// `v` without integer casts (index casts, extensions, truncations).
-static Value withoutIntCasts(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-             arith::ExtUIOp, arith::TruncIOp>(def))
-      break;
-    v = def->getOperand(0);
-  }
-  return v;
-}
-
 LogicalResult Matcher::matchKept(Value c, const Body &body, unsigned targets,
                                  StringRef param, bool &keptWhenTrue,
                                  unsigned depth) {
@@ -385,9 +374,8 @@ Matcher::evalFlat(Value x, linalg::LinalgOp op, ArrayRef<FlatIndex> loopAt,
     return std::nullopt;
   if (auto index = dyn_cast<linalg::IndexOp>(def))
     return loopAt[index.getDim()];
-  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-          arith::ExtUIOp, arith::TruncIOp>(def))
-    return evalFlat(def->getOperand(0), op, loopAt, gather, depth + 1);
+  if (Value inner = withoutIntCasts(x); inner != x)
+    return evalFlat(inner, op, loopAt, gather, depth + 1);
   if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def)) {
     std::optional<FlatIndex> a =
         evalFlat(def->getOperand(0), op, loopAt, gather, depth + 1);

@@ -153,6 +153,16 @@ std::optional<double> scaleFactorOf(linalg::LinalgOp op) {
   return isDiv ? 1.0 / c.getValueAsDouble() : c.getValueAsDouble();
 }
 
+Value withoutIntCasts(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+             arith::ExtUIOp, arith::TruncIOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
 bool isOpKind(Operation *op, RecipeOp kind) {
   switch (kind) {
   case RecipeOp::Neg:

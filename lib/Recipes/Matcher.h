@@ -358,6 +358,8 @@ bool isDataMovement(linalg::LinalgOp op);
 /// If `op` multiplies its one tensor input by a constant (or divides it by
 /// one), elementwise: that factor.
 std::optional<double> scaleFactorOf(linalg::LinalgOp op);
+/// `v` without integer casts (index casts, extensions, truncations).
+Value withoutIntCasts(Value v);
 bool isOpKind(Operation *op, RecipeOp kind);
 bool isCommutative(RecipeOp kind);
 bool isScalarKind(RecipeOp kind);

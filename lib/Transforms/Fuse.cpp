@@ -247,13 +247,22 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     if (fused->getNumResults() == 1 && fused->getResult(0).getType() == type &&
         succeeded(mlir::verify(fused)))
       return fused;
+    eraseBuiltBefore(rewriter, prev, at, /*onlyUnused=*/false);
+    return {};
+  }
+
+  /// Erases the ops between `prev` (or the start of the block) and `at`,
+  /// last first: what a rewrite built there. With `onlyUnused`, those that
+  /// nothing uses any more (fused ops aside).
+  static void eraseBuiltBefore(IRRewriter &rewriter, Operation *prev,
+                               Operation *at, bool onlyUnused) {
     SmallVector<Operation *> built;
     for (Operation *op = prev ? prev->getNextNode() : &at->getBlock()->front();
-         op != at; op = op->getNextNode())
+         op && op != at; op = op->getNextNode())
       built.push_back(op);
     for (Operation *op : llvm::reverse(built))
-      rewriter.eraseOp(op);
-    return {};
+      if (!onlyUnused || (op->use_empty() && !isa<FusedOp>(op)))
+        rewriter.eraseOp(op);
   }
 
   /// Erases the covered ops, users first, then what only they used (inits,
@@ -293,13 +302,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
                      NearMisses &nearMisses) {
     Operation *prev = op->getPrevNode();
     auto removeBuilt = [&](bool onlyUnused) {
-      SmallVector<Operation *> built;
-      for (Operation *o = prev ? prev->getNextNode() : &op->getBlock()->front();
-           o && o != op; o = o->getNextNode())
-        built.push_back(o);
-      for (Operation *o : llvm::reverse(built))
-        if (!onlyUnused || (o->use_empty() && !isa<FusedOp>(o)))
-          rewriter.eraseOp(o);
+      eraseBuiltBefore(rewriter, prev, op, onlyUnused);
     };
     rewriter.setInsertionPoint(op);
     FailureOr<SmallVector<Value>> parts =
@@ -410,18 +413,19 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
       std::optional<SmallVector<unsigned>> loops = loopsOfScalar(g, scalar);
       if (!loops || loops->empty())
         continue;
-      bool whole = elementwise && loops->size() == g.getNumLoops();
-      if (elementwise)
+      // An elementwise op's value lives on its whole space, the result's
+      // shape; a reduction's on the loops it reads, of static sizes.
+      SmallVector<int64_t> shape;
+      if (elementwise) {
         loops = llvm::to_vector(llvm::seq<unsigned>(0, g.getNumLoops()));
-      SmallVector<int64_t> ranges = g.getStaticLoopRanges(), shape;
-      for (unsigned l : *loops)
-        shape.push_back(ranges[l]);
-      auto type =
-          whole || elementwise
-              ? RankedTensorType::get(
-                    cast<ShapedType>(g->getResult(0).getType()).getShape(),
-                    scalar.getType())
-              : RankedTensorType::get(shape, scalar.getType());
+        llvm::append_range(
+            shape, cast<ShapedType>(g->getResult(0).getType()).getShape());
+      } else {
+        SmallVector<int64_t> ranges = g.getStaticLoopRanges();
+        for (unsigned l : *loops)
+          shape.push_back(ranges[l]);
+      }
+      auto type = RankedTensorType::get(shape, scalar.getType());
       for (auto [info, size] : candidates) {
         if (elementwiseOnly && !elementwiseRecipes.contains(info))
           continue;
