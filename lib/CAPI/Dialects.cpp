@@ -2,13 +2,40 @@
 
 #include "fuel-c/Dialects.h"
 
-#include "FuelFused/FuelDialect.h"
-#include "FuelFused/Passes.h"
-#include "FuelFused/Registry.h"
+#include "FuelFused/Decompose/Decompose.h"
+#include "FuelFused/IR/FuelDialect.h"
+#include "FuelFused/IR/FuelOps.h"
+#include "FuelFused/Transforms/Passes.h"
+#include "FuelFused/IR/Registry.h"
 #include "mlir/CAPI/Registration.h"
 #include "mlir/CAPI/Support.h"
 
-MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Fuel, fuel, mlir::fuel::FuelDialect)
+// The dialect comes with what other libraries attach to it (the
+// decomposition behind AggregatedOpInterface), so these hooks are written
+// out rather than taken from MLIR_DEFINE_CAPI_DIALECT_REGISTRATION.
+static void insertFuelDialect(MlirDialectRegistry registry) {
+  mlir::DialectRegistry *r = unwrap(registry);
+  r->insert<mlir::fuel::FuelDialect>();
+  mlir::fuel::registerAggregatedOpInterfaceExternalModels(*r);
+}
+
+static MlirDialect loadFuelDialect(MlirContext context) {
+  mlir::MLIRContext *ctx = unwrap(context);
+  mlir::DialectRegistry registry;
+  mlir::fuel::registerAggregatedOpInterfaceExternalModels(registry);
+  ctx->appendDialectRegistry(registry);
+  return wrap(ctx->getOrLoadDialect<mlir::fuel::FuelDialect>());
+}
+
+static MlirStringRef getFuelNamespace() {
+  return wrap(mlir::fuel::FuelDialect::getDialectNamespace());
+}
+
+MlirDialectHandle mlirGetDialectHandle__fuel__() {
+  static MlirDialectRegistrationHooks hooks = {
+      insertFuelDialect, loadFuelDialect, getFuelNamespace};
+  return MlirDialectHandle{&hooks};
+}
 
 unsigned fuelRegisterRuntimeOp(MlirStringRef name, unsigned numOperands,
                                intptr_t numParams,

@@ -1,14 +1,36 @@
 //===- Recipe.cpp - Building recipes --------------------------------------===//
 
-#include "FuelFused/Recipe.h"
-#include "FuelFused/FuelOps.h"
-#include "FuelFused/Registry.h"
+#include "FuelFused/Recipes/Recipe.h"
+#include "RecipeDecls.h"
+
+#include "FuelFused/IR/FuelOps.h"
+#include "FuelFused/IR/Registry.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mlir::fuel;
+
+namespace {
+struct RecipeBinding {
+  uint32_t id;
+  RecipeFn recipe;
+};
+using namespace mlir::fuel::recipes;
+#define GET_FUSED_OP_RECIPE_TABLE
+#include "FusedOpRecipes.inc"
+} // namespace
+
+RecipeFn mlir::fuel::lookupRecipe(const FusedOpInfo &info) {
+  if (!info.hasRecipe)
+    return nullptr;
+  const RecipeBinding *it = llvm::lower_bound(
+      recipeTable, info.id,
+      [](const RecipeBinding &b, uint32_t id) { return b.id < id; });
+  return it != std::end(recipeTable) && it->id == info.id ? it->recipe
+                                                         : nullptr;
+}
 
 StringRef mlir::fuel::stringifyRecipeOp(RecipeOp op) {
   switch (op) {
@@ -68,51 +90,6 @@ StringRef mlir::fuel::stringifyRecipeOp(RecipeOp op) {
   llvm_unreachable("unknown recipe op");
 }
 
-std::string Recipe::str() const {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  for (auto [i, n] : llvm::enumerate(nodes)) {
-    os << "%" << i << " = " << stringifyRecipeOp(n.op);
-    if (n.op == RecipeOp::Param)
-      os << " \"" << n.param << "\"";
-    if (n.op == RecipeOp::Const || n.op == RecipeOp::Splat)
-      os << " " << n.constant;
-    if (n.op == RecipeOp::Powi)
-      os << " " << n.intValue;
-    for (unsigned o : n.operands)
-      os << " %" << o;
-    if (n.op == RecipeOp::Input)
-      os << " #" << n.index;
-    if (n.op == RecipeOp::ReduceSum || n.op == RecipeOp::ReduceMax ||
-        n.op == RecipeOp::RotateHalf || n.op == RecipeOp::DimSize ||
-        n.op == RecipeOp::Window || n.op == RecipeOp::Gather)
-      os << " along " << axisNames[n.index];
-    if (n.op == RecipeOp::Contract) {
-      os << " along ";
-      llvm::interleave(
-          n.over, os, [&](RecipeAxis a) { os << axisNames[a]; }, ",");
-    }
-    if (n.op == RecipeOp::Gather || n.op == RecipeOp::MaskIgnored ||
-        n.op == RecipeOp::CountKept)
-      os << " ignoring \"" << n.param << "\"";
-    if (n.window)
-      os << " out " << axisNames[n.window->out] << " kernel "
-         << axisNames[n.window->kernel] << " stride " << n.window->stride
-         << "[" << n.window->element << "] padding " << n.window->padding
-         << "[" << n.window->element << "]";
-    if (n.op == RecipeOp::CausalMask)
-      os << " query " << axisNames[n.index] << " key "
-         << axisNames[n.intValue];
-    os << " : [";
-    llvm::interleaveComma(n.axes, os,
-                          [&](RecipeAxis a) { os << axisNames[a]; });
-    os << "]\n";
-  }
-  os << "return";
-  for (unsigned o : outputs)
-    os << " %" << o;
-  return s;
-}
 
 RecipeBuilder::RecipeBuilder(const FusedOpInfo &info, DictionaryAttr params,
                              Operation *op)

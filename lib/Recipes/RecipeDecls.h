@@ -3,11 +3,11 @@
 #ifndef FUEL_LIB_RECIPES_RECIPEDECLS_H
 #define FUEL_LIB_RECIPES_RECIPEDECLS_H
 
-#include "FuelFused/Recipe.h"
+#include "FuelFused/Recipes/Recipe.h"
 
 namespace mlir::fuel::recipes {
 #define GET_FUSED_OP_RECIPE_DECLS
-#include "FuelFused/FusedOpRegistry.inc"
+#include "FusedOpRecipes.inc"
 } // namespace mlir::fuel::recipes
 
 #endif // FUEL_LIB_RECIPES_RECIPEDECLS_H

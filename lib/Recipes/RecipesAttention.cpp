@@ -1,6 +1,6 @@
 //===- RecipesAttention.cpp - Recipes: attention --------------------------===//
 
-#include "FuelFused/Recipe.h"
+#include "FuelFused/Recipes/Recipe.h"
 #include "RecipeDecls.h"
 
 #include "mlir/IR/BuiltinTypes.h"

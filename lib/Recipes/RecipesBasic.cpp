@@ -1,9 +1,9 @@
 //===- RecipesBasic.cpp - Recipes: linear, RoPE, elementwise --------------===//
 
-#include "FuelFused/Recipe.h"
+#include "FuelFused/Recipes/Recipe.h"
 #include "RecipeDecls.h"
 
-#include "FuelFused/FuelAttrs.h"
+#include "FuelFused/IR/FuelAttrs.h"
 
 using namespace mlir;
 using namespace mlir::fuel;

@@ -1,6 +1,6 @@
 //===- RecipesConv.cpp - Recipes: convolutions ----------------------------===//
 
-#include "FuelFused/Recipe.h"
+#include "FuelFused/Recipes/Recipe.h"
 #include "RecipeDecls.h"
 
 using namespace mlir;

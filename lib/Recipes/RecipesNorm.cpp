@@ -1,6 +1,6 @@
 //===- RecipesNorm.cpp - Recipes: softmax, norms and their backwards ------===//
 //
-// Each recipe spells its FUSED_OPS.md formula with the primitives of
+// Each recipe spells its formula (docs/FusedOps.md) with the primitives of
 // Recipe.h. n is the last dim; "..." the leading dims.
 //
 // Each step is its own statement: the order of evaluation of a call's
@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FuelFused/Recipe.h"
+#include "FuelFused/Recipes/Recipe.h"
 #include "RecipeDecls.h"
 
 using namespace mlir;

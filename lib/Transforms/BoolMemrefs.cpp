@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FuelFused/Passes.h"
+#include "FuelFused/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
@@ -15,7 +15,7 @@
 
 namespace mlir::fuel {
 #define GEN_PASS_DEF_FUELBOOLMEMREFSTOI8
-#include "FuelFused/Passes.h.inc"
+#include "FuelFused/Transforms/Passes.h.inc"
 } // namespace mlir::fuel
 
 using namespace mlir;

@@ -6,16 +6,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FuelFused/Decompose.h"
-#include "FuelFused/FuelOps.h"
-#include "FuelFused/Passes.h"
+#include "FuelFused/Decompose/Decompose.h"
+#include "FuelFused/IR/FuelOps.h"
+#include "FuelFused/Transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace mlir::fuel {
 #define GEN_PASS_DEF_FUELDECOMPOSE
-#include "FuelFused/Passes.h.inc"
+#include "FuelFused/Transforms/Passes.h.inc"
 } // namespace mlir::fuel
 
 using namespace mlir;

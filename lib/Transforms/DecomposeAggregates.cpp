@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FuelFused/Passes.h"
+#include "FuelFused/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -16,7 +16,7 @@
 
 namespace mlir::fuel {
 #define GEN_PASS_DEF_FUELDECOMPOSEAGGREGATES
-#include "FuelFused/Passes.h.inc"
+#include "FuelFused/Transforms/Passes.h.inc"
 } // namespace mlir::fuel
 
 using namespace mlir;

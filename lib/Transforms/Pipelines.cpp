@@ -1,6 +1,6 @@
 //===- Pipelines.cpp - fuel pipelines and pass registration ---------------===//
 
-#include "FuelFused/Passes.h"
+#include "FuelFused/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
 

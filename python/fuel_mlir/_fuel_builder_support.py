@@ -9,11 +9,6 @@ from . import ir
 __all__ = ["build", "fused"]
 
 _INT_RANGES = {"I64": (-(2**63), 2**63 - 1), "I32": (-(2**31), 2**31 - 1)}
-_REDUCTIONS = ("mean", "sum", "none")
-_QUANT_TYPES = (
-    "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q8_1",
-    "q2_k", "q3_k", "q4_k", "q5_k", "q6_k",
-)
 # The original registry's spelling of Q4_K.
 _QUANT_ALIASES = {"q4_k_m": "q4_k"}
 
@@ -56,16 +51,21 @@ def _param_attr(op_name: str, spec, value) -> ir.Attribute:
         if not all(lo <= int(v) <= hi for v in pair):
             raise ValueError(f"{where} is out of the i64 range: {value!r}")
         return ir.DenseI64ArrayAttr.get([int(v) for v in pair])
+    if kind in ("Reduction", "QuantType"):
+        # The enums' spellings, generated from FuelAttrs.td (imported here:
+        # the generated module imports this one).
+        from ._fuel_registry_gen import ENUM_SPELLINGS
+        spellings = ENUM_SPELLINGS[kind]
     if kind == "Reduction":
-        if not isinstance(value, str) or value.lower() not in _REDUCTIONS:
-            raise ValueError(f"{where} must be one of {', '.join(_REDUCTIONS)}, got {value!r}")
+        if not isinstance(value, str) or value.lower() not in spellings:
+            raise ValueError(f"{where} must be one of {', '.join(spellings)}, got {value!r}")
         return ir.Attribute.parse(f"#fuel.reduction<{value.lower()}>")
     if kind == "QuantType":
         name = value.lower() if isinstance(value, str) else None
         name = _QUANT_ALIASES.get(name, name)
-        if name not in _QUANT_TYPES:
+        if name not in spellings:
             raise ValueError(
-                f"{where} must be a GGML quant type ({', '.join(_QUANT_TYPES)}), got {value!r}"
+                f"{where} must be a GGML quant type ({', '.join(spellings)}), got {value!r}"
             )
         return ir.Attribute.parse(f"#fuel.quant<{name}>")
     raise AssertionError(f"unknown param kind {kind}")

@@ -26,7 +26,7 @@ MLIR_TYPES = {
 if BF16 is not None:
     MLIR_TYPES[BF16] = "bf16"
 
-# FUSED_OPS.md's tolerances.
+# The tolerances of docs/FusedOps.md (Conventions).
 TOL = {"f32": dict(rtol=1e-5, atol=1e-6), "f16": dict(rtol=2e-2, atol=2e-3),
        "bf16": dict(rtol=2e-2, atol=2e-2), "f64": dict(rtol=1e-10, atol=1e-12)}
 TOL_LOOSE = {"f32": dict(rtol=1e-4, atol=1e-5), "f16": dict(rtol=2e-2, atol=2e-3),

@@ -1,4 +1,4 @@
-"""Numpy references written from FUSED_OPS.md (never from the code under
+"""Numpy references written from docs/FusedOps.md (never from the code under
 test), in float64."""
 
 import numpy as np

@@ -1,5 +1,5 @@
 """--fuel-decompose is numerically exact: every op with a recipe, run through
-fuel-to-llvm, against numpy written from FUSED_OPS.md's formulas."""
+fuel-to-llvm, against numpy written from the formulas of docs/FusedOps.md."""
 
 import numpy as np
 import pytest

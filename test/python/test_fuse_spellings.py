@@ -37,7 +37,7 @@ def test_fused_spelling_computes_the_original(fuel_opt, case):
     args = [rng.integers(0, 4, s).astype(p.dtype) if p.dtype.kind in "iu"
             else rng.standard_normal(s).astype(p.dtype) for p, s in zip(f0.inputs, shapes)]
     want, got = f0(*args), f1(*args)
-    # FUSED_OPS.md's f32 tolerances (attention and convolutions: looser, their
+    # docs/FusedOps.md's f32 tolerances (attention and convolutions: looser, their
     # sums may run in another order).
     loose = any(op in fused for op in ("conv2d", "flash_attn"))
     tolerance = dict(rtol=1e-4, atol=1e-5) if loose else dict(rtol=1e-5, atol=1e-6)

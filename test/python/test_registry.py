@@ -1,4 +1,4 @@
-"""The Python registry: every entry as FUSED_OPS.md lists it."""
+"""The Python registry: every entry as docs/FusedOps.md lists it."""
 
 import re
 
@@ -7,7 +7,7 @@ import pytest
 from conftest import REPO_ROOT
 from fuel_mlir import registry
 
-# FUSED_OPS.md's table: id, name, family, operands, results, params,
+# docs/FusedOps.md's table: id, name, family, operands, results, params,
 # backward (kind, targets), destructive input.
 CATALOG = [
     (1, "softmax_last_dim", "Forward", ["x"], ["y"], [], ("Fused", ["softmax_last_dim_backward"]), None),

@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FuelFused/FuelDialect.h"
-#include "FuelFused/Passes.h"
+#include "FuelFused/Decompose/Decompose.h"
+#include "FuelFused/IR/FuelDialect.h"
+#include "FuelFused/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -27,6 +28,7 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   registry.insert<mlir::fuel::FuelDialect>();
+  mlir::fuel::registerAggregatedOpInterfaceExternalModels(registry);
 
   llvm::cl::AddExtraVersionPrinter(printVersion);
   return mlir::asMainReturnCode(mlir::MlirOptMain(

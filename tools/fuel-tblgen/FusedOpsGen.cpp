@@ -1,16 +1,23 @@
-//===- FusedOpsGen.cpp - Generators for the fused-op registry -------------===//
+//===- FusedOpsGen.cpp - C++ generators for the fused-op registry ---------===//
 //
-// Reads the `FusedOp` records of FusedOps.td and generates:
+// Reads the `FusedOp` records of FusedOps.td (FusedOpRecords.h) and
+// generates:
 //   -gen-fused-op-registry   the C++ registry table and params schemas
-//   -gen-fused-op-python     the Python registry module and op builders
-//   -gen-fused-op-docs       docs/FusedOps.md
+//                            (data only: ids, names, schemas, shape rules)
+//   -gen-fused-op-views      FusedOpKind and a typed view class per op
+//   -gen-fused-op-recipe-bindings
+//                            the table of ops to their recipe functions
+//   -gen-fused-op-decomposition-bindings
+//                            the table of ops to their hand decompositions
+// PythonDocsGen.cpp generates the Python module and the docs.
 //
 //===----------------------------------------------------------------------===//
+
+#include "FusedOpRecords.h"
 
 #include "mlir/TableGen/GenInfo.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/TableGen/Error.h"
 #include "llvm/TableGen/Record.h"
@@ -20,171 +27,9 @@
 #include <vector>
 
 using namespace llvm;
+using namespace fuel_tblgen;
 
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Record wrappers
-//===----------------------------------------------------------------------===//
-
-struct OperandRec {
-  std::string name, element, doc;
-  int64_t minRank, maxRank;
-  bool optional;
-};
-
-struct ResultRec {
-  std::string name, doc;
-};
-
-struct CheckRec {
-  std::string predicate, description;
-};
-
-struct ParamRec {
-  std::string name, kind, defaultValue, doc;
-  bool optional;
-  std::vector<CheckRec> checks;
-  bool hasDefault() const { return !defaultValue.empty(); }
-};
-
-struct FusedOpRec {
-  const Record *def;
-  int64_t id;
-  std::string name, family, backward, rule, recipe, decomposition, recipeNote,
-      summary,
-      description, reference;
-  std::vector<std::string> backwardTargets;
-  std::vector<OperandRec> operands;
-  std::vector<ResultRec> results;
-  std::vector<ParamRec> params;
-  int64_t destructiveInput;
-
-  explicit FusedOpRec(const Record *r) : def(r) {
-    id = r->getValueAsInt("opId");
-    name = r->getValueAsString("opName").str();
-    family = r->getValueAsDef("family")->getValueAsString("name").str();
-    const Record *bw = r->getValueAsDef("backward");
-    backward = bw->getValueAsString("kind").str();
-    for (StringRef t : bw->getValueAsListOfStrings("targets"))
-      backwardTargets.push_back(t.str());
-    rule = r->getValueAsString("rule").str();
-    recipe = r->getValueAsString("recipe").str();
-    recipeNote = r->getValueAsString("recipeNote").str();
-    decomposition = r->getValueAsString("decomposition").str();
-    summary = r->getValueAsString("summary").str();
-    description = r->getValueAsString("description").str();
-    reference = r->getValueAsString("reference").str();
-    destructiveInput = r->getValueAsInt("destructiveInput");
-    for (const Record *o : r->getValueAsListOfDefs("operands"))
-      operands.push_back({o->getValueAsString("operandName").str(),
-                          o->getValueAsDef("element")->getValueAsString("kind").str(),
-                          o->getValueAsString("doc").str(),
-                          o->getValueAsInt("minRank"), o->getValueAsInt("maxRank"),
-                          o->getValueAsBit("isOptional")});
-    for (const Record *o : r->getValueAsListOfDefs("results"))
-      results.push_back({o->getValueAsString("resultName").str(),
-                         o->getValueAsString("doc").str()});
-    for (const Record *p : r->getValueAsListOfDefs("params")) {
-      ParamRec pr{p->getValueAsString("paramName").str(),
-                  p->getValueAsDef("kind")->getValueAsString("kind").str(),
-                  p->getValueAsString("defaultValue").str(),
-                  p->getValueAsString("doc").str(),
-                  p->getValueAsBit("isOptional"),
-                  {}};
-      for (const Record *c : p->getValueAsListOfDefs("checks"))
-        pr.checks.push_back({c->getValueAsString("predicate").str(),
-                             c->getValueAsString("description").str()});
-      params.push_back(std::move(pr));
-    }
-  }
-
-  std::string cppIdent() const {
-    return convertToCamelFromSnakeCase(name, /*capitalizeFirst=*/true);
-  }
-};
-
-/// Loads, validates and sorts the records. Reports fatal TableGen errors for
-/// inconsistent records so a bad edit fails the build, not a test.
-std::vector<FusedOpRec> loadOps(const RecordKeeper &records) {
-  std::vector<FusedOpRec> ops;
-  for (const Record *r : records.getAllDerivedDefinitions("FusedOp"))
-    ops.emplace_back(r);
-  llvm::sort(ops, [](const FusedOpRec &a, const FusedOpRec &b) {
-    return a.id < b.id;
-  });
-  StringSet<> names;
-  DenseSet<int64_t> ids;
-  for (const FusedOpRec &op : ops) {
-    if (op.id < 1 || op.id >= 0x8000)
-      PrintFatalError(op.def->getLoc(),
-                      "fused op id must be in [1, 0x8000): ids from 0x8000 on "
-                      "are reserved for runtime-registered ops");
-    if (!ids.insert(op.id).second)
-      PrintFatalError(op.def->getLoc(), "duplicate fused op id " + Twine(op.id));
-    if (!names.insert(op.name).second)
-      PrintFatalError(op.def->getLoc(), "duplicate fused op name " + op.name);
-    if (op.rule.empty())
-      PrintFatalError(op.def->getLoc(), "fused op " + op.name + " has no rule");
-    // A recipe and a hand-written decomposition together: the recipe covers
-    // the op's basic form (fusion finds it, decomposition uses it), the hand
-    // decomposition the rest; the note says where the line is.
-    if (!op.decomposition.empty() && op.recipeNote.empty())
-      PrintFatalError(op.def->getLoc(),
-                      "op " + op.name +
-                          " with a hand-written decomposition must say what "
-                          "its recipe does not cover (recipeNote)");
-    if (op.results.empty())
-      PrintFatalError(op.def->getLoc(), "fused op " + op.name + " has no result");
-    if (op.destructiveInput >= (int64_t)op.operands.size())
-      PrintFatalError(op.def->getLoc(), "destructiveInput out of range");
-    bool seenOptional = false;
-    for (const OperandRec &o : op.operands) {
-      if (seenOptional && !o.optional)
-        PrintFatalError(op.def->getLoc(),
-                        "required operand '" + o.name + "' after an optional one");
-      seenOptional |= o.optional;
-    }
-    for (const ParamRec &p : op.params)
-      if (p.optional && p.hasDefault())
-        PrintFatalError(op.def->getLoc(),
-                        "param '" + p.name + "' is optional and has a default");
-  }
-  for (const FusedOpRec &op : ops)
-    for (const std::string &t : op.backwardTargets)
-      if (!names.contains(t))
-        PrintFatalError(op.def->getLoc(), "unknown backward target " + t);
-  return ops;
-}
-
-std::string cppString(StringRef s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
-void emitHeader(raw_ostream &os, StringRef what, StringRef comment) {
-  os << comment << " " << what << "\n"
-     << comment << " Generated by fuel-tblgen from FusedOps.td. Do not edit.\n\n";
-}
-
-/// Parses a pair default written as "[a, b]".
-std::pair<std::string, std::string> parsePair(const FusedOpRec &op,
-                                              StringRef text) {
-  StringRef t = text.trim();
-  if (!t.consume_front("[") || !t.consume_back("]"))
-    PrintFatalError(op.def->getLoc(), "pair default must be written [a, b]");
-  auto [a, b] = t.split(',');
-  return {a.trim().str(), b.trim().str()};
-}
 
 //===----------------------------------------------------------------------===//
 // C++ registry
@@ -241,26 +86,6 @@ bool emitRegistry(const RecordKeeper &records, raw_ostream &os) {
     os << "LogicalResult " << r << "(RuleContext &ctx);\n";
   os << "#endif // GET_FUSED_OP_RULE_DECLS\n\n";
 
-  os << "#ifdef GET_FUSED_OP_RECIPE_DECLS\n#undef GET_FUSED_OP_RECIPE_DECLS\n";
-  std::set<std::string> recipes;
-  for (const FusedOpRec &op : ops)
-    if (!op.recipe.empty())
-      recipes.insert(op.recipe);
-  for (const std::string &r : recipes)
-    os << "void " << r << "(RecipeBuilder &r);\n";
-  os << "#endif // GET_FUSED_OP_RECIPE_DECLS\n\n";
-
-  os << "#ifdef GET_FUSED_OP_DECOMPOSITION_DECLS\n"
-        "#undef GET_FUSED_OP_DECOMPOSITION_DECLS\n";
-  std::set<std::string> decompositions;
-  for (const FusedOpRec &op : ops)
-    if (!op.decomposition.empty())
-      decompositions.insert(op.decomposition);
-  for (const std::string &d : decompositions)
-    os << "FailureOr<SmallVector<Value>> " << d
-       << "(OpBuilder *b, FusedOp op, std::string &why);\n";
-  os << "#endif // GET_FUSED_OP_DECOMPOSITION_DECLS\n\n";
-
   os << "#ifdef GET_FUSED_OP_TABLE\n#undef GET_FUSED_OP_TABLE\n";
   os << "namespace {\n";
   for (const FusedOpRec &op : ops) {
@@ -268,7 +93,7 @@ bool emitRegistry(const RecordKeeper &records, raw_ostream &os) {
     os << "\n// " << op.id << ": " << op.name << "\n";
     // Param defaults and checks.
     for (const ParamRec &p : op.params) {
-      std::string pid = id + "_" + convertToCamelFromSnakeCase(p.name, true);
+      std::string pid = id + "_" + camelCase(p.name, true);
       if (p.hasDefault())
         os << "Attribute default" << pid << "(MLIRContext *ctx) {\n  return "
            << cppDefaultExpr(op, p) << ";\n}\n";
@@ -303,7 +128,7 @@ bool emitRegistry(const RecordKeeper &records, raw_ostream &os) {
     if (!op.params.empty()) {
       os << "const ParamSpec params" << id << "[] = {\n";
       for (const ParamRec &p : op.params) {
-        std::string pid = id + "_" + convertToCamelFromSnakeCase(p.name, true);
+        std::string pid = id + "_" + camelCase(p.name, true);
         os << "    {" << cppString(p.name) << ", ParamKind::" << p.kind << ", "
            << (p.optional ? "true" : "false") << ", "
            << cppString(p.defaultValue) << ", "
@@ -333,11 +158,9 @@ bool emitRegistry(const RecordKeeper &records, raw_ostream &os) {
        << ",\n     BackwardKind::" << op.backward << ", "
        << (op.backwardTargets.empty() ? "{}" : "backward" + id) << ", "
        << op.destructiveInput << ", rules::" << op.rule << ",\n     "
-       << (op.recipe.empty() ? std::string("nullptr") : "recipes::" + op.recipe)
-       << ", "
-       << (op.decomposition.empty() ? std::string("nullptr")
-                                    : "decompositions::" + op.decomposition)
-       << ", " << cppString(op.recipeNote) << ",\n     "
+       << (op.recipe.empty() ? "false" : "true") << ", "
+       << (op.decomposition.empty() ? "false" : "true") << ", "
+       << cppString(op.recipeNote) << ",\n     "
        << cppString(op.summary) << ",\n     " << cppString(op.description)
        << "},\n";
   }
@@ -346,235 +169,216 @@ bool emitRegistry(const RecordKeeper &records, raw_ostream &os) {
 }
 
 //===----------------------------------------------------------------------===//
-// Python registry module
+// Typed views
 //===----------------------------------------------------------------------===//
 
-std::string pyString(StringRef s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n";
+/// The C++ type a param reads as, and the expression that reads it from a
+/// non-null attribute `attr`.
+std::pair<std::string, std::string> cppParamRead(const FusedOpRec &op,
+                                                 const ParamRec &p) {
+  if (p.kind == "F64" || p.kind == "F32")
+    return {"double",
+            "::llvm::cast<::mlir::FloatAttr>(attr).getValueAsDouble()"};
+  if (p.kind == "I64" || p.kind == "I32")
+    return {"int64_t", "::llvm::cast<::mlir::IntegerAttr>(attr).getInt()"};
+  if (p.kind == "Bool")
+    return {"bool", "::llvm::cast<::mlir::BoolAttr>(attr).getValue()"};
+  if (p.kind == "Pair")
+    return {"std::array<int64_t, 2>",
+            "[&] { auto v = ::llvm::cast<::mlir::DenseI64ArrayAttr>(attr)"
+            ".asArrayRef(); return std::array<int64_t, 2>{v[0], v[1]}; }()"};
+  if (p.kind == "Reduction")
+    return {"Reduction", "::llvm::cast<ReductionAttr>(attr).getValue()"};
+  if (p.kind == "QuantType")
+    return {"QuantType", "::llvm::cast<QuantTypeAttr>(attr).getValue()"};
+  PrintFatalError(op.def->getLoc(), "unknown param kind " + p.kind);
+}
+
+std::string cppDocLine(StringRef doc) {
+  std::string out;
+  for (char c : doc)
+    out += c == '\n' ? ' ' : c;
+  return out;
+}
+
+/// Emits the typed getter of each param of `op`, reading the attribute
+/// with `lookup` (an expression of type Attribute, given the param name).
+void emitParamGetters(const FusedOpRec &op, raw_ostream &os,
+                      function_ref<std::string(StringRef)> lookup) {
+  for (const ParamRec &p : op.params) {
+    auto [type, read] = cppParamRead(op, p);
+    std::string getter = "get" + camelCase(p.name, true);
+    if (!p.doc.empty())
+      os << "  /// " << cppDocLine(p.doc) << "\n";
+    if (p.optional) {
+      os << "  std::optional<" << type << "> " << getter << "() const {\n"
+         << "    ::mlir::Attribute attr = " << lookup(p.name) << ";\n"
+         << "    if (!attr)\n      return std::nullopt;\n"
+         << "    return " << read << ";\n  }\n";
       continue;
     }
-    out += c;
+    os << "  " << type << " " << getter << "() const {\n"
+       << "    ::mlir::Attribute attr = " << lookup(p.name) << ";\n"
+       << "    return " << read << ";\n  }\n";
   }
-  return out + "\"";
 }
 
-std::string pyDefault(const FusedOpRec &op, const ParamRec &p) {
-  if (!p.hasDefault())
-    return "None";
-  const std::string &v = p.defaultValue;
-  if (p.kind == "Bool")
-    return v == "true" ? "True" : "False";
-  if (p.kind == "Pair") {
-    auto [a, b] = parsePair(op, v);
-    return "(" + a + ", " + b + ")";
-  }
-  if (p.kind == "Reduction" || p.kind == "QuantType")
-    return pyString(v);
-  if (p.kind == "F64" || p.kind == "F32")
-    return "float(" + v + ")";
-  return v;
-}
-
-bool isPythonKeyword(StringRef s) {
-  static const char *const keywords[] = {
-      "False", "None", "True", "and", "as", "assert", "async", "await",
-      "break", "class", "continue", "def", "del", "elif", "else", "except",
-      "finally", "for", "from", "global", "if", "import", "in", "is",
-      "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
-      "while", "with", "yield"};
-  return llvm::is_contained(keywords, s);
-}
-
-std::string pyIdent(StringRef s) {
-  return isPythonKeyword(s) ? (s + "_").str() : s.str();
-}
-
-bool emitPython(const RecordKeeper &records, raw_ostream &os) {
+bool emitViews(const RecordKeeper &records, raw_ostream &os) {
   std::vector<FusedOpRec> ops = loadOps(records);
-  emitHeader(os, "The static fused-op registry and its op builders.", "#");
-  os << "from ._fuel_builder_support import build as _build\n\n"
-     << "ENTRIES = (\n";
-  for (const FusedOpRec &op : ops) {
-    os << "    dict(\n"
-       << "        id=" << op.id << ",\n"
-       << "        name=" << pyString(op.name) << ",\n"
-       << "        family=" << pyString(op.family) << ",\n"
-       << "        operands=(\n";
-    for (const OperandRec &o : op.operands)
-      os << "            dict(name=" << pyString(o.name)
-         << ", element=" << pyString(o.element) << ", min_rank=" << o.minRank
-         << ", max_rank=" << (o.maxRank < 0 ? "None" : std::to_string(o.maxRank))
-         << ", optional=" << (o.optional ? "True" : "False")
-         << ", doc=" << pyString(o.doc) << "),\n";
-    os << "        ),\n        results=(\n";
-    for (const ResultRec &r : op.results)
-      os << "            dict(name=" << pyString(r.name)
-         << ", doc=" << pyString(r.doc) << "),\n";
-    os << "        ),\n        params=(\n";
-    for (const ParamRec &p : op.params) {
-      os << "            dict(name=" << pyString(p.name)
-         << ", kind=" << pyString(p.kind)
-         << ", default=" << pyDefault(op, p)
-         << ", has_default=" << (p.hasDefault() ? "True" : "False")
-         << ", optional=" << (p.optional ? "True" : "False") << ", checks=(";
-      for (const CheckRec &c : p.checks)
-        os << pyString(c.description) << ", ";
-      os << "), doc=" << pyString(p.doc) << "),\n";
-    }
-    os << "        ),\n        backward=dict(kind=" << pyString(op.backward)
-       << ", targets=(";
-    for (const std::string &t : op.backwardTargets)
-      os << pyString(t) << ", ";
-    os << ")),\n        destructive_input="
-       << (op.destructiveInput < 0 ? "None"
-                                   : std::to_string(op.destructiveInput))
-       << ",\n        has_recipe=" << (op.recipe.empty() ? "False" : "True")
-       << ",\n        decomposable="
-       << (op.recipe.empty() && op.decomposition.empty() ? "False" : "True")
-       << ",\n        recipe_note=" << pyString(op.recipeNote)
-       << ",\n        summary=" << pyString(op.summary)
-       << ",\n        description=" << pyString(op.description)
-       << ",\n        reference=" << pyString(op.reference) << ",\n    ),\n";
-  }
-  os << ")\n\n";
-
-  // One builder per op, with the operands as positional arguments (optional
-  // ones default to None) and the params as keywords.
-  os << "__all__ = [\n";
+  emitHeader(os, "Typed views of the static fused ops.", "//");
+  os << "#ifdef GET_FUSED_OP_VIEW_DECLS\n#undef GET_FUSED_OP_VIEW_DECLS\n\n";
+  os << "/// The static fused ops, by registry id.\n"
+        "enum class FusedOpKind : uint32_t {\n";
   for (const FusedOpRec &op : ops)
-    os << "    " << pyString(op.name) << ",\n";
-  os << "]\n";
+    os << "  " << op.cppIdent() << " = " << op.id << ", ///< " << op.name
+       << "\n";
+  os << "};\n\n";
   for (const FusedOpRec &op : ops) {
-    SmallVector<std::string> args, operandNames;
-    for (const OperandRec &o : op.operands) {
-      args.push_back(pyIdent(o.name) + (o.optional ? "=None" : ""));
-      operandNames.push_back(pyIdent(o.name));
+    std::string id = op.cppIdent();
+    std::string view = id + "View", params = id + "Params";
+    // The params, over a dictionary (as shape rules see them, before the op
+    // exists).
+    os << "/// The params of `" << op.name << "`, defaults applied.\n"
+       << "class " << params << " {\npublic:\n"
+       << "  /// `params` may be null (every param unset); `ctx` builds "
+          "defaults.\n"
+       << "  " << params
+       << "(::mlir::DictionaryAttr params, ::mlir::MLIRContext *ctx)\n"
+       << "      : params(params), ctx(ctx) {}\n";
+    emitParamGetters(op, os, [&](StringRef name) {
+      return "getParamValue(*lookupFusedOp(" + std::to_string(op.id) +
+             "), params, " + cppString(name) + ", ctx)";
+    });
+    os << "\nprivate:\n  ::mlir::DictionaryAttr params;\n"
+          "  [[maybe_unused]] ::mlir::MLIRContext *ctx;\n};\n\n";
+
+    os << "/// A typed view of `fuel.fused " << op.name << "`: " << op.summary
+       << ".\n"
+       << "class " << view << " {\npublic:\n"
+       << "  static constexpr FusedOpKind kKind = FusedOpKind::" << id
+       << ";\n"
+       << "  static constexpr ::llvm::StringLiteral kName = "
+       << cppString(op.name) << ";\n";
+    os << "  /// The operands' positions in the registry entry (as shape "
+          "rules address them).\n"
+       << "  enum Operand : unsigned {";
+    for (auto [i, o] : llvm::enumerate(op.operands))
+      os << (i ? ", " : " ") << camelCase(o.name, true)
+         << " = " << i;
+    os << (op.operands.empty() ? "};\n\n" : " };\n\n");
+    os << "  /// The view of `op` if it is a " << op.name << ".\n"
+       << "  static std::optional<" << view << "> match(FusedOp op) {\n"
+       << "    if (!op || op.getKind().getId() != " << op.id << ")\n"
+       << "      return std::nullopt;\n"
+       << "    return " << view << "(op);\n  }\n"
+       << "  explicit " << view << "(FusedOp op) : op(op) {\n"
+       << "    assert(op.getKind().getId() == " << op.id << " && \"not a "
+       << op.name << "\");\n  }\n"
+       << "  FusedOp getOperation() const { return op; }\n"
+       << "  operator FusedOp() const { return op; }\n"
+       << "  " << params << " getTypedParams() const {\n"
+       << "    return " << params << "(op.getParams(), op.getContext());\n"
+       << "  }\n";
+    for (auto [i, o] : llvm::enumerate(op.operands)) {
+      std::string getter = "get" + camelCase(o.name, true);
+      if (!o.doc.empty())
+        os << "  /// " << cppDocLine(o.doc) << "\n";
+      if (!o.optional) {
+        os << "  ::mlir::Value " << getter
+           << "() const { return op->getOperand(" << i << "); }\n";
+        continue;
+      }
+      os << "  std::optional<::mlir::Value> " << getter << "() const {\n"
+         << "    if (::mlir::Value v = op.getOperandNamed(" << cppString(o.name)
+         << "))\n      return v;\n    return std::nullopt;\n  }\n";
     }
-    args.push_back("*");
-    SmallVector<std::string> kwargs;
-    for (const ParamRec &p : op.params) {
-      std::string n = pyIdent(p.name);
-      args.push_back(p.optional || p.hasDefault() ? n + "=None" : n);
-      kwargs.push_back(pyString(p.name) + ": " + n);
-    }
-    args.push_back("loc=None");
-    args.push_back("ip=None");
-    os << "\n\ndef " << op.name << "(" << llvm::join(args, ", ") << "):\n"
-       << "    \"\"\"" << op.summary << ".\n\n    " << op.description
-       << "\n\n    Returns the result value"
-       << (op.results.size() > 1 ? "s as a tuple" : "")
-       << " of a new `fuel.fused " << op.name << "` op.\n    \"\"\"\n"
-       << "    return _build(" << pyString(op.name) << ", ["
-       << llvm::join(operandNames, ", ") << "], {"
-       << llvm::join(kwargs, ", ") << "}, loc=loc, ip=ip)\n";
+    emitParamGetters(op, os, [&](StringRef name) {
+      return "op.getParam(" + cppString(name) + ")";
+    });
+    os << "\nprivate:\n  mutable FusedOp op;\n};\n\n";
   }
+  os << "#endif // GET_FUSED_OP_VIEW_DECLS\n";
   return false;
 }
 
 //===----------------------------------------------------------------------===//
-// Markdown docs
+// Bindings of ops to the functions that lower them
 //===----------------------------------------------------------------------===//
 
-bool emitDocs(const RecordKeeper &records, raw_ostream &os) {
+/// The functions a record's `recipe` or `decomposition` field names.
+struct BindingKind {
+  StringRef field;       ///< "recipe" or "decomposition".
+  StringRef guard;       ///< GET_FUSED_OP_<guard>_{DECLS,TABLE}.
+  StringRef entryType;   ///< The table's entry type.
+  /// The declarations of the functions for `name`.
+  std::vector<std::string> (*decls)(StringRef name);
+  /// The table entry's initializer for `name`, after the id.
+  std::string (*entry)(StringRef name);
+};
+
+/// Emits, for the ops whose record names a function in `kind.field`, the
+/// declarations of those functions (under GET_FUSED_OP_<guard>_DECLS) and a
+/// table of {op id, functions} sorted by id (under GET_FUSED_OP_<guard>_TABLE).
+/// The library that defines the functions includes both, so the registry
+/// itself holds data only.
+void emitBindings(const RecordKeeper &records, raw_ostream &os,
+                  const BindingKind &kind) {
   std::vector<FusedOpRec> ops = loadOps(records);
-  os << "<!-- Generated by fuel-tblgen from include/FuelFused/FusedOps.td. "
-        "Do not edit. -->\n\n"
-     << "# Fused ops\n\n"
-     << "The registry of `fuel.fused`: " << ops.size()
-     << " static ops (ids below 0x8000; ids from 0x8000 on are registered at "
-        "run time).\n\n"
-     << "| id | name | family | operands | results | params | backward | "
-        "destructive |\n|---|---|---|---|---|---|---|---|\n";
-  for (const FusedOpRec &op : ops) {
-    SmallVector<std::string> operands, results, params;
-    for (const OperandRec &o : op.operands)
-      operands.push_back(o.name + (o.optional ? "?" : ""));
-    for (const ResultRec &r : op.results)
-      results.push_back(r.name);
-    for (const ParamRec &p : op.params)
-      params.push_back(p.name + (p.optional ? "?" : ""));
-    std::string backward = op.backward;
-    if (!op.backwardTargets.empty())
-      backward += "(" + llvm::join(op.backwardTargets, ", ") + ")";
-    os << "| " << op.id << " | [`" << op.name << "`](#" << op.name << ") | "
-       << op.family << " | " << llvm::join(operands, ", ") << " | "
-       << llvm::join(results, ", ") << " | "
-       << (params.empty() ? "-" : llvm::join(params, ", ")) << " | "
-       << backward << " | "
-       << (op.destructiveInput < 0
-               ? std::string("-")
-               : "input " + std::to_string(op.destructiveInput))
-       << " |\n";
-  }
-  for (const FusedOpRec &op : ops) {
-    os << "\n## " << op.name << "\n\n"
-       << "Id " << op.id << ", family " << op.family << ": " << op.summary
-       << ".\n\n"
-       << op.description << "\n\n";
-    if (!op.reference.empty())
-      os << "Reference: " << op.reference << ".\n\n";
-    os << "| operand | element type | rank | |\n|---|---|---|---|\n";
-    for (const OperandRec &o : op.operands) {
-      std::string rank;
-      if (o.element == "Index")
-        rank = "scalar";
-      else if (o.minRank == o.maxRank)
-        rank = std::to_string(o.minRank);
-      else if (o.maxRank < 0)
-        rank = ">= " + std::to_string(o.minRank);
-      else
-        rank = std::to_string(o.minRank) + ".." + std::to_string(o.maxRank);
-      os << "| `" << o.name << "`" << (o.optional ? " (optional)" : "")
-         << " | " << o.element << " | " << rank << " | " << o.doc << " |\n";
-    }
-    os << "\nResults: ";
-    SmallVector<std::string> results;
-    for (const ResultRec &r : op.results)
-      results.push_back("`" + r.name + "`" + (r.doc.empty() ? "" : " " + r.doc));
-    os << llvm::join(results, "; ") << ".\n\n";
-    if (!op.params.empty()) {
-      os << "| param | kind | default | must be | |\n|---|---|---|---|---|\n";
-      for (const ParamRec &p : op.params) {
-        SmallVector<std::string> checks;
-        for (const CheckRec &c : p.checks)
-          checks.push_back(c.description);
-        os << "| `" << p.name << "` | " << p.kind << " | "
-           << (p.hasDefault() ? "`" + p.defaultValue + "`"
-                              : (p.optional ? std::string("unset")
-                                            : std::string("required")))
-           << " | " << llvm::join(checks, ", ") << " | " << p.doc << " |\n";
-      }
-      os << "\n";
-    }
-    if (!op.recipe.empty() && !op.decomposition.empty())
-      os << "Decomposition: its recipe (`" << op.recipe
-         << "`, the definition fusion matches too) where it applies, else "
-            "written by hand (`"
-         << op.decomposition << "`): " << op.recipeNote << ".\n\n";
-    else if (!op.recipe.empty() && !op.recipeNote.empty())
-      os << "Decomposition: its recipe (`" << op.recipe << "`); "
-         << op.recipeNote << ".\n\n";
-    else if (!op.recipe.empty())
-      os << "Decomposition: its recipe (`" << op.recipe
-         << "`), the definition fusion matches too.\n\n";
-    else if (!op.decomposition.empty())
-      os << "Decomposition: written by hand (`" << op.decomposition
-         << "`); " << op.recipeNote << ".\n\n";
-    else
-      os << "Decomposition: none yet.\n\n";
-    os << "Backward: " << op.backward;
-    if (!op.backwardTargets.empty())
-      os << " (" << llvm::join(op.backwardTargets, ", ") << ")";
-    os << ".";
-    if (op.destructiveInput >= 0)
-      os << " Destroys input " << op.destructiveInput << ".";
-    os << "\n";
-  }
+  emitHeader(os, ("The fused ops' " + kind.field + " functions.").str(), "//");
+  auto functionOf = [&](const FusedOpRec &op) -> const std::string & {
+    return kind.field == "recipe" ? op.recipe : op.decomposition;
+  };
+  os << "#ifdef GET_FUSED_OP_" << kind.guard << "_DECLS\n#undef GET_FUSED_OP_"
+     << kind.guard << "_DECLS\n";
+  std::set<std::string> functions;
+  for (const FusedOpRec &op : ops)
+    if (!functionOf(op).empty())
+      functions.insert(functionOf(op));
+  for (const std::string &f : functions)
+    for (const std::string &decl : kind.decls(f))
+      os << decl << ";\n";
+  os << "#endif // GET_FUSED_OP_" << kind.guard << "_DECLS\n\n";
+
+  os << "#ifdef GET_FUSED_OP_" << kind.guard << "_TABLE\n#undef GET_FUSED_OP_"
+     << kind.guard << "_TABLE\n";
+  os << "static const " << kind.entryType << " " << kind.field
+     << "Table[] = {\n";
+  for (const FusedOpRec &op : ops)
+    if (!functionOf(op).empty())
+      os << "    {" << op.id << ", " << kind.entry(functionOf(op)) << "}, // "
+         << op.name << "\n";
+  os << "};\n#endif // GET_FUSED_OP_" << kind.guard << "_TABLE\n";
+}
+
+bool emitRecipeBindings(const RecordKeeper &records, raw_ostream &os) {
+  emitBindings(
+      records, os,
+      {"recipe", "RECIPE", "RecipeBinding",
+       [](StringRef name) -> std::vector<std::string> {
+         return {("void " + name + "(RecipeBuilder &r)").str()};
+       },
+       [](StringRef name) { return name.str(); }});
+  return false;
+}
+
+/// A hand-written decomposition `name` is two functions: `check<Name>`, which
+/// says (creating nothing) whether it applies, and `build<Name>`, which
+/// builds the replacement values of an op it applies to.
+bool emitDecompositionBindings(const RecordKeeper &records, raw_ostream &os) {
+  emitBindings(
+      records, os,
+      {"decomposition", "DECOMPOSITION", "DecompositionBinding",
+       [](StringRef name) -> std::vector<std::string> {
+         std::string upper = camelCase(name, true);
+         return {"LogicalResult check" + upper +
+                     "(FusedOp op, std::string &why)",
+                 "SmallVector<Value> build" + upper +
+                     "(OpBuilder &b, FusedOp op)"};
+       },
+       [](StringRef name) {
+         std::string upper = camelCase(name, true);
+         return "check" + upper + ", build" + upper;
+       }});
   return false;
 }
 
@@ -584,8 +388,13 @@ static mlir::GenRegistration
     genRegistry("gen-fused-op-registry",
                 "Generate the C++ fused-op registry table", emitRegistry);
 static mlir::GenRegistration
-    genPython("gen-fused-op-python",
-              "Generate the Python fused-op registry and builders", emitPython);
-static mlir::GenRegistration genDocs("gen-fused-op-docs",
-                                     "Generate the fused-op reference docs",
-                                     emitDocs);
+    genViews("gen-fused-op-views",
+             "Generate the typed views of the static fused ops", emitViews);
+static mlir::GenRegistration
+    genRecipeBindings("gen-fused-op-recipe-bindings",
+                      "Generate the table binding ops to their recipes",
+                      emitRecipeBindings);
+static mlir::GenRegistration genDecompositionBindings(
+    "gen-fused-op-decomposition-bindings",
+    "Generate the table binding ops to their hand-written decompositions",
+    emitDecompositionBindings);

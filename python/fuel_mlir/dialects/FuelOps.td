@@ -3,6 +3,6 @@
 #ifndef PYTHON_BINDINGS_FUEL_OPS
 #define PYTHON_BINDINGS_FUEL_OPS
 
-include "FuelFused/FuelOps.td"
+include "FuelFused/IR/FuelOps.td"
 
 #endif // PYTHON_BINDINGS_FUEL_OPS
