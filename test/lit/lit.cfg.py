@@ -15,6 +15,12 @@ config.test_exec_root = os.path.join(config.fuel_obj_root, "test", "lit")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%fuel_src", config.fuel_source_dir))
 config.substitutions.append(("%fuel_obj", config.fuel_obj_root))
+# What fuel-tblgen needs to read FusedOps.td and its includes.
+config.substitutions.append(
+    ("%fuel_td_includes",
+     " ".join("-I" + d for d in
+              [os.path.join(config.fuel_source_dir, "include")] +
+              config.mlir_include_dirs.split(";") if d)))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
@@ -23,6 +29,7 @@ tool_dirs = [config.fuel_tools_dir, config.llvm_tools_dir]
 tools = [
     "fuel-opt",
     "fuel-tblgen",
+    "split-file",
     ToolSubst("%PYTHON", config.python_executable, unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
