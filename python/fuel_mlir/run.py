@@ -79,6 +79,10 @@ def main(argv=None) -> int:
     parser.add_argument("--input", action="append", default=[], help="an input, in order")
     parser.add_argument("--output", action="append", default=[],
                         help="@file.npy for each result, in order")
+    parser.add_argument("--no-codegen", action="store_true",
+                        help="lower every op as decomposed (scalar loops), not with its schedule")
+    parser.add_argument("--exact-math", action="store_true",
+                        help="call libm for f32 math on vectors instead of polynomial approximations")
     args = parser.parse_args(argv)
     try:
         text = sys.stdin.read() if args.module == "-" else open(args.module).read()
@@ -86,7 +90,8 @@ def main(argv=None) -> int:
         print(f"fuel-run: cannot read {args.module}: {e.strerror}", file=sys.stderr)
         return 1
     try:
-        fn = compile(text, args.function)
+        fn = compile(text, args.function, codegen=not args.no_codegen,
+                     approximate_math=not args.exact_math)
         inputs = [parse_input(t, fn._context) for t in args.input]
         results = fn(*inputs)
         results = () if results is None else results if isinstance(results, tuple) else (results,)

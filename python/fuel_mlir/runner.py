@@ -98,7 +98,8 @@ def _diagnostics(error) -> str:
 class CompiledFunction:
     """A function compiled for the CPU; call it with numpy arrays."""
 
-    def __init__(self, module, function: str, *, opt_level: int = 2):
+    def __init__(self, module, function: str, *, opt_level: int = 2,
+                 codegen: bool = True, approximate_math: bool = True):
         self.name = function
         self._context = ir.Context()
         with self._context, ir.Location.unknown():
@@ -125,7 +126,8 @@ class CompiledFunction:
                     entries["bufferization.writable"] = ir.BoolAttr.get(False)
                 attrs.append(ir.DictAttr.get(entries))
             fn.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
-            pm = passmanager.PassManager.parse("builtin.module(fuel-to-llvm)")
+            pm = passmanager.PassManager.parse(
+                _pipeline(codegen=codegen, approximate_math=approximate_math))
             notes = []
 
             def collect(diagnostic):
@@ -241,6 +243,24 @@ class CompiledFunction:
         return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
 
 
-def compile(module, function: str, *, opt_level: int = 2) -> CompiledFunction:
-    """Compiles `function` of `module` (text or ir.Module) for the CPU."""
-    return CompiledFunction(module, function, opt_level=opt_level)
+def _pipeline(*, codegen: bool, approximate_math: bool) -> str:
+    options = []
+    if not codegen:
+        options.append("codegen=false")
+    if not approximate_math:
+        options.append("approximate-math=false")
+    return "builtin.module(fuel-to-llvm{" + " ".join(options) + "})"
+
+
+def compile(module, function: str, *, opt_level: int = 2, codegen: bool = True,
+            approximate_math: bool = True) -> CompiledFunction:
+    """Compiles `function` of `module` (text or ir.Module) for the CPU.
+
+    `codegen`: fused ops that have a schedule (softmax, RMS and layer norm
+    on static shapes) become tiled, fused, vectorized code; False lowers
+    every op as decomposed, in scalar loops. `approximate_math`: f32 math on
+    vectors (exp, tanh, ...) uses polynomial approximations accurate to a few
+    ulp; False calls libm per element. Both are the `fuel-to-llvm` options.
+    """
+    return CompiledFunction(module, function, opt_level=opt_level, codegen=codegen,
+                            approximate_math=approximate_math)

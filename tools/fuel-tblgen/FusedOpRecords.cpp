@@ -55,6 +55,9 @@ std::vector<FusedOpRec> loadOps(const RecordKeeper &records) {
                       "op " + op.name +
                           " with a hand-written decomposition must say what "
                           "its recipe does not cover (recipeNote)");
+    if (!op.schedule.empty() && op.schedule != "RowWise")
+      PrintFatalError(op.def->getLoc(), "unknown schedule '" + op.schedule +
+                                            "' (expected RowWise)");
     if (op.results.empty())
       PrintFatalError(op.def->getLoc(), "fused op " + op.name + " has no result");
     if (op.destructiveInput >= (int64_t)op.operands.size())

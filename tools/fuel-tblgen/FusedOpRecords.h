@@ -54,6 +54,7 @@ struct FusedOpRec {
   const Record *def;
   int64_t id;
   std::string name, family, backward, rule, recipe, decomposition, recipeNote,
+      schedule,
       summary,
       description, reference;
   std::vector<std::string> backwardTargets;
@@ -74,6 +75,7 @@ struct FusedOpRec {
     recipe = r->getValueAsString("recipe").str();
     recipeNote = r->getValueAsString("recipeNote").str();
     decomposition = r->getValueAsString("decomposition").str();
+    schedule = r->getValueAsString("schedule").str();
     summary = r->getValueAsString("summary").str();
     description = r->getValueAsString("description").str();
     reference = r->getValueAsString("reference").str();

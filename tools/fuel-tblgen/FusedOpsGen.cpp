@@ -9,6 +9,8 @@
 //                            the table of ops to their recipe functions
 //   -gen-fused-op-decomposition-bindings
 //                            the table of ops to their hand decompositions
+//   -gen-fused-op-schedule-bindings
+//                            the table of ops to their codegen schedules
 // PythonDocsGen.cpp generates the Python module and the docs.
 //
 //===----------------------------------------------------------------------===//
@@ -382,8 +384,28 @@ bool emitDecompositionBindings(const RecordKeeper &records, raw_ostream &os) {
   return false;
 }
 
+/// The table of ops to their schedules (lib/Codegen), under
+/// GET_FUSED_OP_SCHEDULE_TABLE.
+bool emitScheduleBindings(const RecordKeeper &records, raw_ostream &os) {
+  std::vector<FusedOpRec> ops = loadOps(records);
+  emitHeader(os, "The fused ops' codegen schedules.", "//");
+  os << "#ifdef GET_FUSED_OP_SCHEDULE_TABLE\n"
+        "#undef GET_FUSED_OP_SCHEDULE_TABLE\n"
+        "static const ScheduleBinding scheduleTable[] = {\n";
+  for (const FusedOpRec &op : ops)
+    if (!op.schedule.empty())
+      os << "    {" << op.id << ", ScheduleKind::" << op.schedule << "}, // "
+         << op.name << "\n";
+  os << "};\n#endif // GET_FUSED_OP_SCHEDULE_TABLE\n";
+  return false;
+}
+
 } // namespace
 
+static mlir::GenRegistration
+    genScheduleBindings("gen-fused-op-schedule-bindings",
+                        "Generate the table binding ops to their schedules",
+                        emitScheduleBindings);
 static mlir::GenRegistration
     genRegistry("gen-fused-op-registry",
                 "Generate the C++ fused-op registry table", emitRegistry);

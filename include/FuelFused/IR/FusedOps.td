@@ -68,6 +68,7 @@ def Fused_SoftmaxLastDim : FusedOp<1, "softmax_last_dim", Forward> {
   let backward = FusedGrad<["softmax_last_dim_backward"]>;
   let rule = "sameAsFirst";
   let recipe = "softmaxLastDim";
+  let schedule = "RowWise";
   let summary = "softmax over the last dim";
   let description = "`y = exp(x - max(x)) / sum(exp(x - max(x)))` over the last dim.";
   let reference = "numpy";
@@ -95,6 +96,7 @@ def Fused_RmsNormLastDim : FusedOp<3, "rms_norm_last_dim", Norm> {
   let backward = FusedGrad<["rms_norm_last_dim_backward"]>;
   let rule = "sameAsFirst";
   let recipe = "rmsNormLastDim";
+  let schedule = "RowWise";
   let summary = "RMS norm over the last dim, no weight";
   let description = "`y = x / sqrt(mean(x^2) + eps)` over the last dim. A model's "
     "weight multiply stays a separate op.";
@@ -108,6 +110,7 @@ def Fused_LayerNormLastDim : FusedOp<4, "layer_norm_last_dim", Norm> {
   let backward = FusedGrad<["layer_norm_last_dim_backward"]>;
   let rule = "sameAsFirst";
   let recipe = "layerNormLastDim";
+  let schedule = "RowWise";
   let summary = "layer norm over the last dim, no affine";
   let description = "`y = (x - mean) / sqrt(var + eps)` over the last dim, with the "
     "biased variance.";

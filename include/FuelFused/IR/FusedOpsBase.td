@@ -197,6 +197,9 @@ class FusedOp<int id, string name, FusedFamily fam> {
   /// What the recipe does not cover, or why there is none (the primitives it
   /// would need); required with a `decomposition`.
   string recipeNote = "";
+  /// How codegen schedules the op's decomposition (lib/Codegen,
+  /// `ScheduleKind`): "RowWise", or empty for none (lowered as decomposed).
+  string schedule = "";
   string summary = "";
   string description = "";
   /// The independent reference the op is tested against.

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -19,9 +20,28 @@ namespace fuel {
 #define GEN_PASS_DECL
 #include "FuelFused/Transforms/Passes.h.inc"
 
-/// Adds the fuel-to-llvm pipeline: decompose, bufferize, lower to loops and
-/// to the LLVM dialect, ready for the ExecutionEngine.
-void buildFuelToLLVMPipeline(OpPassManager &pm);
+/// The options of the fuel-to-llvm pipeline.
+struct FuelToLLVMOptions : public PassPipelineOptions<FuelToLLVMOptions> {
+  Option<bool> codegen{
+      *this, "codegen",
+      llvm::cl::desc("Schedule the ops that have a schedule (tiled, fused, "
+                     "vectorized); off: every op as decomposed, scalar loops"),
+      llvm::cl::init(true)};
+  Option<int64_t> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("Vector lanes of the schedules"), llvm::cl::init(16)};
+  Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("Polynomial approximations of f32 math on vectors "
+                     "(off: one libm call per lane)"),
+      llvm::cl::init(true)};
+};
+
+/// Adds the fuel-to-llvm pipeline: schedule or decompose, bufferize, lower
+/// to loops and vectors and to the LLVM dialect, ready for the
+/// ExecutionEngine.
+void buildFuelToLLVMPipeline(OpPassManager &pm,
+                             const FuelToLLVMOptions &options = {});
 
 #define GEN_PASS_REGISTRATION
 #include "FuelFused/Transforms/Passes.h.inc"

@@ -115,4 +115,50 @@ def FuelDecomposeAggregates : Pass<"fuel-decompose-aggregates"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def FuelCodegenCPU : Pass<"fuel-codegen-cpu"> {
+  let summary = "Decompose the fused ops that have a schedule into tiled, "
+                "fused and vectorized code";
+  let description = [{
+    For every `fuel.fused` op whose record names a schedule and whose shapes
+    suit it (static tensors; for the row-wise schedule of softmax, RMS norm
+    and layer norm, a row length that is a multiple of `vector-width`), the
+    op is decomposed and its decomposition scheduled: one row per iteration
+    of an `scf.forall` with every step of the op fused into it, each step
+    over the row in vectors, reductions as partial vector sums. Ops it does
+    not schedule are left for `fuel-decompose`; with `report=true` a remark
+    says why. Part of `fuel-to-llvm`.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "Vector lanes per step (16 f32 lanes fill an AVX-512 register)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Remark on each op with a schedule that is left unscheduled, "
+           "and why">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FuelApproximateMath : Pass<"fuel-approximate-math"> {
+  let summary = "Polynomial approximations of f32 math functions on vectors";
+  let description = [{
+    Rewrites `math.exp`, `math.log`, `math.tanh`, `math.erf` and the other
+    f32 functions upstream approximates, when they operate on vectors, into
+    polynomial approximations built from vector arithmetic, so they run in
+    vector registers instead of one libm call per lane. Scalar math is left
+    to libm. The approximations are accurate to a few ulp (the numerics
+    suite checks them against numpy within its f32 tolerances). Part of
+    `fuel-to-llvm`, after vectorization.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif // FUEL_PASSES_TD

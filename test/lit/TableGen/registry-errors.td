@@ -15,6 +15,7 @@
 // RUN: not fuel-tblgen -gen-fused-op-registry %fuel_td_includes %t/pair-default.td 2>&1 | FileCheck %s --check-prefix=PAIR-DEFAULT
 // RUN: not fuel-tblgen -gen-fused-op-python %fuel_td_includes %t/id-range.td 2>&1 | FileCheck %s --check-prefix=ID-RANGE
 // RUN: not fuel-tblgen -gen-fused-op-views %fuel_td_includes %t/dup-id.td 2>&1 | FileCheck %s --check-prefix=DUP-ID
+// RUN: not fuel-tblgen -gen-fused-op-registry %fuel_td_includes %t/schedule.td 2>&1 | FileCheck %s --check-prefix=SCHEDULE
 // A well-formed one generates.
 // RUN: fuel-tblgen -gen-fused-op-registry %fuel_td_includes %t/good.td | FileCheck %s --check-prefix=GOOD
 
@@ -131,6 +132,15 @@ def A : FusedOp<1, "a", Forward> {
   let results = [FusedResult<"y">];
   let params = [DefaultParam<"p", FuelParamPair, "1, 2">];
   let rule = "sameAsFirst";
+}
+
+//--- schedule.td
+include "FuelFused/IR/FusedOpsBase.td"
+// SCHEDULE: schedule.td:[[@LINE+1]]:5: error: unknown schedule 'Tiled' (expected RowWise)
+def A : FusedOp<1, "a", Forward> {
+  let results = [FusedResult<"y">];
+  let rule = "sameAsFirst";
+  let schedule = "Tiled";
 }
 
 //--- good.td

@@ -1,0 +1,124 @@
+"""Row-wise fused ops on the CPU, side by side: fuel-mlir with its schedule,
+fuel-mlir as decomposed (scalar loops, `codegen=False`), numpy and PyTorch
+(when installed; one thread, as fuel-mlir runs today), and a copy of the
+input as the memory-bound floor.
+
+Every contender's result is checked against a float64 numpy reference
+first; then all are timed interleaved, round after round, so a noisy
+machine slows them alike. Reports median, min and max per contender, the
+ratios to fuel-mlir's median, and writes everything as JSON.
+
+    python bench/row_ops.py [--rounds 15] [--json bench/row_ops.json]
+                            [--shapes 4096x4096 64x32768]
+"""
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from fuel_mlir import runner
+
+EPS = 1e-5
+
+
+def reference(name, x):
+    x = x.astype(np.float64)
+    if name == "softmax_last_dim":
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+    if name == "rms_norm_last_dim":
+        return x / np.sqrt((x * x).mean(-1, keepdims=True) + EPS)
+    c = x - x.mean(-1, keepdims=True)
+    return c / np.sqrt((c * c).mean(-1, keepdims=True) + EPS)
+
+
+def numpy_impl(name):
+    if name == "softmax_last_dim":
+        def f(x):
+            e = np.exp(x - x.max(-1, keepdims=True))
+            return e / e.sum(-1, keepdims=True)
+    elif name == "rms_norm_last_dim":
+        def f(x):
+            return x / np.sqrt((x * x).mean(-1, keepdims=True) + np.float32(EPS))
+    else:
+        def f(x):
+            c = x - x.mean(-1, keepdims=True)
+            return c / np.sqrt((c * c).mean(-1, keepdims=True) + np.float32(EPS))
+    return f
+
+
+def torch_impl(name):
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    F = torch.nn.functional
+    if name == "softmax_last_dim":
+        op = lambda t: torch.softmax(t, -1)
+    elif name == "rms_norm_last_dim":
+        op = lambda t: F.rms_norm(t, (t.shape[-1],), eps=EPS)
+    else:
+        op = lambda t: F.layer_norm(t, (t.shape[-1],), eps=EPS)
+    return lambda x: op(torch.from_numpy(x)).numpy()
+
+
+def module(name, shape):
+    t = "tensor<" + "x".join(map(str, shape)) + "xf32>"
+    params = "" if name == "softmax_last_dim" else "{eps = 1.0e-05 : f64} "
+    return (f"func.func @f(%x: {t}) -> {t} {{\n"
+            f"  %y = fuel.fused {name} {params}(%x) : ({t}) -> {t}\n"
+            f"  return %y : {t}\n}}\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--shapes", nargs="+", default=["4096x4096", "64x32768"])
+    parser.add_argument("--json", default=None, help="write the results here")
+    args = parser.parse_args()
+
+    results = []
+    for shape_text in args.shapes:
+        shape = tuple(int(d) for d in shape_text.split("x"))
+        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        for name in ("softmax_last_dim", "rms_norm_last_dim", "layer_norm_last_dim"):
+            text = module(name, shape)
+            contenders = {
+                "fuel": runner.compile(text, "f"),
+                "fuel scalar": runner.compile(text, "f", codegen=False),
+                "numpy": numpy_impl(name),
+            }
+            t = torch_impl(name)
+            if t is not None:
+                contenders["torch 1 thread"] = t
+            want = reference(name, x)
+            for who, f in contenders.items():
+                err = np.abs(f(x).astype(np.float64) - want).max() / np.abs(want).max()
+                if not err < 1e-5:
+                    raise SystemExit(f"{who} computes {name} wrong: relative error {err:.2e}")
+            contenders["copy of the input"] = lambda a: a.copy()
+            times = {who: [] for who in contenders}
+            for _ in range(args.rounds):
+                for who, f in contenders.items():
+                    start = time.perf_counter()
+                    f(x)
+                    times[who].append((time.perf_counter() - start) * 1e3)
+            fuel_median = float(np.median(times["fuel"]))
+            row = {"op": name, "shape": list(shape), "ms": {}}
+            print(f"\n{name} {shape_text} (median / min / max ms, ratio to fuel)")
+            for who, ts in times.items():
+                med = float(np.median(ts))
+                row["ms"][who] = {"median": med, "min": float(min(ts)), "max": float(max(ts))}
+                print(f"  {who:18s} {med:9.2f} {min(ts):9.2f} {max(ts):9.2f}   "
+                      f"{med / fuel_median:6.2f}x")
+            results.append(row)
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(results, out, indent=1)
+
+
+if __name__ == "__main__":
+    main()

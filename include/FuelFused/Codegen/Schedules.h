@@ -1,0 +1,73 @@
+//===- Schedules.h - How fused ops become fast code -------------*- C++ -*-===//
+//
+// A schedule says how the linalg that decomposition produces for an op is
+// tiled, fused and vectorized. Which schedule an op gets is data: the
+// `schedule` field of its record (FusedOps.td), bound to the op by a table
+// generated for this library. The same kinds serve every target; a target
+// picks their parameters (`ScheduleOptions`).
+//
+// The CPU schedules run on linalg on tensors and leave scf loops (an
+// scf.forall over independent tiles) and vector ops; the fuel-to-llvm
+// pipeline bufferizes and lowers them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUELFUSED_CODEGEN_SCHEDULES_H
+#define FUELFUSED_CODEGEN_SCHEDULES_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Support/LLVM.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir {
+namespace fuel {
+
+class FusedOp;
+struct FusedOpInfo;
+
+enum class ScheduleKind {
+  /// Ops that read and write whole rows of their last dim (softmax, norms):
+  /// one row per iteration of an scf.forall over the leading dims, the
+  /// decomposition's producers fused into it; inside, each elementwise op
+  /// and each reduction runs over the row in vectors, reductions as partial
+  /// vector sums merged once per row. No temporary outlives its row.
+  RowWise,
+};
+
+/// The schedule of `info`'s op; std::nullopt when it has none (it is lowered
+/// as decomposed).
+std::optional<ScheduleKind> lookupSchedule(const FusedOpInfo &info);
+
+/// Target parameters of the schedules.
+struct ScheduleOptions {
+  /// Elements per vector (16 f32 lanes fill an AVX-512 register).
+  int64_t vectorWidth = 16;
+};
+
+/// Checks, changing nothing, that `op` can be decomposed with its schedule:
+/// it has one, its operands are static tensors, and its shape suits the
+/// schedule (a row length that is a multiple of the vector width for
+/// RowWise). Sets `why` when not.
+LogicalResult canSchedule(FusedOp op, const ScheduleOptions &options,
+                          std::string &why);
+
+/// Decomposes `op` (which `canSchedule` accepts) and applies its schedule to
+/// the decomposition; replaces and erases `op`. Fails, leaving `op` as it
+/// was, with `why` set, when decomposition fails.
+LogicalResult decomposeWithSchedule(RewriterBase &rewriter, FusedOp op,
+                                    const ScheduleOptions &options,
+                                    std::string &why);
+
+/// Rewrites the f32 `math` ops on vectors under `root` (exp, log, tanh, erf
+/// and the others upstream approximates) into polynomial approximations, so
+/// they vectorize instead of calling libm per element. Scalars are left to
+/// libm. The approximations' error is within a few ulp (see the docs).
+void approximateVectorMath(Operation *root);
+
+} // namespace fuel
+} // namespace mlir
+
+#endif // FUELFUSED_CODEGEN_SCHEDULES_H

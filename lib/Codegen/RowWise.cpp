@@ -1,0 +1,162 @@
+//===- RowWise.cpp - The row-wise schedule --------------------------------===//
+//
+// For ops that read and write whole rows of their last dim (softmax, RMS
+// and layer norm): the decomposition's last op is tiled one row at a time
+// in an scf.forall over the leading dims, and its producers (the row
+// statistics, the elementwise steps, the fills) are fused into it, so each
+// row is computed in one iteration and nothing full-size is materialized.
+// Inside the row, each elementwise op runs over it in vectors of
+// `vectorWidth` lanes (an scf.for), and each reduction accumulates partial
+// sums in one vector that is reduced once per row.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RowWise.h"
+
+#include "FuelFused/IR/FuelOps.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/CSE.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+LogicalResult mlir::fuel::canScheduleRowWise(FusedOp op,
+                                             const ScheduleOptions &options,
+                                             std::string &why) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  if (type.getRank() < 2) {
+    why = "the row-wise schedule needs rows: a rank of at least 2";
+    return failure();
+  }
+  int64_t row = type.getShape().back();
+  if (row < options.vectorWidth || row % options.vectorWidth != 0) {
+    why = "the row length (" + std::to_string(row) +
+          ") is not a multiple of the vector width (" +
+          std::to_string(options.vectorWidth) + ")";
+    return failure();
+  }
+  return success();
+}
+
+/// Tiles `op` (inside a row) along its last loop by `width`: reductions as
+/// partial vector sums, elementwise ops as a loop over the row. Leaves ops
+/// whose last loop is not a whole, static, divisible row as they are.
+static void tileAlongRow(RewriterBase &rewriter, linalg::LinalgOp op,
+                         int64_t rowLength, int64_t width) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges.empty() || ranges.back() != rowLength)
+    return;
+  unsigned last = ranges.size() - 1;
+  SmallVector<OpFoldResult> sizes(ranges.size(), rewriter.getIndexAttr(0));
+  sizes[last] = rewriter.getIndexAttr(width);
+  SmallVector<unsigned> reductions;
+  op.getReductionDims(reductions);
+  rewriter.setInsertionPoint(op);
+  if (!reductions.empty()) {
+    if (reductions.size() != 1 || reductions.front() != last ||
+        op.getNumDpsInits() != 1)
+      return;
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileReductionUsingScf(
+        rewriter, cast<PartialReductionOpInterface>(op.getOperation()),
+        sizes);
+    if (succeeded(tiled))
+      rewriter.replaceOp(op, tiled->replacements);
+    return;
+  }
+  scf::SCFTilingOptions options;
+  options.setTileSizes(sizes);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (succeeded(tiled))
+    rewriter.replaceOp(op, tiled->replacements);
+}
+
+/// The cleanups upstream's vectorization applies
+/// (`transform.structured.vectorize_children_and_apply_patterns`).
+static void applyVectorCleanups(Operation *root) {
+  MLIRContext *ctx = root->getContext();
+  RewritePatternSet patterns(ctx);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+  vector::populateSinkVectorOpsPatterns(patterns);
+  vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
+  vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
+  tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+  (void)applyPatternsGreedily(root, std::move(patterns));
+}
+
+LogicalResult mlir::fuel::scheduleRowWise(
+    RewriterBase &rewriter, linalg::LinalgOp root,
+    const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+    const ScheduleOptions &options) {
+  if (root.getNumReductionLoops() != 0 || root.getNumLoops() < 2 ||
+      root->getNumResults() != 1)
+    return failure();
+  SmallVector<int64_t> ranges = root.getStaticLoopRanges();
+  int64_t rowLength = ranges.back();
+  if (ShapedType::isDynamic(rowLength))
+    return failure();
+
+  // 1. One row per iteration, the producers fused in.
+  SmallVector<OpFoldResult> rowTile(ranges.size(), rewriter.getIndexAttr(1));
+  rowTile.back() = rewriter.getIndexAttr(0);
+  scf::SCFTileAndFuseOptions fuseOptions;
+  fuseOptions.tilingOptions.setTileSizes(rowTile).setLoopType(
+      scf::SCFTilingOptions::LoopType::ForallOp);
+  fuseOptions.setFusionControlFn(
+      [&](tensor::ExtractSliceOp, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (!decomposition.contains(producer.getOwner()))
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
+      });
+  rewriter.setInsertionPoint(root);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(root.getOperation()), fuseOptions);
+  if (failed(fused) || fused->loops.size() != 1)
+    return failure();
+  Value result = root->getResult(0);
+  rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
+  rewriter.eraseOp(root);
+  // What was fused in is dead outside now, users first.
+  for (Operation *producer : llvm::reverse(fused->fusedProducers))
+    if (producer->use_empty())
+      rewriter.eraseOp(producer);
+  Operation *loop = fused->loops.front().getOperation();
+
+  // A producer fused for two consumers is computed twice: once is enough.
+  DominanceInfo dominance;
+  eliminateCommonSubExpressions(rewriter, dominance, loop);
+
+  // 2. Each op over the row in vectors.
+  SmallVector<linalg::LinalgOp> inRow;
+  loop->walk([&](linalg::LinalgOp op) { inRow.push_back(op); });
+  for (linalg::LinalgOp op : inRow)
+    tileAlongRow(rewriter, op, rowLength, options.vectorWidth);
+
+  // 3. Vectorize everything in the loop that has static shapes now.
+  SmallVector<linalg::LinalgOp> toVectorize;
+  loop->walk([&](linalg::LinalgOp op) { toVectorize.push_back(op); });
+  for (linalg::LinalgOp op : toVectorize) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::VectorizationResult> vectorized =
+        linalg::vectorize(rewriter, op);
+    if (succeeded(vectorized))
+      rewriter.replaceOp(op, vectorized->replacements);
+  }
+  // (Only vector ops and the slices they read match these patterns.)
+  applyVectorCleanups(
+      loop->getParentWithTrait<OpTrait::IsIsolatedFromAbove>());
+  return success();
+}

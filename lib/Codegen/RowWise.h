@@ -1,0 +1,29 @@
+//===- RowWise.h - The row-wise schedule ------------------------*- C++ -*-===//
+
+#ifndef FUEL_LIB_CODEGEN_ROWWISE_H
+#define FUEL_LIB_CODEGEN_ROWWISE_H
+
+#include "FuelFused/Codegen/Schedules.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace mlir {
+namespace fuel {
+
+/// The checks of canSchedule that are the row-wise schedule's own.
+LogicalResult canScheduleRowWise(FusedOp op, const ScheduleOptions &options,
+                                 std::string &why);
+
+/// Applies the row-wise schedule (ScheduleKind::RowWise) to the
+/// decomposition whose last op is `root` and whose ops are `decomposition`
+/// (only those are fused into the row loop: what produced the op's operands
+/// stays where it is). Fails, changing nothing, when the decomposition does
+/// not fit it.
+LogicalResult scheduleRowWise(RewriterBase &rewriter, linalg::LinalgOp root,
+                              const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+                              const ScheduleOptions &options);
+
+} // namespace fuel
+} // namespace mlir
+
+#endif // FUEL_LIB_CODEGEN_ROWWISE_H

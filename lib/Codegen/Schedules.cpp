@@ -1,0 +1,96 @@
+//===- Schedules.cpp - Which ops get which schedule -----------------------===//
+//
+// The binding of ops to their schedules (generated from the records'
+// `schedule` field), the checks that say whether an op can be scheduled,
+// and the entry point that decomposes an op and schedules its
+// decomposition.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuelFused/Codegen/Schedules.h"
+#include "RowWise.h"
+
+#include "FuelFused/Decompose/Decompose.h"
+#include "FuelFused/IR/FuelOps.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+namespace {
+struct ScheduleBinding {
+  uint32_t id;
+  ScheduleKind schedule;
+};
+#define GET_FUSED_OP_SCHEDULE_TABLE
+#include "FusedOpSchedules.inc"
+} // namespace
+
+std::optional<ScheduleKind>
+mlir::fuel::lookupSchedule(const FusedOpInfo &info) {
+  const ScheduleBinding *it = llvm::lower_bound(
+      scheduleTable, info.id,
+      [](const ScheduleBinding &b, uint32_t id) { return b.id < id; });
+  if (it == std::end(scheduleTable) || it->id != info.id)
+    return std::nullopt;
+  return it->schedule;
+}
+
+LogicalResult mlir::fuel::canSchedule(FusedOp op,
+                                      const ScheduleOptions &options,
+                                      std::string &why) {
+  std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
+  if (!kind) {
+    why = "the op has no schedule";
+    return failure();
+  }
+  for (Type t : llvm::concat<Type>(op->getOperandTypes(),
+                                   op->getResultTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor || !tensor.hasStaticShape()) {
+      why = "the schedule needs static tensor shapes";
+      return failure();
+    }
+  }
+  switch (*kind) {
+  case ScheduleKind::RowWise:
+    return canScheduleRowWise(op, options, why);
+  }
+  llvm_unreachable("unknown schedule");
+}
+
+LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
+                                                FusedOp op,
+                                                const ScheduleOptions &options,
+                                                std::string &why) {
+  std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
+  assert(kind && "decomposeWithSchedule needs an op canSchedule accepts");
+  rewriter.setInsertionPoint(op);
+  Operation *prev = op->getPrevNode();
+  FailureOr<SmallVector<Value>> values = decomposeFusedOp(rewriter, op, why);
+  if (failed(values))
+    return failure();
+  // The decomposition: what was built between `prev` and `op`.
+  llvm::SmallPtrSet<Operation *, 32> decomposition;
+  for (Operation *built = prev ? prev->getNextNode() : &op->getBlock()->front();
+       built != op.getOperation(); built = built->getNextNode())
+    decomposition.insert(built);
+  rewriter.replaceOp(op, *values);
+  // The op that computes each result, behind a cast to a more static type.
+  for (Value v : *values) {
+    if (auto cast = v.getDefiningOp<tensor::CastOp>())
+      v = cast.getSource();
+    auto root = v.getDefiningOp<linalg::LinalgOp>();
+    if (!root)
+      continue;
+    switch (*kind) {
+    case ScheduleKind::RowWise:
+      // A decomposition the schedule does not fit stays as decomposed:
+      // correct, only slower.
+      (void)scheduleRowWise(rewriter, root, decomposition, options);
+      break;
+    }
+  }
+  return success();
+}

@@ -1,0 +1,78 @@
+// The row-wise schedule: softmax, RMS norm and layer norm become one row per
+// scf.forall iteration, every step over the row in vectors of 16 lanes.
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu="vector-width=8" %s \
+// RUN:   | FileCheck %s --check-prefix=W8
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
+// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+
+// CHECK-LABEL: func.func @softmax
+// CHECK-NOT:     fuel.fused
+// CHECK-NOT:     linalg.generic
+// CHECK:         scf.forall (%[[ROW:.*]]) in (8)
+// The max: partial maxima in one vector, reduced once per row.
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c64{{.*}} step %c16
+// CHECK:             arith.maximumf %{{.*}} : vector<1x16xf32>
+// CHECK:           vector.multi_reduction <maximumf>, %{{.*}} [1] : vector<1x16xf32> to vector<1xf32>
+// CHECK:           scf.for
+// CHECK:             arith.subf %{{.*}} : vector<1x16xf32>
+// CHECK:           scf.for
+// CHECK:             math.exp %{{.*}} : vector<1x16xf32>
+// CHECK:           vector.multi_reduction <add>
+// CHECK:           scf.for
+// CHECK:             arith.divf %{{.*}} : vector<1x16xf32>
+// CHECK:         scf.forall.in_parallel
+// CHECK-NEXT:      tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[ROW]], 0] [1, 64] [1, 1]
+// W8-LABEL:    func.func @softmax
+// W8:            math.exp %{{.*}} : vector<1x8xf32>
+func.func @softmax(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %y = fuel.fused softmax_last_dim (%x) : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+}
+
+// -----
+
+// Leading dims are rows too; the row statistic (rsqrt of the mean square)
+// is computed once per row, on vector<1xf32>.
+// CHECK-LABEL: func.func @rms_norm
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (2, 3)
+// CHECK:           arith.mulf %{{.*}} : vector<1x1x16xf32>
+// CHECK:           vector.multi_reduction <add>
+// CHECK:           math.sqrt %{{.*}} : vector<1x1xf32>
+// CHECK:         return
+func.func @rms_norm(%x: tensor<2x3x32xf32>) -> tensor<2x3x32xf32> {
+  %y = fuel.fused rms_norm_last_dim {eps = 1.0e-05 : f64} (%x) : (tensor<2x3x32xf32>) -> tensor<2x3x32xf32>
+  return %y : tensor<2x3x32xf32>
+}
+
+// -----
+
+// f16 is computed in f32 inside the row, as decomposed.
+// CHECK-LABEL: func.func @layer_norm_f16
+// CHECK:         scf.forall
+// CHECK:           arith.extf %{{.*}} : vector<1x16xf16> to vector<1x16xf32>
+// CHECK:           arith.truncf %{{.*}} : vector<1x16xf32> to vector<1x16xf16>
+func.func @layer_norm_f16(%x: tensor<4x16xf16>) -> tensor<4x16xf16> {
+  %y = fuel.fused layer_norm_last_dim {eps = 1.0e-05 : f64} (%x) : (tensor<4x16xf16>) -> tensor<4x16xf16>
+  return %y : tensor<4x16xf16>
+}
+
+// -----
+
+// Not scheduled, left fused for fuel-decompose, with the reason when asked.
+// CHECK-LABEL: func.func @unscheduled
+// CHECK-COUNT-4: fuel.fused
+// REPORT: not scheduled: the schedule needs static tensor shapes
+// REPORT: not scheduled: the row length (20) is not a multiple of the vector width (16)
+// REPORT: not scheduled: the row-wise schedule needs rows: a rank of at least 2
+// REPORT-NOT: not scheduled
+func.func @unscheduled(%d: tensor<?x64xf32>, %odd: tensor<4x20xf32>, %flat: tensor<64xf32>,
+                       %a: tensor<4x16xf32>, %b: tensor<16x8xf32>, %c: tensor<8xf32>)
+    -> (tensor<?x64xf32>, tensor<4x20xf32>, tensor<64xf32>, tensor<4x8xf32>) {
+  %0 = fuel.fused softmax_last_dim (%d) : (tensor<?x64xf32>) -> tensor<?x64xf32>
+  %1 = fuel.fused softmax_last_dim (%odd) : (tensor<4x20xf32>) -> tensor<4x20xf32>
+  %2 = fuel.fused softmax_last_dim (%flat) : (tensor<64xf32>) -> tensor<64xf32>
+  // No schedule at all: not reported.
+  %3 = fuel.fused fused_linear (%a, %b, %c) : (tensor<4x16xf32>, tensor<16x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return %0, %1, %2, %3 : tensor<?x64xf32>, tensor<4x20xf32>, tensor<64xf32>, tensor<4x8xf32>
+}
