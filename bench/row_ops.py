@@ -1,5 +1,6 @@
-"""Row-wise fused ops on the CPU, side by side: fuel-mlir with its schedule,
-fuel-mlir as decomposed (scalar loops, `codegen=False`), numpy and PyTorch
+"""Row-wise fused ops on the CPU, side by side: fuel-mlir with its schedule
+(into a new array, and into a preallocated one with `out=`), fuel-mlir as
+decomposed (scalar loops, `codegen=False`), numpy and PyTorch
 (when installed; one thread, as fuel-mlir runs today), and a copy of the
 input as the memory-bound floor.
 
@@ -86,8 +87,11 @@ def main():
         x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
         for name in ("softmax_last_dim", "rms_norm_last_dim", "layer_norm_last_dim"):
             text = module(name, shape)
+            fuel = runner.compile(text, "f")
+            dest = np.empty_like(x)
             contenders = {
-                "fuel": runner.compile(text, "f"),
+                "fuel": fuel,
+                "fuel out=": lambda a, f=fuel, d=dest: f(a, out=d),
                 "fuel scalar": runner.compile(text, "f", codegen=False),
                 "numpy": numpy_impl(name),
             }

@@ -22,6 +22,10 @@ static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
                                 o.vectorWidth.getValue())
                       .str()
                 : std::string();
+  std::string outParams =
+      o.outParams ? "buffer-results-to-out-params{hoist-static-allocs "
+                  "modify-public-functions},"
+                  : "";
   std::string approximate =
       o.codegen && o.approximateMath ? "fuel-approximate-math," : "";
   return codegen +
@@ -32,7 +36,8 @@ static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
          "loop-invariant-subset-hoisting,"
          "eliminate-empty-tensors,"
          "one-shot-bufferize{bufferize-function-boundaries "
-         "function-boundary-type-conversion=identity-layout-map},"
+         "function-boundary-type-conversion=identity-layout-map}," +
+         outParams +
          "buffer-deallocation-pipeline,"
          "convert-bufferization-to-memref,"
          "scf-forall-to-for,"

@@ -9,6 +9,12 @@ through the `fuel-to-llvm` pipeline and the MLIR ExecutionEngine. Arguments
 are numpy arrays for tensor (or memref) parameters and Python ints for
 `index` ones; their dtypes and static dims must match the function type.
 Results come back as numpy arrays (a tuple for several results).
+
+When every result has a static shape, the compiled code writes its results
+straight into arrays the caller provides, `f(x, out=y)` (a tuple for
+several results), or that the runner allocates: no result is copied. With a
+dynamic result shape, the result is computed into a buffer of its own and
+copied into a new array (or into `out`).
 """
 
 from __future__ import annotations
@@ -126,8 +132,13 @@ class CompiledFunction:
                     entries["bufferization.writable"] = ir.BoolAttr.get(False)
                 attrs.append(ir.DictAttr.get(entries))
             fn.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+            # Static results are written into the caller's arrays
+            # (destination passing); a dynamic shape is only known after
+            # the call.
+            self._out_params = all(None not in r.shape for r in self.results)
             pm = passmanager.PassManager.parse(
-                _pipeline(codegen=codegen, approximate_math=approximate_math))
+                _pipeline(codegen=codegen, approximate_math=approximate_math,
+                          out_params=self._out_params))
             notes = []
 
             def collect(diagnostic):
@@ -178,10 +189,33 @@ class CompiledFunction:
         raise RunnerError(
             f"no function {function!r} in the module (functions: {', '.join(names) or 'none'})")
 
-    def __call__(self, *args):
+    def _destinations(self, out):
+        """The arrays the results go into: `out` (checked), or new ones."""
+        if out is None:
+            return [np.empty(r.shape, dtype=r.dtype) for r in self.results]
+        outs = list(out) if isinstance(out, tuple) else [out]
+        if len(outs) != len(self.results):
+            raise RunnerError(
+                f"{self.name} has {len(self.results)} results, got {len(outs)} arrays in out=")
+        for i, (array, r) in enumerate(zip(outs, self.results)):
+            if not isinstance(array, np.ndarray):
+                raise RunnerError(f"out[{i}] must be a numpy array, got {type(array).__name__}")
+            if array.dtype != r.dtype:
+                raise RunnerError(f"out[{i}] must have dtype {r.dtype} ({r.text}), got {array.dtype}")
+            if array.ndim != len(r.shape) or any(
+                    want is not None and want != got for want, got in zip(r.shape, array.shape)):
+                raise RunnerError(
+                    f"out[{i}] must have shape {self._shape_text(r.shape)} ({r.text}), "
+                    f"got {list(array.shape)}")
+            if not array.flags.c_contiguous or not array.flags.writeable:
+                raise RunnerError(f"out[{i}] must be a writable C-contiguous array")
+        return outs
+
+    def __call__(self, *args, out=None):
         if len(args) != len(self.inputs):
             raise RunnerError(
                 f"{self.name} takes {len(self.inputs)} inputs, got {len(args)}")
+        dests = self._destinations(out) if self._out_params or out is not None else None
         keep_alive = []
         ctypes_args = []
         for i, (arg, param) in enumerate(zip(args, self.inputs)):
@@ -211,6 +245,19 @@ class CompiledFunction:
             keep_alive.append(desc)
             ctypes_args.append(ctypes.pointer(ctypes.pointer(desc)))
 
+        if self._out_params:
+            # The results are the function's last arguments.
+            for array in dests:
+                desc = np_to_memref.get_ranked_memref_descriptor(array)
+                keep_alive.append(desc)
+                ctypes_args.append(ctypes.pointer(ctypes.pointer(desc)))
+            self._engine.invoke(self.name, *ctypes_args)
+            if not dests:
+                return None
+            if out is not None:
+                return out
+            return dests[0] if len(dests) == 1 else tuple(dests)
+
         result_descs = [
             np_to_memref.make_nd_memref_descriptor(len(r.shape), np_to_memref.as_ctype(r.dtype))()
             for r in self.results
@@ -229,11 +276,21 @@ class CompiledFunction:
             desc = packed if len(result_descs) == 1 else getattr(packed, f"r{i}")
             if len(r.shape) == 0:
                 ptr = ctypes.cast(desc.aligned, ctypes.POINTER(np_to_memref.as_ctype(r.dtype)))
-                out = np.ctypeslib.as_array(ptr, shape=(1,)).reshape(())
-                out = np_to_memref.to_numpy(out) if out.dtype != r.dtype else out
+                value = np.ctypeslib.as_array(ptr, shape=(1,)).reshape(())
+                value = np_to_memref.to_numpy(value) if value.dtype != r.dtype else value
             else:
-                out = np_to_memref.ranked_memref_to_numpy(ctypes.pointer(desc))
-            outs.append(np.array(out, dtype=r.dtype, copy=True))
+                value = np_to_memref.ranked_memref_to_numpy(ctypes.pointer(desc))
+            outs.append(value)
+        if dests is not None:
+            for dest, value in zip(dests, outs):
+                if dest.shape != value.shape:
+                    raise RunnerError(
+                        f"out= arrays must have the result shapes "
+                        f"{[list(o.shape) for o in outs]}")
+            for dest, value in zip(dests, outs):
+                np.copyto(dest, value.astype(dest.dtype, copy=False))
+            return out
+        outs = [np.array(o, dtype=r.dtype, copy=True) for o, r in zip(outs, self.results)]
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
@@ -243,8 +300,8 @@ class CompiledFunction:
         return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
 
 
-def _pipeline(*, codegen: bool, approximate_math: bool) -> str:
-    options = []
+def _pipeline(*, codegen: bool, approximate_math: bool, out_params: bool) -> str:
+    options = ["out-params"] if out_params else []
     if not codegen:
         options.append("codegen=false")
     if not approximate_math:

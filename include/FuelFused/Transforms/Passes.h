@@ -35,6 +35,12 @@ struct FuelToLLVMOptions : public PassPipelineOptions<FuelToLLVMOptions> {
       llvm::cl::desc("Polynomial approximations of f32 math on vectors "
                      "(off: one libm call per lane)"),
       llvm::cl::init(true)};
+  Option<bool> outParams{
+      *this, "out-params",
+      llvm::cl::desc("Return results through out-params the caller "
+                     "allocates (every result shape must be static): "
+                     "the compiled code writes into the caller's buffers"),
+      llvm::cl::init(false)};
 };
 
 /// Adds the fuel-to-llvm pipeline: schedule or decompose, bufferize, lower
