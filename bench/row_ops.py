@@ -1,8 +1,8 @@
 """Row-wise fused ops on the CPU, side by side: fuel-mlir with its schedule
 (into a new array, and into a preallocated one with `out=`), fuel-mlir as
 decomposed (scalar loops, `codegen=False`), numpy and PyTorch
-(when installed; one thread, as fuel-mlir runs today), and a copy of the
-input as the memory-bound floor.
+(when installed), each on one thread and on two, and a copy of the input as
+the memory-bound floor.
 
 Every contender's result is checked against a float64 numpy reference
 first; then all are timed interleaved, round after round, so a noisy
@@ -50,12 +50,11 @@ def numpy_impl(name):
     return f
 
 
-def torch_impl(name):
+def torch_impl(name, threads):
     try:
         import torch
     except ImportError:
         return None
-    torch.set_num_threads(1)
     F = torch.nn.functional
     if name == "softmax_last_dim":
         op = lambda t: torch.softmax(t, -1)
@@ -63,7 +62,10 @@ def torch_impl(name):
         op = lambda t: F.rms_norm(t, (t.shape[-1],), eps=EPS)
     else:
         op = lambda t: F.layer_norm(t, (t.shape[-1],), eps=EPS)
-    return lambda x: op(torch.from_numpy(x)).numpy()
+    def run(x):
+        torch.set_num_threads(threads)
+        return op(torch.from_numpy(x)).numpy()
+    return run
 
 
 def module(name, shape):
@@ -88,16 +90,19 @@ def main():
         for name in ("softmax_last_dim", "rms_norm_last_dim", "layer_norm_last_dim"):
             text = module(name, shape)
             fuel = runner.compile(text, "f")
+            fuel2 = runner.compile(text, "f", threads=2)
             dest = np.empty_like(x)
             contenders = {
                 "fuel": fuel,
                 "fuel out=": lambda a, f=fuel, d=dest: f(a, out=d),
+                "fuel 2 threads out=": lambda a, f=fuel2, d=dest: f(a, out=d),
                 "fuel scalar": runner.compile(text, "f", codegen=False),
                 "numpy": numpy_impl(name),
             }
-            t = torch_impl(name)
-            if t is not None:
-                contenders["torch 1 thread"] = t
+            for threads in (1, 2):
+                t = torch_impl(name, threads)
+                if t is not None:
+                    contenders[f"torch {threads} thread" + ("s" if threads > 1 else "")] = t
             want = reference(name, x)
             for who, f in contenders.items():
                 err = np.abs(f(x).astype(np.float64) - want).max() / np.abs(want).max()

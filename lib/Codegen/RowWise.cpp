@@ -82,6 +82,32 @@ static void tileAlongRow(RewriterBase &rewriter, linalg::LinalgOp op,
     rewriter.replaceOp(op, tiled->replacements);
 }
 
+/// Whether `op` runs over a whole row: its last loop is the row's.
+static bool spansRow(linalg::LinalgOp op, int64_t rowLength) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  return !ranges.empty() && ranges.back() == rowLength;
+}
+
+/// Fuses the elementwise ops over whole rows in `loop` into their
+/// consumers over whole rows (upstream's elementwise fusion, restricted).
+static void fuseRowElementwise(RewriterBase &rewriter, Operation *loop,
+                               int64_t rowLength) {
+  SmallVector<Operation *> ops;
+  loop->walk([&](linalg::GenericOp op) { ops.push_back(op); });
+  RewritePatternSet patterns(loop->getContext());
+  linalg::populateElementwiseOpsFusionPatterns(
+      patterns, [&](OpOperand *operand) {
+        auto producer = operand->get().getDefiningOp<linalg::LinalgOp>();
+        auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
+        return producer && consumer && loop->isProperAncestor(producer) &&
+               spansRow(producer, rowLength) &&
+               spansRow(consumer, rowLength);
+      });
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  (void)applyOpPatternsGreedily(ops, std::move(patterns), config);
+}
+
 /// The cleanups upstream's vectorization applies
 /// (`transform.structured.vectorize_children_and_apply_patterns`).
 static void applyVectorCleanups(Operation *root) {
@@ -139,11 +165,23 @@ LogicalResult mlir::fuel::scheduleRowWise(
   DominanceInfo dominance;
   eliminateCommonSubExpressions(rewriter, dominance, loop);
 
+  // Elementwise steps over the whole row fuse into the ops that read them
+  // (softmax's subtract into its exp, and that into the sum and the divide:
+  // the row is read three times, not five, and no row-sized temporary is
+  // left). A row statistic is not fused into the elementwise op that reads
+  // it: it would be computed once per element.
+  fuseRowElementwise(rewriter, loop, rowLength);
+
   // 2. Each op over the row in vectors.
   SmallVector<linalg::LinalgOp> inRow;
   loop->walk([&](linalg::LinalgOp op) { inRow.push_back(op); });
+  // Steps of `unroll` vectors: as many independent accumulators per
+  // reduction, so the adds do not wait on each other.
+  int64_t step = options.vectorWidth * options.unroll;
+  if (rowLength % step != 0)
+    step = options.vectorWidth;
   for (linalg::LinalgOp op : inRow)
-    tileAlongRow(rewriter, op, rowLength, options.vectorWidth);
+    tileAlongRow(rewriter, op, rowLength, step);
 
   // 3. Vectorize everything in the loop that has static shapes now.
   SmallVector<linalg::LinalgOp> toVectorize;

@@ -26,6 +26,21 @@ static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
       o.outParams ? "buffer-results-to-out-params{hoist-static-allocs "
                   "modify-public-functions},"
                   : "";
+  // Scheduled loops (scf.forall) run on the async runtime's threads, or in
+  // order on the calling thread.
+  std::string forallLowering =
+      o.threads > 1
+          ? llvm::formatv("scf-forall-to-parallel,"
+                          "async-parallel-for{{async-dispatch min-task-size=1 "
+                          "num-workers={0}},"
+                          "async-to-async-runtime,"
+                          "async-runtime-ref-counting,"
+                          "async-runtime-ref-counting-opt,"
+                          "arith-expand,"
+                          "convert-async-to-llvm,",
+                          o.threads.getValue())
+                .str()
+          : std::string("scf-forall-to-for,");
   std::string approximate =
       o.codegen && o.approximateMath ? "fuel-approximate-math," : "";
   return codegen +
@@ -39,8 +54,8 @@ static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
          "function-boundary-type-conversion=identity-layout-map}," +
          outParams +
          "buffer-deallocation-pipeline,"
-         "convert-bufferization-to-memref,"
-         "scf-forall-to-for,"
+         "convert-bufferization-to-memref," +
+         forallLowering +
          "func.func(convert-linalg-to-loops)," +
          approximate +
          "func.func(lower-vector-multi-reduction),"

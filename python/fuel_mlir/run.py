@@ -83,6 +83,8 @@ def main(argv=None) -> int:
                         help="lower every op as decomposed (scalar loops), not with its schedule")
     parser.add_argument("--exact-math", action="store_true",
                         help="call libm for f32 math on vectors instead of polynomial approximations")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads the scheduled loops run on (default: 1)")
     args = parser.parse_args(argv)
     try:
         text = sys.stdin.read() if args.module == "-" else open(args.module).read()
@@ -91,7 +93,7 @@ def main(argv=None) -> int:
         return 1
     try:
         fn = compile(text, args.function, codegen=not args.no_codegen,
-                     approximate_math=not args.exact_math)
+                     approximate_math=not args.exact_math, threads=args.threads)
         inputs = [parse_input(t, fn._context) for t in args.input]
         results = fn(*inputs)
         results = () if results is None else results if isinstance(results, tuple) else (results,)

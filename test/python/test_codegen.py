@@ -93,3 +93,48 @@ def test_scheduled_results_are_deterministic():
     first = f(x)
     assert np.array_equal(first, f(x))
     assert np.array_equal(first, runner.compile(text, "f")(x))
+
+
+@pytest.mark.parametrize("name,params,ref", OPS, ids=[o[0] for o in OPS])
+def test_threads(name, params, ref):
+    # Rows are independent: any number of threads computes the same bits.
+    x = rand((33, 64), np.float32, seed=11)
+    text = fused_text(name, [x], params)
+    one = runner.compile(text, "f")(x)
+    two = runner.compile(text, "f", threads=2)(x)
+    assert np.array_equal(one, two)
+    assert_close(two, ref(f64(x)), "f32")
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])
+def test_bad_threads(threads):
+    x = rand((2, 16), np.float32)
+    with pytest.raises(runner.RunnerError, match="threads must be a positive int"):
+        runner.compile(fused_text("softmax_last_dim", [x]), "f", threads=threads)
+
+
+def test_threads_without_async_runtime(monkeypatch):
+    # Without the async runtime library: one thread, a warning, no crash.
+    real = runner._find_library
+    monkeypatch.setattr(runner, "_find_library",
+                        lambda name: None if "async" in name else real(name))
+    x = rand((4, 16), np.float32, seed=2)
+    with pytest.warns(RuntimeWarning, match="running on one thread"):
+        f = runner.compile(fused_text("softmax_last_dim", [x]), "f", threads=2)
+    assert f.threads == 1
+    assert_close(f(x), ref_softmax(f64(x)), "f32")
+
+
+def test_threaded_functions_outlive_each_other():
+    # Destroying one threaded function leaves the others running (they share
+    # the async runtime's thread pool).
+    import gc
+    x = rand((64, 64), np.float32, seed=4)
+    text = fused_text("softmax_last_dim", [x])
+    keep = runner.compile(text, "f", threads=2)
+    for _ in range(3):
+        short = runner.compile(text, "f", threads=2)
+        short(x)
+        del short
+        gc.collect()
+    assert_close(keep(x), ref_softmax(f64(x)), "f32")

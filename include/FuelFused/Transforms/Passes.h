@@ -35,6 +35,12 @@ struct FuelToLLVMOptions : public PassPipelineOptions<FuelToLLVMOptions> {
       llvm::cl::desc("Polynomial approximations of f32 math on vectors "
                      "(off: one libm call per lane)"),
       llvm::cl::init(true)};
+  Option<int64_t> threads{
+      *this, "threads",
+      llvm::cl::desc("Threads the scheduled loops run on: above 1, their "
+                     "iterations are split into that many blocks run by the "
+                     "async runtime (libmlir_async_runtime); 1: one thread"),
+      llvm::cl::init(1)};
   Option<bool> outParams{
       *this, "out-params",
       llvm::cl::desc("Return results through out-params the caller "

@@ -14,13 +14,18 @@
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %c64{{.*}} step %c16
 // CHECK:             arith.maximumf %{{.*}} : vector<1x16xf32>
 // CHECK:           vector.multi_reduction <maximumf>, %{{.*}} [1] : vector<1x16xf32> to vector<1xf32>
+// The subtract and the exp fuse into the sum and into the divide: three
+// passes over the row, no row-sized temporary.
 // CHECK:           scf.for
 // CHECK:             arith.subf %{{.*}} : vector<1x16xf32>
-// CHECK:           scf.for
-// CHECK:             math.exp %{{.*}} : vector<1x16xf32>
+// CHECK-NEXT:        math.exp %{{.*}} : vector<1x16xf32>
+// CHECK-NEXT:        arith.addf %{{.*}} : vector<1x16xf32>
 // CHECK:           vector.multi_reduction <add>
 // CHECK:           scf.for
-// CHECK:             arith.divf %{{.*}} : vector<1x16xf32>
+// CHECK:             arith.subf %{{.*}} : vector<1x16xf32>
+// CHECK-NEXT:        math.exp %{{.*}} : vector<1x16xf32>
+// CHECK-NEXT:        arith.divf %{{.*}} : vector<1x16xf32>
+// CHECK-NOT:       scf.for
 // CHECK:         scf.forall.in_parallel
 // CHECK-NEXT:      tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[ROW]], 0] [1, 64] [1, 1]
 // W8-LABEL:    func.func @softmax
@@ -32,13 +37,17 @@ func.func @softmax(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 
 // -----
 
-// Leading dims are rows too; the row statistic (rsqrt of the mean square)
-// is computed once per row, on vector<1xf32>.
+// Leading dims are rows too; the row statistic (the root of the mean
+// square) is computed once per row, on vector<1x1xf32>, not per element.
 // CHECK-LABEL: func.func @rms_norm
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (2, 3)
-// CHECK:           arith.mulf %{{.*}} : vector<1x1x16xf32>
+// CHECK:           scf.for
+// CHECK:             arith.mulf %{{.*}} : vector<1x1x16xf32>
 // CHECK:           vector.multi_reduction <add>
 // CHECK:           math.sqrt %{{.*}} : vector<1x1xf32>
+// CHECK:           scf.for
+// CHECK-NOT:         math.sqrt
+// CHECK:             arith.divf %{{.*}} : vector<1x1x16xf32>
 // CHECK:         return
 func.func @rms_norm(%x: tensor<2x3x32xf32>) -> tensor<2x3x32xf32> {
   %y = fuel.fused rms_norm_last_dim {eps = 1.0e-05 : f64} (%x) : (tensor<2x3x32xf32>) -> tensor<2x3x32xf32>

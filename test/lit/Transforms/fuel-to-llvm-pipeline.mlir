@@ -9,7 +9,11 @@
 // RUN: fuel-opt --fuel-to-llvm="vector-width=8 approximate-math=false" \
 // RUN:   --dump-pass-pipeline %s -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OPTIONS
+// RUN: fuel-opt --fuel-to-llvm="threads=2" --dump-pass-pipeline %s \
+// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: fuel-opt --fuel-to-llvm %s | FileCheck %s
+// RUN: fuel-opt --fuel-to-llvm="threads=2 out-params=true" %s \
+// RUN:   | FileCheck %s --check-prefix=ASYNC
 // RUN: fuel-opt --fuel-to-llvm="codegen=false" %s | FileCheck %s
 
 // PIPELINE:      builtin.module(
@@ -52,6 +56,24 @@
 // SCALAR-NOT:    fuel-codegen-cpu
 // SCALAR-NOT:    fuel-approximate-math
 // SCALAR:        reconcile-unrealized-casts
+
+// THREADS:       convert-bufferization-to-memref,
+// THREADS-NEXT:  scf-forall-to-parallel,
+// THREADS-NEXT:  async-parallel-for{async-dispatch=true{{.*}}min-task-size=1 num-workers=2}
+// THREADS-NEXT:  async-to-async-runtime,
+// THREADS-NEXT:  async-runtime-ref-counting,
+// THREADS-NEXT:  async-runtime-ref-counting-opt,
+// THREADS-NEXT:  arith-expand
+// THREADS-NEXT:  convert-async-to-llvm,
+// THREADS-NOT:   scf-forall-to-for
+
+// The rows run on the async runtime; the results are the last arguments.
+// ASYNC-LABEL: llvm.func @softmaxes(
+// ASYNC-SAME:    %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr,
+// ASYNC-NOT:     -> !llvm.struct
+// ASYNC:         llvm.call @mlirAsyncRuntimeCreateGroup
+// ASYNC:         llvm.call @mlirAsyncRuntimeAwaitAllInGroup
+// ASYNC-NOT:     async.
 
 // OPTIONS:       fuel-codegen-cpu{{{.*}}vector-width=8}
 // OPTIONS-NOT:   fuel-approximate-math
