@@ -1,5 +1,5 @@
-"""The row-wise schedule (softmax, RMS and layer norm tiled per row and
-vectorized, fuel-codegen-cpu) and the vector math approximations compute
+"""The row-wise schedule (softmax, RMS and layer norm, their backwards and
+inplace_affine tiled per row and vectorized, fuel-codegen-cpu) and the vector math approximations compute
 what docs/FusedOps.md says, within its tolerances, against numpy in float64:
 scheduled shapes (rows a multiple of the vector width, leading dims of any
 rank), shapes it leaves to the scalar path, f32/f16/bf16, the pipeline's
@@ -58,6 +58,52 @@ def run(name, x, params, **options):
 def test_row_ops(name, params, ref, shape, dname, dtype):
     x = rand(shape, dtype, seed=len(shape))
     assert_close(run(name, x, params), ref(f64(x)), dname)
+
+
+def ref_softmax_bwd(y, g):
+    return y * (g - (g * y).sum(-1, keepdims=True))
+
+
+def ref_layer_bwd(x, g):
+    c = x - x.mean(-1, keepdims=True)
+    r = 1 / np.sqrt((c * c).mean(-1, keepdims=True) + EPS)
+    xh = c * r
+    return r * (g - g.mean(-1, keepdims=True) - xh * (g * xh).mean(-1, keepdims=True))
+
+
+def ref_rms_bwd(x, g):
+    n = x.shape[-1]
+    ms = (x * x).mean(-1, keepdims=True)
+    r = 1 / np.sqrt(ms + EPS)
+    return r * (g - x * (g * x).sum(-1, keepdims=True) / (n * (ms + EPS)))
+
+
+BACKWARDS = [("softmax_last_dim_backward", {}, ref_softmax_bwd),
+             ("layer_norm_last_dim_backward", {"eps": EPS}, ref_layer_bwd),
+             ("rms_norm_last_dim_backward", {"eps": EPS}, ref_rms_bwd)]
+
+
+@pytest.mark.parametrize("name,params,ref", BACKWARDS, ids=[o[0] for o in BACKWARDS])
+@pytest.mark.parametrize("shape", [(8, 64), (2, 3, 32), (4, 20)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_row_backwards(name, params, ref, shape, dname, dtype):
+    x = rand(shape, dtype, seed=1)
+    if name.startswith("softmax"):
+        # y is a softmax output.
+        x = ref_softmax(f64(x)).astype(dtype)
+    g = rand(shape, dtype, seed=2)
+    text = fused_text(name, [x, g], params)
+    got = runner.compile(text, "f")(x, g)
+    assert_close(got, ref(f64(x), f64(g)), dname)
+
+
+@pytest.mark.parametrize("shape", [(8, 64), (3, 48), (5, 7)], ids=lambda s: "x".join(map(str, s)))
+def test_inplace_affine(shape):
+    x = rand(shape, np.float32, seed=6)
+    text = fused_text("inplace_affine", [x], {"mul": 1.5, "add": -0.25})
+    np.testing.assert_array_equal(runner.compile(text, "f")(x),
+                                  (x * np.float32(1.5) + np.float32(-0.25)).astype(np.float32))
 
 
 @pytest.mark.parametrize("name,params,ref", OPS, ids=[o[0] for o in OPS])

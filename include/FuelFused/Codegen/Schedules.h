@@ -29,7 +29,8 @@ class FusedOp;
 struct FusedOpInfo;
 
 enum class ScheduleKind {
-  /// Ops that read and write whole rows of their last dim (softmax, norms):
+  /// Ops that read and write whole rows of their last dim (softmax, RMS
+  /// and layer norm, their backwards, inplace_affine):
   /// one row per iteration of an scf.forall over the leading dims, the
   /// decomposition's producers fused into it; inside, each elementwise op
   /// and each reduction runs over the row in vectors, reductions as partial

@@ -167,6 +167,7 @@ def Fused_SoftmaxLastDimBackward : FusedOp<7, "softmax_last_dim_backward", Backw
   let results = [FusedResult<"dx">];
   let rule = "sameShapePair";
   let recipe = "softmaxLastDimBackward";
+  let schedule = "RowWise";
   let summary = "gradient of softmax_last_dim";
   let description = "`dx = y * (g - sum(g * y, last, keepdim))`.";
   let reference = "numpy (analytic) and finite differences";
@@ -181,6 +182,7 @@ def Fused_LayerNormLastDimBackward : FusedOp<8, "layer_norm_last_dim_backward", 
   let params = [EpsParam<>];
   let rule = "sameShapePair";
   let recipe = "layerNormLastDimBackward";
+  let schedule = "RowWise";
   let summary = "gradient of layer_norm_last_dim";
   let description = "With `r = 1/sqrt(var+eps)` and `xh = (x-mean)*r`: "
     "`dx = r * (g - mean(g) - xh * mean(g * xh))`, recomputing the statistics from x.";
@@ -196,6 +198,7 @@ def Fused_RmsNormLastDimBackward : FusedOp<9, "rms_norm_last_dim_backward", Back
   let params = [EpsParam<>];
   let rule = "sameShapePair";
   let recipe = "rmsNormLastDimBackward";
+  let schedule = "RowWise";
   let summary = "gradient of rms_norm_last_dim";
   let description = "With `ms = mean(x^2)` and `r = 1/sqrt(ms+eps)`: "
     "`dx = r * (g - x * sum(g*x) / (n * (ms + eps)))`, n the last-dim size.";
@@ -345,6 +348,7 @@ def Fused_InplaceAffine : FusedOp<16, "inplace_affine", Forward> {
   let destructiveInput = 0;
   let rule = "inplaceAffine";
   let recipe = "inplaceAffine";
+  let schedule = "RowWise";
   let summary = "x <- mul * x + add";
   let description = "On tensors a pure op returning the new value; on memrefs it "
     "writes into operand 0 and has no result. It must not be CSE'd or hoisted past "

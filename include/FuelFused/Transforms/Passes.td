@@ -120,8 +120,9 @@ def FuelCodegenCPU : Pass<"fuel-codegen-cpu"> {
                 "fused and vectorized code";
   let description = [{
     For every `fuel.fused` op whose record names a schedule and whose shapes
-    suit it (static tensors; for the row-wise schedule of softmax, RMS norm
-    and layer norm, a row length that is a multiple of `vector-width`), the
+    suit it (static tensors; for the row-wise schedule of softmax, RMS norm,
+    layer norm, their backwards and inplace_affine, a row length that is a
+    multiple of `vector-width`), the
     op is decomposed and its decomposition scheduled: one row per iteration
     of an `scf.forall` with every step of the op fused into it, each step
     over the row in vectors, reductions as partial vector sums. Ops it does

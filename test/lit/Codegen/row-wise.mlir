@@ -68,6 +68,20 @@ func.func @layer_norm_f16(%x: tensor<4x16xf16>) -> tensor<4x16xf16> {
 
 // -----
 
+// The backwards and inplace_affine have the schedule too.
+// CHECK-LABEL: func.func @backwards
+// CHECK-NOT:     linalg.generic
+// CHECK-COUNT-2: scf.forall
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @backwards(%y: tensor<4x32xf32>, %g: tensor<4x32xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>) {
+  %0 = fuel.fused softmax_last_dim_backward (%y, %g) : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  %1 = fuel.fused inplace_affine {mul = 2.0 : f64, add = 1.0 : f64} (%y) : (tensor<4x32xf32>) -> tensor<4x32xf32>
+  return %0, %1 : tensor<4x32xf32>, tensor<4x32xf32>
+}
+
+// -----
+
 // Not scheduled, left fused for fuel-decompose, with the reason when asked.
 // CHECK-LABEL: func.func @unscheduled
 // CHECK-COUNT-4: fuel.fused
