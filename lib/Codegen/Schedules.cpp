@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuelFused/Codegen/Schedules.h"
+#include "Contraction.h"
 #include "RowWise.h"
 
 #include "FuelFused/Decompose/Decompose.h"
@@ -56,6 +57,8 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
   switch (*kind) {
   case ScheduleKind::RowWise:
     return canScheduleRowWise(op, options, why);
+  case ScheduleKind::Contraction:
+    return canScheduleContraction(op, options, why);
   }
   llvm_unreachable("unknown schedule");
 }
@@ -89,6 +92,9 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
       // A decomposition the schedule does not fit stays as decomposed:
       // correct, only slower.
       (void)scheduleRowWise(rewriter, root, decomposition, options);
+      break;
+    case ScheduleKind::Contraction:
+      (void)scheduleContraction(rewriter, root, decomposition, options);
       break;
     }
   }

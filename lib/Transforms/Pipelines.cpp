@@ -65,7 +65,7 @@ static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
          "lower-affine,"
          "fuel-bool-memrefs-to-i8,"
          "finalize-memref-to-llvm,"
-         "convert-vector-to-llvm,"
+         "convert-vector-to-llvm{vector-contract-lowering=outerproduct},"
          "convert-math-to-llvm,"
          "convert-math-to-libm,"
          "convert-arith-to-llvm,"

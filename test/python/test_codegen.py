@@ -184,3 +184,33 @@ def test_threaded_functions_outlive_each_other():
         del short
         gc.collect()
     assert_close(keep(x), ref_softmax(f64(x)), "f32")
+
+
+# fused_linear's contraction schedule: a[..., M, K] @ b[K, N] + bias, with M
+# a multiple of 8, N of 32 and K of 16 (f32); the other shapes and dtypes go
+# the scalar way.
+LINEAR = [((16, 32), 64), ((2, 8, 16), 32), ((128, 96), 512), ((72, 48), 96),
+          ((4, 16), 20), ((6, 16), 32), ((8, 20), 32)]
+
+
+@pytest.mark.parametrize("a_shape,n", LINEAR, ids=lambda v: str(v))
+@pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_fused_linear(a_shape, n, dname, dtype):
+    a = rand(a_shape, dtype, seed=1)
+    b = rand((a_shape[-1], n), dtype, seed=2)
+    bias = rand((n,), dtype, seed=3)
+    text = fused_text("fused_linear", [a, b, bias])
+    got = runner.compile(text, "f")(a, b, bias)
+    want = f64(a) @ f64(b) + f64(bias)
+    # f32 sums of up to 512 products: the looser class (docs/FusedOps.md);
+    # the scalar path is off by as much.
+    assert_close(got, want, dname, loose=True)
+
+
+def test_fused_linear_threads():
+    a, b, bias = rand((64, 64), seed=4), rand((64, 256), seed=5), rand((256,), seed=6)
+    text = fused_text("fused_linear", [a, b, bias])
+    one = runner.compile(text, "f")(a, b, bias)
+    two = runner.compile(text, "f", threads=2)(a, b, bias)
+    assert np.array_equal(one, two)
+    assert_close(two, f64(a) @ f64(b) + f64(bias), "f32", loose=True)

@@ -55,9 +55,11 @@ std::vector<FusedOpRec> loadOps(const RecordKeeper &records) {
                       "op " + op.name +
                           " with a hand-written decomposition must say what "
                           "its recipe does not cover (recipeNote)");
-    if (!op.schedule.empty() && op.schedule != "RowWise")
-      PrintFatalError(op.def->getLoc(), "unknown schedule '" + op.schedule +
-                                            "' (expected RowWise)");
+    if (!op.schedule.empty() && op.schedule != "RowWise" &&
+        op.schedule != "Contraction")
+      PrintFatalError(op.def->getLoc(),
+                      "unknown schedule '" + op.schedule +
+                          "' (expected RowWise or Contraction)");
     if (op.results.empty())
       PrintFatalError(op.def->getLoc(), "fused op " + op.name + " has no result");
     if (op.destructiveInput >= (int64_t)op.operands.size())

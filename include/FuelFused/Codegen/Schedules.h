@@ -36,6 +36,12 @@ enum class ScheduleKind {
   /// and each reduction runs over the row in vectors, reductions as partial
   /// vector sums merged once per row. No temporary outlives its row.
   RowWise,
+  /// Ops whose decomposition is a contraction with elementwise ops around
+  /// it (fused_linear): cache tiles of the output in an scf.forall, register
+  /// tiles inside, the reduction of a register tile in vector steps with the
+  /// accumulator in registers, lowered to outer products. f32, with the
+  /// output and reduction sizes multiples of the register tile.
+  Contraction,
 };
 
 /// The schedule of `info`'s op; std::nullopt when it has none (it is lowered
@@ -56,7 +62,8 @@ struct ScheduleOptions {
 /// Checks, changing nothing, that `op` can be decomposed with its schedule:
 /// it has one, its operands are static tensors, and its shape suits the
 /// schedule (a row length that is a multiple of the vector width for
-/// RowWise). Sets `why` when not.
+/// RowWise; f32 and sizes that are multiples of the register tile for
+/// Contraction). Sets `why` when not.
 LogicalResult canSchedule(FusedOp op, const ScheduleOptions &options,
                           std::string &why);
 

@@ -84,6 +84,7 @@ def Fused_FusedLinear : FusedOp<2, "fused_linear", Forward> {
   let backward = Decompose;
   let rule = "fusedLinear";
   let recipe = "fusedLinear";
+  let schedule = "Contraction";
   let summary = "matmul plus bias";
   let description = "`y = a @ b + bias`, bias broadcast over all but the last dim.";
   let reference = "numpy";

@@ -90,12 +90,12 @@ func.func @backwards(%y: tensor<4x32xf32>, %g: tensor<4x32xf32>) -> (tensor<4x32
 // REPORT: not scheduled: the row-wise schedule needs rows: a rank of at least 2
 // REPORT-NOT: not scheduled
 func.func @unscheduled(%d: tensor<?x64xf32>, %odd: tensor<4x20xf32>, %flat: tensor<64xf32>,
-                       %a: tensor<4x16xf32>, %b: tensor<16x8xf32>, %c: tensor<8xf32>)
-    -> (tensor<?x64xf32>, tensor<4x20xf32>, tensor<64xf32>, tensor<4x8xf32>) {
+                       %x: tensor<4x16xf32>, %cs: tensor<4x16xf32>)
+    -> (tensor<?x64xf32>, tensor<4x20xf32>, tensor<64xf32>, tensor<4x16xf32>) {
   %0 = fuel.fused softmax_last_dim (%d) : (tensor<?x64xf32>) -> tensor<?x64xf32>
   %1 = fuel.fused softmax_last_dim (%odd) : (tensor<4x20xf32>) -> tensor<4x20xf32>
   %2 = fuel.fused softmax_last_dim (%flat) : (tensor<64xf32>) -> tensor<64xf32>
   // No schedule at all: not reported.
-  %3 = fuel.fused fused_linear (%a, %b, %c) : (tensor<4x16xf32>, tensor<16x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
-  return %0, %1, %2, %3 : tensor<?x64xf32>, tensor<4x20xf32>, tensor<64xf32>, tensor<4x8xf32>
+  %3 = fuel.fused rope (%x, %cs, %cs) : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %0, %1, %2, %3 : tensor<?x64xf32>, tensor<4x20xf32>, tensor<64xf32>, tensor<4x16xf32>
 }

@@ -1,0 +1,91 @@
+"""fused_linear (a @ b + bias) on the CPU, side by side: fuel-mlir with its
+contraction schedule (one thread and two, into a preallocated output),
+numpy (its BLAS, as configured) and PyTorch (when installed; one thread and
+two). Every result is checked against a float64 product first; then all are
+timed interleaved. Reports median, min and max ms, GFLOP/s and the ratio to
+fuel-mlir's median; writes JSON.
+
+    python bench/linear.py [--rounds 9] [--sizes 1024x1024x1024 64x4096x4096]
+                           [--json bench/linear.json]
+
+(Sizes are MxKxN.)
+"""
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from fuel_mlir import runner
+
+
+def module(m, k, n):
+    a, b, c, y = (f"tensor<{m}x{k}xf32>", f"tensor<{k}x{n}xf32>",
+                  f"tensor<{n}xf32>", f"tensor<{m}x{n}xf32>")
+    return (f"func.func @f(%a: {a}, %b: {b}, %c: {c}) -> {y} {{\n"
+            f"  %y = fuel.fused fused_linear (%a, %b, %c) : ({a}, {b}, {c}) -> {y}\n"
+            f"  return %y : {y}\n}}\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--sizes", nargs="+", default=["1024x1024x1024", "64x4096x4096"])
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    results = []
+    for size in args.sizes:
+        m, k, n = (int(d) for d in size.split("x"))
+        rng = np.random.default_rng(0)
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        c = rng.standard_normal(n).astype(np.float32)
+        out = np.empty((m, n), np.float32)
+        text = module(m, k, n)
+        f1 = runner.compile(text, "f")
+        f2 = runner.compile(text, "f", threads=2)
+        contenders = {
+            "fuel out=": lambda: f1(a, b, c, out=out),
+            "fuel 2 threads out=": lambda: f2(a, b, c, out=out),
+            "numpy": lambda: a @ b + c,
+        }
+        try:
+            import torch
+            at, bt, ct = map(torch.from_numpy, (a, b, c))
+            for threads in (1, 2):
+                def run(threads=threads):
+                    torch.set_num_threads(threads)
+                    return torch.addmm(ct, at, bt).numpy()
+                contenders[f"torch {threads} thread" + ("s" if threads > 1 else "")] = run
+        except ImportError:
+            pass
+        want = a.astype(np.float64) @ b.astype(np.float64) + c
+        for who, f in contenders.items():
+            got = np.asarray(f(), dtype=np.float64)
+            err = np.abs(got - want).max() / np.abs(want).max()
+            if not err < 1e-5:
+                raise SystemExit(f"{who} computes fused_linear wrong: relative error {err:.2e}")
+        times = {who: [] for who in contenders}
+        for _ in range(args.rounds):
+            for who, f in contenders.items():
+                start = time.perf_counter()
+                f()
+                times[who].append((time.perf_counter() - start) * 1e3)
+        flops = 2.0 * m * k * n
+        ref = float(np.median(times["fuel out="]))
+        row = {"op": "fused_linear", "size": [m, k, n], "ms": {}}
+        print(f"\nfused_linear M={m} K={k} N={n} (median / min / max ms, GFLOP/s, ratio to fuel)")
+        for who, ts in times.items():
+            med = float(np.median(ts))
+            row["ms"][who] = {"median": med, "min": float(min(ts)), "max": float(max(ts))}
+            print(f"  {who:20s} {med:9.2f} {min(ts):9.2f} {max(ts):9.2f} "
+                  f"{flops / med / 1e6:8.1f}   {med / ref:6.2f}x")
+        results.append(row)
+    if args.json:
+        with open(args.json, "w") as out_file:
+            json.dump(results, out_file, indent=1)
+
+
+if __name__ == "__main__":
+    main()

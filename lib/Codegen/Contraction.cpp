@@ -1,0 +1,184 @@
+//===- Contraction.cpp - The contraction schedule -------------------------===//
+//
+// For ops whose decomposition is a contraction and elementwise ops around it
+// (fused_linear: a matmul and the bias add). The last op is tiled into
+// cache tiles of the output (an scf.forall over them, the contraction and
+// its fill fused in), each cache tile into register tiles (`regM` x
+// `regN`), and the contraction of a register tile over the reduction dim in
+// steps of `regK`: the accumulator stays in vector registers across the
+// reduction loop, and the contraction becomes outer products
+// (`vector.contract` lowered by convert-vector-to-llvm). No packing yet.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Contraction.h"
+
+#include "FuelFused/IR/FuelOps.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+namespace {
+/// The register tile: `m` rows by `n` columns of the output, `k` steps of
+/// the reduction per iteration (8 x 32 f32 accumulators are 16 AVX-512
+/// registers).
+constexpr int64_t kRegM = 8, kRegN = 32, kRegK = 16;
+/// The cache tile of the output, at most (one scf.forall iteration).
+constexpr int64_t kTileM = 64, kTileN = 256;
+} // namespace
+
+/// The largest tile of at most `most` that divides `size` and is a
+/// multiple of `unit`; 0 when there is none.
+static int64_t tileOf(int64_t size, int64_t most, int64_t unit) {
+  for (int64_t t = most; t >= unit; t /= 2)
+    if (size % t == 0 && t % unit == 0)
+      return t;
+  return 0;
+}
+
+LogicalResult mlir::fuel::canScheduleContraction(
+    FusedOp op, const ScheduleOptions &options, std::string &why) {
+  for (Type t : llvm::concat<Type>(op->getOperandTypes(),
+                                   op->getResultTypes()))
+    if (!cast<RankedTensorType>(t).getElementType().isF32()) {
+      why = "the contraction schedule handles f32";
+      return failure();
+    }
+  // fused_linear: a[..., M, K] @ b[K, N].
+  auto a = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto b = cast<RankedTensorType>(op->getOperand(1).getType());
+  int64_t m = a.getShape()[a.getRank() - 2], k = a.getShape().back(),
+          n = b.getShape().back();
+  if (m % kRegM != 0 || n % kRegN != 0 || k % kRegK != 0) {
+    why = "the contraction schedule needs M a multiple of " +
+          std::to_string(kRegM) + ", N of " + std::to_string(kRegN) +
+          " and K of " + std::to_string(kRegK) + " (got " +
+          std::to_string(m) + ", " + std::to_string(n) + ", " +
+          std::to_string(k) + ")";
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult mlir::fuel::scheduleContraction(
+    RewriterBase &rewriter, linalg::LinalgOp root,
+    const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+    const ScheduleOptions &options) {
+  unsigned rank = root.getNumLoops();
+  if (root.getNumReductionLoops() != 0 || rank < 2 ||
+      root->getNumResults() != 1)
+    return failure();
+  SmallVector<int64_t> ranges = root.getStaticLoopRanges();
+  int64_t m = ranges[rank - 2], n = ranges[rank - 1];
+  int64_t tileM = tileOf(m, kTileM, kRegM), tileN = tileOf(n, kTileN, kRegN);
+  if (!tileM || !tileN)
+    return failure();
+
+  // 1. Cache tiles of the output in an scf.forall, the decomposition fused.
+  auto sizes = [&](int64_t lead, int64_t tm, int64_t tn) {
+    SmallVector<OpFoldResult> s(rank, rewriter.getIndexAttr(lead));
+    s[rank - 2] = rewriter.getIndexAttr(tm);
+    s[rank - 1] = rewriter.getIndexAttr(tn);
+    return s;
+  };
+  scf::SCFTileAndFuseOptions outer;
+  outer.tilingOptions.setTileSizes(sizes(1, tileM, tileN))
+      .setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  outer.setFusionControlFn(
+      [&](tensor::ExtractSliceOp, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (!decomposition.contains(producer.getOwner()))
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
+      });
+  rewriter.setInsertionPoint(root);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(root.getOperation()), outer);
+  if (failed(fused) || fused->loops.size() != 1)
+    return failure();
+  Value result = root->getResult(0);
+  rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
+  rewriter.eraseOp(root);
+  for (Operation *producer : llvm::reverse(fused->fusedProducers))
+    if (producer->use_empty())
+      rewriter.eraseOp(producer);
+  Operation *loop = fused->loops.front().getOperation();
+  auto tiledRoot = cast<TilingInterface>(fused->tiledAndFusedOps.front());
+
+  // 2. Register tiles of the cache tile, the contraction fused.
+  scf::SCFTileAndFuseOptions inner;
+  inner.tilingOptions.setTileSizes(sizes(1, kRegM, kRegN));
+  inner.setFusionControlFn(
+      [&](tensor::ExtractSliceOp, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (!loop->isProperAncestor(producer.getOwner()))
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
+      });
+  rewriter.setInsertionPoint(tiledRoot);
+  FailureOr<scf::SCFTileAndFuseResult> registers =
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, tiledRoot, inner);
+  if (failed(registers))
+    return failure();
+  Value tileResult = tiledRoot->getResult(0);
+  rewriter.replaceAllUsesWith(tileResult,
+                              registers->replacements.lookup(tileResult));
+  rewriter.eraseOp(tiledRoot);
+  for (Operation *producer : llvm::reverse(registers->fusedProducers))
+    if (producer->use_empty())
+      rewriter.eraseOp(producer);
+
+  // 3. The reduction of each register tile in steps of kRegK.
+  SmallVector<linalg::LinalgOp> contractions;
+  loop->walk([&](linalg::LinalgOp op) {
+    if (op.getNumReductionLoops() == 1)
+      contractions.push_back(op);
+  });
+  for (linalg::LinalgOp op : contractions) {
+    SmallVector<unsigned> reductions;
+    op.getReductionDims(reductions);
+    SmallVector<OpFoldResult> kTile(op.getNumLoops(),
+                                    rewriter.getIndexAttr(0));
+    kTile[reductions.front()] = rewriter.getIndexAttr(kRegK);
+    scf::SCFTilingOptions options;
+    options.setTileSizes(kTile);
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (succeeded(tiled))
+      rewriter.replaceOp(op, tiled->replacements);
+  }
+
+  // 4. Vectorize what has static shapes now.
+  SmallVector<linalg::LinalgOp> toVectorize;
+  loop->walk([&](linalg::LinalgOp op) { toVectorize.push_back(op); });
+  for (linalg::LinalgOp op : toVectorize) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::VectorizationResult> vectorized =
+        linalg::vectorize(rewriter, op);
+    if (succeeded(vectorized))
+      rewriter.replaceOp(op, vectorized->replacements);
+  }
+  Operation *func = loop->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
+  MLIRContext *ctx = func->getContext();
+  RewritePatternSet patterns(ctx);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+  vector::populateVectorReductionToContractPatterns(patterns);
+  vector::populateSinkVectorOpsPatterns(patterns);
+  vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
+  vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
+  tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+  (void)applyPatternsGreedily(func, std::move(patterns));
+  return success();
+}

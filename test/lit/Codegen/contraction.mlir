@@ -1,0 +1,48 @@
+// The contraction schedule: fused_linear as cache tiles of the output in an
+// scf.forall, 8x32 register tiles inside, the reduction in steps of 16 with
+// the accumulator carried as a vector, the bias added once per tile.
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
+// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+
+// CHECK-LABEL: func.func @linear
+// CHECK-NOT:     linalg.
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (128, 512) step (64, 256)
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c8
+// CHECK:             scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
+// CHECK:               scf.for %{{.*}} = %{{.*}} to %c96{{.*}} step %c16
+// CHECK:                 vector.transfer_read {{.*}} vector<8x16xf32>
+// CHECK:                 vector.transfer_read {{.*}} vector<16x32xf32>
+// CHECK:                 vector.contract {{.*}} vector<8x16xf32>, vector<16x32xf32> into vector<8x32xf32>
+// CHECK:               vector.broadcast %{{.*}} : vector<32xf32> to vector<8x32xf32>
+// CHECK:               arith.addf %{{.*}} : vector<8x32xf32>
+// CHECK:         scf.forall.in_parallel
+func.func @linear(%a: tensor<128x96xf32>, %b: tensor<96x512xf32>, %c: tensor<512xf32>) -> tensor<128x512xf32> {
+  %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<128x96xf32>, tensor<96x512xf32>, tensor<512xf32>) -> tensor<128x512xf32>
+  return %y : tensor<128x512xf32>
+}
+
+// -----
+
+// Batch dims are tiled by one; small sizes take the largest tiles that fit.
+// CHECK-LABEL: func.func @batched
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (2, 8, 32) step (1, 8, 32)
+// CHECK:           vector.contract
+func.func @batched(%a: tensor<2x8x16xf32>, %b: tensor<16x32xf32>, %c: tensor<32xf32>) -> tensor<2x8x32xf32> {
+  %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<2x8x16xf32>, tensor<16x32xf32>, tensor<32xf32>) -> tensor<2x8x32xf32>
+  return %y : tensor<2x8x32xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @unscheduled
+// CHECK-COUNT-2: fuel.fused fused_linear
+// REPORT: not scheduled: the contraction schedule needs M a multiple of 8, N of 32 and K of 16 (got 8, 20, 16)
+// REPORT: not scheduled: the contraction schedule handles f32
+func.func @unscheduled(%a: tensor<8x16xf32>, %b: tensor<16x20xf32>, %c: tensor<20xf32>,
+                       %ah: tensor<8x16xf16>, %bh: tensor<16x32xf16>, %ch: tensor<32xf16>)
+    -> (tensor<8x20xf32>, tensor<8x32xf16>) {
+  %0 = fuel.fused fused_linear (%a, %b, %c) : (tensor<8x16xf32>, tensor<16x20xf32>, tensor<20xf32>) -> tensor<8x20xf32>
+  %1 = fuel.fused fused_linear (%ah, %bh, %ch) : (tensor<8x16xf16>, tensor<16x32xf16>, tensor<32xf16>) -> tensor<8x32xf16>
+  return %0, %1 : tensor<8x20xf32>, tensor<8x32xf16>
+}
