@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -483,6 +484,30 @@ bool RuleContext::getBool(StringRef paramName) const {
 std::array<int64_t, 2> RuleContext::getPair(StringRef paramName) const {
   ArrayRef<int64_t> v = cast<DenseI64ArrayAttr>(param(paramName)).asArrayRef();
   return {v[0], v[1]};
+}
+
+static FailureOr<int64_t> checkedResult(const RuleContext &ctx,
+                                        std::optional<int64_t> value,
+                                        const Twine &what) {
+  if (value)
+    return *value;
+  (void)ctx.fail("shape rule", what + " overflows 64 bits");
+  return failure();
+}
+
+FailureOr<int64_t> RuleContext::add(int64_t a, int64_t b,
+                                    const Twine &what) const {
+  return checkedResult(*this, llvm::checkedAdd(a, b), what);
+}
+
+FailureOr<int64_t> RuleContext::sub(int64_t a, int64_t b,
+                                    const Twine &what) const {
+  return checkedResult(*this, llvm::checkedSub(a, b), what);
+}
+
+FailureOr<int64_t> RuleContext::mul(int64_t a, int64_t b,
+                                    const Twine &what) const {
+  return checkedResult(*this, llvm::checkedMul(a, b), what);
 }
 
 LogicalResult RuleContext::fail(StringRef rule, const Twine &message) const {

@@ -89,6 +89,15 @@ public:
   LogicalResult expectSameShape(unsigned a, unsigned b) const;
 
   //===--------------------------------------------------------------------===//
+  // Checked size arithmetic: a size that does not fit in 64 bits fails the
+  // rule ("<what> overflows 64 bits") instead of wrapping.
+  //===--------------------------------------------------------------------===//
+
+  FailureOr<int64_t> add(int64_t a, int64_t b, const Twine &what) const;
+  FailureOr<int64_t> sub(int64_t a, int64_t b, const Twine &what) const;
+  FailureOr<int64_t> mul(int64_t a, int64_t b, const Twine &what) const;
+
+  //===--------------------------------------------------------------------===//
   // Results
   //===--------------------------------------------------------------------===//
 

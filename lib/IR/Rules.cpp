@@ -161,7 +161,14 @@ LogicalResult rules::conv2d(RuleContext &ctx) {
       shape.push_back(ShapedType::kDynamic);
       continue;
     }
-    int64_t padded = in + 2 * padding[i];
+    FailureOr<int64_t> twice = ctx.mul(2, padding[i], "the padding");
+    if (failed(twice))
+      return failure();
+    FailureOr<int64_t> paddedSize =
+        ctx.add(in, *twice, "the padded input in spatial dim " + Twine(i));
+    if (failed(paddedSize))
+      return failure();
+    int64_t padded = *paddedSize;
     if (padded < k)
       return ctx.fail("shape rule",
                       "the kernel (" + Twine(k) +
@@ -195,17 +202,42 @@ LogicalResult rules::convTranspose2d(RuleContext &ctx) {
       failed(ctx.expectDimsEqual(V::W, 0, V::X, 1)))
     return failure();
   int64_t fPerGroup = ctx.dim(V::W, 1);
-  SmallVector<int64_t> shape = {
-      ctx.dim(V::X, 0), ShapedType::isDynamic(fPerGroup) ? ShapedType::kDynamic
-                                                      : fPerGroup * groups};
+  int64_t outChannels = ShapedType::kDynamic;
+  if (!ShapedType::isDynamic(fPerGroup)) {
+    FailureOr<int64_t> f = ctx.mul(fPerGroup, groups, "the output channels");
+    if (failed(f))
+      return failure();
+    outChannels = *f;
+  }
+  SmallVector<int64_t> shape = {ctx.dim(V::X, 0), outChannels};
   for (int i = 0; i < 2; ++i) {
     int64_t in = ctx.dim(V::X, 2 + i), k = ctx.dim(V::W, 2 + i);
     if (ShapedType::isDynamic(in) || ShapedType::isDynamic(k)) {
       shape.push_back(ShapedType::kDynamic);
       continue;
     }
-    int64_t out = (in - 1) * stride[i] - 2 * padding[i] +
-                  dilation[i] * (k - 1) + outPad[i] + 1;
+    // (in - 1) * stride - 2 * padding + dilation * (k - 1) + outPad + 1,
+    // every step checked.
+    std::string what = ("the output size in spatial dim " + Twine(i)).str();
+    FailureOr<int64_t> strided = ctx.mul(in - 1, stride[i], what);
+    if (failed(strided))
+      return failure();
+    FailureOr<int64_t> twice = ctx.mul(2, padding[i], what);
+    if (failed(twice))
+      return failure();
+    FailureOr<int64_t> cropped = ctx.sub(*strided, *twice, what);
+    if (failed(cropped))
+      return failure();
+    FailureOr<int64_t> reach = ctx.mul(dilation[i], k - 1, what);
+    if (failed(reach))
+      return failure();
+    FailureOr<int64_t> widened = ctx.add(*cropped, *reach, what);
+    if (failed(widened))
+      return failure();
+    FailureOr<int64_t> total = ctx.add(*widened, outPad[i] + 1, what);
+    if (failed(total))
+      return failure();
+    int64_t out = *total;
     if (out < 1)
       return ctx.fail("shape rule", "the output size in spatial dim " +
                                         Twine(i) + " would be " + Twine(out));

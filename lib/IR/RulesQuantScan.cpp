@@ -30,10 +30,20 @@ LogicalResult rules::qmatmul(RuleContext &ctx) {
                                       " block size (" + Twine(block) + ")");
   if (failed(ctx.expectDimEquals(V::A, -1, k, "param k")))
     return failure();
-  int64_t words = (n * (k / block) * bytes + 3) / 4;
-  if (failed(ctx.expectDimEquals(V::WQ, 0, words,
-                                 "the u32 words of N * K / " + Twine(block) +
-                                     " blocks of " + Twine(bytes) + " bytes")))
+  std::string what = ("the u32 words of N * K / " + Twine(block) +
+                      " blocks of " + Twine(bytes) + " bytes")
+                         .str();
+  FailureOr<int64_t> blocks = ctx.mul(n, k / block, what);
+  if (failed(blocks))
+    return failure();
+  FailureOr<int64_t> streamBytes = ctx.mul(*blocks, bytes, what);
+  if (failed(streamBytes))
+    return failure();
+  FailureOr<int64_t> padded = ctx.add(*streamBytes, 3, what);
+  if (failed(padded))
+    return failure();
+  int64_t words = *padded / 4;
+  if (failed(ctx.expectDimEquals(V::WQ, 0, words, what)))
     return failure();
   addMatmulResult(ctx, n);
   return success();
@@ -92,7 +102,10 @@ LogicalResult rules::awqMatmul(RuleContext &ctx) {
     if (failed(ctx.expectDimEquals(V::Qweight, 1, n / 8, "N / 8")))
       return failure();
   } else if (!ShapedType::isDynamic(ctx.dim(V::Qweight, 1))) {
-    n = ctx.dim(V::Qweight, 1) * 8;
+    FailureOr<int64_t> columns = ctx.mul(ctx.dim(V::Qweight, 1), 8, "N");
+    if (failed(columns))
+      return failure();
+    n = *columns;
   }
   addMatmulResult(ctx, n);
   return success();

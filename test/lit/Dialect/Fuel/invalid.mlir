@@ -446,3 +446,28 @@ func.func @params_not_dict(%x: tensor<4x8xf32>) {
   %0 = "fuel.fused"(%x) {kind = #fuel.kind<softmax_last_dim>, params = 1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return
 }
+
+// -----
+
+// Sizes that do not fit in 64 bits are errors, not wrapped values.
+func.func @quant_stream_overflow(%a: tensor<4x?xf32>, %w: tensor<?xi32>) {
+  // expected-error @+1 {{qmatmul: shape rule: the u32 words of N * K / 32 blocks of 18 bytes overflows 64 bits}}
+  %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q4_0>, k = 4611686018427387904 : i64, n = 4 : i64} (%a, %w) : (tensor<4x?xf32>, tensor<?xi32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @conv_padding_overflow(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{conv2d: shape rule: the padding overflows 64 bits}}
+  %0 = fuel.fused conv2d {padding = array<i64: 4611686018427387904, 0>} (%x, %w) : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x?x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_transpose_overflow(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{conv_transpose_2d: shape rule: the output size in spatial dim 0 overflows 64 bits}}
+  %0 = fuel.fused conv_transpose_2d {stride = array<i64: 2305843009213693952, 1>} (%x, %w) : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x?x10xf32>
+  return
+}
