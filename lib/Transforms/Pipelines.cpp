@@ -22,6 +22,8 @@ static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
                                 o.vectorWidth.getValue())
                       .str()
                 : std::string();
+  std::string distinct =
+      o.outParams ? "func.func(fuel-distinct-results)," : "";
   std::string outParams =
       o.outParams ? "buffer-results-to-out-params{hoist-static-allocs "
                   "modify-public-functions},"
@@ -49,7 +51,8 @@ static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
          "canonicalize,"
          "cse,"
          "loop-invariant-subset-hoisting,"
-         "eliminate-empty-tensors,"
+         "eliminate-empty-tensors," +
+         distinct +
          "one-shot-bufferize{bufferize-function-boundaries "
          "function-boundary-type-conversion=identity-layout-map}," +
          outParams +

@@ -111,3 +111,24 @@ def test_read_only_out(two):
     out = (y, np.zeros((), np.float32), np.zeros((4, 32), np.float32))
     with pytest.raises(runner.RunnerError, match=r"out\[0\] must be a writable"):
         two(x, out=out)
+
+
+def test_a_result_returned_twice():
+    # One value for two results: each gets its own array (the compiled code
+    # copies it), with or without out=.
+    text = """
+func.func @twice(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %y = fuel.fused softmax_last_dim (%x) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y, %y : tensor<4x16xf32>, tensor<4x16xf32>
+}
+"""
+    f = runner.compile(text, "twice")
+    x = np.random.default_rng(7).standard_normal((4, 16)).astype(np.float32)
+    a, b = f(x)
+    np.testing.assert_allclose(a, softmax(x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(a, b)
+    assert not np.shares_memory(a, b)
+    out = (np.zeros((4, 16), np.float32), np.zeros((4, 16), np.float32))
+    f(x, out=out)
+    np.testing.assert_array_equal(out[0], a)
+    np.testing.assert_array_equal(out[1], a)

@@ -162,4 +162,18 @@ def FuelApproximateMath : Pass<"fuel-approximate-math"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def FuelDistinctResults : Pass<"fuel-distinct-results", "::mlir::func::FuncOp"> {
+  let summary = "Copy a tensor a function returns more than once";
+  let description = [{
+    Every further occurrence of a tensor among a function's return operands
+    becomes a copy (`linalg.copy` into a `tensor.empty`), so that each result
+    bufferizes to its own buffer and can be written into its own out-param.
+    Part of `fuel-to-llvm{out-params}`, right before bufferization
+    (upstream's `buffer-results-to-out-params{hoist-static-allocs}` cannot
+    take one buffer returned twice).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // FUEL_PASSES_TD
