@@ -12,18 +12,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "Contraction.h"
+#include "ScheduleUtils.h"
 
 #include "FuelFused/IR/FuelOps.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
-#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
-#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Interfaces/TilingInterface.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 using namespace mlir::fuel;
@@ -110,9 +106,7 @@ LogicalResult mlir::fuel::scheduleContraction(
   Value result = root->getResult(0);
   rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
   rewriter.eraseOp(root);
-  for (Operation *producer : llvm::reverse(fused->fusedProducers))
-    if (producer->use_empty())
-      rewriter.eraseOp(producer);
+  eraseFusedProducers(rewriter, fused->fusedProducers);
   Operation *loop = fused->loops.front().getOperation();
   auto tiledRoot = cast<TilingInterface>(fused->tiledAndFusedOps.front());
 
@@ -135,9 +129,7 @@ LogicalResult mlir::fuel::scheduleContraction(
   rewriter.replaceAllUsesWith(tileResult,
                               registers->replacements.lookup(tileResult));
   rewriter.eraseOp(tiledRoot);
-  for (Operation *producer : llvm::reverse(registers->fusedProducers))
-    if (producer->use_empty())
-      rewriter.eraseOp(producer);
+  eraseFusedProducers(rewriter, registers->fusedProducers);
 
   // 3. The reduction of each register tile in steps of kRegK.
   SmallVector<linalg::LinalgOp> contractions;
@@ -161,24 +153,6 @@ LogicalResult mlir::fuel::scheduleContraction(
   }
 
   // 4. Vectorize what has static shapes now.
-  SmallVector<linalg::LinalgOp> toVectorize;
-  loop->walk([&](linalg::LinalgOp op) { toVectorize.push_back(op); });
-  for (linalg::LinalgOp op : toVectorize) {
-    rewriter.setInsertionPoint(op);
-    FailureOr<linalg::VectorizationResult> vectorized =
-        linalg::vectorize(rewriter, op);
-    if (succeeded(vectorized))
-      rewriter.replaceOp(op, vectorized->replacements);
-  }
-  Operation *func = loop->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
-  MLIRContext *ctx = func->getContext();
-  RewritePatternSet patterns(ctx);
-  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-  vector::populateVectorReductionToContractPatterns(patterns);
-  vector::populateSinkVectorOpsPatterns(patterns);
-  vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
-  vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
-  tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
-  (void)applyPatternsGreedily(func, std::move(patterns));
+  vectorizeInside(rewriter, loop, /*contractions=*/true);
   return success();
 }

@@ -12,17 +12,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "RowWise.h"
+#include "ScheduleUtils.h"
 
 #include "FuelFused/IR/FuelOps.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
-#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
-#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/CSE.h"
@@ -108,19 +105,6 @@ static void fuseRowElementwise(RewriterBase &rewriter, Operation *loop,
   (void)applyOpPatternsGreedily(ops, std::move(patterns), config);
 }
 
-/// The cleanups upstream's vectorization applies
-/// (`transform.structured.vectorize_children_and_apply_patterns`).
-static void applyVectorCleanups(Operation *root) {
-  MLIRContext *ctx = root->getContext();
-  RewritePatternSet patterns(ctx);
-  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-  vector::populateSinkVectorOpsPatterns(patterns);
-  vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
-  vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
-  tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
-  (void)applyPatternsGreedily(root, std::move(patterns));
-}
-
 LogicalResult mlir::fuel::scheduleRowWise(
     RewriterBase &rewriter, linalg::LinalgOp root,
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
@@ -156,9 +140,7 @@ LogicalResult mlir::fuel::scheduleRowWise(
   rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
   rewriter.eraseOp(root);
   // What was fused in is dead outside now, users first.
-  for (Operation *producer : llvm::reverse(fused->fusedProducers))
-    if (producer->use_empty())
-      rewriter.eraseOp(producer);
+  eraseFusedProducers(rewriter, fused->fusedProducers);
   Operation *loop = fused->loops.front().getOperation();
 
   // A producer fused for two consumers is computed twice: once is enough.
@@ -184,17 +166,6 @@ LogicalResult mlir::fuel::scheduleRowWise(
     tileAlongRow(rewriter, op, rowLength, step);
 
   // 3. Vectorize everything in the loop that has static shapes now.
-  SmallVector<linalg::LinalgOp> toVectorize;
-  loop->walk([&](linalg::LinalgOp op) { toVectorize.push_back(op); });
-  for (linalg::LinalgOp op : toVectorize) {
-    rewriter.setInsertionPoint(op);
-    FailureOr<linalg::VectorizationResult> vectorized =
-        linalg::vectorize(rewriter, op);
-    if (succeeded(vectorized))
-      rewriter.replaceOp(op, vectorized->replacements);
-  }
-  // (Only vector ops and the slices they read match these patterns.)
-  applyVectorCleanups(
-      loop->getParentWithTrait<OpTrait::IsIsolatedFromAbove>());
+  vectorizeInside(rewriter, loop, /*contractions=*/false);
   return success();
 }

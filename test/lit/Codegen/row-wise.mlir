@@ -82,6 +82,19 @@ func.func @backwards(%y: tensor<4x32xf32>, %g: tensor<4x32xf32>) -> (tensor<4x32
 
 // -----
 
+// Scheduling one op touches nothing outside its loop: a later op, even an
+// unused one, is still there to be scheduled (a fuzzer-found crash).
+// CHECK-LABEL: func.func @dead_candidate
+// CHECK-COUNT-2: scf.forall
+// CHECK-NOT:     fuel.fused
+func.func @dead_candidate(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %a = fuel.fused layer_norm_last_dim {eps = 1.0e-05 : f64} (%x) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %b = fuel.fused softmax_last_dim (%x) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %a : tensor<4x16xf32>
+}
+
+// -----
+
 // Not scheduled, left fused for fuel-decompose, with the reason when asked.
 // CHECK-LABEL: func.func @unscheduled
 // CHECK-COUNT-4: fuel.fused
