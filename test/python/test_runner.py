@@ -104,6 +104,23 @@ def test_fuel_run_inline_and_files(tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), np.full((2, 3), 1 / 3), rtol=1e-6)
 
 
+@pytest.mark.parametrize("flags", [["--threads", "2"], ["--no-codegen"], ["--exact-math"]])
+def test_fuel_run_codegen_flags(tmp_path, flags):
+    # The same softmax, scheduled on two threads, as decomposed, or with
+    # libm's exp (rows of 16 so that the schedule applies).
+    text = SOFTMAX.replace("2x3xf32", "2x16xf32")
+    mlir = tmp_path / "m.mlir"
+    mlir.write_text(text)
+    x = np.arange(32, dtype=np.float32).reshape(2, 16) / 8
+    np.save(tmp_path / "x.npy", x)
+    p = fuel_run(str(mlir), *flags, f"--input=@{tmp_path / 'x.npy'}",
+                 f"--output=@{tmp_path / 'y.npy'}")
+    assert p.returncode == 0, p.stderr
+    e = np.exp(x.astype(np.float64) - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), e / e.sum(-1, keepdims=True),
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_fuel_run_reads_stdin_and_index_inputs():
     p = fuel_run("-", "--function=scale", "--input=1x2xf32=3", "--input=index=2", stdin=DYNAMIC)
     assert p.returncode == 0, p.stderr
@@ -119,6 +136,7 @@ def test_fuel_run_reads_stdin_and_index_inputs():
     ([], "main takes 1 inputs, got 0"),
     (["--input=2x3xf16=1"], "must have dtype float32"),
     (["--input=2x3xf32=1", "--output=y.npy"], "bad output 'y.npy'"),
+    (["--input=2x3xf32=1", "--threads", "0"], "threads must be a positive int, got 0"),
 ])
 def test_fuel_run_errors(tmp_path, args, message):
     mlir = tmp_path / "m.mlir"
