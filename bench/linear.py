@@ -13,11 +13,12 @@ fuel-mlir's median; writes JSON.
 
 import argparse
 import json
-import time
 
 import numpy as np
 
 from fuel_mlir import runner
+
+from harness import report, time_interleaved
 
 
 def module(m, k, n):
@@ -66,21 +67,10 @@ def main():
             err = np.abs(got - want).max() / np.abs(want).max()
             if not err < 1e-5:
                 raise SystemExit(f"{who} computes fused_linear wrong: relative error {err:.2e}")
-        times = {who: [] for who in contenders}
-        for _ in range(args.rounds):
-            for who, f in contenders.items():
-                start = time.perf_counter()
-                f()
-                times[who].append((time.perf_counter() - start) * 1e3)
-        flops = 2.0 * m * k * n
-        ref = float(np.median(times["fuel out="]))
-        row = {"op": "fused_linear", "size": [m, k, n], "ms": {}}
-        print(f"\nfused_linear M={m} K={k} N={n} (median / min / max ms, GFLOP/s, ratio to fuel)")
-        for who, ts in times.items():
-            med = float(np.median(ts))
-            row["ms"][who] = {"median": med, "min": float(min(ts)), "max": float(max(ts))}
-            print(f"  {who:20s} {med:9.2f} {min(ts):9.2f} {max(ts):9.2f} "
-                  f"{flops / med / 1e6:8.1f}   {med / ref:6.2f}x")
+        times = time_interleaved(contenders, args.rounds)
+        row = {"op": "fused_linear", "size": [m, k, n],
+               "ms": report(f"fused_linear M={m} K={k} N={n}", times, "fuel out=",
+                            flops=2.0 * m * k * n)}
         results.append(row)
     if args.json:
         with open(args.json, "w") as out_file:

@@ -15,11 +15,12 @@ ratios to fuel-mlir's median, and writes everything as JSON.
 
 import argparse
 import json
-import time
 
 import numpy as np
 
 from fuel_mlir import runner
+
+from harness import report, time_interleaved
 
 EPS = 1e-5
 
@@ -109,20 +110,10 @@ def main():
                 if not err < 1e-5:
                     raise SystemExit(f"{who} computes {name} wrong: relative error {err:.2e}")
             contenders["copy of the input"] = lambda a: a.copy()
-            times = {who: [] for who in contenders}
-            for _ in range(args.rounds):
-                for who, f in contenders.items():
-                    start = time.perf_counter()
-                    f(x)
-                    times[who].append((time.perf_counter() - start) * 1e3)
-            fuel_median = float(np.median(times["fuel"]))
-            row = {"op": name, "shape": list(shape), "ms": {}}
-            print(f"\n{name} {shape_text} (median / min / max ms, ratio to fuel)")
-            for who, ts in times.items():
-                med = float(np.median(ts))
-                row["ms"][who] = {"median": med, "min": float(min(ts)), "max": float(max(ts))}
-                print(f"  {who:18s} {med:9.2f} {min(ts):9.2f} {max(ts):9.2f}   "
-                      f"{med / fuel_median:6.2f}x")
+            times = time_interleaved({who: (lambda f=f: f(x)) for who, f in contenders.items()},
+                                     args.rounds)
+            row = {"op": name, "shape": list(shape),
+                   "ms": report(f"{name} {shape_text}", times, "fuel")}
             results.append(row)
     if args.json:
         with open(args.json, "w") as out:

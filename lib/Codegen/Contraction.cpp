@@ -14,7 +14,7 @@
 #include "Contraction.h"
 #include "ScheduleUtils.h"
 
-#include "FuelFused/IR/FuelOps.h"
+#include "FuelFused/IR/FusedOpViews.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -51,8 +51,9 @@ LogicalResult mlir::fuel::canScheduleContraction(
       return failure();
     }
   // fused_linear: a[..., M, K] @ b[K, N].
-  auto a = cast<RankedTensorType>(op->getOperand(0).getType());
-  auto b = cast<RankedTensorType>(op->getOperand(1).getType());
+  FusedLinearView linear(op);
+  auto a = cast<RankedTensorType>(linear.getA().getType());
+  auto b = cast<RankedTensorType>(linear.getB().getType());
   int64_t m = a.getShape()[a.getRank() - 2], k = a.getShape().back(),
           n = b.getShape().back();
   if (m % kRegM != 0 || n % kRegN != 0 || k % kRegK != 0) {
@@ -87,49 +88,20 @@ LogicalResult mlir::fuel::scheduleContraction(
     s[rank - 1] = rewriter.getIndexAttr(tn);
     return s;
   };
-  scf::SCFTileAndFuseOptions outer;
-  outer.tilingOptions.setTileSizes(sizes(1, tileM, tileN))
-      .setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  outer.setFusionControlFn(
-      [&](tensor::ExtractSliceOp, OpResult producer, bool)
-          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        if (!decomposition.contains(producer.getOwner()))
-          return std::nullopt;
-        return scf::SCFTileAndFuseOptions::ControlFnResult{};
-      });
-  rewriter.setInsertionPoint(root);
-  FailureOr<scf::SCFTileAndFuseResult> fused =
-      scf::tileConsumerAndFuseProducersUsingSCF(
-          rewriter, cast<TilingInterface>(root.getOperation()), outer);
-  if (failed(fused) || fused->loops.size() != 1)
+  FailureOr<TiledRoot> cacheTiles = tileAndFuseRoot(
+      rewriter, cast<TilingInterface>(root.getOperation()),
+      sizes(1, tileM, tileN), scf::SCFTilingOptions::LoopType::ForallOp,
+      [&](Operation *producer) { return decomposition.contains(producer); });
+  if (failed(cacheTiles))
     return failure();
-  Value result = root->getResult(0);
-  rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
-  rewriter.eraseOp(root);
-  eraseFusedProducers(rewriter, fused->fusedProducers);
-  Operation *loop = fused->loops.front().getOperation();
-  auto tiledRoot = cast<TilingInterface>(fused->tiledAndFusedOps.front());
+  Operation *loop = cacheTiles->loop;
 
   // 2. Register tiles of the cache tile, the contraction fused.
-  scf::SCFTileAndFuseOptions inner;
-  inner.tilingOptions.setTileSizes(sizes(1, kRegM, kRegN));
-  inner.setFusionControlFn(
-      [&](tensor::ExtractSliceOp, OpResult producer, bool)
-          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        if (!loop->isProperAncestor(producer.getOwner()))
-          return std::nullopt;
-        return scf::SCFTileAndFuseOptions::ControlFnResult{};
-      });
-  rewriter.setInsertionPoint(tiledRoot);
-  FailureOr<scf::SCFTileAndFuseResult> registers =
-      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, tiledRoot, inner);
-  if (failed(registers))
+  if (failed(tileAndFuseRoot(
+          rewriter, cacheTiles->tiled, sizes(1, kRegM, kRegN),
+          scf::SCFTilingOptions::LoopType::ForOp,
+          [&](Operation *producer) { return loop->isProperAncestor(producer); })))
     return failure();
-  Value tileResult = tiledRoot->getResult(0);
-  rewriter.replaceAllUsesWith(tileResult,
-                              registers->replacements.lookup(tileResult));
-  rewriter.eraseOp(tiledRoot);
-  eraseFusedProducers(rewriter, registers->fusedProducers);
 
   // 3. The reduction of each register tile in steps of kRegK.
   SmallVector<linalg::LinalgOp> contractions;

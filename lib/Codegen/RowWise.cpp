@@ -120,28 +120,13 @@ LogicalResult mlir::fuel::scheduleRowWise(
   // 1. One row per iteration, the producers fused in.
   SmallVector<OpFoldResult> rowTile(ranges.size(), rewriter.getIndexAttr(1));
   rowTile.back() = rewriter.getIndexAttr(0);
-  scf::SCFTileAndFuseOptions fuseOptions;
-  fuseOptions.tilingOptions.setTileSizes(rowTile).setLoopType(
-      scf::SCFTilingOptions::LoopType::ForallOp);
-  fuseOptions.setFusionControlFn(
-      [&](tensor::ExtractSliceOp, OpResult producer, bool)
-          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        if (!decomposition.contains(producer.getOwner()))
-          return std::nullopt;
-        return scf::SCFTileAndFuseOptions::ControlFnResult{};
-      });
-  rewriter.setInsertionPoint(root);
-  FailureOr<scf::SCFTileAndFuseResult> fused =
-      scf::tileConsumerAndFuseProducersUsingSCF(
-          rewriter, cast<TilingInterface>(root.getOperation()), fuseOptions);
-  if (failed(fused) || fused->loops.size() != 1)
+  FailureOr<TiledRoot> tiled = tileAndFuseRoot(
+      rewriter, cast<TilingInterface>(root.getOperation()), rowTile,
+      scf::SCFTilingOptions::LoopType::ForallOp,
+      [&](Operation *producer) { return decomposition.contains(producer); });
+  if (failed(tiled))
     return failure();
-  Value result = root->getResult(0);
-  rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
-  rewriter.eraseOp(root);
-  // What was fused in is dead outside now, users first.
-  eraseFusedProducers(rewriter, fused->fusedProducers);
-  Operation *loop = fused->loops.front().getOperation();
+  Operation *loop = tiled->loop;
 
   // A producer fused for two consumers is computed twice: once is enough.
   DominanceInfo dominance;

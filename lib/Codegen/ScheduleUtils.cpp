@@ -44,8 +44,11 @@ void mlir::fuel::vectorizeInside(RewriterBase &rewriter, Operation *loop,
   (void)applyOpPatternsGreedily(inside, std::move(patterns), config);
 }
 
-void mlir::fuel::eraseFusedProducers(
-    RewriterBase &rewriter, const llvm::SetVector<Operation *> &fused) {
+/// Erases the ops tile-and-fuse fused into a loop (`fused`, untiled) once
+/// nothing uses them any more (the slices it fused through, left unused,
+/// go first), users first.
+static void eraseFusedProducers(RewriterBase &rewriter,
+                                const llvm::SetVector<Operation *> &fused) {
   SmallVector<Operation *> pending(fused.begin(), fused.end());
   bool erased = true;
   while (erased) {
@@ -64,4 +67,31 @@ void mlir::fuel::eraseFusedProducers(
       erased = true;
     }
   }
+}
+
+FailureOr<TiledRoot>
+mlir::fuel::tileAndFuseRoot(RewriterBase &rewriter, TilingInterface root,
+                            ArrayRef<OpFoldResult> tileSizes,
+                            scf::SCFTilingOptions::LoopType loopType,
+                            function_ref<bool(Operation *)> fuse) {
+  scf::SCFTileAndFuseOptions options;
+  options.tilingOptions.setTileSizes(tileSizes).setLoopType(loopType);
+  options.setFusionControlFn(
+      [&](tensor::ExtractSliceOp, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (!fuse(producer.getOwner()))
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
+      });
+  rewriter.setInsertionPoint(root);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);
+  if (failed(fused) || fused->loops.empty())
+    return failure();
+  Value result = root->getResult(0);
+  rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
+  rewriter.eraseOp(root);
+  eraseFusedProducers(rewriter, fused->fusedProducers);
+  return TiledRoot{fused->loops.front().getOperation(),
+                   cast<TilingInterface>(fused->tiledAndFusedOps.front())};
 }

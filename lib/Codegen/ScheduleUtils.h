@@ -3,8 +3,9 @@
 #ifndef FUEL_LIB_CODEGEN_SCHEDULEUTILS_H
 #define FUEL_LIB_CODEGEN_SCHEDULEUTILS_H
 
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/SetVector.h"
+#include "mlir/Interfaces/TilingInterface.h"
 
 namespace mlir {
 namespace fuel {
@@ -17,11 +18,21 @@ namespace fuel {
 void vectorizeInside(RewriterBase &rewriter, Operation *loop,
                      bool contractions);
 
-/// Erases the ops tile-and-fuse fused into a loop (`fused`, untiled) once
-/// nothing uses them any more (the slices it fused through, left unused,
-/// go first), users first.
-void eraseFusedProducers(RewriterBase &rewriter,
-                         const llvm::SetVector<Operation *> &fused);
+/// What tileAndFuseRoot made: the outermost loop and the tiled root.
+struct TiledRoot {
+  Operation *loop;
+  TilingInterface tiled;
+};
+
+/// Tiles `root` (an op with one result) by `tileSizes` in loops of
+/// `loopType`, fusing in the producers `fuse` accepts; replaces `root` by
+/// the loops' result and erases it and the producers nothing uses any more.
+/// Fails, changing nothing, when tiling does.
+FailureOr<TiledRoot> tileAndFuseRoot(RewriterBase &rewriter,
+                                     TilingInterface root,
+                                     ArrayRef<OpFoldResult> tileSizes,
+                                     scf::SCFTilingOptions::LoopType loopType,
+                                     function_ref<bool(Operation *)> fuse);
 
 } // namespace fuel
 } // namespace mlir

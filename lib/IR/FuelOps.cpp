@@ -37,12 +37,9 @@ void FusedOp::build(OpBuilder &builder, OperationState &state, KindAttr kind,
 }
 
 Attribute FusedOp::getParam(StringRef name) {
-  if (Attribute attr = getParams().get(name))
-    return isa<UnitAttr>(attr) ? Attribute() : attr;
-  const ParamSpec *spec = getInfo().getParam(name);
-  if (spec && spec->hasDefault())
-    return spec->getDefault(getContext());
-  return {};
+  if (!getInfo().getParam(name))
+    return {};
+  return getParamValue(getInfo(), getParams(), name, getContext());
 }
 
 Value FusedOp::getOperandNamed(StringRef name) {

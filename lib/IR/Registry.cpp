@@ -465,27 +465,6 @@ MLIRContext *RuleContext::getContext() const {
   return paramsDict ? paramsDict.getContext() : bound.front().getContext();
 }
 
-Attribute RuleContext::param(StringRef paramName) const {
-  return getParamValue(info, paramsDict, paramName, getContext());
-}
-
-int64_t RuleContext::getInt(StringRef paramName) const {
-  return cast<IntegerAttr>(param(paramName)).getInt();
-}
-
-double RuleContext::getFloat(StringRef paramName) const {
-  return cast<FloatAttr>(param(paramName)).getValueAsDouble();
-}
-
-bool RuleContext::getBool(StringRef paramName) const {
-  return cast<BoolAttr>(param(paramName)).getValue();
-}
-
-std::array<int64_t, 2> RuleContext::getPair(StringRef paramName) const {
-  ArrayRef<int64_t> v = cast<DenseI64ArrayAttr>(param(paramName)).asArrayRef();
-  return {v[0], v[1]};
-}
-
 static FailureOr<int64_t> checkedResult(const RuleContext &ctx,
                                         std::optional<int64_t> value,
                                         const Twine &what) {

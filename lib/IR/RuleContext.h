@@ -16,7 +16,6 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 
-#include <array>
 
 namespace mlir {
 namespace fuel {
@@ -61,12 +60,6 @@ public:
     return Params(paramsDict, getContext());
   }
   MLIRContext *getContext() const;
-  /// The param's attribute, its default if absent, or null if unset.
-  Attribute param(StringRef name) const;
-  int64_t getInt(StringRef name) const;
-  double getFloat(StringRef name) const;
-  bool getBool(StringRef name) const;
-  std::array<int64_t, 2> getPair(StringRef name) const;
 
   //===--------------------------------------------------------------------===//
   // Diagnostics

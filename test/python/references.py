@@ -193,3 +193,37 @@ def ssd_scan(x, dt, a, b, c):
         h = decay * h + (dt[:, t, :, None] * x[:, t])[..., None] * b[:, t, :, None, :]
         y[:, t] = (h * c[:, t, :, None, :]).sum(-1)
     return y
+
+
+# Row ops: softmax, RMS and layer norm over the last dim, and their backwards.
+
+def ref_softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def ref_rms(x, eps):
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps)
+
+
+def ref_layer(x, eps):
+    c = x - x.mean(-1, keepdims=True)
+    return c / np.sqrt((c * c).mean(-1, keepdims=True) + eps)
+
+
+def ref_softmax_bwd(y, g):
+    return y * (g - (g * y).sum(-1, keepdims=True))
+
+
+def ref_layer_bwd(x, g, eps):
+    c = x - x.mean(-1, keepdims=True)
+    r = 1 / np.sqrt((c * c).mean(-1, keepdims=True) + eps)
+    xh = c * r
+    return r * (g - g.mean(-1, keepdims=True) - xh * (g * xh).mean(-1, keepdims=True))
+
+
+def ref_rms_bwd(x, g, eps):
+    n = x.shape[-1]
+    ms = (x * x).mean(-1, keepdims=True)
+    r = 1 / np.sqrt(ms + eps)
+    return r * (g - x * (g * x).sum(-1, keepdims=True) / (n * (ms + eps)))

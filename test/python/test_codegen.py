@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from fuel_mlir import runner
+import references
 from numerics import BF16, assert_close, fused_text, rand
+from references import ref_softmax, ref_softmax_bwd
 
 DTYPES = [("f32", np.float32), ("f16", np.float16)]
 if BF16 is not None:
@@ -22,18 +24,12 @@ def f64(a):
     return np.asarray(a, dtype=np.float64)
 
 
-def ref_softmax(x):
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
-
-
 def ref_rms(x):
-    return x / np.sqrt((x * x).mean(-1, keepdims=True) + EPS)
+    return references.ref_rms(x, EPS)
 
 
 def ref_layer(x):
-    c = x - x.mean(-1, keepdims=True)
-    return c / np.sqrt((c * c).mean(-1, keepdims=True) + EPS)
+    return references.ref_layer(x, EPS)
 
 
 OPS = [("softmax_last_dim", {}, ref_softmax),
@@ -60,22 +56,12 @@ def test_row_ops(name, params, ref, shape, dname, dtype):
     assert_close(run(name, x, params), ref(f64(x)), dname)
 
 
-def ref_softmax_bwd(y, g):
-    return y * (g - (g * y).sum(-1, keepdims=True))
-
-
 def ref_layer_bwd(x, g):
-    c = x - x.mean(-1, keepdims=True)
-    r = 1 / np.sqrt((c * c).mean(-1, keepdims=True) + EPS)
-    xh = c * r
-    return r * (g - g.mean(-1, keepdims=True) - xh * (g * xh).mean(-1, keepdims=True))
+    return references.ref_layer_bwd(x, g, EPS)
 
 
 def ref_rms_bwd(x, g):
-    n = x.shape[-1]
-    ms = (x * x).mean(-1, keepdims=True)
-    r = 1 / np.sqrt(ms + EPS)
-    return r * (g - x * (g * x).sum(-1, keepdims=True) / (n * (ms + EPS)))
+    return references.ref_rms_bwd(x, g, EPS)
 
 
 BACKWARDS = [("softmax_last_dim_backward", {}, ref_softmax_bwd),

@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 
 from numerics import BF16, assert_close, rand, run_fused
+from references import (ref_layer, ref_layer_bwd, ref_rms, ref_rms_bwd, ref_softmax,
+                        ref_softmax_bwd)
 
 DTYPES = [("f32", np.float32), ("f16", np.float16)]
 if BF16 is not None:
@@ -17,38 +19,6 @@ SHAPES = [(3, 5, 16), (4, 1), (7,)]
 
 def f64(a):
     return np.asarray(a, dtype=np.float64)
-
-
-def ref_softmax(x):
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
-
-
-def ref_rms(x, eps):
-    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps)
-
-
-def ref_layer(x, eps):
-    c = x - x.mean(-1, keepdims=True)
-    return c / np.sqrt((c * c).mean(-1, keepdims=True) + eps)
-
-
-def ref_softmax_bwd(y, g):
-    return y * (g - (g * y).sum(-1, keepdims=True))
-
-
-def ref_layer_bwd(x, g, eps):
-    c = x - x.mean(-1, keepdims=True)
-    r = 1 / np.sqrt((c * c).mean(-1, keepdims=True) + eps)
-    xh = c * r
-    return r * (g - g.mean(-1, keepdims=True) - xh * (g * xh).mean(-1, keepdims=True))
-
-
-def ref_rms_bwd(x, g, eps):
-    n = x.shape[-1]
-    ms = (x * x).mean(-1, keepdims=True)
-    r = 1 / np.sqrt(ms + eps)
-    return r * (g - x * (g * x).sum(-1, keepdims=True) / (n * (ms + eps)))
 
 
 def dynamic_all(*arrays):

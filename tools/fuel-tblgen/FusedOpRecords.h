@@ -112,7 +112,8 @@ struct FusedOpRec {
 /// errors for inconsistent records so a bad edit fails the build, not a test.
 std::vector<FusedOpRec> loadOps(const RecordKeeper &records);
 
-/// `s` as a C++ string literal.
+/// `s` as a C++ string literal (quotes, backslashes and newlines escaped;
+/// the same spelling is a Python string literal).
 std::string cppString(StringRef s);
 
 /// The "generated, do not edit" header, in the comment syntax given.

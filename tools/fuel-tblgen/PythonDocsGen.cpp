@@ -28,19 +28,8 @@ namespace {
 // Python registry module
 //===----------------------------------------------------------------------===//
 
-std::string pyString(StringRef s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
+/// `s` as a Python string literal: the escapes are C++'s.
+std::string pyString(StringRef s) { return cppString(s); }
 
 std::string pyDefault(const FusedOpRec &op, const ParamRec &p) {
   if (!p.hasDefault())

@@ -1,0 +1,34 @@
+"""What the benches share: timing contenders interleaved, round after round
+(a noisy machine slows them alike), and reporting median, min and max ms,
+GFLOP/s and ratios."""
+
+import time
+
+import numpy as np
+
+
+def time_interleaved(contenders, rounds):
+    """{name: [ms per round]} for `contenders` ({name: callable()})."""
+    times = {who: [] for who in contenders}
+    for _ in range(rounds):
+        for who, f in contenders.items():
+            start = time.perf_counter()
+            f()
+            times[who].append((time.perf_counter() - start) * 1e3)
+    return times
+
+
+def report(title, times, ratio_to, flops=None):
+    """Prints a table of `times` and returns {name: {median, min, max}}: the
+    ratio column is against `ratio_to`'s median; with `flops`, GFLOP/s."""
+    ref = float(np.median(times[ratio_to]))
+    print(f"\n{title} (median / min / max ms{', GFLOP/s' if flops else ''}, "
+          f"ratio to {ratio_to})")
+    summary = {}
+    for who, ts in times.items():
+        med = float(np.median(ts))
+        summary[who] = {"median": med, "min": float(min(ts)), "max": float(max(ts))}
+        rate = f"{flops / med / 1e6:8.1f} " if flops else ""
+        print(f"  {who:20s} {med:9.2f} {min(ts):9.2f} {max(ts):9.2f} {rate}  "
+              f"{med / ref:6.2f}x")
+    return summary
