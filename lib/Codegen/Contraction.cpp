@@ -109,20 +109,8 @@ LogicalResult mlir::fuel::scheduleContraction(
     if (op.getNumReductionLoops() == 1)
       contractions.push_back(op);
   });
-  for (linalg::LinalgOp op : contractions) {
-    SmallVector<unsigned> reductions;
-    op.getReductionDims(reductions);
-    SmallVector<OpFoldResult> kTile(op.getNumLoops(),
-                                    rewriter.getIndexAttr(0));
-    kTile[reductions.front()] = rewriter.getIndexAttr(kRegK);
-    scf::SCFTilingOptions options;
-    options.setTileSizes(kTile);
-    rewriter.setInsertionPoint(op);
-    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-        rewriter, cast<TilingInterface>(op.getOperation()), options);
-    if (succeeded(tiled))
-      rewriter.replaceOp(op, tiled->replacements);
-  }
+  for (linalg::LinalgOp op : contractions)
+    tileReduction(rewriter, op, kRegK);
 
   // 4. Vectorize what has static shapes now.
   vectorizeInside(rewriter, loop, /*contractions=*/true);

@@ -95,3 +95,20 @@ mlir::fuel::tileAndFuseRoot(RewriterBase &rewriter, TilingInterface root,
   return TiledRoot{fused->loops.front().getOperation(),
                    cast<TilingInterface>(fused->tiledAndFusedOps.front())};
 }
+
+void mlir::fuel::tileReduction(RewriterBase &rewriter, linalg::LinalgOp op,
+                               int64_t step) {
+  SmallVector<unsigned> reductions;
+  op.getReductionDims(reductions);
+  if (reductions.size() != 1)
+    return;
+  SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(0));
+  sizes[reductions.front()] = rewriter.getIndexAttr(step);
+  scf::SCFTilingOptions options;
+  options.setTileSizes(sizes);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (succeeded(tiled))
+    rewriter.replaceOp(op, tiled->replacements);
+}

@@ -3,6 +3,7 @@
 #ifndef FUEL_LIB_CODEGEN_SCHEDULEUTILS_H
 #define FUEL_LIB_CODEGEN_SCHEDULEUTILS_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -33,6 +34,12 @@ FailureOr<TiledRoot> tileAndFuseRoot(RewriterBase &rewriter,
                                      ArrayRef<OpFoldResult> tileSizes,
                                      scf::SCFTilingOptions::LoopType loopType,
                                      function_ref<bool(Operation *)> fuse);
+
+/// Tiles the one reduction loop of `op` by `step` in an scf.for (a
+/// register tile's reduction: the accumulator is carried, in registers once
+/// vectorized). Leaves `op` as it is when it has not exactly one reduction
+/// loop or tiling fails.
+void tileReduction(RewriterBase &rewriter, linalg::LinalgOp op, int64_t step);
 
 } // namespace fuel
 } // namespace mlir

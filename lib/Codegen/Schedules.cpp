@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuelFused/Codegen/Schedules.h"
+#include "Attention.h"
 #include "Contraction.h"
 #include "RowWise.h"
 
@@ -48,6 +49,8 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
   }
   for (Type t : llvm::concat<Type>(op->getOperandTypes(),
                                    op->getResultTypes())) {
+    if (!isa<ShapedType>(t))
+      continue; // A scalar operand (an index).
     auto tensor = dyn_cast<RankedTensorType>(t);
     if (!tensor || !tensor.hasStaticShape()) {
       why = "the schedule needs static tensor shapes";
@@ -59,6 +62,8 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
     return canScheduleRowWise(op, options, why);
   case ScheduleKind::Contraction:
     return canScheduleContraction(op, options, why);
+  case ScheduleKind::Attention:
+    return canScheduleAttention(op, options, why);
   }
   llvm_unreachable("unknown schedule");
 }
@@ -69,6 +74,10 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
                                                 std::string &why) {
   std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
   assert(kind && "decomposeWithSchedule needs an op canSchedule accepts");
+  // Attention is rebuilt in its tiled form, not scheduled from its
+  // decomposition (see Attention.cpp).
+  if (*kind == ScheduleKind::Attention)
+    return buildAttention(rewriter, op, options);
   rewriter.setInsertionPoint(op);
   Operation *prev = op->getPrevNode();
   FailureOr<SmallVector<Value>> values = decomposeFusedOp(rewriter, op, why);
@@ -96,6 +105,8 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
     case ScheduleKind::Contraction:
       (void)scheduleContraction(rewriter, root, decomposition, options);
       break;
+    case ScheduleKind::Attention:
+      llvm_unreachable("attention is built, not scheduled");
     }
   }
   return success();

@@ -42,6 +42,14 @@ enum class ScheduleKind {
   /// accumulator in registers, lowered to outer products. f32, with the
   /// output and reduction sizes multiples of the register tile.
   Contraction,
+  /// Attention (flash_attn): FlashAttention-2's tiling, query blocks in an
+  /// scf.forall and key blocks in an scf.for with an online softmax, the
+  /// block contractions in register tiles; no [Sq, Sk] scores, memory
+  /// O(S * D). Unlike the others it does not schedule the op's
+  /// decomposition (a softmax over whole rows) but builds the tiled form,
+  /// which no tiling of that decomposition reaches. f32, f16 and bf16
+  /// (computed in f32), causal, windows and softcap; no alibi or k_len.
+  Attention,
 };
 
 /// The schedule of `info`'s op; std::nullopt when it has none (it is lowered

@@ -264,6 +264,7 @@ def Fused_FlashAttn : FusedOp<12, "flash_attn", Attention> {
   let rule = "flashAttn";
   let recipe = "flashAttn";
   let decomposition = "flashAttn";
+  let schedule = "Attention";
   let recipeNote = "the recipe covers as many kv heads as query heads, causal or not, "
     "with no window, softcap, alibi or k_len; the rest is decomposed by hand";
   let summary = "scaled dot-product attention (FlashAttention-2 semantics)";

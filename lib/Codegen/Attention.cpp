@@ -1,0 +1,493 @@
+//===- Attention.cpp - The attention schedule -----------------------------===//
+//
+// flash_attn as FlashAttention-2 computes it: the queries in blocks of
+// `Bq` rows (one scf.forall iteration per batch, head and query block), the
+// keys in blocks of `Bk` (an scf.for), with an online softmax: per query
+// row a running max `m`, a running sum `l` and an accumulator `acc` carried
+// across key blocks,
+//   s = mask(scale * q_blk @ k_blk^T)          [Bq, Bk]
+//   m' = max(m, rowmax(s)); p = exp(s - m'); alpha = exp(m - m')
+//   l' = alpha * l + rowsum(p); acc' = alpha * acc + p @ v_blk
+// and o = acc / l after the last block (0 on rows no key is visible to).
+// No [Sq, Sk] score tensor exists: memory is O(S * D) per head, the score
+// block lives in L1. Causal and windowed attention visit only the key
+// blocks some query of the block sees.
+//
+// This is a different algorithm from the op's decomposition (a softmax
+// over whole rows of scores), which no tiling transform of that
+// decomposition reaches (upstream 22.1.8 has no online-softmax rewrite of
+// linalg), so the schedule builds the tiled form itself, as linalg on small
+// static tensors, and then tiles and vectorizes it like the other
+// schedules: the two contractions of a key block in register tiles, the
+// row steps one row at a time in vectors. The keys are transposed once
+// ([B, Hkv, D, Sk]) so that both contractions read rows of their second
+// operand; f16 and bf16 operands are widened to f32 once, outside the loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Attention.h"
+#include "ScheduleUtils.h"
+
+#include "FuelFused/IR/FusedOpViews.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+namespace {
+/// Register tiles of the block contractions: rows by columns, reduction
+/// steps (as in the contraction schedule).
+constexpr int64_t kRegM = 8, kRegK = 16;
+/// Query and key block sizes, at most.
+constexpr int64_t kBlockQ = 64, kBlockK = 64;
+
+/// The largest tile of at most `most` that divides `size` and is a
+/// multiple of `unit`; 0 when there is none.
+int64_t tileOf(int64_t size, int64_t most, int64_t unit) {
+  for (int64_t t = most; t >= unit; t /= 2)
+    if (size % t == 0 && t % unit == 0)
+      return t;
+  return 0;
+}
+
+/// The shapes of one flash_attn the schedule handles.
+struct AttnShape {
+  int64_t batch, heads, kvHeads, sq, sk, d, dv;
+  int64_t blockQ, blockK, regN;
+
+  static AttnShape of(FlashAttnView attn) {
+    ArrayRef<int64_t> q = cast<RankedTensorType>(attn.getQ().getType()).getShape();
+    ArrayRef<int64_t> k = cast<RankedTensorType>(attn.getK().getType()).getShape();
+    ArrayRef<int64_t> v = cast<RankedTensorType>(attn.getV().getType()).getShape();
+    AttnShape s{q[0], q[1], k[1], q[2], k[2], q[3], v[3], 0, 0, 0};
+    s.blockQ = tileOf(s.sq, kBlockQ, kRegM);
+    s.blockK = tileOf(s.sk, kBlockK, kRegK);
+    s.regN = s.dv % 32 == 0 ? 32 : 16;
+    return s;
+  }
+};
+
+/// Builds linalg.generic ops on the block tensors.
+struct BlockBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  AffineMap map(unsigned loops, ArrayRef<unsigned> dims) const {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned d : dims)
+      exprs.push_back(b.getAffineDimExpr(d));
+    return AffineMap::get(loops, 0, exprs, b.getContext());
+  }
+
+  Value empty(ArrayRef<int64_t> shape, Type elt) const {
+    return tensor::EmptyOp::create(b, loc, shape, elt);
+  }
+
+  Value full(ArrayRef<int64_t> shape, Type elt, double value) const {
+    Value c = arith::ConstantOp::create(b, loc, elt, b.getFloatAttr(elt, value));
+    return linalg::FillOp::create(b, loc, c, empty(shape, elt)).getResult(0);
+  }
+
+  /// A generic over `loops` loops (`reductions` among them) with inputs
+  /// `ins` on their maps, writing `init` through `outMap`.
+  Value generic(unsigned loops, ArrayRef<std::pair<Value, AffineMap>> ins,
+                Value init, AffineMap outMap, ArrayRef<unsigned> reductions,
+                function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (auto [v, m] : ins) {
+      inputs.push_back(v);
+      maps.push_back(m);
+    }
+    maps.push_back(outMap);
+    SmallVector<utils::IteratorType> iterators(loops,
+                                               utils::IteratorType::parallel);
+    for (unsigned r : reductions)
+      iterators[r] = utils::IteratorType::reduction;
+    return linalg::GenericOp::create(
+               b, loc, init.getType(), inputs, init, maps, iterators,
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 linalg::YieldOp::create(nb, nl, body(nb, nl, args));
+               })
+        .getResult(0);
+  }
+
+  /// out[i, j] += sum_k a[i, k] * b[k, j].
+  Value matmul(Value a, Value bm, Value init) {
+    return generic(3, {{a, map(3, {0, 2})}, {bm, map(3, {2, 1})}}, init,
+                   map(3, {0, 1}), {2},
+                   [](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+                     Value prod = arith::MulFOp::create(nb, nl, x[0], x[1]);
+                     return arith::AddFOp::create(nb, nl, x[2], prod);
+                   });
+  }
+
+  Value index(int64_t v) const {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+};
+
+/// `v` with its elements widened to f32 (an f32 `v` as it is).
+Value toF32(BlockBuilder &bb, Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getElementType().isF32())
+    return v;
+  unsigned rank = type.getRank();
+  SmallVector<unsigned> all;
+  for (unsigned i = 0; i < rank; ++i)
+    all.push_back(i);
+  Type f32 = bb.b.getF32Type();
+  return bb.generic(rank, {{v, bb.map(rank, all)}},
+                    bb.empty(type.getShape(), f32), bb.map(rank, all), {},
+                    [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+                      return arith::ExtFOp::create(nb, nl, f32, x[0]);
+                    });
+}
+
+/// k [B, H, Sk, D] as kT [B, H, D, Sk] in f32.
+Value transposeKeys(BlockBuilder &bb, Value k) {
+  auto type = cast<RankedTensorType>(k.getType());
+  ArrayRef<int64_t> s = type.getShape();
+  Type f32 = bb.b.getF32Type();
+  return bb.generic(4, {{k, bb.map(4, {0, 1, 3, 2})}},
+                    bb.empty({s[0], s[1], s[3], s[2]}, f32),
+                    bb.map(4, {0, 1, 2, 3}), {},
+                    [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+                      if (x[0].getType() == f32)
+                        return x[0];
+                      return arith::ExtFOp::create(nb, nl, f32, x[0]);
+                    });
+}
+
+/// The attention params the schedule applies inside a block.
+struct BlockParams {
+  double scale;
+  bool causal;
+  std::optional<int64_t> windowLeft, windowRight;
+  std::optional<double> softcap;
+
+  bool masks() const { return causal || windowLeft || windowRight; }
+};
+
+} // namespace
+
+LogicalResult mlir::fuel::canScheduleAttention(FusedOp op,
+                                               const ScheduleOptions &options,
+                                               std::string &why) {
+  FlashAttnView attn(op);
+  if (attn.getAlibi() || attn.getKLen()) {
+    why = "the attention schedule handles no alibi and no k_len";
+    return failure();
+  }
+  for (Type t : op->getOperandTypes()) {
+    Type elt = cast<RankedTensorType>(t).getElementType();
+    if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
+      why = "the attention schedule handles f32, f16 and bf16";
+      return failure();
+    }
+  }
+  AttnShape s = AttnShape::of(attn);
+  if (!s.blockQ || !s.blockK || s.d % kRegK != 0 || s.dv % 16 != 0 ||
+      s.blockK % options.vectorWidth != 0) {
+    why = "the attention schedule needs Sq a multiple of " +
+          std::to_string(kRegM) + ", Sk, D and Dv multiples of " +
+          std::to_string(kRegK) + " (got Sq " + std::to_string(s.sq) +
+          ", Sk " + std::to_string(s.sk) + ", D " + std::to_string(s.d) +
+          ", Dv " + std::to_string(s.dv) + ")";
+    return failure();
+  }
+  return success();
+}
+
+/// The masked, scaled (and soft-capped) scores of a [Bq, Bk] block whose
+/// first query is `i0` and first key `j0`; `off` = Sk - Sq aligns the
+/// causal diagonal bottom-right.
+static Value maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp,
+                       Value i0, Value j0, int64_t off) {
+  Type f32 = bb.b.getF32Type();
+  auto type = cast<RankedTensorType>(raw.getType());
+  Value scale = arith::ConstantOp::create(bb.b, bb.loc, f32,
+                                          bb.b.getF32FloatAttr(bp.scale));
+  Value negInf = arith::ConstantOp::create(
+      bb.b, bb.loc, f32, bb.b.getF32FloatAttr(-INFINITY));
+  Value cap = bp.softcap ? arith::ConstantOp::create(
+                               bb.b, bb.loc, f32,
+                               bb.b.getF32FloatAttr(*bp.softcap))
+                               .getResult()
+                         : Value();
+  Value offV = bb.index(off);
+  return bb.generic(
+      2, {{raw, bb.map(2, {0, 1})}}, bb.empty(type.getShape(), f32),
+      bb.map(2, {0, 1}), {},
+      [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+        Value s = arith::MulFOp::create(nb, nl, x[0], scale);
+        if (cap) {
+          Value t = math::TanhOp::create(
+              nb, nl, arith::DivFOp::create(nb, nl, s, cap));
+          s = arith::MulFOp::create(nb, nl, cap, t);
+        }
+        if (!bp.masks())
+          return s;
+        Value i = arith::AddIOp::create(
+            nb, nl, i0, linalg::IndexOp::create(nb, nl, 0));
+        Value j = arith::AddIOp::create(
+            nb, nl, j0, linalg::IndexOp::create(nb, nl, 1));
+        Value diag = arith::AddIOp::create(nb, nl, i, offV);
+        auto cmp = [&](arith::CmpIPredicate p, Value a, Value c) -> Value {
+          return arith::CmpIOp::create(nb, nl, p, a, c);
+        };
+        Value valid;
+        auto both = [&](Value c) {
+          valid = valid ? arith::AndIOp::create(nb, nl, valid, c).getResult()
+                        : c;
+        };
+        if (bp.causal)
+          both(cmp(arith::CmpIPredicate::sle, j, diag));
+        if (bp.windowLeft)
+          both(cmp(arith::CmpIPredicate::sge, j,
+                   arith::SubIOp::create(
+                       nb, nl, diag,
+                       arith::ConstantIndexOp::create(nb, nl, *bp.windowLeft))));
+        if (bp.windowRight)
+          both(cmp(arith::CmpIPredicate::sle, j,
+                   arith::AddIOp::create(
+                       nb, nl, diag,
+                       arith::ConstantIndexOp::create(nb, nl, *bp.windowRight))));
+        return arith::SelectOp::create(nb, nl, valid, s, negInf);
+      });
+}
+
+/// The key blocks the query block starting at `i0` visits: [lo, hi) in
+/// steps of Bk, clamped to [0, Sk].
+static std::pair<Value, Value> keyRange(BlockBuilder &bb, const AttnShape &s,
+                                        const BlockParams &bp, Value i0) {
+  OpBuilder &b = bb.b;
+  Location loc = bb.loc;
+  Value zero = bb.index(0), sk = bb.index(s.sk), bk = bb.index(s.blockK);
+  Value lo = zero, hi = sk;
+  int64_t off = s.sk - s.sq;
+  // The last query of the block sees keys up to i0 + Bq - 1 + off + ahead.
+  std::optional<int64_t> ahead;
+  if (bp.causal)
+    ahead = 0;
+  if (bp.windowRight)
+    ahead = ahead ? std::min(*ahead, *bp.windowRight) : *bp.windowRight;
+  if (ahead) {
+    Value last = arith::AddIOp::create(
+        b, loc, i0, bb.index(s.blockQ + off + *ahead));
+    Value end = arith::MulIOp::create(
+        b, loc, arith::CeilDivSIOp::create(b, loc, last, bk), bk);
+    hi = arith::MaxSIOp::create(
+        b, loc, zero, arith::MinSIOp::create(b, loc, sk, end));
+  }
+  // The first query sees keys from i0 + off - wl.
+  if (bp.windowLeft) {
+    Value first = arith::AddIOp::create(b, loc, i0,
+                                        bb.index(off - *bp.windowLeft));
+    Value start = arith::MulIOp::create(
+        b, loc, arith::FloorDivSIOp::create(b, loc, first, bk), bk);
+    lo = arith::MinSIOp::create(
+        b, loc, hi, arith::MaxSIOp::create(b, loc, zero, start));
+  }
+  return {lo, hi};
+}
+
+LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
+                                         const ScheduleOptions &options) {
+  FlashAttnView attn(op);
+  AttnShape s = AttnShape::of(attn);
+  BlockParams bp{attn.getSoftmaxScale(), attn.getCausal(),
+                 attn.getWindowSizeLeft(), attn.getWindowSizeRight(),
+                 attn.getSoftcap()};
+  int64_t group = s.heads / s.kvHeads;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  BlockBuilder bb{rewriter, loc};
+  Type f32 = rewriter.getF32Type();
+  auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+
+  // Outside the loops: q and v in f32, k transposed (and in f32).
+  Value q = toF32(bb, attn.getQ()), v = toF32(bb, attn.getV());
+  Value kT = transposeKeys(bb, attn.getK());
+
+  Value out = bb.empty(outType.getShape(), outType.getElementType());
+  SmallVector<OpFoldResult> ubs = {
+      rewriter.getIndexAttr(s.batch), rewriter.getIndexAttr(s.heads),
+      rewriter.getIndexAttr(s.sq / s.blockQ)};
+  auto forall = scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out},
+                                      std::nullopt);
+  Block *body = forall.getBody();
+  rewriter.setInsertionPointToStart(body);
+  Value bi = body->getArgument(0), hi = body->getArgument(1),
+        qbi = body->getArgument(2), outArg = body->getArgument(3);
+  auto one = rewriter.getIndexAttr(1), zero = rewriter.getIndexAttr(0);
+  auto attr = [&](int64_t x) { return rewriter.getIndexAttr(x); };
+  Value i0 = arith::MulIOp::create(rewriter, loc, qbi, bb.index(s.blockQ));
+  Value kvHead = arith::DivUIOp::create(rewriter, loc, hi, bb.index(group));
+
+  SmallVector<OpFoldResult> ones(4, one);
+  Value qBlock = tensor::ExtractSliceOp::create(
+      rewriter, loc, RankedTensorType::get({s.blockQ, s.d}, f32), q,
+      SmallVector<OpFoldResult>{bi, hi, i0, zero},
+      SmallVector<OpFoldResult>{one, one, attr(s.blockQ), attr(s.d)}, ones);
+  Value m0 = bb.full({s.blockQ}, f32, -INFINITY);
+  Value l0 = bb.full({s.blockQ}, f32, 0.0);
+  Value acc0 = bb.full({s.blockQ, s.dv}, f32, 0.0);
+  auto [lo, hiKey] = keyRange(bb, s, bp, i0);
+
+  auto keyLoop = scf::ForOp::create(
+      rewriter, loc, lo, hiKey, bb.index(s.blockK),
+      ValueRange{m0, l0, acc0},
+      [&](OpBuilder &b, Location nl, Value j0, ValueRange carried) {
+        BlockBuilder kb{b, nl};
+        Value m = carried[0], l = carried[1], acc = carried[2];
+        Value kBlock = tensor::ExtractSliceOp::create(
+            b, nl, RankedTensorType::get({s.d, s.blockK}, f32), kT,
+            SmallVector<OpFoldResult>{bi, kvHead, zero, j0},
+            SmallVector<OpFoldResult>{one, one, attr(s.d), attr(s.blockK)},
+            ones);
+        Value vBlock = tensor::ExtractSliceOp::create(
+            b, nl, RankedTensorType::get({s.blockK, s.dv}, f32), v,
+            SmallVector<OpFoldResult>{bi, kvHead, j0, zero},
+            SmallVector<OpFoldResult>{one, one, attr(s.blockK), attr(s.dv)},
+            ones);
+        Value raw =
+            kb.matmul(qBlock, kBlock, kb.full({s.blockQ, s.blockK}, f32, 0.0));
+        Value scores = maskBlock(kb, raw, bp, i0, j0, s.sk - s.sq);
+        AffineMap full = kb.map(2, {0, 1}), row = kb.map(2, {0});
+        AffineMap vec = kb.map(1, {0});
+        Value negInf = arith::ConstantOp::create(
+            b, nl, f32, b.getF32FloatAttr(-INFINITY));
+        Value zeroF = arith::ConstantOp::create(b, nl, f32,
+                                                b.getF32FloatAttr(0.0));
+        // exp(a - c), 0 where a is -inf (masked, or no key seen yet).
+        auto expDiff = [&](OpBuilder &nb, Location l2, Value a,
+                           Value c) -> Value {
+          Value masked = arith::CmpFOp::create(
+              nb, l2, arith::CmpFPredicate::OEQ, a, negInf);
+          Value e = math::ExpOp::create(nb, l2,
+                                        arith::SubFOp::create(nb, l2, a, c));
+          return arith::SelectOp::create(nb, l2, masked, zeroF, e);
+        };
+        // The carried values are updated in place (an scf.for bufferizes
+        // to one buffer for each): every read of the old m comes before
+        // the op that overwrites it, and the updates of l and acc read only
+        // the value they write (their init).
+        // mb = rowmax(s); alpha = exp(m - max(m, mb)); m' = max(m, mb).
+        Value mBlock = kb.generic(
+            2, {{scores, full}}, kb.full({s.blockQ}, f32, -INFINITY), row,
+            {1}, [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
+              return arith::MaximumFOp::create(nb, l2, x[0], x[1]);
+            });
+        Value alpha = kb.generic(
+            1, {{m, vec}, {mBlock, vec}}, kb.empty({s.blockQ}, f32), vec, {},
+            [&](OpBuilder &nb, Location l2, ValueRange x) {
+              Value mNew = arith::MaximumFOp::create(nb, l2, x[0], x[1]);
+              return expDiff(nb, l2, x[0], mNew);
+            });
+        Value mNew = kb.generic(
+            1, {{mBlock, vec}}, m, vec, {},
+            [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
+              return arith::MaximumFOp::create(nb, l2, x[0], x[1]);
+            });
+        Value p = kb.generic(
+            2, {{scores, full}, {mNew, row}},
+            kb.empty({s.blockQ, s.blockK}, f32), full, {},
+            [&](OpBuilder &nb, Location l2, ValueRange x) {
+              return expDiff(nb, l2, x[0], x[1]);
+            });
+        // l' = alpha * l + rowsum(p).
+        Value lScaled = kb.generic(
+            1, {{alpha, vec}}, l, vec, {},
+            [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
+              return arith::MulFOp::create(nb, l2, x[0], x[1]);
+            });
+        Value lNew = kb.generic(
+            2, {{p, full}}, lScaled, row, {1},
+            [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
+              return arith::AddFOp::create(nb, l2, x[0], x[1]);
+            });
+        // acc' = alpha * acc + p @ v.
+        Value accScaled = kb.generic(
+            2, {{alpha, row}}, acc, full, {},
+            [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
+              return arith::MulFOp::create(nb, l2, x[0], x[1]);
+            });
+        Value accNew = kb.matmul(p, vBlock, accScaled);
+        scf::YieldOp::create(b, nl, ValueRange{mNew, lNew, accNew});
+      });
+
+  // o = acc / l, 0 on rows that saw no key.
+  Value accFinal = keyLoop.getResult(2), lFinal = keyLoop.getResult(1);
+  Type outElt = outType.getElementType();
+  Value zeroF = arith::ConstantOp::create(rewriter, loc, f32,
+                                          rewriter.getF32FloatAttr(0.0));
+  Value oBlock = bb.generic(
+      2, {{accFinal, bb.map(2, {0, 1})}, {lFinal, bb.map(2, {0})}},
+      bb.empty({s.blockQ, s.dv}, outElt), bb.map(2, {0, 1}), {},
+      [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+        Value seen = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
+                                           x[1], zeroF);
+        Value o = arith::SelectOp::create(
+            nb, nl, seen, arith::DivFOp::create(nb, nl, x[0], x[1]), zeroF);
+        if (outElt != o.getType())
+          o = arith::TruncFOp::create(nb, nl, outElt, o);
+        return o;
+      });
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      rewriter, loc, oBlock, outArg,
+      SmallVector<OpFoldResult>{bi, hi, i0, zero},
+      SmallVector<OpFoldResult>{one, one, attr(s.blockQ), attr(s.dv)}, ones);
+  rewriter.replaceOp(op, forall.getResults());
+
+  // Register tiles for the two contractions of the key block (their inits,
+  // the zero fill and alpha * acc, computed in the tile), reduction steps.
+  SmallVector<linalg::LinalgOp> contractions;
+  forall->walk([&](linalg::LinalgOp l) {
+    if (linalg::isaContractionOpInterface(l))
+      contractions.push_back(l);
+  });
+  for (linalg::LinalgOp c : contractions) {
+    SmallVector<int64_t> ranges = c.getStaticLoopRanges();
+    int64_t regN = ranges[1] % s.regN == 0 ? s.regN : 16;
+    // Only the init (the zero fill, alpha * acc) is computed in the tile;
+    // p is computed once per block, not once per register tile.
+    Operation *init = c.getDpsInitOperand(0)->get().getDefiningOp();
+    FailureOr<TiledRoot> tiled = tileAndFuseRoot(
+        rewriter, cast<TilingInterface>(c.getOperation()),
+        {attr(kRegM), attr(regN), attr(0)},
+        scf::SCFTilingOptions::LoopType::ForOp,
+        [&](Operation *producer) { return producer == init; });
+    if (succeeded(tiled))
+      tileReduction(rewriter,
+                    cast<linalg::LinalgOp>(tiled->tiled.getOperation()),
+                    kRegK);
+  }
+  // The row steps of a block (on [Bq, Bk] or [Bq, Dv]) one row at a time:
+  // each row is a few whole vectors.
+  SmallVector<linalg::LinalgOp> rowOps;
+  for (Block *block : {keyLoop.getBody(), forall.getBody()})
+    for (auto l : block->getOps<linalg::LinalgOp>())
+      if (l.getNumLoops() == 2 && !isa<linalg::FillOp>(l))
+        rowOps.push_back(l);
+  for (linalg::LinalgOp r : rowOps) {
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes({attr(1), attr(0)});
+    rewriter.setInsertionPoint(r);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(r.getOperation()), tiling);
+    if (succeeded(tiled))
+      rewriter.replaceOp(r, tiled->replacements);
+  }
+  vectorizeInside(rewriter, forall, /*contractions=*/true);
+  return success();
+}

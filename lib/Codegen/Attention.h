@@ -1,0 +1,24 @@
+//===- Attention.h - The attention schedule ---------------------*- C++ -*-===//
+
+#ifndef FUEL_LIB_CODEGEN_ATTENTION_H
+#define FUEL_LIB_CODEGEN_ATTENTION_H
+
+#include "FuelFused/Codegen/Schedules.h"
+
+namespace mlir {
+namespace fuel {
+
+/// The checks of canSchedule that are the attention schedule's own.
+LogicalResult canScheduleAttention(FusedOp op, const ScheduleOptions &options,
+                                   std::string &why);
+
+/// Replaces `op` (a flash_attn canScheduleAttention accepts) by its
+/// FlashAttention-2 form: query blocks in an scf.forall, key blocks in an
+/// scf.for with an online softmax, tiled and vectorized.
+LogicalResult buildAttention(RewriterBase &rewriter, FusedOp op,
+                             const ScheduleOptions &options);
+
+} // namespace fuel
+} // namespace mlir
+
+#endif // FUEL_LIB_CODEGEN_ATTENTION_H

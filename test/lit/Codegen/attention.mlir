@@ -1,0 +1,68 @@
+// The attention schedule: flash_attn as FlashAttention-2 computes it. Query
+// blocks of 64 rows in an scf.forall over (batch, head, block), key blocks
+// of 64 in an scf.for that carries the running max, sum and accumulator;
+// the block contractions in 8x32 register tiles with reduction steps of 16,
+// the softmax steps one row of the block at a time in vectors. No tensor is
+// [Sq, Sk]: a 16384-token causal attention holds blocks of 64x64 scores.
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
+// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+
+// CHECK-LABEL: func.func @causal_long
+// CHECK-NOT:     16384x16384
+// The keys transposed once, [B, H, D, Sk].
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<1x8x16384x64xf32>) outs(%{{.*}} : tensor<1x8x64x16384xf32>)
+// CHECK:         scf.forall (%{{.*}}, %[[H:.*]], %[[QB:.*]]) in (1, 8, 256)
+// Causal: the query block starting at i0 visits the key blocks up to
+// ceil((i0 + 64) / 64).
+// CHECK:           arith.ceildivsi
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c64{{(_[0-9]+)?}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
+// s = q @ k^T in register tiles.
+// CHECK:             vector.contract {{.*}} vector<8x16xf32>, vector<16x32xf32> into vector<8x32xf32>
+// The mask by position, the row max, exp.
+// CHECK:             arith.cmpi sle, {{.*}} : vector<1x64xindex>
+// CHECK:             vector.multi_reduction <maximumf>, {{.*}} : vector<1x64xf32> to vector<1xf32>
+// CHECK:             math.exp {{.*}} : vector<1x64xf32>
+// CHECK:             vector.multi_reduction <add>, {{.*}} : vector<1x64xf32> to vector<1xf32>
+// acc = alpha * acc + p @ v, the scaling in the register tile.
+// CHECK:             arith.mulf {{.*}} : vector<8x32xf32>
+// CHECK:             vector.contract {{.*}} vector<8x16xf32>, vector<16x32xf32> into vector<8x32xf32>
+// o = acc / l, 0 where no key was visible.
+// CHECK:           arith.divf {{.*}} : vector<1x64xf32>
+// CHECK:         scf.forall.in_parallel
+// CHECK-NEXT:      tensor.parallel_insert_slice {{.*}} [1, 1, 64, 64] [1, 1, 1, 1] : tensor<64x64xf32> into tensor<1x8x16384x64xf32>
+// CHECK-NOT:     fuel.fused
+func.func @causal_long(%q: tensor<1x8x16384x64xf32>, %k: tensor<1x8x16384x64xf32>, %v: tensor<1x8x16384x64xf32>) -> tensor<1x8x16384x64xf32> {
+  %o = fuel.fused flash_attn {causal = true, softmax_scale = 0.125 : f32} (%q, %k, %v) : (tensor<1x8x16384x64xf32>, tensor<1x8x16384x64xf32>, tensor<1x8x16384x64xf32>) -> tensor<1x8x16384x64xf32>
+  return %o : tensor<1x8x16384x64xf32>
+}
+
+// -----
+
+// Grouped-query heads read kv head h / 4; not causal: every key block (one
+// here), no mask; f16 widened to f32 once, the result narrowed once.
+// CHECK-LABEL: func.func @gqa_f16
+// CHECK:         scf.forall (%{{.*}}, %[[H:.*]], %{{.*}}) in (2, 8, 2)
+// CHECK:           %[[KV:.*]] = arith.divui %[[H]], %c4
+// CHECK-NOT:       arith.cmpi
+// CHECK:           scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c64{{(_[0-9]+)?}} step %c64{{(_[0-9]+)?}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x16xf32>)
+// CHECK:           arith.truncf {{.*}} to vector<1x16xf16>
+func.func @gqa_f16(%q: tensor<2x8x128x32xf16>, %k: tensor<2x2x64x32xf16>, %v: tensor<2x2x64x16xf16>) -> tensor<2x8x128x16xf16> {
+  %o = fuel.fused flash_attn {softmax_scale = 0.2 : f32} (%q, %k, %v) : (tensor<2x8x128x32xf16>, tensor<2x2x64x32xf16>, tensor<2x2x64x16xf16>) -> tensor<2x8x128x16xf16>
+  return %o : tensor<2x8x128x16xf16>
+}
+
+// -----
+
+// What the schedule leaves to the decomposition, with the reason.
+// CHECK-LABEL: func.func @unscheduled
+// CHECK-COUNT-3: fuel.fused flash_attn
+// REPORT: not scheduled: the attention schedule handles no alibi and no k_len
+// REPORT: not scheduled: the attention schedule handles no alibi and no k_len
+// REPORT: not scheduled: the attention schedule needs Sq a multiple of 8, Sk, D and Dv multiples of 16 (got Sq 3, Sk 16, D 16, Dv 16)
+func.func @unscheduled(%q: tensor<1x2x16x16xf32>, %k: tensor<1x2x16x16xf32>, %v: tensor<1x2x16x16xf32>, %s: tensor<2xf32>, %n: index, %q3: tensor<1x2x3x16xf32>) -> (tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>, tensor<1x2x3x16xf32>) {
+  %a = fuel.fused flash_attn {softmax_scale = 0.25 : f32} (%q, %k, %v, %s) : (tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>, tensor<2xf32>) -> tensor<1x2x16x16xf32>
+  %b = fuel.fused flash_attn {softmax_scale = 0.25 : f32} (%q, %k, %v, %n) : (tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>, index) -> tensor<1x2x16x16xf32>
+  %c = fuel.fused flash_attn {softmax_scale = 0.25 : f32} (%q3, %k, %v) : (tensor<1x2x3x16xf32>, tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) -> tensor<1x2x3x16xf32>
+  return %a, %b, %c : tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>, tensor<1x2x3x16xf32>
+}

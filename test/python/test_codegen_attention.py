@@ -1,0 +1,119 @@
+"""The attention schedule (flash_attn in FlashAttention-2's tiling: query
+blocks in an scf.forall, key blocks in a loop with an online softmax,
+fuel-codegen-cpu) computes what docs/FusedOps.md says for flash_attn, within
+its tolerances, against numpy in float64 (references.flash_attn): causal and
+not, windows, softcap, grouped-query heads, Sq < Sk and Sq > Sk (rows that
+see no key give 0), several query and key blocks, f32/f16/bf16; and the
+flash_attn ops the schedule leaves to the decomposition (alibi, k_len,
+shapes off its blocks) still compute the same."""
+
+import numpy as np
+import pytest
+
+from fuel_mlir import runner
+import references as ref
+from numerics import BF16, assert_close, fused_text, rand
+
+
+def f64(a):
+    return np.asarray(a, dtype=np.float64)
+
+
+def inputs(B, Hq, Hkv, Sq, Sk, D, Dv, dtype=np.float32, seed=3):
+    return (rand((B, Hq, Sq, D), dtype, seed), rand((B, Hkv, Sk, D), dtype, seed + 1),
+            rand((B, Hkv, Sk, Dv), dtype, seed + 2))
+
+
+def reference(q, k, v, params, alibi=None, k_len=None):
+    rename = {"window_size_left": "window_left", "window_size_right": "window_right"}
+    p = {rename.get(n, n): x for n, x in params.items() if n != "softmax_scale"}
+    return ref.flash_attn(f64(q), f64(k), f64(v), params["softmax_scale"],
+                          alibi=None if alibi is None else f64(alibi), k_len=k_len, **p)
+
+
+def run(args, params, **options):
+    text = fused_text("flash_attn", args, params)
+    return runner.compile(text, "f", **options)(*args)
+
+
+# (B, Hq, Hkv, Sq, Sk, D, Dv): one block each way, several query and key
+# blocks, grouped-query heads, Sq < Sk and Sq > Sk, blocks smaller than 64.
+SHAPES = [(1, 2, 2, 64, 64, 16, 16), (1, 2, 2, 192, 128, 64, 64),
+          (2, 4, 2, 64, 192, 32, 16), (1, 2, 1, 40, 80, 16, 48),
+          (1, 1, 1, 128, 64, 16, 32)]
+CASES = [dict(), dict(causal=True), dict(window_size_left=20),
+         dict(window_size_left=9, window_size_right=3), dict(window_size_right=0),
+         dict(causal=True, window_size_left=70), dict(causal=True, window_size_right=5),
+         dict(causal=True, softcap=2.0)]
+
+
+def case_id(c):
+    return ",".join(f"{n}={x}" for n, x in c.items()) or "plain"
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_scheduled(shape, case):
+    q, k, v = inputs(*shape)
+    params = dict(softmax_scale=0.3, **case)
+    out = run([q, k, v], params)
+    assert np.all(np.isfinite(out))
+    assert_close(out, reference(q, k, v, params), "f32", loose=True)
+
+
+def test_rows_that_see_no_key_are_zero():
+    # Sq > Sk, causal: the diagonal is aligned bottom-right, so the first
+    # Sq - Sk = 64 queries see no key (a whole query block skips the key loop).
+    q, k, v = inputs(1, 2, 2, 128, 64, 16, 16)
+    params = dict(softmax_scale=0.5, causal=True)
+    out = run([q, k, v], params)
+    assert np.all(out[:, :, :64] == 0)
+    assert_close(out, reference(q, k, v, params), "f32", loose=True)
+
+
+DTYPES = [("f16", np.float16)] + ([("bf16", BF16)] if BF16 is not None else [])
+
+
+@pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+@pytest.mark.parametrize("case", [dict(), dict(causal=True)], ids=case_id)
+def test_low_precision(dname, dtype, case):
+    q, k, v = inputs(1, 4, 2, 64, 128, 32, 32, dtype)
+    params = dict(softmax_scale=0.2, **case)
+    out = run([q, k, v], params)
+    assert out.dtype == dtype
+    assert_close(out, reference(q, k, v, params), dname)
+
+
+def test_exact_math_and_threads():
+    # The approximated exp against libm's, and the query blocks spread over
+    # threads: both within the same tolerance of the reference.
+    q, k, v = inputs(2, 2, 2, 128, 128, 32, 32)
+    params = dict(softmax_scale=0.25, causal=True)
+    want = reference(q, k, v, params)
+    assert_close(run([q, k, v], params, approximate_math=False), want, "f32", loose=True)
+    assert_close(run([q, k, v], params, threads=2), want, "f32", loose=True)
+
+
+def test_large_scores_do_not_overflow():
+    # Scores of several hundred: exp(s) overflows f32, the running max keeps
+    # exp's argument <= 0. A score s carries an f32 rounding error of about
+    # |s| * 6e-8 into p's exponent (3e-5 here), hence the tolerance.
+    q, k, v = inputs(1, 1, 1, 64, 128, 16, 16)
+    params = dict(softmax_scale=40.0, causal=True)
+    out = run([q, k, v], params)
+    assert np.all(np.isfinite(out))
+    np.testing.assert_allclose(out, reference(q, k, v, params), rtol=1e-3, atol=1e-4)
+
+
+def test_left_to_the_decomposition():
+    # alibi, k_len and a query length off the blocks are not scheduled; the
+    # decomposition computes them.
+    q, k, v = inputs(1, 2, 2, 16, 32, 16, 16)
+    slopes = np.array([0.5, 0.25], dtype=np.float32)
+    params = dict(softmax_scale=0.3, causal=True)
+    assert_close(run([q, k, v, slopes], params),
+                 reference(q, k, v, params, alibi=slopes), "f32", loose=True)
+    assert_close(run([q, k, v, 20], params),
+                 reference(q, k, v, params, k_len=20), "f32", loose=True)
+    q3 = q[:, :, :3].copy()
+    assert_close(run([q3, k, v], params), reference(q3, k, v, params), "f32", loose=True)
