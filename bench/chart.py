@@ -1,10 +1,10 @@
-"""Draws bench/cpu.png from the JSON that bench/row_ops.py and
-bench/linear.py write: per op and shape, each contender's median time as a
+"""Draws bench/cpu.png from the JSON that bench/row_ops.py,
+bench/linear.py and bench/attention.py write: per op and shape, each contender's median time as a
 multiple of PyTorch's on one thread (lower is faster; the line at 1 is
 PyTorch). Needs matplotlib (not a dependency of the package).
 
     python bench/chart.py [--rows bench/row_ops.json] [--linear bench/linear.json]
-                          [--out bench/cpu.png]
+                          [--attention bench/attention.json] [--out bench/cpu.png]
 """
 
 import argparse
@@ -12,13 +12,15 @@ import json
 
 CONTENDERS = ["fuel out=", "fuel 2 threads out=", "numpy", "torch 2 threads", "copy of the input"]
 SHORT = {"softmax_last_dim": "softmax", "rms_norm_last_dim": "RMS norm",
-         "layer_norm_last_dim": "layer norm", "fused_linear": "linear"}
+         "layer_norm_last_dim": "layer norm", "fused_linear": "linear",
+         "flash_attn causal": "causal attention", "flash_attn": "attention"}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", default="bench/row_ops.json")
     parser.add_argument("--linear", default="bench/linear.json")
+    parser.add_argument("--attention", default="bench/attention.json")
     parser.add_argument("--out", default="bench/cpu.png")
     args = parser.parse_args()
     import matplotlib
@@ -26,12 +28,12 @@ def main():
     import matplotlib.pyplot as plt
 
     rows = []
-    for path in (args.rows, args.linear):
+    for path in (args.rows, args.linear, args.attention):
         with open(path) as f:
             rows += json.load(f)
     labels, series = [], {c: [] for c in CONTENDERS}
     for row in rows:
-        torch1 = row["ms"].get("torch 1 thread", {}).get("median")
+        torch1 = row.get("ms", {}).get("torch 1 thread", {}).get("median")
         if not torch1:
             continue
         dims = row.get("shape") or row.get("size")
