@@ -7,7 +7,9 @@
 // `regN`), and the contraction of a register tile over the reduction dim in
 // steps of `regK`: the accumulator stays in vector registers across the
 // reduction loop, and the contraction becomes outer products
-// (`vector.contract` lowered by convert-vector-to-llvm). No packing yet.
+// (`vector.contract` lowered by convert-vector-to-llvm). f16 and bf16
+// operands are widened to f32 in registers, step by step of the reduction;
+// the accumulator is f32. No packing yet.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,11 +47,13 @@ static int64_t tileOf(int64_t size, int64_t most, int64_t unit) {
 LogicalResult mlir::fuel::canScheduleContraction(
     FusedOp op, const ScheduleOptions &options, std::string &why) {
   for (Type t : llvm::concat<Type>(op->getOperandTypes(),
-                                   op->getResultTypes()))
-    if (!cast<RankedTensorType>(t).getElementType().isF32()) {
-      why = "the contraction schedule handles f32";
+                                   op->getResultTypes())) {
+    Type elt = cast<RankedTensorType>(t).getElementType();
+    if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
+      why = "the contraction schedule handles f32, f16 and bf16";
       return failure();
     }
+  }
   // fused_linear: a[..., M, K] @ b[K, N].
   FusedLinearView linear(op);
   auto a = cast<RankedTensorType>(linear.getA().getType());
@@ -109,8 +113,30 @@ LogicalResult mlir::fuel::scheduleContraction(
     if (op.getNumReductionLoops() == 1)
       contractions.push_back(op);
   });
-  for (linalg::LinalgOp op : contractions)
-    tileReduction(rewriter, op, kRegK);
+  // Widening casts of the operands (f16, bf16) are computed per step, in
+  // registers: each element is converted where it is read.
+  auto isCast = [&](Operation *producer) {
+    auto generic = dyn_cast<linalg::GenericOp>(producer);
+    return generic && loop->isProperAncestor(producer) &&
+           generic.getNumReductionLoops() == 0 &&
+           generic.getNumDpsInputs() == 1;
+  };
+  for (linalg::LinalgOp op : contractions) {
+    if (llvm::none_of(op.getDpsInputs(), [&](Value v) {
+          return v.getDefiningOp() && isCast(v.getDefiningOp());
+        })) {
+      tileReduction(rewriter, op, kRegK);
+      continue;
+    }
+    SmallVector<unsigned> reductions;
+    op.getReductionDims(reductions);
+    SmallVector<OpFoldResult> kTile(op.getNumLoops(),
+                                    rewriter.getIndexAttr(0));
+    kTile[reductions.front()] = rewriter.getIndexAttr(kRegK);
+    (void)tileAndFuseRoot(rewriter, cast<TilingInterface>(op.getOperation()),
+                          kTile, scf::SCFTilingOptions::LoopType::ForOp,
+                          isCast);
+  }
 
   // 4. Vectorize what has static shapes now.
   vectorizeInside(rewriter, loop, /*contractions=*/true);

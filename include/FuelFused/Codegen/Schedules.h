@@ -39,8 +39,9 @@ enum class ScheduleKind {
   /// Ops whose decomposition is a contraction with elementwise ops around
   /// it (fused_linear): cache tiles of the output in an scf.forall, register
   /// tiles inside, the reduction of a register tile in vector steps with the
-  /// accumulator in registers, lowered to outer products. f32, with the
-  /// output and reduction sizes multiples of the register tile.
+  /// accumulator in registers, lowered to outer products. f32, f16 and bf16
+  /// (widened to f32 in registers), with the output and reduction sizes
+  /// multiples of the register tile.
   Contraction,
   /// Attention (flash_attn): FlashAttention-2's tiling, query blocks in an
   /// scf.forall and key blocks in an scf.for with an online softmax, the
@@ -70,8 +71,8 @@ struct ScheduleOptions {
 /// Checks, changing nothing, that `op` can be decomposed with its schedule:
 /// it has one, its operands are static tensors, and its shape suits the
 /// schedule (a row length that is a multiple of the vector width for
-/// RowWise; f32 and sizes that are multiples of the register tile for
-/// Contraction). Sets `why` when not.
+/// RowWise; sizes that are multiples of the register tile for Contraction
+/// and of the blocks for Attention). Sets `why` when not.
 LogicalResult canSchedule(FusedOp op, const ScheduleOptions &options,
                           std::string &why);
 

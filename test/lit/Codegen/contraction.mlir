@@ -35,14 +35,30 @@ func.func @batched(%a: tensor<2x8x16xf32>, %b: tensor<16x32xf32>, %c: tensor<32x
 
 // -----
 
+// f16 (and bf16) operands are widened to f32 in registers, each step of
+// the reduction; the accumulator is f32, the result narrowed once.
+// CHECK-LABEL: func.func @half
+// CHECK:         scf.forall
+// CHECK:               scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
+// CHECK:                 arith.extf %{{.*}} : vector<8x16xf16> to vector<8x16xf32>
+// CHECK:                 arith.extf %{{.*}} : vector<16x32xf16> to vector<16x32xf32>
+// CHECK:                 vector.contract {{.*}} vector<8x16xf32>, vector<16x32xf32> into vector<8x32xf32>
+// CHECK:               arith.truncf %{{.*}} : vector<8x32xf32> to vector<8x32xf16>
+func.func @half(%a: tensor<8x32xf16>, %b: tensor<32x64xf16>, %c: tensor<64xf16>) -> tensor<8x64xf16> {
+  %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<8x32xf16>, tensor<32x64xf16>, tensor<64xf16>) -> tensor<8x64xf16>
+  return %y : tensor<8x64xf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @unscheduled
 // CHECK-COUNT-2: fuel.fused fused_linear
 // REPORT: not scheduled: the contraction schedule needs M a multiple of 8, N of 32 and K of 16 (got 8, 20, 16)
-// REPORT: not scheduled: the contraction schedule handles f32
+// REPORT: not scheduled: the contraction schedule handles f32, f16 and bf16
 func.func @unscheduled(%a: tensor<8x16xf32>, %b: tensor<16x20xf32>, %c: tensor<20xf32>,
-                       %ah: tensor<8x16xf16>, %bh: tensor<16x32xf16>, %ch: tensor<32xf16>)
-    -> (tensor<8x20xf32>, tensor<8x32xf16>) {
+                       %ad: tensor<8x16xf64>, %bd: tensor<16x32xf64>, %cd: tensor<32xf64>)
+    -> (tensor<8x20xf32>, tensor<8x32xf64>) {
   %0 = fuel.fused fused_linear (%a, %b, %c) : (tensor<8x16xf32>, tensor<16x20xf32>, tensor<20xf32>) -> tensor<8x20xf32>
-  %1 = fuel.fused fused_linear (%ah, %bh, %ch) : (tensor<8x16xf16>, tensor<16x32xf16>, tensor<32xf16>) -> tensor<8x32xf16>
-  return %0, %1 : tensor<8x20xf32>, tensor<8x32xf16>
+  %1 = fuel.fused fused_linear (%ad, %bd, %cd) : (tensor<8x16xf64>, tensor<16x32xf64>, tensor<32xf64>) -> tensor<8x32xf64>
+  return %0, %1 : tensor<8x20xf32>, tensor<8x32xf64>
 }
