@@ -173,8 +173,11 @@ struct BlockParams {
   bool causal;
   std::optional<int64_t> windowLeft, windowRight;
   std::optional<double> softcap;
+  /// Inside the query-block loop: the live keys (k_len, an index) and the
+  /// ALiBi slope of the block's head (f32), when the op has them.
+  Value kLen, slope;
 
-  bool masks() const { return causal || windowLeft || windowRight; }
+  bool masks() const { return causal || windowLeft || windowRight || kLen; }
 };
 
 } // namespace
@@ -183,12 +186,8 @@ LogicalResult mlir::fuel::canScheduleAttention(FusedOp op,
                                                const ScheduleOptions &options,
                                                std::string &why) {
   FlashAttnView attn(op);
-  if (attn.getAlibi() || attn.getKLen()) {
-    why = "the attention schedule handles no alibi and no k_len";
-    return failure();
-  }
-  for (Type t : op->getOperandTypes()) {
-    Type elt = cast<RankedTensorType>(t).getElementType();
+  for (Value operand : {attn.getQ(), attn.getK(), attn.getV()}) {
+    Type elt = cast<RankedTensorType>(operand.getType()).getElementType();
     if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
       why = "the attention schedule handles f32, f16 and bf16";
       return failure();
@@ -207,11 +206,11 @@ LogicalResult mlir::fuel::canScheduleAttention(FusedOp op,
   return success();
 }
 
-/// The masked, scaled (and soft-capped) scores of a [Bq, Bk] block whose
-/// first query is `i0` and first key `j0`; `off` = Sk - Sq aligns the
-/// causal diagonal bottom-right.
+/// The masked, scaled (soft-capped, ALiBi-biased) scores of a [Bq, Bk]
+/// block whose first query is `i0` and first key `j0`; `off` = k_len - Sq
+/// (k_len = Sk without the operand) aligns the causal diagonal bottom-right.
 static Value maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp,
-                       Value i0, Value j0, int64_t off) {
+                       Value i0, Value j0, Value off) {
   Type f32 = bb.b.getF32Type();
   auto type = cast<RankedTensorType>(raw.getType());
   Value scale = arith::ConstantOp::create(bb.b, bb.loc, f32,
@@ -223,7 +222,6 @@ static Value maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp,
                                bb.b.getF32FloatAttr(*bp.softcap))
                                .getResult()
                          : Value();
-  Value offV = bb.index(off);
   return bb.generic(
       2, {{raw, bb.map(2, {0, 1})}}, bb.empty(type.getShape(), f32),
       bb.map(2, {0, 1}), {},
@@ -234,13 +232,24 @@ static Value maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp,
               nb, nl, arith::DivFOp::create(nb, nl, s, cap));
           s = arith::MulFOp::create(nb, nl, cap, t);
         }
-        if (!bp.masks())
+        if (!bp.masks() && !bp.slope)
           return s;
         Value i = arith::AddIOp::create(
             nb, nl, i0, linalg::IndexOp::create(nb, nl, 0));
         Value j = arith::AddIOp::create(
             nb, nl, j0, linalg::IndexOp::create(nb, nl, 1));
-        Value diag = arith::AddIOp::create(nb, nl, i, offV);
+        Value diag = arith::AddIOp::create(nb, nl, i, off);
+        if (bp.slope) {
+          // s -= slope * |i + off - j|
+          Value dist = arith::IndexCastOp::create(
+              nb, nl, nb.getI64Type(), arith::SubIOp::create(nb, nl, diag, j));
+          Value d = math::AbsFOp::create(
+              nb, nl, arith::SIToFPOp::create(nb, nl, f32, dist));
+          s = arith::SubFOp::create(nb, nl, s,
+                                    arith::MulFOp::create(nb, nl, bp.slope, d));
+        }
+        if (!bp.masks())
+          return s;
         auto cmp = [&](arith::CmpIPredicate p, Value a, Value c) -> Value {
           return arith::CmpIOp::create(nb, nl, p, a, c);
         };
@@ -249,6 +258,8 @@ static Value maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp,
           valid = valid ? arith::AndIOp::create(nb, nl, valid, c).getResult()
                         : c;
         };
+        if (bp.kLen)
+          both(cmp(arith::CmpIPredicate::slt, j, bp.kLen));
         if (bp.causal)
           both(cmp(arith::CmpIPredicate::sle, j, diag));
         if (bp.windowLeft)
@@ -266,14 +277,20 @@ static Value maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp,
 }
 
 /// The key blocks the query block starting at `i0` visits: [lo, hi) in
-/// steps of Bk, clamped to [0, Sk].
+/// steps of Bk, clamped to [0, Sk] (and to the live keys with k_len).
 static std::pair<Value, Value> keyRange(BlockBuilder &bb, const AttnShape &s,
-                                        const BlockParams &bp, Value i0) {
+                                        const BlockParams &bp, Value i0,
+                                        Value off) {
   OpBuilder &b = bb.b;
   Location loc = bb.loc;
   Value zero = bb.index(0), sk = bb.index(s.sk), bk = bb.index(s.blockK);
-  Value lo = zero, hi = sk;
-  int64_t off = s.sk - s.sq;
+  auto blockEnd = [&](Value end) -> Value {
+    Value rounded = arith::MulIOp::create(
+        b, loc, arith::CeilDivSIOp::create(b, loc, end, bk), bk);
+    return arith::MaxSIOp::create(b, loc, zero,
+                                  arith::MinSIOp::create(b, loc, sk, rounded));
+  };
+  Value lo = zero, hi = bp.kLen ? blockEnd(bp.kLen) : sk;
   // The last query of the block sees keys up to i0 + Bq - 1 + off + ahead.
   std::optional<int64_t> ahead;
   if (bp.causal)
@@ -282,16 +299,15 @@ static std::pair<Value, Value> keyRange(BlockBuilder &bb, const AttnShape &s,
     ahead = ahead ? std::min(*ahead, *bp.windowRight) : *bp.windowRight;
   if (ahead) {
     Value last = arith::AddIOp::create(
-        b, loc, i0, bb.index(s.blockQ + off + *ahead));
-    Value end = arith::MulIOp::create(
-        b, loc, arith::CeilDivSIOp::create(b, loc, last, bk), bk);
-    hi = arith::MaxSIOp::create(
-        b, loc, zero, arith::MinSIOp::create(b, loc, sk, end));
+        b, loc, arith::AddIOp::create(b, loc, i0, off),
+        bb.index(s.blockQ + *ahead));
+    hi = arith::MinSIOp::create(b, loc, hi, blockEnd(last));
   }
   // The first query sees keys from i0 + off - wl.
   if (bp.windowLeft) {
-    Value first = arith::AddIOp::create(b, loc, i0,
-                                        bb.index(off - *bp.windowLeft));
+    Value first = arith::SubIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, i0, off),
+        bb.index(*bp.windowLeft));
     Value start = arith::MulIOp::create(
         b, loc, arith::FloorDivSIOp::create(b, loc, first, bk), bk);
     lo = arith::MinSIOp::create(
@@ -332,6 +348,20 @@ LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
   auto attr = [&](int64_t x) { return rewriter.getIndexAttr(x); };
   Value i0 = arith::MulIOp::create(rewriter, loc, qbi, bb.index(s.blockQ));
   Value kvHead = arith::DivUIOp::create(rewriter, loc, hi, bb.index(group));
+  // off = k_len - Sq: query i's diagonal is key i + off.
+  if (std::optional<Value> kLen = attn.getKLen())
+    bp.kLen = *kLen;
+  Value off = arith::SubIOp::create(rewriter, loc,
+                                    bp.kLen ? bp.kLen : bb.index(s.sk),
+                                    bb.index(s.sq));
+  if (std::optional<Value> alibi = attn.getAlibi()) {
+    // Slopes [Hq] or [B, Hq].
+    SmallVector<Value> at;
+    if (cast<RankedTensorType>(alibi->getType()).getRank() == 2)
+      at.push_back(bi);
+    at.push_back(hi);
+    bp.slope = tensor::ExtractOp::create(rewriter, loc, *alibi, at);
+  }
 
   SmallVector<OpFoldResult> ones(4, one);
   Value qBlock = tensor::ExtractSliceOp::create(
@@ -341,7 +371,7 @@ LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
   Value m0 = bb.full({s.blockQ}, f32, -INFINITY);
   Value l0 = bb.full({s.blockQ}, f32, 0.0);
   Value acc0 = bb.full({s.blockQ, s.dv}, f32, 0.0);
-  auto [lo, hiKey] = keyRange(bb, s, bp, i0);
+  auto [lo, hiKey] = keyRange(bb, s, bp, i0, off);
 
   auto keyLoop = scf::ForOp::create(
       rewriter, loc, lo, hiKey, bb.index(s.blockK),
@@ -361,7 +391,7 @@ LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
             ones);
         Value raw =
             kb.matmul(qBlock, kBlock, kb.full({s.blockQ, s.blockK}, f32, 0.0));
-        Value scores = maskBlock(kb, raw, bp, i0, j0, s.sk - s.sq);
+        Value scores = maskBlock(kb, raw, bp, i0, j0, off);
         AffineMap full = kb.map(2, {0, 1}), row = kb.map(2, {0});
         AffineMap vec = kb.map(1, {0});
         Value negInf = arith::ConstantOp::create(

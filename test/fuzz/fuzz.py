@@ -156,14 +156,22 @@ def mutated_case(rng, chunks):
 
 
 def _classify(stderr: str, returncode: int):
-    crashed = returncode < 0 or "Stack dump" in stderr or "PLEASE submit a bug report" in stderr
+    # A crash, an assertion, or a report of a sanitizer build
+    # (scripts/sanitize.sh): AddressSanitizer, LeakSanitizer, UBSan's
+    # "runtime error:".
+    sanitizer = "Sanitizer" in stderr or "runtime error:" in stderr
+    crashed = (returncode < 0 or "Stack dump" in stderr
+               or "PLEASE submit a bug report" in stderr or sanitizer)
     if not crashed:
         return None
     frames = [line for line in stderr.splitlines() if re.match(r"\s*#\d+ ", line)]
     # Frames of the driver and the pass manager are on every stack; project
-    # code is a frame in mlir::fuel below them.
+    # code is a frame in mlir::fuel below them (or, for UBSan, the source
+    # line it names).
     project = any("mlir::fuel::" in f or "FuelFuse" in f or "FuelCodegen" in f
                   or "FuelDecompose" in f for f in frames)
+    project = project or any(str(ROOT / d) in line for line in stderr.splitlines()
+                             if "runtime error:" in line for d in ("lib", "include", "tools"))
     return "project" if project else "upstream"
 
 

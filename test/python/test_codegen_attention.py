@@ -2,10 +2,10 @@
 blocks in an scf.forall, key blocks in a loop with an online softmax,
 fuel-codegen-cpu) computes what docs/FusedOps.md says for flash_attn, within
 its tolerances, against numpy in float64 (references.flash_attn): causal and
-not, windows, softcap, grouped-query heads, Sq < Sk and Sq > Sk (rows that
-see no key give 0), several query and key blocks, f32/f16/bf16; and the
-flash_attn ops the schedule leaves to the decomposition (alibi, k_len,
-shapes off its blocks) still compute the same."""
+not, windows, softcap, ALiBi, k_len, grouped-query heads, Sq < Sk and
+Sq > Sk (rows that see no key give 0), several query and key blocks,
+f32/f16/bf16; and the shapes the schedule leaves to the decomposition still
+compute the same."""
 
 import numpy as np
 import pytest
@@ -105,15 +105,35 @@ def test_large_scores_do_not_overflow():
     np.testing.assert_allclose(out, reference(q, k, v, params), rtol=1e-3, atol=1e-4)
 
 
-def test_left_to_the_decomposition():
-    # alibi, k_len and a query length off the blocks are not scheduled; the
-    # decomposition computes them.
-    q, k, v = inputs(1, 2, 2, 16, 32, 16, 16)
-    slopes = np.array([0.5, 0.25], dtype=np.float32)
-    params = dict(softmax_scale=0.3, causal=True)
+@pytest.mark.parametrize("kind", ["heads", "batch"])
+@pytest.mark.parametrize("case", [dict(), dict(causal=True, window_size_left=30)], ids=case_id)
+def test_alibi(kind, case):
+    q, k, v = inputs(2, 4, 2, 64, 128, 16, 16)
+    slopes = (2.0 ** -np.arange(1, 5)).astype(np.float32)
+    if kind == "batch":
+        slopes = (0.05 * (1 + np.arange(8))).reshape(2, 4).astype(np.float32)
+    params = dict(softmax_scale=0.3, **case)
     assert_close(run([q, k, v, slopes], params),
                  reference(q, k, v, params, alibi=slopes), "f32", loose=True)
-    assert_close(run([q, k, v, 20], params),
-                 reference(q, k, v, params, k_len=20), "f32", loose=True)
-    q3 = q[:, :, :3].copy()
-    assert_close(run([q3, k, v], params), reference(q3, k, v, params), "f32", loose=True)
+
+
+@pytest.mark.parametrize("k_len", [0, 1, 20, 64, 100, 128])
+@pytest.mark.parametrize("case", [dict(), dict(causal=True), dict(causal=True, softcap=3.0)],
+                         ids=case_id)
+def test_k_len(k_len, case):
+    # K/V as a capacity buffer of 128 keys, the first k_len live: the key
+    # loop stops at the last live block, the rest is masked; rows that see
+    # no key give 0.
+    q, k, v = inputs(1, 2, 2, 64, 128, 16, 16)
+    params = dict(softmax_scale=0.3, **case)
+    out = run([q, k, v, k_len], params)
+    assert np.all(np.isfinite(out))
+    assert_close(out, reference(q, k, v, params, k_len=k_len), "f32", loose=True)
+
+
+def test_left_to_the_decomposition():
+    # A query length off the blocks is not scheduled; the decomposition
+    # computes it.
+    q, k, v = inputs(1, 2, 2, 3, 32, 16, 16)
+    params = dict(softmax_scale=0.3, causal=True)
+    assert_close(run([q, k, v], params), reference(q, k, v, params), "f32", loose=True)

@@ -36,3 +36,13 @@ def test_classifies_crashes():
     assert fuzz._classify("PLEASE submit a bug report\n" + project, -11) == "project"
     assert fuzz._classify("Stack dump:\n" + upstream, -6) == "upstream"
     assert fuzz._classify("error: 'fuel.fused' op ...", 1) is None
+    # Reports of a sanitizer build (scripts/sanitize.sh).
+    asan = ("==1==ERROR: AddressSanitizer: heap-use-after-free on address 0x1\n"
+            "    #0 0x1 in mlir::fuel::tileAndFuseRoot(...)\n")
+    assert fuzz._classify(asan, -6) == "project"
+    ubsan = (f"{fuzz.ROOT}/lib/IR/RulesQuant.cpp:12:5: runtime error: signed integer "
+             "overflow: 4611686018427387904 * 4 cannot be represented in type 'long'\n")
+    assert fuzz._classify(ubsan, 1) == "project"
+    leak = ("==1==ERROR: LeakSanitizer: detected memory leaks\n"
+            "    #0 0x1 in malloc\n    #1 0x2 in mlir::Parser::parse(...)\n")
+    assert fuzz._classify(leak, 1) == "upstream"

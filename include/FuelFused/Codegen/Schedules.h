@@ -49,7 +49,7 @@ enum class ScheduleKind {
   /// O(S * D). Unlike the others it does not schedule the op's
   /// decomposition (a softmax over whole rows) but builds the tiled form,
   /// which no tiling of that decomposition reaches. f32, f16 and bf16
-  /// (computed in f32), causal, windows and softcap; no alibi or k_len.
+  /// (computed in f32), with every param and optional operand.
   Attention,
 };
 
