@@ -1,10 +1,11 @@
 """Draws bench/cpu.png from the JSON that bench/row_ops.py,
-bench/linear.py and bench/attention.py write: per op and shape, each contender's median time as a
+bench/linear.py, bench/attention.py and bench/qmatmul.py write: per op and shape, each contender's median time as a
 multiple of PyTorch's on one thread (lower is faster; the line at 1 is
 PyTorch). Needs matplotlib (not a dependency of the package).
 
     python bench/chart.py [--rows bench/row_ops.json] [--linear bench/linear.json]
-                          [--attention bench/attention.json] [--out bench/cpu.png]
+                          [--attention bench/attention.json]
+                          [--qmatmul bench/qmatmul.json] [--out bench/cpu.png]
 """
 
 import argparse
@@ -13,7 +14,8 @@ import json
 CONTENDERS = ["fuel out=", "fuel 2 threads out=", "numpy", "torch 2 threads", "copy of the input"]
 SHORT = {"softmax_last_dim": "softmax", "rms_norm_last_dim": "RMS norm",
          "layer_norm_last_dim": "layer norm", "fused_linear": "linear",
-         "flash_attn causal": "causal attention", "flash_attn": "attention"}
+         "flash_attn causal": "causal attention", "flash_attn": "attention",
+         "qmatmul q8_0": "qmatmul Q8_0", "qmatmul q4_0": "qmatmul Q4_0"}
 
 
 def main():
@@ -21,6 +23,7 @@ def main():
     parser.add_argument("--rows", default="bench/row_ops.json")
     parser.add_argument("--linear", default="bench/linear.json")
     parser.add_argument("--attention", default="bench/attention.json")
+    parser.add_argument("--qmatmul", default="bench/qmatmul.json")
     parser.add_argument("--out", default="bench/cpu.png")
     args = parser.parse_args()
     import matplotlib
@@ -28,7 +31,7 @@ def main():
     import matplotlib.pyplot as plt
 
     rows = []
-    for path in (args.rows, args.linear, args.attention):
+    for path in (args.rows, args.linear, args.attention, args.qmatmul):
         with open(path) as f:
             rows += json.load(f)
     labels, series = [], {c: [] for c in CONTENDERS}

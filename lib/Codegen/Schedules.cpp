@@ -10,6 +10,7 @@
 #include "FuelFused/Codegen/Schedules.h"
 #include "Attention.h"
 #include "Contraction.h"
+#include "Quantized.h"
 #include "RowWise.h"
 
 #include "FuelFused/Decompose/Decompose.h"
@@ -64,6 +65,8 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
     return canScheduleContraction(op, options, why);
   case ScheduleKind::Attention:
     return canScheduleAttention(op, options, why);
+  case ScheduleKind::Quantized:
+    return canScheduleQuantized(op, options, why);
   }
   llvm_unreachable("unknown schedule");
 }
@@ -74,10 +77,12 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
                                                 std::string &why) {
   std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
   assert(kind && "decomposeWithSchedule needs an op canSchedule accepts");
-  // Attention is rebuilt in its tiled form, not scheduled from its
-  // decomposition (see Attention.cpp).
+  // Attention and quantized matmuls are built in their tiled form, not
+  // scheduled from their decomposition (see Attention.cpp, Quantized.cpp).
   if (*kind == ScheduleKind::Attention)
     return buildAttention(rewriter, op, options);
+  if (*kind == ScheduleKind::Quantized)
+    return buildQuantized(rewriter, op, options);
   rewriter.setInsertionPoint(op);
   Operation *prev = op->getPrevNode();
   FailureOr<SmallVector<Value>> values = decomposeFusedOp(rewriter, op, why);
@@ -106,7 +111,8 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
       (void)scheduleContraction(rewriter, root, decomposition, options);
       break;
     case ScheduleKind::Attention:
-      llvm_unreachable("attention is built, not scheduled");
+    case ScheduleKind::Quantized:
+      llvm_unreachable("built, not scheduled");
     }
   }
   return success();

@@ -56,10 +56,12 @@ std::vector<FusedOpRec> loadOps(const RecordKeeper &records) {
                           " with a hand-written decomposition must say what "
                           "its recipe does not cover (recipeNote)");
     if (!op.schedule.empty() && op.schedule != "RowWise" &&
-        op.schedule != "Contraction" && op.schedule != "Attention")
+        op.schedule != "Contraction" && op.schedule != "Attention" &&
+        op.schedule != "Quantized")
       PrintFatalError(op.def->getLoc(),
                       "unknown schedule '" + op.schedule +
-                          "' (expected RowWise, Contraction or Attention)");
+                          "' (expected RowWise, Contraction, Attention or "
+                          "Quantized)");
     if (op.results.empty())
       PrintFatalError(op.def->getLoc(), "fused op " + op.name + " has no result");
     if (op.destructiveInput >= (int64_t)op.operands.size())

@@ -51,6 +51,13 @@ enum class ScheduleKind {
   /// which no tiling of that decomposition reaches. f32, f16 and bf16
   /// (computed in f32), with every param and optional operand.
   Attention,
+  /// Matmuls with a quantized weight (qmatmul's Q8_0 and Q4_0): tiles of
+  /// rows of A and W in an scf.forall, the reduction in steps of two blocks
+  /// read as one vector of words and dequantized in registers (static
+  /// shuffles, masks, shifts), each weight byte read once per tile of rows
+  /// of A. Built in its tiled form like Attention: decoding blocks has no
+  /// linalg form that vectorizes.
+  Quantized,
 };
 
 /// The schedule of `info`'s op; std::nullopt when it has none (it is lowered
@@ -71,8 +78,9 @@ struct ScheduleOptions {
 /// Checks, changing nothing, that `op` can be decomposed with its schedule:
 /// it has one, its operands are static tensors, and its shape suits the
 /// schedule (a row length that is a multiple of the vector width for
-/// RowWise; sizes that are multiples of the register tile for Contraction
-/// and of the blocks for Attention). Sets `why` when not.
+/// RowWise; sizes that are multiples of the register tile for Contraction,
+/// of the blocks for Attention and of two weight blocks for Quantized).
+/// Sets `why` when not.
 LogicalResult canSchedule(FusedOp op, const ScheduleOptions &options,
                           std::string &why);
 

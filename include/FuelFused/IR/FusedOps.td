@@ -315,6 +315,7 @@ def Fused_QMatmul : FusedOp<14, "qmatmul", Quantized> {
   ];
   let rule = "qmatmul";
   let decomposition = "qmatmul";
+  let schedule = "Quantized";
   let recipeNote = "decompose-only: decoding GGML block streams needs bit-level gathers";
   let summary = "matmul with a GGML-quantized weight";
   let description = "`C[m, n] = sum_k A[m, k] * dequant(W)[n, k]`; w_q holds "

@@ -198,8 +198,8 @@ class FusedOp<int id, string name, FusedFamily fam> {
   /// would need); required with a `decomposition`.
   string recipeNote = "";
   /// How codegen schedules the op's decomposition (lib/Codegen,
-  /// `ScheduleKind`): "RowWise", "Contraction", "Attention", or empty for
-  /// none (lowered as decomposed).
+  /// `ScheduleKind`): "RowWise", "Contraction", "Attention",
+  /// "Quantized", or empty for none (lowered as decomposed).
   string schedule = "";
   string summary = "";
   string description = "";

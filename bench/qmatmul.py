@@ -1,0 +1,101 @@
+"""qmatmul (GGML Q8_0 and Q4_0 weights) on the CPU, side by side: fuel-mlir
+with its quantized schedule (one thread and two, into a preallocated
+output) against what a user without it does: dequantize the weight with
+gguf and multiply in numpy, or keep an f32 copy of the weight (4-8x the
+bytes) and multiply with numpy or PyTorch (when installed; one thread and
+two). Every result is checked against a float64 product with gguf's
+dequantization first; then all are timed interleaved. Reports median, min
+and max ms, GFLOP/s and the ratio to fuel-mlir's median; writes JSON.
+
+    python bench/qmatmul.py [--rounds 9] [--types q8_0 q4_0] [--m 1 64]
+                            [--kn 4096x4096] [--json bench/qmatmul.json]
+"""
+
+import argparse
+import json
+
+import numpy as np
+from gguf import GGMLQuantizationType
+from gguf.quants import dequantize
+
+from fuel_mlir import runner
+
+from harness import report, time_interleaved
+
+GEOMETRY = {"q8_0": (34, GGMLQuantizationType.Q8_0), "q4_0": (18, GGMLQuantizationType.Q4_0)}
+
+
+def random_weight(qtype, n, k, rng):
+    """N rows of K values in GGML blocks (random quants, f16 scales in
+    [0.01, 0.1]) and the same as u32 words."""
+    nbytes, _ = GEOMETRY[qtype]
+    blocks = rng.integers(0, 256, (n, k // 32, nbytes), dtype=np.uint8)
+    d = rng.uniform(0.01, 0.1, (n, k // 32)).astype(np.float16)
+    blocks[:, :, 0:2] = d.view(np.uint8).reshape(n, k // 32, 2)
+    rows = blocks.reshape(n, -1)
+    return rows, rows.reshape(-1).view("<u4")
+
+
+def module(qtype, m, k, n, words):
+    a, w, c = f"tensor<{m}x{k}xf32>", f"tensor<{words}xi32>", f"tensor<{m}x{n}xf32>"
+    return (f"func.func @f(%a: {a}, %w: {w}) -> {c} {{\n"
+            f"  %c = fuel.fused qmatmul {{quant_type = #fuel.quant<{qtype}>, k = {k} : i64, "
+            f"n = {n} : i64}} (%a, %w) : ({a}, {w}) -> {c}\n"
+            f"  return %c : {c}\n}}\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--types", nargs="+", default=["q8_0", "q4_0"])
+    parser.add_argument("--m", nargs="+", type=int, default=[1, 64])
+    parser.add_argument("--kn", default="4096x4096")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    k, n = (int(x) for x in args.kn.split("x"))
+    rng = np.random.default_rng(0)
+    results = []
+    for qtype in args.types:
+        rows, words = random_weight(qtype, n, k, rng)
+        gtype = GEOMETRY[qtype][1]
+        w32 = dequantize(rows, gtype).astype(np.float32)  # [N, K]
+        for m in args.m:
+            a = rng.standard_normal((m, k)).astype(np.float32)
+            out = np.empty((m, n), np.float32)
+            text = module(qtype, m, k, n, words.size)
+            f1 = runner.compile(text, "f")
+            f2 = runner.compile(text, "f", threads=2)
+            contenders = {
+                "fuel out=": lambda: f1(a, words, out=out),
+                "fuel 2 threads out=": lambda: f2(a, words, out=out),
+                "numpy dequantize + matmul": lambda: a @ dequantize(rows, gtype).astype(np.float32).T,
+                "numpy": lambda: a @ w32.T,
+            }
+            try:
+                import torch
+                at, wt = torch.from_numpy(a), torch.from_numpy(w32)
+                for threads in (1, 2):
+                    def run(threads=threads):
+                        torch.set_num_threads(threads)
+                        return torch.matmul(at, wt.T).numpy()
+                    contenders[f"torch {threads} thread" + ("s" if threads > 1 else "")] = run
+            except ImportError:
+                pass
+            want = a.astype(np.float64) @ w32.astype(np.float64).T
+            for who, f in contenders.items():
+                got = np.asarray(f(), dtype=np.float64)
+                err = np.abs(got - want).max() / np.abs(want).max()
+                if not err < 1e-5:
+                    raise SystemExit(f"{who} computes qmatmul wrong: relative error {err:.2e}")
+            times = time_interleaved(contenders, args.rounds)
+            results.append({"op": f"qmatmul {qtype}", "shape": [m, k, n],
+                            "ms": report(f"qmatmul {qtype} M={m} K={k} N={n} (torch, numpy: "
+                                         "the f32 weight)", times, "fuel out=",
+                                         flops=2.0 * m * k * n)})
+    if args.json:
+        with open(args.json, "w") as out_file:
+            json.dump(results, out_file, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,293 @@
+//===- Quantized.cpp - The quantized-matmul schedule ----------------------===//
+//
+// qmatmul with GGML's Q8_0 and Q4_0 weights: C[m, n] = sum_k A[m, k] *
+// dequant(W)[n, k], each weight byte read once per tile of rows of A and
+// dequantized in registers.
+//
+// A Q8_0 block is 34 bytes (an f16 scale d, 32 int8 q: w = d * q) and a
+// Q4_0 block 18 bytes (d, 16 bytes of nibbles: element e < 16 in the low
+// nibble of byte e, e >= 16 in the high nibble of byte e - 16; w = d * (q -
+// 8)). Blocks are not word-aligned, but two consecutive blocks are (68 and
+// 36 bytes): the schedule reads rows of W two blocks (64 weights) at a time
+// as one vector of 17 or 9 u32 words, reinterprets it as bytes, and takes
+// the scales and the quants apart with static shuffles; nibbles by a mask
+// and a shift. Each pair of blocks of a row n is dequantized once into four
+// 16-lane vectors and multiplied into the accumulators of every row m of
+// the tile; the accumulators (one 16-lane vector per (m, n)) are reduced
+// across lanes once at the end.
+//
+// The loops: an scf.forall over tiles of `Mt` rows of A by `Nt` rows of W
+// (the threads), an scf.for over the pairs of blocks of K carrying the
+// Mt * Nt accumulators. The inner code is built in the vector dialect on
+// the tensors directly: the decoding has no linalg form that vectorizes
+// (the decomposition decodes each element with scalar byte extraction).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Quantized.h"
+
+#include "FuelFused/IR/FuelAttrs.h"
+#include "FuelFused/IR/FusedOpViews.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+namespace {
+/// Lanes of the accumulators and of the dequantized pieces.
+constexpr int64_t kLanes = 16;
+/// Weights per step: two blocks of 32.
+constexpr int64_t kStep = 64;
+
+/// The shapes of one qmatmul the schedule handles.
+struct QShape {
+  QuantType type;
+  int64_t rows; ///< M, the leading dims of A folded in.
+  int64_t k, n;
+  int64_t tileM, tileN;
+  int64_t pairWords; ///< u32 words of two blocks.
+};
+
+QShape shapeOf(QmatmulView qm) {
+  auto a = cast<RankedTensorType>(qm.getA().getType());
+  QShape s;
+  s.type = qm.getQuantType();
+  s.k = qm.getK();
+  s.n = qm.getN();
+  s.rows = 1;
+  for (int64_t d : a.getShape().drop_back())
+    s.rows *= d;
+  s.tileM = s.rows % 4 == 0 ? 4 : 1;
+  s.tileN = s.n % 4 == 0 ? 4 : 1;
+  s.pairWords = 2 * getQuantBlockGeometry(s.type).second / 4;
+  return s;
+}
+} // namespace
+
+LogicalResult mlir::fuel::canScheduleQuantized(FusedOp op,
+                                               const ScheduleOptions &options,
+                                               std::string &why) {
+  QmatmulView qm(op);
+  QShape s = shapeOf(qm);
+  if (s.type != QuantType::Q8_0 && s.type != QuantType::Q4_0) {
+    why = "the quantized schedule handles Q8_0 and Q4_0 weights";
+    return failure();
+  }
+  if (s.k % kStep != 0) {
+    why = "the quantized schedule needs K a multiple of " +
+          std::to_string(kStep) + " (got " + std::to_string(s.k) + ")";
+    return failure();
+  }
+  Type elt = cast<RankedTensorType>(qm.getA().getType()).getElementType();
+  if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
+    why = "the quantized schedule handles f32, f16 and bf16 activations";
+    return failure();
+  }
+  // The words the op's rule requires; the schedule reads no further.
+  auto words = cast<RankedTensorType>(qm.getWQ().getType()).getDimSize(0);
+  if (words < s.n * (s.k / kStep) * s.pairWords) {
+    why = "w_q is shorter than N * K / 64 pairs of blocks";
+    return failure();
+  }
+  return success();
+}
+
+namespace {
+/// Builds the vector code of one step.
+struct StepBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  /// `bytes[from, from + count)` as a vector (a static shuffle).
+  Value slice(Value bytes, int64_t from, int64_t count) {
+    SmallVector<int64_t> mask(count);
+    std::iota(mask.begin(), mask.end(), from);
+    return vector::ShuffleOp::create(b, loc, bytes, bytes, mask);
+  }
+
+  /// The f16 at bytes[from, from + 2), as an f32 broadcast to the lanes.
+  Value scale(Value bytes, int64_t from) {
+    Value two = slice(bytes, from, 2);
+    Value half = vector::BitCastOp::create(
+        b, loc, VectorType::get({1}, b.getF16Type()), two);
+    Value f = arith::ExtFOp::create(
+        b, loc, VectorType::get({1}, b.getF32Type()), half);
+    return vector::BroadcastOp::create(
+        b, loc, VectorType::get({kLanes}, b.getF32Type()),
+        vector::ExtractOp::create(b, loc, f, ArrayRef<int64_t>{0}));
+  }
+
+  /// Signed i8 lanes times the broadcast scale, as f32.
+  Value dequant(Value q, Value d) {
+    Value f = arith::SIToFPOp::create(
+        b, loc, VectorType::get({kLanes}, b.getF32Type()), q);
+    return arith::MulFOp::create(b, loc, f, d);
+  }
+
+  /// The 64 weights of the pair of blocks in `words`, as four 16-lane f32
+  /// vectors.
+  SmallVector<Value, 4> decodePair(QuantType type, Value words) {
+    int64_t nBytes = cast<VectorType>(words.getType()).getNumElements() * 4;
+    Value bytes = vector::BitCastOp::create(
+        b, loc, VectorType::get({nBytes}, b.getI8Type()), words);
+    SmallVector<Value, 4> w;
+    int64_t blockBytes = nBytes / 2;
+    for (int64_t blk = 0; blk < 2; ++blk) {
+      int64_t at = blk * blockBytes;
+      Value d = scale(bytes, at);
+      if (type == QuantType::Q8_0) {
+        w.push_back(dequant(slice(bytes, at + 2, kLanes), d));
+        w.push_back(dequant(slice(bytes, at + 2 + kLanes, kLanes), d));
+        continue;
+      }
+      // Q4_0: low nibbles are elements 0..15, high nibbles 16..31; q - 8.
+      auto i8s = VectorType::get({kLanes}, b.getI8Type());
+      auto splat = [&](int64_t v) -> Value {
+        return arith::ConstantOp::create(
+            b, loc, i8s, DenseElementsAttr::get(i8s, b.getI8IntegerAttr(v)));
+      };
+      Value qs = slice(bytes, at + 2, kLanes);
+      Value lo = arith::AndIOp::create(b, loc, qs, splat(15));
+      Value hi = arith::ShRUIOp::create(b, loc, qs, splat(4));
+      w.push_back(dequant(arith::SubIOp::create(b, loc, lo, splat(8)), d));
+      w.push_back(dequant(arith::SubIOp::create(b, loc, hi, splat(8)), d));
+    }
+    return w;
+  }
+};
+} // namespace
+
+LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
+                                         const ScheduleOptions &options) {
+  QmatmulView qm(op);
+  QShape s = shapeOf(qm);
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Type f32 = rewriter.getF32Type();
+  auto aType = cast<RankedTensorType>(qm.getA().getType());
+  auto cType = cast<RankedTensorType>(op->getResult(0).getType());
+  Type aElt = aType.getElementType(), cElt = cType.getElementType();
+
+  // A as [rows, K], C as [rows, N].
+  Value a = qm.getA();
+  SmallVector<ReassociationIndices> fold;
+  if (aType.getRank() > 2) {
+    ReassociationIndices lead;
+    for (int64_t d = 0; d + 1 < aType.getRank(); ++d)
+      lead.push_back(d);
+    fold = {lead, {aType.getRank() - 1}};
+    a = tensor::CollapseShapeOp::create(rewriter, loc, a, fold);
+  }
+  Value wq = qm.getWQ();
+  Value out = tensor::EmptyOp::create(rewriter, loc,
+                                      ArrayRef<int64_t>{s.rows, s.n}, cElt);
+  SmallVector<OpFoldResult> ubs = {rewriter.getIndexAttr(s.rows / s.tileM),
+                                   rewriter.getIndexAttr(s.n / s.tileN)};
+  auto forall =
+      scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out}, std::nullopt);
+  Block *body = forall.getBody();
+  rewriter.setInsertionPointToStart(body);
+  StepBuilder sb{rewriter, loc};
+  Value m0 = arith::MulIOp::create(rewriter, loc, body->getArgument(0),
+                                   sb.index(s.tileM));
+  Value n0 = arith::MulIOp::create(rewriter, loc, body->getArgument(1),
+                                   sb.index(s.tileN));
+  Value outArg = body->getArgument(2);
+
+  auto lanes = VectorType::get({kLanes}, f32);
+  Value zeros = arith::ConstantOp::create(
+      rewriter, loc, lanes, DenseElementsAttr::get(lanes, 0.0f));
+  int64_t nAcc = s.tileM * s.tileN;
+  SmallVector<Value> inits(nAcc, zeros);
+  int64_t rowWords = (s.k / kStep) * s.pairWords;
+  Value padF = arith::ConstantOp::create(rewriter, loc, aElt,
+                                         rewriter.getFloatAttr(aElt, 0.0));
+  Value padI = arith::ConstantOp::create(rewriter, loc, rewriter.getI32Type(),
+                                         rewriter.getI32IntegerAttr(0));
+  auto steps = scf::ForOp::create(
+      rewriter, loc, sb.index(0), sb.index(s.k / kStep), sb.index(1), inits,
+      [&](OpBuilder &b, Location l, Value p, ValueRange accs) {
+        StepBuilder st{b, l};
+        // The activations of the step: tileM rows of 4 x 16 lanes.
+        Value k0 = arith::MulIOp::create(b, l, p, st.index(kStep));
+        SmallVector<SmallVector<Value, 4>> act(s.tileM);
+        for (int64_t m = 0; m < s.tileM; ++m) {
+          Value row = arith::AddIOp::create(b, l, m0, st.index(m));
+          for (int64_t piece = 0; piece < 4; ++piece) {
+            Value col = arith::AddIOp::create(b, l, k0,
+                                              st.index(piece * kLanes));
+            Value x = vector::TransferReadOp::create(
+                b, l, VectorType::get({kLanes}, aElt), a,
+                ValueRange{row, col}, padF, ArrayRef<bool>{true});
+            if (aElt != f32)
+              x = arith::ExtFOp::create(b, l, lanes, x);
+            act[m].push_back(x);
+          }
+        }
+        SmallVector<Value> next(accs.begin(), accs.end());
+        for (int64_t j = 0; j < s.tileN; ++j) {
+          // Row n0 + j of W, pair p: word (n0 + j) * rowWords + p * pairWords.
+          Value rowStart = arith::MulIOp::create(
+              b, l, arith::AddIOp::create(b, l, n0, st.index(j)),
+              st.index(rowWords));
+          Value word = arith::AddIOp::create(
+              b, l, rowStart,
+              arith::MulIOp::create(b, l, p, st.index(s.pairWords)));
+          Value words = vector::TransferReadOp::create(
+              b, l, VectorType::get({s.pairWords}, b.getI32Type()), wq,
+              ValueRange{word}, padI, ArrayRef<bool>{true});
+          SmallVector<Value, 4> w = st.decodePair(s.type, words);
+          for (int64_t m = 0; m < s.tileM; ++m) {
+            Value &acc = next[m * s.tileN + j];
+            for (int64_t piece = 0; piece < 4; ++piece)
+              acc = vector::FMAOp::create(b, l, w[piece], act[m][piece], acc);
+          }
+        }
+        scf::YieldOp::create(b, l, next);
+      });
+
+  // Each accumulator reduced across its lanes: row m of the tile.
+  Value tile = tensor::ExtractSliceOp::create(
+      rewriter, loc, RankedTensorType::get({s.tileM, s.tileN}, cElt), outArg,
+      SmallVector<OpFoldResult>{m0, n0},
+      SmallVector<OpFoldResult>{rewriter.getIndexAttr(s.tileM),
+                                rewriter.getIndexAttr(s.tileN)},
+      SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
+  for (int64_t m = 0; m < s.tileM; ++m) {
+    SmallVector<Value> sums;
+    for (int64_t j = 0; j < s.tileN; ++j) {
+      Value sum = vector::ReductionOp::create(
+          rewriter, loc, vector::CombiningKind::ADD,
+          steps.getResult(m * s.tileN + j));
+      if (cElt != f32)
+        sum = arith::TruncFOp::create(rewriter, loc, cElt, sum);
+      sums.push_back(sum);
+    }
+    Value row = vector::FromElementsOp::create(
+        rewriter, loc, VectorType::get({s.tileN}, cElt), sums);
+    tile = vector::TransferWriteOp::create(
+               rewriter, loc, row, tile, ValueRange{sb.index(m), sb.index(0)},
+               ArrayRef<bool>{true})
+               .getResult();
+  }
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      rewriter, loc, tile, outArg, SmallVector<OpFoldResult>{m0, n0},
+      SmallVector<OpFoldResult>{rewriter.getIndexAttr(s.tileM),
+                                rewriter.getIndexAttr(s.tileN)},
+      SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
+  rewriter.setInsertionPointAfter(forall);
+  Value c = forall.getResult(0);
+  if (!fold.empty())
+    c = tensor::ExpandShapeOp::create(rewriter, loc, cType, c, fold);
+  rewriter.replaceOp(op, c);
+  return success();
+}

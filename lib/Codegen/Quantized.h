@@ -1,0 +1,24 @@
+//===- Quantized.h - The quantized-matmul schedule --------------*- C++ -*-===//
+
+#ifndef FUEL_LIB_CODEGEN_QUANTIZED_H
+#define FUEL_LIB_CODEGEN_QUANTIZED_H
+
+#include "FuelFused/Codegen/Schedules.h"
+
+namespace mlir {
+namespace fuel {
+
+/// The checks of canSchedule that are the quantized schedule's own.
+LogicalResult canScheduleQuantized(FusedOp op, const ScheduleOptions &options,
+                                   std::string &why);
+
+/// Replaces `op` (a qmatmul canScheduleQuantized accepts) by tiles of rows
+/// in an scf.forall, each reading the quantized weight once and
+/// dequantizing it in vector registers.
+LogicalResult buildQuantized(RewriterBase &rewriter, FusedOp op,
+                             const ScheduleOptions &options);
+
+} // namespace fuel
+} // namespace mlir
+
+#endif // FUEL_LIB_CODEGEN_QUANTIZED_H

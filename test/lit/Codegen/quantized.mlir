@@ -1,0 +1,65 @@
+// The quantized schedule: qmatmul with Q8_0 and Q4_0 weights. Tiles of 4
+// rows of A by 4 rows of W in an scf.forall; the reduction in steps of two
+// blocks (64 weights), each read as one vector of words (17 for Q8_0, 9 for
+// Q4_0: 68 and 36 bytes, word-aligned), taken apart by static shuffles,
+// dequantized in registers and multiplied into one 16-lane accumulator per
+// (row of A, row of W); the accumulators reduced once at the end.
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
+// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+
+// CHECK-LABEL: func.func @q8_0
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// CHECK:           scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:             vector.transfer_read %{{.*}} : tensor<8x128xf32>, vector<16xf32>
+// CHECK:             %[[W:.*]] = vector.transfer_read %{{.*}} : tensor<272xi32>, vector<17xi32>
+// CHECK:             %[[B:.*]] = vector.bitcast %[[W]] : vector<17xi32> to vector<68xi8>
+// The scale of the first block, bytes 0 and 1.
+// CHECK:             vector.shuffle %[[B]], %[[B]] [0, 1]
+// CHECK:             vector.bitcast %{{.*}} : vector<2xi8> to vector<1xf16>
+// Its first 16 quants, bytes 2 to 17.
+// CHECK:             vector.shuffle %[[B]], %[[B]] [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
+// CHECK:             arith.sitofp %{{.*}} : vector<16xi8> to vector<16xf32>
+// The second block's scale, bytes 34 and 35.
+// CHECK:             vector.shuffle %[[B]], %[[B]] [34, 35]
+// CHECK:             vector.fma
+// CHECK:           vector.reduction <add>
+// CHECK:         scf.forall.in_parallel
+// CHECK-NOT:     fuel.fused
+func.func @q8_0(%a: tensor<8x128xf32>, %w: tensor<272xi32>) -> tensor<8x8xf32> {
+  %c = fuel.fused qmatmul {quant_type = #fuel.quant<q8_0>, k = 128 : i64, n = 8 : i64} (%a, %w) : (tensor<8x128xf32>, tensor<272xi32>) -> tensor<8x8xf32>
+  return %c : tensor<8x8xf32>
+}
+
+// -----
+
+// Q4_0, one row of A (decode), batch dims folded: the nibbles by a mask and
+// a shift, minus 8.
+// CHECK-LABEL: func.func @q4_0
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<1x1x64xf16> into tensor<1x64xf16>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 1)
+// CHECK:             arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
+// CHECK:             vector.transfer_read %{{.*}} : tensor<36xi32>, vector<9xi32>
+// CHECK:             vector.bitcast %{{.*}} : vector<9xi32> to vector<36xi8>
+// CHECK:             arith.andi %{{.*}} : vector<16xi8>
+// CHECK:             arith.shrui %{{.*}} : vector<16xi8>
+// CHECK:             arith.subi %{{.*}} : vector<16xi8>
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [1, 1, 4] : tensor<1x4xf16> into tensor<1x1x4xf16>
+func.func @q4_0(%a: tensor<1x1x64xf16>, %w: tensor<36xi32>) -> tensor<1x1x4xf16> {
+  %c = fuel.fused qmatmul {quant_type = #fuel.quant<q4_0>, k = 64 : i64, n = 4 : i64} (%a, %w) : (tensor<1x1x64xf16>, tensor<36xi32>) -> tensor<1x1x4xf16>
+  return %c : tensor<1x1x4xf16>
+}
+
+// -----
+
+// What the schedule leaves to the decomposition, with the reason.
+// CHECK-LABEL: func.func @unscheduled
+// CHECK-COUNT-2: fuel.fused qmatmul
+// REPORT: not scheduled: the quantized schedule handles Q8_0 and Q4_0 weights
+// REPORT: not scheduled: the quantized schedule needs K a multiple of 64 (got 32)
+func.func @unscheduled(%a: tensor<2x64xf32>, %w: tensor<40xi32>, %a32: tensor<2x32xf32>, %w8: tensor<34xi32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q4_1>, k = 64 : i64, n = 4 : i64} (%a, %w) : (tensor<2x64xf32>, tensor<40xi32>) -> tensor<2x4xf32>
+  %1 = fuel.fused qmatmul {quant_type = #fuel.quant<q8_0>, k = 32 : i64, n = 4 : i64} (%a32, %w8) : (tensor<2x32xf32>, tensor<34xi32>) -> tensor<2x4xf32>
+  return %0, %1 : tensor<2x4xf32>, tensor<2x4xf32>
+}

@@ -1,0 +1,84 @@
+"""The quantized schedule (qmatmul with Q8_0 and Q4_0 weights: pairs of
+blocks read as vectors of words and dequantized in registers,
+fuel-codegen-cpu) against gguf's dequantizers (the reference llama.cpp
+ships) and a float64 product: one row (M = 1, the decode case) and tiles of
+four, several tiles of W, batch dims, f32/f16/bf16 activations, scales of
+every sign and extreme quants; and the qmatmuls it leaves to the
+decomposition (other types, K not a multiple of 64)."""
+
+import numpy as np
+import pytest
+
+from fuel_mlir import runner
+from numerics import BF16, assert_close, fused_text, rand
+
+pytest.importorskip("gguf.quants", reason="the gguf package is the reference")
+from test_qmatmul import as_words, dequant, random_blocks  # noqa: E402
+
+
+def run(a, rows, qtype, k, n, **options):
+    text = fused_text("qmatmul", [a, as_words(rows)], {"quant_type": qtype, "k": k, "n": n})
+    return runner.compile(text, "f", **options)(a, as_words(rows))
+
+
+def reference(a, rows, qtype, k):
+    return a.astype(np.float64) @ dequant(qtype, rows, k).T
+
+
+# (A's shape, N): M = 1 and 4, M = 6 (tiles of one row), N not a multiple
+# of 4, batch dims, K of one pair of blocks and of several.
+SHAPES = [((1, 64), 4), ((1, 256), 12), ((4, 128), 8), ((8, 192), 16),
+          ((6, 64), 5), ((2, 4, 128), 4), ((3, 1, 64), 3)]
+
+
+@pytest.mark.parametrize("qtype", ["q8_0", "q4_0"])
+@pytest.mark.parametrize("a_shape,n", SHAPES, ids=lambda v: str(v))
+def test_scheduled(qtype, a_shape, n):
+    k = a_shape[-1]
+    rows = random_blocks(qtype, n, k, seed=n + k)
+    a = rand(a_shape, np.float32, 1)
+    assert_close(run(a, rows, qtype, k, n), reference(a, rows, qtype, k), "f32", loose=True)
+
+
+@pytest.mark.parametrize("qtype", ["q8_0", "q4_0"])
+def test_extremes(qtype):
+    # Every quant at its extremes (int8 -128 and 127; nibbles 0 and 15) and
+    # negative, tiny and large f16 scales.
+    n, k = 4, 128
+    rows = random_blocks(qtype, n, k, seed=3)
+    blocks = rows.reshape(n, k // 32, -1)
+    blocks[..., 2:] = np.where(np.arange(blocks.shape[-1] - 2) % 2 == 0, 0x80, 0x7F
+                               ).astype(np.uint8) if qtype == "q8_0" else \
+        np.where(np.arange(blocks.shape[-1] - 2) % 2 == 0, 0xF0, 0x0F).astype(np.uint8)
+    scales = np.array([-0.5, 6e-8, 1000.0, -3.25], np.float16)
+    blocks[..., 0:2] = np.repeat(scales.view(np.uint8).reshape(1, 4, 2), n, 0)
+    rows = blocks.reshape(n, -1)
+    a = rand((4, k), np.float32, 2)
+    assert_close(run(a, rows, qtype, k, n), reference(a, rows, qtype, k), "f32", loose=True)
+
+
+DTYPES = [("f16", np.float16)] + ([("bf16", BF16)] if BF16 is not None else [])
+
+
+@pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_low_precision(dname, dtype):
+    rows = random_blocks("q8_0", 8, 128, seed=5)
+    a = rand((4, 128), dtype, 3)
+    out = run(a, rows, "q8_0", 128, 8)
+    assert out.dtype == dtype
+    assert_close(out, reference(a, rows, "q8_0", 128), dname)
+
+
+def test_threads():
+    rows = random_blocks("q4_0", 16, 256, seed=9)
+    a = rand((1, 256), np.float32, 4)
+    one = run(a, rows, "q4_0", 256, 16)
+    two = run(a, rows, "q4_0", 256, 16, threads=2)
+    assert np.array_equal(one, two)
+
+
+@pytest.mark.parametrize("qtype,k", [("q4_1", 64), ("q6_k", 256), ("q8_0", 32), ("q4_0", 96)])
+def test_left_to_the_decomposition(qtype, k):
+    rows = random_blocks(qtype, 4, k, seed=11)
+    a = rand((2, k), np.float32, 5)
+    assert_close(run(a, rows, qtype, k, 4), reference(a, rows, qtype, k), "f32", loose=True)
