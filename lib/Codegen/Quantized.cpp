@@ -1,6 +1,9 @@
 //===- Quantized.cpp - The quantized-matmul schedule ----------------------===//
 //
-// qmatmul with GGML's Q8_0 and Q4_0 weights: C[m, n] = sum_k A[m, k] *
+// Matmuls whose weight is quantized, dequantized in registers: qmatmul with
+// GGML's Q8_0 and Q4_0 weights (below) and awq_matmul (at the end).
+//
+// qmatmul: C[m, n] = sum_k A[m, k] *
 // dequant(W)[n, k], each weight byte read once per tile of rows of A and
 // dequantized in registers.
 //
@@ -70,9 +73,14 @@ QShape shapeOf(QmatmulView qm) {
 }
 } // namespace
 
+static LogicalResult canScheduleAwq(AwqMatmulView awq, std::string &why);
+static LogicalResult buildAwq(RewriterBase &rewriter, AwqMatmulView awq);
+
 LogicalResult mlir::fuel::canScheduleQuantized(FusedOp op,
                                                const ScheduleOptions &options,
                                                std::string &why) {
+  if (std::optional<AwqMatmulView> awq = AwqMatmulView::match(op))
+    return canScheduleAwq(*awq, why);
   QmatmulView qm(op);
   QShape s = shapeOf(qm);
   if (s.type != QuantType::Q8_0 && s.type != QuantType::Q4_0) {
@@ -167,6 +175,8 @@ struct StepBuilder {
 
 LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
                                          const ScheduleOptions &options) {
+  if (std::optional<AwqMatmulView> awq = AwqMatmulView::match(op))
+    return buildAwq(rewriter, *awq);
   QmatmulView qm(op);
   QShape s = shapeOf(qm);
   Location loc = op.getLoc();
@@ -278,6 +288,213 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
                ArrayRef<bool>{true})
                .getResult();
   }
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      rewriter, loc, tile, outArg, SmallVector<OpFoldResult>{m0, n0},
+      SmallVector<OpFoldResult>{rewriter.getIndexAttr(s.tileM),
+                                rewriter.getIndexAttr(s.tileN)},
+      SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
+  rewriter.setInsertionPointAfter(forall);
+  Value c = forall.getResult(0);
+  if (!fold.empty())
+    c = tensor::ExpandShapeOp::create(rewriter, loc, cType, c, fold);
+  rewriter.replaceOp(op, c);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AWQ (GEMM format): W[k, n] = (q[k, n] - z[k / G, n]) * s[k / G, n],
+// C = A @ W, eight nibbles per word along N in the order
+// [0, 2, 4, 6, 1, 3, 5, 7]. The weight is K-major, so the product is an
+// outer product per k: tiles of 64 columns (8 words of a row of qweight)
+// are dequantized into four 16-lane vectors (each lane shifts its word by
+// its column's nibble), and every row m of the tile adds A[m, k] times
+// them. A group's zeros and scales are decoded once per group.
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The nibble shift of column j % 8 of a word: 4 * position of j in the
+/// pack order.
+constexpr int32_t kAwqShift[8] = {0, 16, 4, 20, 8, 24, 12, 28};
+
+struct AwqShape {
+  int64_t rows, k, n, group;
+  int64_t tileM, tileN;
+};
+
+AwqShape shapeOf(AwqMatmulView awq) {
+  auto a = cast<RankedTensorType>(awq.getAct().getType());
+  auto q = cast<RankedTensorType>(awq.getQweight().getType());
+  AwqShape s;
+  s.rows = 1;
+  for (int64_t d : a.getShape().drop_back())
+    s.rows *= d;
+  s.k = q.getDimSize(0);
+  s.n = q.getDimSize(1) * 8;
+  s.group = awq.getGroupSize();
+  s.tileM = s.rows % 4 == 0 ? 4 : 1;
+  s.tileN = s.n % 64 == 0 ? 64 : (s.n % 32 == 0 ? 32 : 16);
+  return s;
+}
+} // namespace
+
+static LogicalResult canScheduleAwq(AwqMatmulView awq, std::string &why) {
+  AwqShape s = shapeOf(awq);
+  if (s.n % kLanes != 0) {
+    why = "the quantized schedule needs N a multiple of " +
+          std::to_string(kLanes) + " (got " + std::to_string(s.n) + ")";
+    return failure();
+  }
+  for (Value v : {awq.getAct(), awq.getScales()}) {
+    Type elt = cast<RankedTensorType>(v.getType()).getElementType();
+    if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
+      why = "the quantized schedule handles f32, f16 and bf16 activations "
+            "and scales";
+      return failure();
+    }
+  }
+  return success();
+}
+
+/// Lanes 8j..8j+7 take word `first + j` of `words`, shifted to their
+/// column's nibble and masked: the nibbles of 16 columns as i32.
+static Value awqNibbles(StepBuilder &st, Value words, int64_t first) {
+  OpBuilder &b = st.b;
+  Location loc = st.loc;
+  SmallVector<int64_t> spread;
+  for (int64_t lane = 0; lane < kLanes; ++lane)
+    spread.push_back(first + lane / 8);
+  Value w = vector::ShuffleOp::create(b, loc, words, words, spread);
+  auto i32s = VectorType::get({kLanes}, b.getI32Type());
+  SmallVector<int32_t> shifts;
+  for (int64_t lane = 0; lane < kLanes; ++lane)
+    shifts.push_back(kAwqShift[lane % 8]);
+  Value shift = arith::ConstantOp::create(
+      b, loc, i32s, DenseElementsAttr::get(i32s, ArrayRef<int32_t>(shifts)));
+  Value fifteen = arith::ConstantOp::create(
+      b, loc, i32s, DenseElementsAttr::get(i32s, b.getI32IntegerAttr(15)));
+  return arith::AndIOp::create(b, loc,
+                               arith::ShRUIOp::create(b, loc, w, shift),
+                               fifteen);
+}
+
+static LogicalResult buildAwq(RewriterBase &rewriter, AwqMatmulView awq) {
+  FusedOp op = awq.getOperation();
+  AwqShape s = shapeOf(awq);
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Type f32 = rewriter.getF32Type(), i32 = rewriter.getI32Type();
+  auto aType = cast<RankedTensorType>(awq.getAct().getType());
+  auto cType = cast<RankedTensorType>(op->getResult(0).getType());
+  Type aElt = aType.getElementType(), cElt = cType.getElementType();
+  Value scales = awq.getScales();
+  Type sElt = cast<RankedTensorType>(scales.getType()).getElementType();
+
+  Value a = awq.getAct();
+  SmallVector<ReassociationIndices> fold;
+  if (aType.getRank() > 2) {
+    ReassociationIndices lead;
+    for (int64_t d = 0; d + 1 < aType.getRank(); ++d)
+      lead.push_back(d);
+    fold = {lead, {aType.getRank() - 1}};
+    a = tensor::CollapseShapeOp::create(rewriter, loc, a, fold);
+  }
+  Value out = tensor::EmptyOp::create(rewriter, loc,
+                                      ArrayRef<int64_t>{s.rows, s.n}, cElt);
+  SmallVector<OpFoldResult> ubs = {rewriter.getIndexAttr(s.rows / s.tileM),
+                                   rewriter.getIndexAttr(s.n / s.tileN)};
+  auto forall =
+      scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out}, std::nullopt);
+  Block *body = forall.getBody();
+  rewriter.setInsertionPointToStart(body);
+  StepBuilder sb{rewriter, loc};
+  Value m0 = arith::MulIOp::create(rewriter, loc, body->getArgument(0),
+                                   sb.index(s.tileM));
+  Value n0 = arith::MulIOp::create(rewriter, loc, body->getArgument(1),
+                                   sb.index(s.tileN));
+  Value w0 = arith::DivUIOp::create(rewriter, loc, n0, sb.index(8));
+  Value outArg = body->getArgument(2);
+  int64_t nVec = s.tileN / kLanes, nWords = s.tileN / 8;
+  auto lanes = VectorType::get({kLanes}, f32);
+  Value zeros = arith::ConstantOp::create(
+      rewriter, loc, lanes, DenseElementsAttr::get(lanes, 0.0f));
+  Value padI = arith::ConstantOp::create(rewriter, loc, i32,
+                                         rewriter.getI32IntegerAttr(0));
+  Value padS = arith::ConstantOp::create(rewriter, loc, sElt,
+                                         rewriter.getFloatAttr(sElt, 0.0));
+  SmallVector<Value> inits(s.tileM * nVec, zeros);
+  auto wordsAt = [&](OpBuilder &b, Location l, Value tensor, Value row) {
+    return vector::TransferReadOp::create(
+        b, l, VectorType::get({nWords}, i32), tensor, ValueRange{row, w0},
+        padI, ArrayRef<bool>{true});
+  };
+  auto groups = scf::ForOp::create(
+      rewriter, loc, sb.index(0), sb.index(s.k / s.group), sb.index(1), inits,
+      [&](OpBuilder &b, Location l, Value g, ValueRange accs) {
+        StepBuilder st{b, l};
+        // The group's zeros (as i32 nibbles) and scales, per 16 columns.
+        Value zWords = wordsAt(b, l, awq.getQzeros(), g);
+        SmallVector<Value> z, sc;
+        for (int64_t v = 0; v < nVec; ++v) {
+          z.push_back(awqNibbles(st, zWords, 2 * v));
+          Value col = arith::AddIOp::create(b, l, n0, st.index(v * kLanes));
+          Value x = vector::TransferReadOp::create(
+              b, l, VectorType::get({kLanes}, sElt), scales,
+              ValueRange{g, col}, padS, ArrayRef<bool>{true});
+          if (sElt != f32)
+            x = arith::ExtFOp::create(b, l, lanes, x);
+          sc.push_back(x);
+        }
+        Value k0 = arith::MulIOp::create(b, l, g, st.index(s.group));
+        auto inner = scf::ForOp::create(
+            b, l, st.index(0), st.index(s.group), st.index(1), accs,
+            [&](OpBuilder &ib, Location il, Value kk, ValueRange acc) {
+              StepBuilder it{ib, il};
+              Value k = arith::AddIOp::create(ib, il, k0, kk);
+              Value words = wordsAt(ib, il, awq.getQweight(), k);
+              SmallVector<Value> w;
+              for (int64_t v = 0; v < nVec; ++v) {
+                Value q = awqNibbles(it, words, 2 * v);
+                Value diff = arith::SubIOp::create(ib, il, q, z[v]);
+                Value f = arith::SIToFPOp::create(ib, il, lanes, diff);
+                w.push_back(arith::MulFOp::create(ib, il, f, sc[v]));
+              }
+              SmallVector<Value> next(acc.begin(), acc.end());
+              for (int64_t m = 0; m < s.tileM; ++m) {
+                Value row = arith::AddIOp::create(ib, il, m0, it.index(m));
+                Value x = tensor::ExtractOp::create(ib, il, a,
+                                                    ValueRange{row, k});
+                if (aElt != f32)
+                  x = arith::ExtFOp::create(ib, il, f32, x);
+                Value bx = vector::BroadcastOp::create(ib, il, lanes, x);
+                for (int64_t v = 0; v < nVec; ++v) {
+                  Value &av = next[m * nVec + v];
+                  av = vector::FMAOp::create(ib, il, w[v], bx, av);
+                }
+              }
+              scf::YieldOp::create(ib, il, next);
+            });
+        scf::YieldOp::create(b, l, inner.getResults());
+      });
+
+  Value tile = tensor::ExtractSliceOp::create(
+      rewriter, loc, RankedTensorType::get({s.tileM, s.tileN}, cElt), outArg,
+      SmallVector<OpFoldResult>{m0, n0},
+      SmallVector<OpFoldResult>{rewriter.getIndexAttr(s.tileM),
+                                rewriter.getIndexAttr(s.tileN)},
+      SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
+  for (int64_t m = 0; m < s.tileM; ++m)
+    for (int64_t v = 0; v < nVec; ++v) {
+      Value acc = groups.getResult(m * nVec + v);
+      if (cElt != f32)
+        acc = arith::TruncFOp::create(
+            rewriter, loc, VectorType::get({kLanes}, cElt), acc);
+      tile = vector::TransferWriteOp::create(
+                 rewriter, loc, acc, tile,
+                 ValueRange{sb.index(m), sb.index(v * kLanes)},
+                 ArrayRef<bool>{true})
+                 .getResult();
+    }
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(
       rewriter, loc, tile, outArg, SmallVector<OpFoldResult>{m0, n0},

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from fuel_mlir import runner
+import references as ref
 from numerics import BF16, assert_close, fused_text, rand
 
 pytest.importorskip("gguf.quants", reason="the gguf package is the reference")
@@ -82,3 +83,38 @@ def test_left_to_the_decomposition(qtype, k):
     rows = random_blocks(qtype, 4, k, seed=11)
     a = rand((2, k), np.float32, 5)
     assert_close(run(a, rows, qtype, k, 4), reference(a, rows, qtype, k), "f32", loose=True)
+
+
+# awq_matmul (AutoAWQ's GEMM format): W[k, n] = (q - z[k / G]) * s[k / G],
+# eight nibbles per word along N in the pack order; tiles of 64, 32 or 16
+# columns, one row or four.
+AWQ_SHAPES = [((1, 128), 64, 64), ((4, 256), 128, 128), ((6, 128), 48, 64),
+              ((2, 3, 128), 32, 128), ((1, 64), 16, 64)]
+
+
+def awq_inputs(a_shape, n, group, dtype=np.float32, seed=0):
+    k = a_shape[-1]
+    rng = np.random.default_rng(seed)
+    q = rng.integers(0, 16, (k, n))
+    z = rng.integers(0, 16, (k // group, n))
+    s = (np.abs(rand((k // group, n), np.float32, seed + 1)) * 0.05).astype(dtype)
+    a = rand(a_shape, dtype, seed + 2)
+    w = (q - np.repeat(z, group, 0)) * np.repeat(s.astype(np.float64), group, 0)
+    return a, ref.awq_pack(q).view(np.int32), ref.awq_pack(z).view(np.int32), s, w
+
+
+@pytest.mark.parametrize("a_shape,n,group", AWQ_SHAPES, ids=lambda v: str(v))
+def test_awq(a_shape, n, group):
+    a, qw, qz, s, w = awq_inputs(a_shape, n, group)
+    text = fused_text("awq_matmul", [a, qw, qz, s], {"group_size": group})
+    out = runner.compile(text, "f")(a, qw, qz, s)
+    assert_close(out, a.astype(np.float64) @ w, "f32", loose=True)
+
+
+@pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_awq_low_precision(dname, dtype):
+    a, qw, qz, s, w = awq_inputs((4, 128), 64, 64, dtype)
+    text = fused_text("awq_matmul", [a, qw, qz, s], {"group_size": 64})
+    out = runner.compile(text, "f")(a, qw, qz, s)
+    assert out.dtype == dtype
+    assert_close(out, a.astype(np.float64) @ w, dname)

@@ -481,6 +481,7 @@ def Fused_AwqMatmul : FusedOp<25, "awq_matmul", Quantized> {
   ];
   let rule = "awqMatmul";
   let decomposition = "awqMatmul";
+  let schedule = "Quantized";
   let recipeNote = "decompose-only: unpacking nibbles in AWQ order has no recipe primitive";
   let summary = "matmul with an AutoAWQ (GEMM format) int4 weight";
   let description = "`W[k, n] = (q[k, n] - z[k / group_size, n]) * "

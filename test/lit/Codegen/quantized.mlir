@@ -63,3 +63,25 @@ func.func @unscheduled(%a: tensor<2x64xf32>, %w: tensor<40xi32>, %a32: tensor<2x
   %1 = fuel.fused qmatmul {quant_type = #fuel.quant<q8_0>, k = 32 : i64, n = 4 : i64} (%a32, %w8) : (tensor<2x32xf32>, tensor<34xi32>) -> tensor<2x4xf32>
   return %0, %1 : tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// awq_matmul: the weight is K-major, so each k adds A[m, k] times a row of
+// 64 dequantized columns (8 words; lanes shift their word by their column's
+// nibble in the pack order 0, 2, 4, 6, 1, 3, 5, 7); the group's zeros and
+// scales are decoded once per group.
+// CHECK-LABEL: func.func @awq
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
+// CHECK:           scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:             vector.transfer_read %{{.*}} : tensor<2x16xi32>, vector<8xi32>
+// CHECK:             scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:               vector.transfer_read %{{.*}} : tensor<128x16xi32>, vector<8xi32>
+// CHECK:               vector.shuffle %{{.*}} [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]
+// CHECK:               arith.shrui %{{.*}}, %cst{{.*}} : vector<16xi32>
+// CHECK:               arith.subi {{.*}} : vector<16xi32>
+// CHECK:               tensor.extract %{{.*}} : tensor<1x128xf32>
+// CHECK:               vector.fma
+func.func @awq(%a: tensor<1x128xf32>, %q: tensor<128x16xi32>, %z: tensor<2x16xi32>, %s: tensor<2x128xf32>) -> tensor<1x128xf32> {
+  %c = fuel.fused awq_matmul {group_size = 64 : i64} (%a, %q, %z, %s) : (tensor<1x128xf32>, tensor<128x16xi32>, tensor<2x16xi32>, tensor<2x128xf32>) -> tensor<1x128xf32>
+  return %c : tensor<1x128xf32>
+}
