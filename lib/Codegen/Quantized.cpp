@@ -1,7 +1,8 @@
 //===- Quantized.cpp - The quantized-matmul schedule ----------------------===//
 //
 // Matmuls whose weight is quantized, dequantized in registers: qmatmul with
-// GGML's Q8_0 and Q4_0 weights (below) and awq_matmul (at the end).
+// GGML's Q8_0 and Q4_0 weights (below), awq_matmul and nf4_matmul (at the
+// end).
 //
 // qmatmul: C[m, n] = sum_k A[m, k] *
 // dequant(W)[n, k], each weight byte read once per tile of rows of A and
@@ -75,12 +76,16 @@ QShape shapeOf(QmatmulView qm) {
 
 static LogicalResult canScheduleAwq(AwqMatmulView awq, std::string &why);
 static LogicalResult buildAwq(RewriterBase &rewriter, AwqMatmulView awq);
+static LogicalResult canScheduleNf4(Nf4MatmulView nf4, std::string &why);
+static LogicalResult buildNf4(RewriterBase &rewriter, Nf4MatmulView nf4);
 
 LogicalResult mlir::fuel::canScheduleQuantized(FusedOp op,
                                                const ScheduleOptions &options,
                                                std::string &why) {
   if (std::optional<AwqMatmulView> awq = AwqMatmulView::match(op))
     return canScheduleAwq(*awq, why);
+  if (std::optional<Nf4MatmulView> nf4 = Nf4MatmulView::match(op))
+    return canScheduleNf4(*nf4, why);
   QmatmulView qm(op);
   QShape s = shapeOf(qm);
   if (s.type != QuantType::Q8_0 && s.type != QuantType::Q4_0) {
@@ -177,6 +182,8 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
                                          const ScheduleOptions &options) {
   if (std::optional<AwqMatmulView> awq = AwqMatmulView::match(op))
     return buildAwq(rewriter, *awq);
+  if (std::optional<Nf4MatmulView> nf4 = Nf4MatmulView::match(op))
+    return buildNf4(rewriter, *nf4);
   QmatmulView qm(op);
   QShape s = shapeOf(qm);
   Location loc = op.getLoc();
@@ -495,6 +502,206 @@ static LogicalResult buildAwq(RewriterBase &rewriter, AwqMatmulView awq) {
                  ArrayRef<bool>{true})
                  .getResult();
     }
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      rewriter, loc, tile, outArg, SmallVector<OpFoldResult>{m0, n0},
+      SmallVector<OpFoldResult>{rewriter.getIndexAttr(s.tileM),
+                                rewriter.getIndexAttr(s.tileN)},
+      SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
+  rewriter.setInsertionPointAfter(forall);
+  Value c = forall.getResult(0);
+  if (!fold.empty())
+    c = tensor::ExpandShapeOp::create(rewriter, loc, cType, c, fold);
+  rewriter.replaceOp(op, c);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// NF4 (bitsandbytes): W[n, k] = NF4[code(n, k)] * absmax[n, k / B], code in
+// the high nibble of byte w_packed[n, k / 2] for even k, the low one for odd
+// k; C = A @ W^T. N-major like qmatmul: per row n of a tile, steps of 32
+// weights (16 bytes read as one vector) split into nibbles, interleaved
+// back into element order by static shuffles, looked up in the 16-entry
+// code book (a gather from a constant, in L1), scaled by the block's absmax
+// and multiplied into the accumulators of every row m of the tile.
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct Nf4Shape {
+  int64_t rows, k, n, block;
+  int64_t tileM, tileN;
+};
+
+Nf4Shape shapeOf(Nf4MatmulView nf4) {
+  auto a = cast<RankedTensorType>(nf4.getAct().getType());
+  auto w = cast<RankedTensorType>(nf4.getWPacked().getType());
+  Nf4Shape s;
+  s.rows = 1;
+  for (int64_t d : a.getShape().drop_back())
+    s.rows *= d;
+  s.k = a.getShape().back();
+  s.n = w.getDimSize(0);
+  s.block = nf4.getBlockSize();
+  s.tileM = s.rows % 4 == 0 ? 4 : 1;
+  s.tileN = s.n % 4 == 0 ? 4 : 1;
+  return s;
+}
+} // namespace
+
+static LogicalResult canScheduleNf4(Nf4MatmulView nf4, std::string &why) {
+  Nf4Shape s = shapeOf(nf4);
+  if (s.k % 32 != 0 || s.block % 32 != 0) {
+    why = "the quantized schedule needs K and the block size multiples of "
+          "32 (got " + std::to_string(s.k) + " and " +
+          std::to_string(s.block) + ")";
+    return failure();
+  }
+  Type elt = cast<RankedTensorType>(nf4.getAct().getType()).getElementType();
+  if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
+    why = "the quantized schedule handles f32, f16 and bf16 activations";
+    return failure();
+  }
+  return success();
+}
+
+static LogicalResult buildNf4(RewriterBase &rewriter, Nf4MatmulView nf4) {
+  FusedOp op = nf4.getOperation();
+  Nf4Shape s = shapeOf(nf4);
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Type f32 = rewriter.getF32Type(), i8 = rewriter.getI8Type();
+  auto aType = cast<RankedTensorType>(nf4.getAct().getType());
+  auto cType = cast<RankedTensorType>(op->getResult(0).getType());
+  Type aElt = aType.getElementType(), cElt = cType.getElementType();
+
+  Value a = nf4.getAct();
+  SmallVector<ReassociationIndices> fold;
+  if (aType.getRank() > 2) {
+    ReassociationIndices lead;
+    for (int64_t d = 0; d + 1 < aType.getRank(); ++d)
+      lead.push_back(d);
+    fold = {lead, {aType.getRank() - 1}};
+    a = tensor::CollapseShapeOp::create(rewriter, loc, a, fold);
+  }
+  auto tableType = RankedTensorType::get({16}, f32);
+  Value table = arith::ConstantOp::create(
+      rewriter, loc, DenseElementsAttr::get(tableType, getNf4CodeBook()));
+  Value out = tensor::EmptyOp::create(rewriter, loc,
+                                      ArrayRef<int64_t>{s.rows, s.n}, cElt);
+  SmallVector<OpFoldResult> ubs = {rewriter.getIndexAttr(s.rows / s.tileM),
+                                   rewriter.getIndexAttr(s.n / s.tileN)};
+  auto forall =
+      scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out}, std::nullopt);
+  Block *body = forall.getBody();
+  rewriter.setInsertionPointToStart(body);
+  StepBuilder sb{rewriter, loc};
+  Value m0 = arith::MulIOp::create(rewriter, loc, body->getArgument(0),
+                                   sb.index(s.tileM));
+  Value n0 = arith::MulIOp::create(rewriter, loc, body->getArgument(1),
+                                   sb.index(s.tileN));
+  Value outArg = body->getArgument(2);
+  auto lanes = VectorType::get({kLanes}, f32);
+  auto i8s = VectorType::get({kLanes}, i8);
+  auto i32s = VectorType::get({kLanes}, rewriter.getI32Type());
+  Value zeros = arith::ConstantOp::create(
+      rewriter, loc, lanes, DenseElementsAttr::get(lanes, 0.0f));
+  Value padF = arith::ConstantOp::create(rewriter, loc, aElt,
+                                         rewriter.getFloatAttr(aElt, 0.0));
+  Value padI = arith::ConstantOp::create(rewriter, loc, i8,
+                                         rewriter.getI8IntegerAttr(0));
+  Value padT = arith::ConstantOp::create(rewriter, loc, f32,
+                                         rewriter.getF32FloatAttr(0.0));
+  auto i1s = VectorType::get({kLanes}, rewriter.getI1Type());
+  Value all = arith::ConstantOp::create(
+      rewriter, loc, i1s, DenseElementsAttr::get(i1s, true));
+  SmallVector<Value> inits(s.tileM * s.tileN, zeros);
+  auto steps = scf::ForOp::create(
+      rewriter, loc, sb.index(0), sb.index(s.k / 32), sb.index(1), inits,
+      [&](OpBuilder &b, Location l, Value p, ValueRange accs) {
+        StepBuilder st{b, l};
+        Value k0 = arith::MulIOp::create(b, l, p, st.index(32));
+        Value byte0 = arith::MulIOp::create(b, l, p, st.index(16));
+        Value blk = arith::DivUIOp::create(b, l, k0, st.index(s.block));
+        SmallVector<SmallVector<Value, 2>> act(s.tileM);
+        for (int64_t m = 0; m < s.tileM; ++m) {
+          Value row = arith::AddIOp::create(b, l, m0, st.index(m));
+          for (int64_t piece = 0; piece < 2; ++piece) {
+            Value col = arith::AddIOp::create(b, l, k0,
+                                              st.index(piece * kLanes));
+            Value x = vector::TransferReadOp::create(
+                b, l, VectorType::get({kLanes}, aElt), a,
+                ValueRange{row, col}, padF, ArrayRef<bool>{true});
+            if (aElt != f32)
+              x = arith::ExtFOp::create(b, l, lanes, x);
+            act[m].push_back(x);
+          }
+        }
+        auto splat = [&](int64_t v) -> Value {
+          return arith::ConstantOp::create(
+              b, l, i8s, DenseElementsAttr::get(i8s, b.getI8IntegerAttr(v)));
+        };
+        Value c0 = st.index(0);
+        SmallVector<Value> next(accs.begin(), accs.end());
+        for (int64_t j = 0; j < s.tileN; ++j) {
+          Value n = arith::AddIOp::create(b, l, n0, st.index(j));
+          Value bytes = vector::TransferReadOp::create(
+              b, l, i8s, nf4.getWPacked(), ValueRange{n, byte0}, padI,
+              ArrayRef<bool>{true});
+          Value hi = arith::ShRUIOp::create(b, l, bytes, splat(4));
+          Value lo = arith::AndIOp::create(b, l, bytes, splat(15));
+          Value scale = vector::BroadcastOp::create(
+              b, l, lanes,
+              tensor::ExtractOp::create(b, l, nf4.getAbsmax(),
+                                        ValueRange{n, blk}));
+          SmallVector<Value, 2> w;
+          for (int64_t half = 0; half < 2; ++half) {
+            // Elements 16 * half + 2i and + 2i + 1: the high and the low
+            // nibble of byte 8 * half + i.
+            SmallVector<int64_t> order;
+            for (int64_t i = 0; i < kLanes / 2; ++i) {
+              order.push_back(half * 8 + i);
+              order.push_back(kLanes + half * 8 + i);
+            }
+            Value codes = vector::ShuffleOp::create(b, l, hi, lo, order);
+            Value idx = arith::ExtUIOp::create(b, l, i32s, codes);
+            Value v = vector::GatherOp::create(b, l, lanes, table,
+                                               ValueRange{c0}, idx, all,
+                                               vector::BroadcastOp::create(
+                                                   b, l, lanes, padT));
+            w.push_back(arith::MulFOp::create(b, l, v, scale));
+          }
+          for (int64_t m = 0; m < s.tileM; ++m) {
+            Value &acc = next[m * s.tileN + j];
+            for (int64_t piece = 0; piece < 2; ++piece)
+              acc = vector::FMAOp::create(b, l, w[piece], act[m][piece], acc);
+          }
+        }
+        scf::YieldOp::create(b, l, next);
+      });
+
+  Value tile = tensor::ExtractSliceOp::create(
+      rewriter, loc, RankedTensorType::get({s.tileM, s.tileN}, cElt), outArg,
+      SmallVector<OpFoldResult>{m0, n0},
+      SmallVector<OpFoldResult>{rewriter.getIndexAttr(s.tileM),
+                                rewriter.getIndexAttr(s.tileN)},
+      SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
+  for (int64_t m = 0; m < s.tileM; ++m) {
+    SmallVector<Value> sums;
+    for (int64_t j = 0; j < s.tileN; ++j) {
+      Value sum = vector::ReductionOp::create(
+          rewriter, loc, vector::CombiningKind::ADD,
+          steps.getResult(m * s.tileN + j));
+      if (cElt != f32)
+        sum = arith::TruncFOp::create(rewriter, loc, cElt, sum);
+      sums.push_back(sum);
+    }
+    Value row = vector::FromElementsOp::create(
+        rewriter, loc, VectorType::get({s.tileN}, cElt), sums);
+    tile = vector::TransferWriteOp::create(
+               rewriter, loc, row, tile, ValueRange{sb.index(m), sb.index(0)},
+               ArrayRef<bool>{true})
+               .getResult();
+  }
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(
       rewriter, loc, tile, outArg, SmallVector<OpFoldResult>{m0, n0},

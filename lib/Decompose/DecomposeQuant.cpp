@@ -32,25 +32,6 @@ static Value indexToI32(OpBuilder &b, Location loc, Value i) {
   return arith::IndexCastOp::create(b, loc, b.getI32Type(), i);
 }
 
-/// bitsandbytes' NF4 code book.
-static const float kNf4Table[16] = {
-    -1.0f,
-    -0.6961928009986877f,
-    -0.5250730514526367f,
-    -0.39491748809814453f,
-    -0.28444138169288635f,
-    -0.18477343022823334f,
-    -0.09105003625154495f,
-    0.0f,
-    0.07958029955625534f,
-    0.16093020141124725f,
-    0.24611230194568634f,
-    0.33791524171829224f,
-    0.44070982933044434f,
-    0.5626170039176941f,
-    0.7229568362236023f,
-    1.0f};
-
 /// W[n, k] = NF4[code(n, k)] * absmax[n, k / block_size], code in the high
 /// nibble of byte w_packed[n, k / 2] for even k, the low one for odd k.
 LogicalResult decompositions::checkNf4Matmul(FusedOp, std::string &) {
@@ -69,7 +50,7 @@ SmallVector<Value> decompositions::buildNf4Matmul(OpBuilder &builder,
   int64_t bs = nf4.getBlockSize();
   auto tableType = RankedTensorType::get({16}, b.getF32Type());
   Value table = arith::ConstantOp::create(
-      b, e.loc, DenseElementsAttr::get(tableType, ArrayRef<float>(kNf4Table)));
+      b, e.loc, DenseElementsAttr::get(tableType, getNf4CodeBook()));
   SmallVector<OpFoldResult> wSizes = {e.dim(packed, 0),
                                       e.dim(act, cast<ShapedType>(act.getType()).getRank() - 1)};
   // Loops: n, k.

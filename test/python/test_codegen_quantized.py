@@ -118,3 +118,35 @@ def test_awq_low_precision(dname, dtype):
     out = runner.compile(text, "f")(a, qw, qz, s)
     assert out.dtype == dtype
     assert_close(out, a.astype(np.float64) @ w, dname)
+
+
+# nf4_matmul (bitsandbytes): W[n, k] = NF4[code] * absmax[n, k / B], codes
+# packed two per byte, the even element in the high nibble.
+NF4_SHAPES = [((1, 64), 4, 64), ((4, 128), 8, 64), ((6, 96), 5, 32),
+              ((2, 2, 256), 12, 128)]
+
+
+def nf4_inputs(a_shape, n, block, dtype=np.float32, seed=0):
+    k = a_shape[-1]
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 16, (n, k))
+    absmax = (np.abs(rand((n, k // block), np.float32, seed + 1)) + 0.1)
+    a = rand(a_shape, dtype, seed + 2)
+    return a, ref.nf4_pack(codes).view(np.int8), absmax, ref.nf4_dequant(codes, absmax, block)
+
+
+@pytest.mark.parametrize("a_shape,n,block", NF4_SHAPES, ids=lambda v: str(v))
+def test_nf4(a_shape, n, block):
+    a, packed, absmax, w = nf4_inputs(a_shape, n, block)
+    text = fused_text("nf4_matmul", [a, packed, absmax], {"block_size": block})
+    out = runner.compile(text, "f")(a, packed, absmax)
+    assert_close(out, a.astype(np.float64) @ w.T, "f32", loose=True)
+
+
+@pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_nf4_low_precision(dname, dtype):
+    a, packed, absmax, w = nf4_inputs((4, 128), 8, 64, dtype)
+    text = fused_text("nf4_matmul", [a, packed, absmax], {"block_size": 64})
+    out = runner.compile(text, "f")(a, packed, absmax)
+    assert out.dtype == dtype
+    assert_close(out, a.astype(np.float64) @ w.T, dname)

@@ -51,12 +51,12 @@ enum class ScheduleKind {
   /// which no tiling of that decomposition reaches. f32, f16 and bf16
   /// (computed in f32), with every param and optional operand.
   Attention,
-  /// Matmuls with a quantized weight (qmatmul's Q8_0 and Q4_0, awq_matmul):
-  /// tiles of rows of A and of W in an scf.forall, the weight read as
-  /// vectors of words and dequantized in registers (static shuffles, masks,
-  /// shifts), each weight byte read once per tile of rows of A. Built in
-  /// its tiled form like Attention: decoding packed weights has no linalg
-  /// form that vectorizes.
+  /// Matmuls with a quantized weight (qmatmul's Q8_0 and Q4_0, awq_matmul,
+  /// nf4_matmul): tiles of rows of A and of W in an scf.forall, the weight
+  /// read as vectors of words or bytes and dequantized in registers (static
+  /// shuffles, masks, shifts, NF4's code book by a gather), each weight
+  /// byte read once per tile of rows of A. Built in its tiled form like
+  /// Attention: decoding packed weights has no linalg form that vectorizes.
   Quantized,
 };
 

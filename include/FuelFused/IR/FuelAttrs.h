@@ -16,6 +16,9 @@
 namespace mlir::fuel {
 /// GGML block geometry of a quant type: values per block, bytes per block.
 std::pair<int64_t, int64_t> getQuantBlockGeometry(QuantType type);
+
+/// bitsandbytes' NF4 code book: the value of each 4-bit code (nf4_matmul).
+ArrayRef<float> getNf4CodeBook();
 } // namespace mlir::fuel
 
 #endif // FUELFUSED_IR_FUELATTRS_H

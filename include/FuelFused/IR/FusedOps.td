@@ -450,6 +450,7 @@ def Fused_Nf4Matmul : FusedOp<21, "nf4_matmul", Quantized> {
                              "divides K">];
   let rule = "nf4Matmul";
   let decomposition = "nf4Matmul";
+  let schedule = "Quantized";
   let recipeNote = "decompose-only: a code-book lookup on packed nibbles has no recipe primitive";
   let summary = "matmul with a bitsandbytes NF4 weight";
   let description = "`W[n, k] = NF4[code] * absmax[n, k / block_size]`, "

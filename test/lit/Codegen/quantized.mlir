@@ -85,3 +85,25 @@ func.func @awq(%a: tensor<1x128xf32>, %q: tensor<128x16xi32>, %z: tensor<2x16xi3
   %c = fuel.fused awq_matmul {group_size = 64 : i64} (%a, %q, %z, %s) : (tensor<1x128xf32>, tensor<128x16xi32>, tensor<2x16xi32>, tensor<2x128xf32>) -> tensor<1x128xf32>
   return %c : tensor<1x128xf32>
 }
+
+// -----
+
+// nf4_matmul: steps of 32 weights (16 bytes) per row of W, split into high
+// and low nibbles, interleaved back into element order, looked up in the
+// code book (a gather from the 16-entry constant) and scaled by the
+// block's absmax.
+// CHECK-LABEL: func.func @nf4
+// CHECK:         %[[BOOK:.*]] = arith.constant dense<[-1.000000e+00, {{.*}}, 1.000000e+00]> : tensor<16xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
+// CHECK:           scf.for
+// CHECK:             vector.transfer_read %{{.*}} : tensor<8x64xi8>, vector<16xi8>
+// CHECK:             arith.shrui %{{.*}} : vector<16xi8>
+// CHECK:             arith.andi %{{.*}} : vector<16xi8>
+// CHECK:             tensor.extract %{{.*}} : tensor<8x2xf32>
+// CHECK:             vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23]
+// CHECK:             vector.gather %[[BOOK]][%{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : tensor<16xf32>, vector<16xi32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK:             vector.fma
+func.func @nf4(%a: tensor<4x128xf32>, %w: tensor<8x64xi8>, %s: tensor<8x2xf32>) -> tensor<4x8xf32> {
+  %c = fuel.fused nf4_matmul (%a, %w, %s) : (tensor<4x128xf32>, tensor<8x64xi8>, tensor<8x2xf32>) -> tensor<4x8xf32>
+  return %c : tensor<4x8xf32>
+}
