@@ -10,6 +10,7 @@
 #include "FuelFused/Codegen/Schedules.h"
 #include "Attention.h"
 #include "Contraction.h"
+#include "Convolution.h"
 #include "Quantized.h"
 #include "RowWise.h"
 
@@ -67,6 +68,8 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
     return canScheduleAttention(op, options, why);
   case ScheduleKind::Quantized:
     return canScheduleQuantized(op, options, why);
+  case ScheduleKind::Convolution:
+    return canScheduleConvolution(op, options, why);
   }
   llvm_unreachable("unknown schedule");
 }
@@ -77,12 +80,15 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
                                                 std::string &why) {
   std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
   assert(kind && "decomposeWithSchedule needs an op canSchedule accepts");
-  // Attention and quantized matmuls are built in their tiled form, not
-  // scheduled from their decomposition (see Attention.cpp, Quantized.cpp).
+  // Attention, quantized matmuls and convolutions are built in their tiled
+  // form, not scheduled from their decomposition (see Attention.cpp,
+  // Quantized.cpp, Convolution.cpp).
   if (*kind == ScheduleKind::Attention)
     return buildAttention(rewriter, op, options);
   if (*kind == ScheduleKind::Quantized)
     return buildQuantized(rewriter, op, options);
+  if (*kind == ScheduleKind::Convolution)
+    return buildConvolution(rewriter, op, options);
   rewriter.setInsertionPoint(op);
   Operation *prev = op->getPrevNode();
   FailureOr<SmallVector<Value>> values = decomposeFusedOp(rewriter, op, why);
@@ -112,6 +118,7 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
       break;
     case ScheduleKind::Attention:
     case ScheduleKind::Quantized:
+    case ScheduleKind::Convolution:
       llvm_unreachable("built, not scheduled");
     }
   }

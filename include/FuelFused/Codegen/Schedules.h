@@ -58,6 +58,12 @@ enum class ScheduleKind {
   /// byte read once per tile of rows of A. Built in its tiled form like
   /// Attention: decoding packed weights has no linalg form that vectorizes.
   Quantized,
+  /// 2-D convolutions (conv2d, stride 1, one group): per output row, tiles
+  /// of 8 output columns by 32 filters accumulated in registers as outer
+  /// products over (kh, kw, c), the weight transposed once to [kh, kw, C,
+  /// F] and the input padded once. Built in its tiled form: the
+  /// decomposition's input map (oh + kh) does not vectorize upstream.
+  Convolution,
 };
 
 /// The schedule of `info`'s op; std::nullopt when it has none (it is lowered

@@ -152,6 +152,7 @@ def Fused_Conv2d : FusedOp<6, "conv2d", Forward> {
   let rule = "conv2d";
   let recipe = "conv2d";
   let decomposition = "conv2d";
+  let schedule = "Convolution";
   let recipeNote = "the recipe covers one group; grouped convolutions "
                    "decompose by hand";
   let summary = "2-D cross-correlation (NCHW, FCHW), optional bias";

@@ -1,0 +1,42 @@
+// The convolution schedule: conv2d with stride 1 and one group. The weight
+// transposed once to [kh, kw, C, F], the input padded once; per output row,
+// tiles of 8 output columns by 32 filters in an scf.forall, accumulated in
+// registers as outer products over kh, kw and c; the bias added and the
+// tile transposed in registers, written as rows of 8 outputs.
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
+// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+
+// CHECK-LABEL: func.func @conv
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<64x16x3x3xf32>) outs(%{{.*}} : tensor<3x3x16x64xf32>)
+// CHECK:         linalg.fill {{.*}} -> tensor<1x16x18x18xf32>
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 1] [1, 16, 16, 16] [1, 1, 1, 1]
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 16, 2, 2)
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               scf.for {{.*}} -> (vector<8x32xf32>)
+// CHECK:                 vector.transfer_read %{{.*}} : tensor<1x16x18x18xf32>, vector<8xf32>
+// CHECK:                 vector.transfer_read %{{.*}} : tensor<3x3x16x64xf32>, vector<32xf32>
+// CHECK:                 vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<8xf32>, vector<32xf32>
+// CHECK:           vector.broadcast %{{.*}} : vector<32xf32> to vector<8x32xf32>
+// CHECK:           vector.transpose %{{.*}}, [1, 0] : vector<8x32xf32> to vector<32x8xf32>
+// CHECK:         scf.forall.in_parallel
+// CHECK-NEXT:      tensor.parallel_insert_slice %{{.*}} [1, 32, 1, 8] [1, 1, 1, 1] : tensor<32x8xf32> into tensor<1x64x16x16xf32>
+func.func @conv(%x: tensor<1x16x16x16xf32>, %w: tensor<64x16x3x3xf32>, %b: tensor<64xf32>) -> tensor<1x64x16x16xf32> {
+  %y = fuel.fused conv2d {padding = array<i64: 1, 1>} (%x, %w, %b) : (tensor<1x16x16x16xf32>, tensor<64x16x3x3xf32>, tensor<64xf32>) -> tensor<1x64x16x16xf32>
+  return %y : tensor<1x64x16x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @unscheduled
+// CHECK-COUNT-3: fuel.fused conv2d
+// REPORT: not scheduled: the convolution schedule handles stride 1 and one group
+// REPORT: not scheduled: the convolution schedule handles stride 1 and one group
+// REPORT: not scheduled: the convolution schedule needs an output width that is a multiple of 8 and filters a multiple of 16 (got 6 and 16)
+func.func @unscheduled(%x: tensor<1x4x8x8xf32>, %w: tensor<16x4x3x3xf32>, %wg: tensor<16x2x3x3xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>) {
+  %0 = fuel.fused conv2d {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} (%x, %w) : (tensor<1x4x8x8xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x4x4xf32>
+  %1 = fuel.fused conv2d {groups = 2 : i64} (%x, %wg) : (tensor<1x4x8x8xf32>, tensor<16x2x3x3xf32>) -> tensor<1x16x6x6xf32>
+  %2 = fuel.fused conv2d (%x, %w) : (tensor<1x4x8x8xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x6x6xf32>
+  return %0, %1, %2 : tensor<1x16x4x4xf32>, tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>
+}

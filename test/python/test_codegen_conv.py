@@ -1,0 +1,70 @@
+"""The convolution schedule (conv2d with stride 1 and one group: register
+tiles of 8 output columns by 32 or 16 filters accumulated as outer products
+over (kh, kw, c), fuel-codegen-cpu) against the numpy reference
+(references.conv2d, in float64): kernels 1x1, 3x3, 5x3, padding none, even
+and uneven, with and without bias, batches, f32/f16/bf16; and the conv2ds
+the schedule leaves to the decomposition (stride 2, groups, odd widths)."""
+
+import numpy as np
+import pytest
+
+from fuel_mlir import runner
+import references as ref
+from numerics import BF16, assert_close, fused_text, rand
+
+
+def run(x, w, b, params, **options):
+    args = [x, w] + ([b] if b is not None else [])
+    return runner.compile(fused_text("conv2d", args, params), "f", **options)(*args)
+
+
+def reference(x, w, b, stride=(1, 1), padding=(0, 0), groups=1):
+    f64 = lambda a: None if a is None else np.asarray(a, dtype=np.float64)  # noqa: E731
+    return ref.conv2d(f64(x), f64(w), f64(b), stride, padding, groups)
+
+
+# (x shape, w shape, padding, bias)
+SCHEDULED = [((1, 8, 10, 10), (32, 8, 3, 3), (1, 1), True),
+             ((2, 3, 8, 16), (16, 3, 1, 1), (0, 0), False),
+             ((1, 4, 12, 9), (32, 4, 5, 3), (2, 1), True),
+             ((1, 16, 6, 14), (64, 16, 3, 3), (0, 1), True),
+             ((1, 2, 7, 8), (16, 2, 3, 3), (1, 0), False)]
+
+
+@pytest.mark.parametrize("xs,ws,padding,bias", SCHEDULED, ids=lambda v: str(v))
+def test_scheduled(xs, ws, padding, bias):
+    x, w = rand(xs, np.float32, 1), rand(ws, np.float32, 2)
+    b = rand((ws[0],), np.float32, 3) if bias else None
+    out = run(x, w, b, {"padding": padding})
+    assert_close(out, reference(x, w, b, padding=padding), "f32", loose=True)
+
+
+DTYPES = [("f16", np.float16)] + ([("bf16", BF16)] if BF16 is not None else [])
+
+
+@pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_low_precision(dname, dtype):
+    x, w, b = rand((1, 4, 6, 8), dtype, 1), rand((16, 4, 3, 3), dtype, 2), rand((16,), dtype, 3)
+    out = run(x, w, b, {"padding": (1, 1)})
+    assert out.dtype == dtype
+    assert_close(out, reference(x, w, b, padding=(1, 1)), dname)
+
+
+def test_threads():
+    x, w, b = rand((1, 8, 16, 16), np.float32, 1), rand((32, 8, 3, 3), np.float32, 2), rand((32,), np.float32, 3)
+    one = run(x, w, b, {"padding": (1, 1)})
+    two = run(x, w, b, {"padding": (1, 1)}, threads=2)
+    assert np.array_equal(one, two)
+
+
+@pytest.mark.parametrize("params,xs,ws", [
+    ({"stride": (2, 2), "padding": (1, 1)}, (1, 4, 16, 16), (16, 4, 3, 3)),
+    ({"groups": 2}, (1, 4, 8, 10), (16, 2, 3, 3)),
+    ({}, (1, 4, 8, 7), (16, 4, 3, 3)),
+    ({}, (1, 4, 10, 10), (8, 4, 3, 3))], ids=["stride", "groups", "odd-width", "8-filters"])
+def test_left_to_the_decomposition(params, xs, ws):
+    x, w, b = rand(xs, np.float32, 1), rand(ws, np.float32, 2), rand((ws[0],), np.float32, 3)
+    out = run(x, w, b, params)
+    want = reference(x, w, b, params.get("stride", (1, 1)), params.get("padding", (0, 0)),
+                     params.get("groups", 1))
+    assert_close(out, want, "f32", loose=True)
