@@ -16,9 +16,12 @@ cd "$root"
 # shellcheck disable=SC1091
 . "$venv/bin/activate"
 
-# The uninstrumented libLLVM.so allocates through the instrumented malloc;
-# leaks are reported too (MLIR frees its context on exit).
-export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
+# The MLIR and LLVM libraries are prebuilt without instrumentation, while
+# the project's code inlines their headers with it: LLVM's allocators then
+# poison memory (ASan annotations in the inlined headers) that the
+# uninstrumented code uses legitimately, so manual poisoning is ignored
+# (allow_user_poisoning=0); heap errors, leaks and UB are all reported.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:allow_user_poisoning=0:detect_container_overflow=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 echo "==> configure and build fuel-opt with sanitizers ($build)"
