@@ -11,7 +11,8 @@ using namespace mlir;
 /// ExecutionEngine: the ops with a schedule become tiled, fused, vectorized
 /// code (fuel-codegen-cpu); the others are decomposed (fused ops, and linalg
 /// ops defined by their decomposition); then bufferize (identity layouts at
-/// function boundaries), lower linalg to loops, vectors to LLVM vectors
+/// function boundaries; copies between non-contiguous buffers as loops),
+/// lower linalg to loops, vectors to LLVM vectors
 /// (f32 math on vectors through polynomial approximations) and convert
 /// everything to LLVM. Scalar math the LLVM dialect has no intrinsic for
 /// (tanh) calls libm. Every step is deterministic, so results are
@@ -57,7 +58,8 @@ static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
          "function-boundary-type-conversion=identity-layout-map}," +
          outParams +
          "buffer-deallocation-pipeline,"
-         "convert-bufferization-to-memref," +
+         "convert-bufferization-to-memref,"
+         "func.func(fuel-strided-copies-to-loops)," +
          forallLowering +
          "func.func(convert-linalg-to-loops)," +
          approximate +

@@ -100,6 +100,22 @@ def FuelBoolMemrefsToI8 : Pass<"fuel-bool-memrefs-to-i8", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FuelStridedCopiesToLoops : Pass<"fuel-strided-copies-to-loops"> {
+  let summary = "Copy between non-contiguous memrefs with loops, not the "
+                "runtime's element-by-element copy";
+  let description = [{
+    Rewrites each `memref.copy` whose source or target is not contiguous
+    (a subview: a concatenation, a padded input, a slice written into a
+    larger buffer) into `linalg.copy`, which `convert-linalg-to-loops`
+    turns into loops that LLVM vectorizes. MemRefToLLVM lowers such a copy
+    to a call of the runtime's `memrefCopy`, which computes every element's
+    address from the strides in a generic loop (about 10x slower on the
+    copies the schedules leave); contiguous copies stay `memref.copy` (a
+    `memcpy`). Part of `fuel-to-llvm`, after bufferization.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def FuelDecomposeAggregates : Pass<"fuel-decompose-aggregates"> {
   let summary = "Decompose linalg ops defined by their decomposition "
                 "(linalg.softmax) into linalg.generic";

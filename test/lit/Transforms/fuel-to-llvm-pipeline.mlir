@@ -26,6 +26,9 @@
 // PIPELINE-NEXT:   eliminate-empty-tensors,
 // PIPELINE-NEXT:   one-shot-bufferize{{{.*}}bufferize-function-boundaries=true{{.*}}function-boundary-type-conversion=identity-layout-map
 // PIPELINE:        convert-bufferization-to-memref,
+// PIPELINE-NEXT:   func.func(
+// PIPELINE-NEXT:     fuel-strided-copies-to-loops
+// PIPELINE-NEXT:   ),
 // PIPELINE-NEXT:   scf-forall-to-for,
 // PIPELINE-NEXT:   func.func(
 // PIPELINE-NEXT:     convert-linalg-to-loops
@@ -58,6 +61,9 @@
 // SCALAR:        reconcile-unrealized-casts
 
 // THREADS:       convert-bufferization-to-memref,
+// THREADS-NEXT:  func.func(
+// THREADS-NEXT:    fuel-strided-copies-to-loops
+// THREADS-NEXT:  ),
 // THREADS-NEXT:  scf-forall-to-parallel,
 // THREADS-NEXT:  async-parallel-for{async-dispatch=true{{.*}}min-task-size=1 num-workers=2}
 // THREADS-NEXT:  async-to-async-runtime,

@@ -1,0 +1,26 @@
+// fuel-strided-copies-to-loops: a copy from or into a non-contiguous memref
+// (a subview) becomes linalg.copy (loops, which LLVM vectorizes) instead of
+// the runtime's element-by-element memrefCopy; contiguous copies stay
+// memref.copy (memcpy).
+// RUN: fuel-opt --pass-pipeline="builtin.module(func.func(fuel-strided-copies-to-loops))" %s | FileCheck %s
+// RUN: fuel-opt --fuel-to-llvm %s | FileCheck %s --check-prefix=LLVM
+
+// CHECK-LABEL: func.func @into_half
+// CHECK:         %[[VIEW:.*]] = memref.subview
+// CHECK-NEXT:    linalg.copy ins(%{{.*}} : memref<4x8xf32>) outs(%[[VIEW]] : memref<4x8xf32, strided<[16, 1], offset: 8>>)
+// CHECK-NOT:     memref.copy
+// LLVM-LABEL: llvm.func @into_half
+// LLVM-NOT:     memrefCopy
+func.func @into_half(%a: memref<4x8xf32>, %b: memref<4x16xf32>) {
+  %v = memref.subview %b[0, 8] [4, 8] [1, 1] : memref<4x16xf32> to memref<4x8xf32, strided<[16, 1], offset: 8>>
+  memref.copy %a, %v : memref<4x8xf32> to memref<4x8xf32, strided<[16, 1], offset: 8>>
+  return
+}
+
+// CHECK-LABEL: func.func @contiguous
+// CHECK:         memref.copy %{{.*}}, %{{.*}} : memref<4x8xf32> to memref<4x8xf32>
+// CHECK-NOT:     linalg.copy
+func.func @contiguous(%a: memref<4x8xf32>, %b: memref<4x8xf32>) {
+  memref.copy %a, %b : memref<4x8xf32> to memref<4x8xf32>
+  return
+}
