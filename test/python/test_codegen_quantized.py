@@ -26,10 +26,12 @@ def reference(a, rows, qtype, k):
     return a.astype(np.float64) @ dequant(qtype, rows, k).T
 
 
-# (A's shape, N): M = 1 and 4, M = 6 (tiles of one row), N not a multiple
-# of 4, batch dims, K of one pair of blocks and of several.
-SHAPES = [((1, 64), 4), ((1, 256), 12), ((4, 128), 8), ((8, 192), 16),
-          ((6, 64), 5), ((2, 4, 128), 4), ((3, 1, 64), 3)]
+# (A's shape, N): M = 1 (tiles of 16, 8 or 4 rows of W) and 4, M = 6
+# (tiles of one row), N not a multiple of 4, batch dims, K of one pair of
+# blocks and of several.
+SHAPES = [((1, 64), 4), ((1, 256), 12), ((1, 128), 32), ((1, 64), 24),
+          ((4, 128), 8), ((8, 192), 16), ((6, 64), 5), ((2, 4, 128), 4),
+          ((3, 1, 64), 3)]
 
 
 @pytest.mark.parametrize("qtype", ["q8_0", "q4_0"])
