@@ -122,9 +122,12 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
         continue;
       std::string why;
       unsigned progress = 0;
+      ++numAttempts;
       FailureOr<RecipeMatch> m = match(*info, why, progress);
-      if (succeeded(m) && succeeded(replace(*info, *m, why)))
+      if (succeeded(m) && succeeded(replace(*info, *m, why))) {
+        ++numFused;
         return true;
+      }
       noteMiss(nearMisses, *info, why, progress);
     }
     return false;
@@ -168,6 +171,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     for (Operation *g : llvm::reverse(roots)) {
       if (erased.ops.contains(g))
         continue;
+      ++numRoots;
       NearMisses nearMisses;
       bool fused = isa<linalg::AggregatedOpInterface>(g)
                        ? fuseAggregate(rewriter, g, nearMisses)

@@ -83,6 +83,13 @@ def FuelFuse : Pass<"fuel-fuse"> {
            "'near-misses': a remark at each candidate that almost matched, "
            "naming the rule that stopped it">
   ];
+  // The pass's work, for --mlir-pass-statistics (and the test that it
+  // grows linearly with the module).
+  let statistics = [
+    Statistic<"numRoots", "roots", "Candidate roots tried">,
+    Statistic<"numAttempts", "attempts", "Recipe matches attempted">,
+    Statistic<"numFused", "fused", "Fused ops created">
+  ];
   let dependentDialects = ["::mlir::fuel::FuelDialect"];
 }
 
