@@ -12,6 +12,7 @@
 #include "Contraction.h"
 #include "Convolution.h"
 #include "Quantized.h"
+#include "RowLoss.h"
 #include "RowWise.h"
 
 #include "FuelFused/Decompose/Decompose.h"
@@ -70,6 +71,8 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
     return canScheduleQuantized(op, options, why);
   case ScheduleKind::Convolution:
     return canScheduleConvolution(op, options, why);
+  case ScheduleKind::RowLoss:
+    return canScheduleRowLoss(op, options, why);
   }
   llvm_unreachable("unknown schedule");
 }
@@ -80,15 +83,17 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
                                                 std::string &why) {
   std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
   assert(kind && "decomposeWithSchedule needs an op canSchedule accepts");
-  // Attention, quantized matmuls and convolutions are built in their tiled
-  // form, not scheduled from their decomposition (see Attention.cpp,
-  // Quantized.cpp, Convolution.cpp).
+  // Attention, quantized matmuls, convolutions and row losses are built in
+  // their tiled form, not scheduled from their decomposition (see
+  // Attention.cpp, Quantized.cpp, Convolution.cpp, RowLoss.cpp).
   if (*kind == ScheduleKind::Attention)
     return buildAttention(rewriter, op, options);
   if (*kind == ScheduleKind::Quantized)
     return buildQuantized(rewriter, op, options);
   if (*kind == ScheduleKind::Convolution)
     return buildConvolution(rewriter, op, options);
+  if (*kind == ScheduleKind::RowLoss)
+    return buildRowLoss(rewriter, op, options);
   rewriter.setInsertionPoint(op);
   Operation *prev = op->getPrevNode();
   FailureOr<SmallVector<Value>> values = decomposeFusedOp(rewriter, op, why);
@@ -119,6 +124,7 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
     case ScheduleKind::Attention:
     case ScheduleKind::Quantized:
     case ScheduleKind::Convolution:
+    case ScheduleKind::RowLoss:
       llvm_unreachable("built, not scheduled");
     }
   }

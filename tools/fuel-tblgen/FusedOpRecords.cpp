@@ -57,11 +57,12 @@ std::vector<FusedOpRec> loadOps(const RecordKeeper &records) {
                           "its recipe does not cover (recipeNote)");
     if (!op.schedule.empty() && op.schedule != "RowWise" &&
         op.schedule != "Contraction" && op.schedule != "Attention" &&
-        op.schedule != "Quantized" && op.schedule != "Convolution")
+        op.schedule != "Quantized" && op.schedule != "Convolution" &&
+        op.schedule != "RowLoss")
       PrintFatalError(op.def->getLoc(),
                       "unknown schedule '" + op.schedule +
                           "' (expected RowWise, Contraction, Attention, "
-                          "Quantized or Convolution)");
+                          "Quantized, Convolution or RowLoss)");
     if (op.results.empty())
       PrintFatalError(op.def->getLoc(), "fused op " + op.name + " has no result");
     if (op.destructiveInput >= (int64_t)op.operands.size())

@@ -64,6 +64,13 @@ enum class ScheduleKind {
   /// F] and the input padded once. Built in its tiled form: the
   /// decomposition's input map (oh + kh) does not vectorize upstream.
   Convolution,
+  /// Ops that reduce each row of their last dim to one value
+  /// (fused_softmax_cross_entropy): one row per scf.forall iteration, read
+  /// twice in vectors (max, sum of exponentials) and the target's logit
+  /// once; the reduction over rows after the loop. Built: the
+  /// decomposition gathers from a full log-softmax, which tile-and-fuse
+  /// cannot fuse into a row loop.
+  RowLoss,
 };
 
 /// The schedule of `info`'s op; std::nullopt when it has none (it is lowered

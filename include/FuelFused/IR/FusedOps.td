@@ -374,6 +374,7 @@ def Fused_FusedSoftmaxCrossEntropy
   let backward = Decompose;
   let rule = "crossEntropy";
   let recipe = "softmaxCrossEntropy";
+  let schedule = "RowLoss";
   let summary = "softmax cross-entropy over the last dim";
   let description = "PyTorch `F.cross_entropy(logits, targets, reduction, ignore_index)`; "
     "mean divides by the number of non-ignored targets (none: NaN).";

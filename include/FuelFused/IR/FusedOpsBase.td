@@ -199,7 +199,8 @@ class FusedOp<int id, string name, FusedFamily fam> {
   string recipeNote = "";
   /// How codegen schedules the op's decomposition (lib/Codegen,
   /// `ScheduleKind`): "RowWise", "Contraction", "Attention",
-  /// "Quantized", "Convolution", or empty for none (lowered as decomposed).
+  /// "Quantized", "Convolution", "RowLoss", or empty for none (lowered as
+  /// decomposed).
   string schedule = "";
   string summary = "";
   string description = "";

@@ -1,0 +1,53 @@
+// The row-loss schedule: fused_softmax_cross_entropy one row per scf.forall
+// iteration, the row read twice in 16-lane vectors (max, then the sum of
+// exponentials), the target's logit read once; the mean over the rows not
+// ignored after the loop. No [R, V] log-softmax.
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
+// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+
+// CHECK-LABEL: func.func @mean
+// CHECK-NOT:     tensor.empty() : tensor<64x128xf32>
+// CHECK:         scf.forall (%[[R:.*]]) in (64)
+// CHECK:           scf.for {{.*}} step %c16{{.*}} -> (vector<16xf32>)
+// CHECK:             arith.maximumf {{.*}} : vector<16xf32>
+// CHECK:           vector.reduction <maximumf>
+// CHECK:           scf.for {{.*}} step %c16{{.*}} -> (vector<16xf32>)
+// CHECK:             math.exp {{.*}} : vector<16xf32>
+// CHECK:           vector.reduction <add>
+// CHECK:           math.log
+// CHECK:           %[[T:.*]] = tensor.extract %{{.*}}[%[[R]]] : tensor<64xi64>
+// CHECK:           arith.cmpi eq, %[[T]], %c-100_i64
+// CHECK:         scf.forall.in_parallel
+// The sum over rows, the count of targets kept, their quotient.
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction"]
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction"]
+// CHECK:           arith.cmpi ne
+// CHECK:         arith.divf
+func.func @mean(%l: tensor<64x128xf32>, %t: tensor<64xi64>) -> tensor<f32> {
+  %y = fuel.fused fused_softmax_cross_entropy (%l, %t) : (tensor<64x128xf32>, tensor<64xi64>) -> tensor<f32>
+  return %y : tensor<f32>
+}
+
+// -----
+
+// reduction = none: the per-row losses in the targets' shape.
+// CHECK-LABEL: func.func @none
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x3x32xf16> into tensor<6x32xf16>
+// CHECK:         scf.forall (%{{.*}}) in (6)
+// CHECK:           arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [2, 3] : tensor<6xf32> into tensor<2x3xf32>
+func.func @none(%l: tensor<2x3x32xf16>, %t: tensor<2x3xi64>) -> tensor<2x3xf32> {
+  %y = fuel.fused fused_softmax_cross_entropy {reduction = #fuel.reduction<none>} (%l, %t) : (tensor<2x3x32xf16>, tensor<2x3xi64>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @unscheduled
+// CHECK: fuel.fused fused_softmax_cross_entropy
+// REPORT: not scheduled: the row-loss schedule needs a class count that is a multiple of the vector width (16; got 10)
+func.func @unscheduled(%l: tensor<4x10xf32>, %t: tensor<4xi64>) -> tensor<f32> {
+  %y = fuel.fused fused_softmax_cross_entropy (%l, %t) : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  return %y : tensor<f32>
+}
