@@ -7,11 +7,15 @@ import time
 import numpy as np
 
 
-def time_interleaved(contenders, rounds):
-    """{name: [ms per round]} for `contenders` ({name: callable()})."""
+def time_interleaved(contenders, rounds, settle=0.05):
+    """{name: [ms per round]} for `contenders` ({name: callable()}). Each
+    call starts `settle` seconds after the one before: the worker threads
+    of a multi-threaded contender (OpenMP's, OpenBLAS's) spin for a while
+    after a call and would slow whichever comes next."""
     times = {who: [] for who in contenders}
     for _ in range(rounds):
         for who, f in contenders.items():
+            time.sleep(settle)
             start = time.perf_counter()
             f()
             times[who].append((time.perf_counter() - start) * 1e3)

@@ -1,7 +1,9 @@
 //===- Convolution.cpp - The convolution schedule -------------------------===//
 //
-// conv2d (NCHW input, FCHW weight) with stride 1 and one group, as register
-// tiles of outer products: y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c)
+// conv2d (NCHW input, FCHW weight) with stride 1 and one group, and
+// conv_transpose_2d with one group and dilation 1 (as that convolution of
+// its input spread out, see buildConvolution), as register tiles of outer
+// products: y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c)
 // of x_pad[b, c, oh + kh, ow + kw] * w[f, c, kh, kw]. For each output row
 // (b, oh), a tile of 8 output columns by 32 filters is accumulated in
 // registers over the reduction: each step (kh, kw, c) adds the outer product
@@ -38,41 +40,21 @@ namespace {
 /// are 16 AVX-512 registers).
 constexpr int64_t kTileW = 8, kTileF = 32;
 
-struct ConvShape {
-  int64_t batch, c, h, w, f, kh, kw, ho, wo, padH, padW;
-  int64_t tileF;
-};
-
-ConvShape shapeOf(Conv2dView conv) {
-  ArrayRef<int64_t> x =
-      cast<RankedTensorType>(conv.getX().getType()).getShape();
-  ArrayRef<int64_t> w =
-      cast<RankedTensorType>(conv.getW().getType()).getShape();
-  ArrayRef<int64_t> y =
-      cast<RankedTensorType>(conv.getOperation()->getResult(0).getType())
-          .getShape();
-  std::array<int64_t, 2> pad = conv.getPadding();
-  ConvShape s{x[0], x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3],
-              pad[0], pad[1], 0};
-  s.tileF = s.f % kTileF == 0 ? kTileF : (s.f % 16 == 0 ? 16 : 0);
-  return s;
+/// Filters per register tile: 32, or 16; 0 when F is a multiple of neither.
+int64_t filterTile(int64_t f) {
+  return f % kTileF == 0 ? kTileF : (f % 16 == 0 ? 16 : 0);
 }
-} // namespace
 
-LogicalResult mlir::fuel::canScheduleConvolution(
-    FusedOp op, const ScheduleOptions &options, std::string &why) {
-  Conv2dView conv(op);
-  std::array<int64_t, 2> stride = conv.getStride();
-  if (stride[0] != 1 || stride[1] != 1 || conv.getGroups() != 1) {
-    why = "the convolution schedule handles stride 1 and one group";
-    return failure();
-  }
-  ConvShape s = shapeOf(conv);
-  if (s.wo % kTileW != 0 || !s.tileF) {
+/// The checks both convolutions share: the output's width and filters fit
+/// the register tile, float types.
+LogicalResult checkTiles(FusedOp op, std::string &why) {
+  ArrayRef<int64_t> y =
+      cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+  if (y[3] % kTileW != 0 || !filterTile(y[1])) {
     why = "the convolution schedule needs an output width that is a "
           "multiple of " + std::to_string(kTileW) +
-          " and filters a multiple of 16 (got " + std::to_string(s.wo) +
-          " and " + std::to_string(s.f) + ")";
+          " and filters a multiple of 16 (got " + std::to_string(y[3]) +
+          " and " + std::to_string(y[1]) + ")";
     return failure();
   }
   for (Type t : op->getOperandTypes()) {
@@ -83,6 +65,29 @@ LogicalResult mlir::fuel::canScheduleConvolution(
     }
   }
   return success();
+}
+} // namespace
+
+LogicalResult mlir::fuel::canScheduleConvolution(
+    FusedOp op, const ScheduleOptions &options, std::string &why) {
+  if (std::optional<ConvTranspose2dView> ct = ConvTranspose2dView::match(op)) {
+    auto w = cast<RankedTensorType>(ct->getW().getType()).getShape();
+    std::array<int64_t, 2> pad = ct->getPadding(), dil = ct->getDilation();
+    if (ct->getGroups() != 1 || dil[0] != 1 || dil[1] != 1 ||
+        pad[0] > w[2] - 1 || pad[1] > w[3] - 1) {
+      why = "the convolution schedule handles transposed convolutions with "
+            "one group, dilation 1 and padding below the kernel size";
+      return failure();
+    }
+    return checkTiles(op, why);
+  }
+  Conv2dView conv(op);
+  std::array<int64_t, 2> stride = conv.getStride();
+  if (stride[0] != 1 || stride[1] != 1 || conv.getGroups() != 1) {
+    why = "the convolution schedule handles stride 1 and one group";
+    return failure();
+  }
+  return checkTiles(op, why);
 }
 
 /// A linalg.generic over all dims of `out` (its shape, f32) reading `in`
@@ -108,77 +113,77 @@ static Value copyWidened(OpBuilder &b, Location loc, Value in, AffineMap inMap,
       .getResult(0);
 }
 
-LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
-                                           const ScheduleOptions &options) {
-  Conv2dView conv(op);
-  ConvShape s = shapeOf(conv);
+/// `x` (widened to f32) placed in a zero [B, C, hp, wp] at (top, left),
+/// its pixels `stride` apart (zeros between them).
+static Value placeInZeros(RewriterBase &rewriter, Location loc, Value x,
+                          int64_t hp, int64_t wp, int64_t top, int64_t left,
+                          std::array<int64_t, 2> stride) {
+  auto type = cast<RankedTensorType>(x.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  Type f32 = rewriter.getF32Type();
+  if (!type.getElementType().isF32())
+    x = copyWidened(rewriter, loc, x, rewriter.getMultiDimIdentityMap(4),
+                    shape);
+  if (hp == shape[2] && wp == shape[3])
+    return x;
+  Value zero = arith::ConstantOp::create(rewriter, loc, f32,
+                                         rewriter.getF32FloatAttr(0.0));
+  Value filled = linalg::FillOp::create(
+                     rewriter, loc, zero,
+                     ValueRange{tensor::EmptyOp::create(
+                         rewriter, loc,
+                         ArrayRef<int64_t>{shape[0], shape[1], hp, wp}, f32)})
+                     .getResult(0);
+  auto attr = [&](int64_t v) -> OpFoldResult {
+    return rewriter.getIndexAttr(v);
+  };
+  return tensor::InsertSliceOp::create(
+      rewriter, loc, x, filled,
+      ArrayRef<OpFoldResult>{attr(0), attr(0), attr(top), attr(left)},
+      ArrayRef<OpFoldResult>{attr(shape[0]), attr(shape[1]), attr(shape[2]),
+                             attr(shape[3])},
+      ArrayRef<OpFoldResult>{attr(1), attr(1), attr(stride[0]),
+                             attr(stride[1])});
+}
+
+/// y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c) of
+/// xp[b, c, oh + kh, ow + kw] * wT[kh, kw, c, f]: xp in f32 [B, C, Hp, Wp],
+/// wT in f32 [KH, KW, C, F]; replaces `op` by y.
+static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
+                      std::optional<Value> bias) {
   Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
-  MLIRContext *ctx = rewriter.getContext();
   Type f32 = rewriter.getF32Type();
   auto yType = cast<RankedTensorType>(op->getResult(0).getType());
   Type yElt = yType.getElementType();
+  ArrayRef<int64_t> y = yType.getShape(),
+                    w = cast<RankedTensorType>(wT.getType()).getShape();
+  int64_t tileF = filterTile(y[1]);
   auto index = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
 
-  // The weight as [kh, kw, C, F] and the input padded, both in f32.
-  AffineExpr d0, d1, d2, d3;
-  bindDims(ctx, d0, d1, d2, d3);
-  Value wT = copyWidened(rewriter, loc, conv.getW(),
-                         AffineMap::get(4, 0, {d3, d2, d0, d1}, ctx),
-                         {s.kh, s.kw, s.c, s.f});
-  int64_t hp = s.h + 2 * s.padH, wp = s.w + 2 * s.padW;
-  Value xPad = conv.getX();
-  if (!cast<RankedTensorType>(xPad.getType()).getElementType().isF32())
-    xPad = copyWidened(rewriter, loc, xPad, rewriter.getMultiDimIdentityMap(4),
-                       {s.batch, s.c, s.h, s.w});
-  if (s.padH || s.padW) {
-    Value zero = arith::ConstantOp::create(rewriter, loc, f32,
-                                           rewriter.getF32FloatAttr(0.0));
-    Value filled = linalg::FillOp::create(
-                       rewriter, loc, zero,
-                       ValueRange{tensor::EmptyOp::create(
-                           rewriter, loc,
-                           ArrayRef<int64_t>{s.batch, s.c, hp, wp}, f32)})
-                       .getResult(0);
-    xPad = tensor::InsertSliceOp::create(
-        rewriter, loc, xPad, filled,
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
-                               rewriter.getIndexAttr(0),
-                               rewriter.getIndexAttr(s.padH),
-                               rewriter.getIndexAttr(s.padW)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(s.batch),
-                               rewriter.getIndexAttr(s.c),
-                               rewriter.getIndexAttr(s.h),
-                               rewriter.getIndexAttr(s.w)},
-        SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(1)));
-  }
-  std::optional<Value> bias = conv.getBias();
-
-  Value out = tensor::EmptyOp::create(rewriter, loc, yType.getShape(), yElt);
+  Value out = tensor::EmptyOp::create(rewriter, loc, y, yElt);
   SmallVector<OpFoldResult> ubs = {
-      rewriter.getIndexAttr(s.batch), rewriter.getIndexAttr(s.ho),
-      rewriter.getIndexAttr(s.f / s.tileF),
-      rewriter.getIndexAttr(s.wo / kTileW)};
+      rewriter.getIndexAttr(y[0]), rewriter.getIndexAttr(y[2]),
+      rewriter.getIndexAttr(y[1] / tileF), rewriter.getIndexAttr(y[3] / kTileW)};
   auto forall =
       scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out}, std::nullopt);
   Block *body = forall.getBody();
   rewriter.setInsertionPointToStart(body);
   Value bi = body->getArgument(0), oh = body->getArgument(1);
   Value f0 = arith::MulIOp::create(rewriter, loc, body->getArgument(2),
-                                   index(rewriter, s.tileF));
+                                   index(rewriter, tileF));
   Value ow0 = arith::MulIOp::create(rewriter, loc, body->getArgument(3),
                                     index(rewriter, kTileW));
   Value outArg = body->getArgument(4);
-  auto accType = VectorType::get({kTileW, s.tileF}, f32);
+  auto accType = VectorType::get({kTileW, tileF}, f32);
   Value acc0 = arith::ConstantOp::create(
       rewriter, loc, accType, DenseElementsAttr::get(accType, 0.0f));
   Value pad = arith::ConstantOp::create(rewriter, loc, f32,
                                         rewriter.getF32FloatAttr(0.0));
 
-  // for kh, kw, c: acc += x_pad[b, c, oh + kh, ow0 + kw : +8] (outer)
-  //                       w_t[kh, kw, c, f0 : +tileF]
+  // for kh, kw, c: acc += xp[b, c, oh + kh, ow0 + kw : +8] (outer)
+  //                       wT[kh, kw, c, f0 : +tileF]
   auto nest = [&](OpBuilder &b, int64_t ub, Value init,
                   function_ref<Value(OpBuilder &, Value, Value)> step) {
     return scf::ForOp::create(
@@ -188,17 +193,17 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
                })
         .getResult(0);
   };
-  Value acc = nest(rewriter, s.kh, acc0, [&](OpBuilder &b1, Value kh,
+  Value acc = nest(rewriter, w[0], acc0, [&](OpBuilder &b1, Value kh,
                                              Value a1) {
     Value row = arith::AddIOp::create(b1, loc, oh, kh);
-    return nest(b1, s.kw, a1, [&](OpBuilder &b2, Value kw, Value a2) {
+    return nest(b1, w[1], a1, [&](OpBuilder &b2, Value kw, Value a2) {
       Value col = arith::AddIOp::create(b2, loc, ow0, kw);
-      return nest(b2, s.c, a2, [&](OpBuilder &b3, Value c, Value a3) {
+      return nest(b2, w[2], a2, [&](OpBuilder &b3, Value c, Value a3) {
         Value pixels = vector::TransferReadOp::create(
-            b3, loc, VectorType::get({kTileW}, f32), xPad,
+            b3, loc, VectorType::get({kTileW}, f32), xp,
             ValueRange{bi, c, row, col}, pad, ArrayRef<bool>{true});
         Value weights = vector::TransferReadOp::create(
-            b3, loc, VectorType::get({s.tileF}, f32), wT,
+            b3, loc, VectorType::get({tileF}, f32), wT,
             ValueRange{kh, kw, c, f0}, pad, ArrayRef<bool>{true});
         return vector::OuterProductOp::create(b3, loc, accType, pixels,
                                               weights, a3)
@@ -207,21 +212,15 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
     });
   });
   if (bias) {
+    Type bElt = cast<RankedTensorType>(bias->getType()).getElementType();
     Value bv = vector::TransferReadOp::create(
-        rewriter, loc, VectorType::get({s.tileF}, cast<RankedTensorType>(
-                                                      bias->getType())
-                                                      .getElementType()),
-        *bias, ValueRange{f0},
-        arith::ConstantOp::create(
-            rewriter, loc,
-            cast<RankedTensorType>(bias->getType()).getElementType(),
-            rewriter.getFloatAttr(
-                cast<RankedTensorType>(bias->getType()).getElementType(),
-                0.0)),
+        rewriter, loc, VectorType::get({tileF}, bElt), *bias, ValueRange{f0},
+        arith::ConstantOp::create(rewriter, loc, bElt,
+                                  rewriter.getFloatAttr(bElt, 0.0)),
         ArrayRef<bool>{true});
-    if (cast<VectorType>(bv.getType()).getElementType() != f32)
-      bv = arith::ExtFOp::create(rewriter, loc,
-                                 VectorType::get({s.tileF}, f32), bv);
+    if (bElt != f32)
+      bv = arith::ExtFOp::create(rewriter, loc, VectorType::get({tileF}, f32),
+                                 bv);
     acc = arith::AddFOp::create(
         rewriter, loc, acc,
         vector::BroadcastOp::create(rewriter, loc, accType, bv));
@@ -231,9 +230,9 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
                                             ArrayRef<int64_t>{1, 0});
   if (yElt != f32)
     tileT = arith::TruncFOp::create(
-        rewriter, loc, VectorType::get({s.tileF, kTileW}, yElt), tileT);
+        rewriter, loc, VectorType::get({tileF, kTileW}, yElt), tileT);
   Value tile = tensor::EmptyOp::create(
-      rewriter, loc, ArrayRef<int64_t>{s.tileF, kTileW}, yElt);
+      rewriter, loc, ArrayRef<int64_t>{tileF, kTileW}, yElt);
   Value c0 = index(rewriter, 0);
   tile = vector::TransferWriteOp::create(rewriter, loc, tileT, tile,
                                          ValueRange{c0, c0},
@@ -244,9 +243,53 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
   tensor::ParallelInsertSliceOp::create(
       rewriter, loc, tile, outArg,
       SmallVector<OpFoldResult>{bi, f0, oh, ow0},
-      SmallVector<OpFoldResult>{one, rewriter.getIndexAttr(s.tileF), one,
+      SmallVector<OpFoldResult>{one, rewriter.getIndexAttr(tileF), one,
                                 rewriter.getIndexAttr(kTileW)},
       SmallVector<OpFoldResult>(4, one));
   rewriter.replaceOp(op, forall.getResults());
+}
+
+LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
+                                           const ScheduleOptions &options) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  MLIRContext *ctx = rewriter.getContext();
+  AffineExpr d0, d1, d2, d3;
+  bindDims(ctx, d0, d1, d2, d3);
+  if (std::optional<ConvTranspose2dView> ct = ConvTranspose2dView::match(op)) {
+    // A transposed convolution is the convolution, stride 1, of the input
+    // with its pixels `stride` apart, padded by k - 1 - padding (and
+    // output_padding at the end), with the kernel flipped and its channel
+    // dims swapped: wT[kh, kw, c, f] = w[c, f, KH - 1 - kh, KW - 1 - kw].
+    // (The zeros between pixels cost stride^2 times the multiply-adds.)
+    ArrayRef<int64_t> x =
+        cast<RankedTensorType>(ct->getX().getType()).getShape();
+    ArrayRef<int64_t> w =
+        cast<RankedTensorType>(ct->getW().getType()).getShape();
+    std::array<int64_t, 2> stride = ct->getStride(), pad = ct->getPadding(),
+                           outPad = ct->getOutputPadding();
+    int64_t top = w[2] - 1 - pad[0], left = w[3] - 1 - pad[1];
+    int64_t hp = (x[2] - 1) * stride[0] + 1 + 2 * top + outPad[0];
+    int64_t wp = (x[3] - 1) * stride[1] + 1 + 2 * left + outPad[1];
+    Value xp = placeInZeros(rewriter, loc, ct->getX(), hp, wp, top, left,
+                            stride);
+    Value wT = copyWidened(
+        rewriter, loc, ct->getW(),
+        AffineMap::get(4, 0, {d2, d3, w[2] - 1 - d0, w[3] - 1 - d1}, ctx),
+        {w[2], w[3], w[0], w[1]});
+    buildCore(rewriter, op, xp, wT, std::nullopt);
+    return success();
+  }
+  Conv2dView conv(op);
+  ArrayRef<int64_t> x = cast<RankedTensorType>(conv.getX().getType()).getShape();
+  ArrayRef<int64_t> w = cast<RankedTensorType>(conv.getW().getType()).getShape();
+  std::array<int64_t, 2> pad = conv.getPadding();
+  // The weight as [kh, kw, C, F].
+  Value wT = copyWidened(rewriter, loc, conv.getW(),
+                         AffineMap::get(4, 0, {d3, d2, d0, d1}, ctx),
+                         {w[2], w[3], w[1], w[0]});
+  Value xp = placeInZeros(rewriter, loc, conv.getX(), x[2] + 2 * pad[0],
+                          x[3] + 2 * pad[1], pad[0], pad[1], {1, 1});
+  buildCore(rewriter, op, xp, wT, conv.getBias());
   return success();
 }

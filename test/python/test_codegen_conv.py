@@ -68,3 +68,34 @@ def test_left_to_the_decomposition(params, xs, ws):
     want = reference(x, w, b, params.get("stride", (1, 1)), params.get("padding", (0, 0)),
                      params.get("groups", 1))
     assert_close(out, want, "f32", loose=True)
+
+
+def transposed_reference(x, w, stride, padding, output_padding):
+    return ref.conv_transpose2d(np.asarray(x, np.float64), np.asarray(w, np.float64), stride,
+                                padding, output_padding, (1, 1), 1)
+
+
+# (x shape, w shape [C, F, kh, kw], stride, padding, output_padding); the
+# output widths are multiples of 8.
+TRANSPOSED = [((1, 4, 8, 8), (4, 16, 3, 3), (2, 2), (1, 1), (1, 1)),
+              ((2, 3, 5, 7), (3, 32, 2, 2), (1, 1), (0, 0), (0, 0)),
+              ((1, 8, 4, 4), (8, 16, 4, 4), (2, 2), (1, 1), (0, 0)),
+              ((1, 2, 6, 3), (2, 16, 3, 3), (3, 2), (2, 0), (0, 1))]
+
+
+@pytest.mark.parametrize("xs,ws,stride,padding,output_padding", TRANSPOSED, ids=lambda v: str(v))
+def test_transposed(xs, ws, stride, padding, output_padding):
+    x, w = rand(xs, np.float32, 4), rand(ws, np.float32, 5)
+    params = {"stride": stride, "padding": padding, "output_padding": output_padding}
+    out = runner.compile(fused_text("conv_transpose_2d", [x, w], params), "f")(x, w)
+    assert out.shape[3] % 8 == 0
+    assert_close(out, transposed_reference(x, w, stride, padding, output_padding), "f32", loose=True)
+
+
+@pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_transposed_low_precision(dname, dtype):
+    x, w = rand((1, 4, 8, 8), dtype, 4), rand((4, 16, 3, 3), dtype, 5)
+    params = {"stride": (2, 2), "padding": (1, 1), "output_padding": (1, 1)}
+    out = runner.compile(fused_text("conv_transpose_2d", [x, w], params), "f")(x, w)
+    assert out.dtype == dtype
+    assert_close(out, transposed_reference(x, w, (2, 2), (1, 1), (1, 1)), dname)

@@ -58,10 +58,12 @@ enum class ScheduleKind {
   /// byte read once per tile of rows of A. Built in its tiled form like
   /// Attention: decoding packed weights has no linalg form that vectorizes.
   Quantized,
-  /// 2-D convolutions (conv2d, stride 1, one group): per output row, tiles
-  /// of 8 output columns by 32 filters accumulated in registers as outer
-  /// products over (kh, kw, c), the weight transposed once to [kh, kw, C,
-  /// F] and the input padded once. Built in its tiled form: the
+  /// 2-D convolutions (conv2d with stride 1, conv_transpose_2d with
+  /// dilation 1, as the stride-1 convolution of its input spread out; one
+  /// group): per output row, tiles of 8 output columns by 32 filters
+  /// accumulated in registers as outer products over (kh, kw, c), the
+  /// weight transposed (and, transposed, flipped) once to [kh, kw, C, F]
+  /// and the input padded once. Built in its tiled form: the
   /// decomposition's input map (oh + kh) does not vectorize upstream.
   Convolution,
   /// Ops that reduce each row of their last dim to one value

@@ -241,6 +241,7 @@ def Fused_ConvTranspose2d : FusedOp<11, "conv_transpose_2d", Forward> {
   let backward = Decompose;
   let rule = "convTranspose2d";
   let decomposition = "convTranspose2d";
+  let schedule = "Convolution";
   let recipeNote = "decompose-only: needs strided insertion and kernel flips, which the recipe vocabulary lacks";
   let summary = "2-D transposed convolution, no bias";
   let description = "PyTorch `conv_transpose2d`: "

@@ -40,3 +40,28 @@ func.func @unscheduled(%x: tensor<1x4x8x8xf32>, %w: tensor<16x4x3x3xf32>, %wg: t
   %2 = fuel.fused conv2d (%x, %w) : (tensor<1x4x8x8xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x6x6xf32>
   return %0, %1, %2 : tensor<1x16x4x4xf32>, tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>
 }
+
+// -----
+
+// conv_transpose_2d: the stride-1 convolution of the input with its pixels
+// 2 apart (a strided insert into zeros), padded by k - 1 - padding = 1 and
+// output_padding 1 at the end, the kernel flipped and its channel dims
+// swapped ([C, F, kh, kw] read at (c, f, 2 - kh, 2 - kw)).
+// CHECK-DAG:   #[[FLIP:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3, -d0 + 2, -d1 + 2)>
+// CHECK-LABEL: func.func @transposed
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 1] [1, 4, 8, 8] [1, 1, 2, 2] : tensor<1x4x8x8xf32> into tensor<1x4x18x18xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[FLIP]], {{.*}}} ins(%{{.*}} : tensor<4x16x3x3xf32>) outs(%{{.*}} : tensor<3x3x4x16xf32>)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 16, 1, 2)
+// CHECK:               vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<8xf32>, vector<16xf32>
+func.func @transposed(%x: tensor<1x4x8x8xf32>, %w: tensor<4x16x3x3xf32>) -> tensor<1x16x16x16xf32> {
+  %y = fuel.fused conv_transpose_2d {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, output_padding = array<i64: 1, 1>} (%x, %w) : (tensor<1x4x8x8xf32>, tensor<4x16x3x3xf32>) -> tensor<1x16x16x16xf32>
+  return %y : tensor<1x16x16x16xf32>
+}
+
+// -----
+
+// REPORT: not scheduled: the convolution schedule handles transposed convolutions with one group, dilation 1 and padding below the kernel size
+func.func @transposed_unscheduled(%x: tensor<1x4x8x8xf32>, %w: tensor<4x16x3x3xf32>) -> tensor<1x16x6x6xf32> {
+  %y = fuel.fused conv_transpose_2d {padding = array<i64: 3, 3>, dilation = array<i64: 2, 2>} (%x, %w) : (tensor<1x4x8x8xf32>, tensor<4x16x3x3xf32>) -> tensor<1x16x6x6xf32>
+  return %y : tensor<1x16x6x6xf32>
+}
