@@ -58,21 +58,45 @@ int64_t tileOf(int64_t size, int64_t most, int64_t unit) {
   return 0;
 }
 
-/// The shapes of one flash_attn the schedule handles.
+int64_t roundUp(int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; }
+
+/// A block for `size` rows (a multiple of `unit`, at most `most`): the
+/// largest that divides `size`, unless that is small next to `size`; then
+/// `size` is padded to a multiple of the block.
+int64_t blockFor(int64_t size, int64_t most, int64_t unit) {
+  int64_t t = tileOf(size, most, unit);
+  if (t && (t >= 32 || size <= most))
+    return t;
+  return std::min(most, roundUp(size, unit));
+}
+
+/// The shapes of one flash_attn the schedule handles, and the padded
+/// shapes it computes on: sequence lengths padded to whole blocks, head
+/// dims to 16 (zeros; padded keys are masked, padded queries and value
+/// columns dropped from the result).
 struct AttnShape {
   int64_t batch, heads, kvHeads, sq, sk, d, dv;
   int64_t blockQ, blockK, regN;
+  int64_t sqP, skP, dP, dvP;
 
   static AttnShape of(FlashAttnView attn) {
     ArrayRef<int64_t> q = cast<RankedTensorType>(attn.getQ().getType()).getShape();
     ArrayRef<int64_t> k = cast<RankedTensorType>(attn.getK().getType()).getShape();
     ArrayRef<int64_t> v = cast<RankedTensorType>(attn.getV().getType()).getShape();
-    AttnShape s{q[0], q[1], k[1], q[2], k[2], q[3], v[3], 0, 0, 0};
-    s.blockQ = tileOf(s.sq, kBlockQ, kRegM);
-    s.blockK = tileOf(s.sk, kBlockK, kRegK);
-    s.regN = s.dv % 32 == 0 ? 32 : 16;
+    AttnShape s{q[0], q[1], k[1], q[2], k[2], q[3], v[3], 0, 0, 0, 0, 0, 0, 0};
+    if (!s.sq || !s.sk || !s.d || !s.dv)
+      return s;
+    s.blockQ = blockFor(s.sq, kBlockQ, kRegM);
+    s.blockK = blockFor(s.sk, kBlockK, kRegK);
+    s.sqP = roundUp(s.sq, s.blockQ);
+    s.skP = roundUp(s.sk, s.blockK);
+    s.dP = roundUp(s.d, kRegK);
+    s.dvP = roundUp(s.dv, 16);
+    s.regN = s.dvP % 32 == 0 ? 32 : 16;
     return s;
   }
+  bool padsKeys() const { return skP != sk; }
+  bool padsResult() const { return sqP != sq || dvP != dv; }
 };
 
 /// Builds linalg.generic ops on the block tensors.
@@ -167,6 +191,21 @@ Value transposeKeys(BlockBuilder &bb, Value k) {
                     });
 }
 
+/// `x` (f32) in the first corner of a zero tensor of `shape`; `x` itself
+/// when it has that shape.
+Value padTo(BlockBuilder &bb, Value x, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getShape() == shape)
+    return x;
+  Value zeros = bb.full(shape, type.getElementType(), 0.0);
+  SmallVector<OpFoldResult> offsets(shape.size(), bb.b.getIndexAttr(0)),
+      strides(shape.size(), bb.b.getIndexAttr(1)), sizes;
+  for (int64_t d : type.getShape())
+    sizes.push_back(bb.b.getIndexAttr(d));
+  return tensor::InsertSliceOp::create(bb.b, bb.loc, x, zeros, offsets, sizes,
+                                       strides);
+}
+
 /// The attention params the schedule applies inside a block.
 struct BlockParams {
   double scale;
@@ -194,13 +233,14 @@ LogicalResult mlir::fuel::canScheduleAttention(FusedOp op,
     }
   }
   AttnShape s = AttnShape::of(attn);
-  if (!s.blockQ || !s.blockK || s.d % kRegK != 0 || s.dv % 16 != 0 ||
-      s.blockK % options.vectorWidth != 0) {
-    why = "the attention schedule needs Sq a multiple of " +
-          std::to_string(kRegM) + ", Sk, D and Dv multiples of " +
-          std::to_string(kRegK) + " (got Sq " + std::to_string(s.sq) +
-          ", Sk " + std::to_string(s.sk) + ", D " + std::to_string(s.d) +
-          ", Dv " + std::to_string(s.dv) + ")";
+  if (!s.blockQ) {
+    why = "the attention schedule needs non-empty sequences and head dims";
+    return failure();
+  }
+  if (s.blockK % options.vectorWidth != 0) {
+    why = "the attention schedule needs key blocks (" +
+          std::to_string(s.blockK) + ") that are a multiple of the vector "
+          "width (" + std::to_string(options.vectorWidth) + ")";
     return failure();
   }
   return success();
@@ -283,7 +323,7 @@ static std::pair<Value, Value> keyRange(BlockBuilder &bb, const AttnShape &s,
                                         Value off) {
   OpBuilder &b = bb.b;
   Location loc = bb.loc;
-  Value zero = bb.index(0), sk = bb.index(s.sk), bk = bb.index(s.blockK);
+  Value zero = bb.index(0), sk = bb.index(s.skP), bk = bb.index(s.blockK);
   auto blockEnd = [&](Value end) -> Value {
     Value rounded = arith::MulIOp::create(
         b, loc, arith::CeilDivSIOp::create(b, loc, end, bk), bk);
@@ -330,14 +370,20 @@ LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
   Type f32 = rewriter.getF32Type();
   auto outType = cast<RankedTensorType>(op->getResult(0).getType());
 
-  // Outside the loops: q and v in f32, k transposed (and in f32).
-  Value q = toF32(bb, attn.getQ()), v = toF32(bb, attn.getV());
-  Value kT = transposeKeys(bb, attn.getK());
+  // Outside the loops: q and v in f32, k transposed (and in f32), each
+  // padded with zeros to whole blocks and head dims of 16.
+  Value q = padTo(bb, toF32(bb, attn.getQ()),
+                  {s.batch, s.heads, s.sqP, s.dP});
+  Value v = padTo(bb, toF32(bb, attn.getV()),
+                  {s.batch, s.kvHeads, s.skP, s.dvP});
+  Value kT = padTo(bb, transposeKeys(bb, attn.getK()),
+                   {s.batch, s.kvHeads, s.dP, s.skP});
 
-  Value out = bb.empty(outType.getShape(), outType.getElementType());
+  Value out = bb.empty({s.batch, s.heads, s.sqP, s.dvP},
+                       outType.getElementType());
   SmallVector<OpFoldResult> ubs = {
       rewriter.getIndexAttr(s.batch), rewriter.getIndexAttr(s.heads),
-      rewriter.getIndexAttr(s.sq / s.blockQ)};
+      rewriter.getIndexAttr(s.sqP / s.blockQ)};
   auto forall = scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out},
                                       std::nullopt);
   Block *body = forall.getBody();
@@ -348,11 +394,18 @@ LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
   auto attr = [&](int64_t x) { return rewriter.getIndexAttr(x); };
   Value i0 = arith::MulIOp::create(rewriter, loc, qbi, bb.index(s.blockQ));
   Value kvHead = arith::DivUIOp::create(rewriter, loc, hi, bb.index(group));
-  // off = k_len - Sq: query i's diagonal is key i + off.
-  if (std::optional<Value> kLen = attn.getKLen())
-    bp.kLen = *kLen;
+  // off = k_len - Sq: query i's diagonal is key i + off. Keys from
+  // min(k_len, Sk) on are masked (padding keys, past Sk, too).
+  std::optional<Value> kLen = attn.getKLen();
+  if (kLen)
+    bp.kLen = s.padsKeys() ? arith::MinSIOp::create(rewriter, loc, *kLen,
+                                                    bb.index(s.sk))
+                                 .getResult()
+                           : *kLen;
+  else if (s.padsKeys())
+    bp.kLen = bb.index(s.sk);
   Value off = arith::SubIOp::create(rewriter, loc,
-                                    bp.kLen ? bp.kLen : bb.index(s.sk),
+                                    kLen ? *kLen : bb.index(s.sk),
                                     bb.index(s.sq));
   if (std::optional<Value> alibi = attn.getAlibi()) {
     // Slopes [Hq] or [B, Hq].
@@ -365,12 +418,12 @@ LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
 
   SmallVector<OpFoldResult> ones(4, one);
   Value qBlock = tensor::ExtractSliceOp::create(
-      rewriter, loc, RankedTensorType::get({s.blockQ, s.d}, f32), q,
+      rewriter, loc, RankedTensorType::get({s.blockQ, s.dP}, f32), q,
       SmallVector<OpFoldResult>{bi, hi, i0, zero},
-      SmallVector<OpFoldResult>{one, one, attr(s.blockQ), attr(s.d)}, ones);
+      SmallVector<OpFoldResult>{one, one, attr(s.blockQ), attr(s.dP)}, ones);
   Value m0 = bb.full({s.blockQ}, f32, -INFINITY);
   Value l0 = bb.full({s.blockQ}, f32, 0.0);
-  Value acc0 = bb.full({s.blockQ, s.dv}, f32, 0.0);
+  Value acc0 = bb.full({s.blockQ, s.dvP}, f32, 0.0);
   auto [lo, hiKey] = keyRange(bb, s, bp, i0, off);
 
   auto keyLoop = scf::ForOp::create(
@@ -380,14 +433,14 @@ LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
         BlockBuilder kb{b, nl};
         Value m = carried[0], l = carried[1], acc = carried[2];
         Value kBlock = tensor::ExtractSliceOp::create(
-            b, nl, RankedTensorType::get({s.d, s.blockK}, f32), kT,
+            b, nl, RankedTensorType::get({s.dP, s.blockK}, f32), kT,
             SmallVector<OpFoldResult>{bi, kvHead, zero, j0},
-            SmallVector<OpFoldResult>{one, one, attr(s.d), attr(s.blockK)},
+            SmallVector<OpFoldResult>{one, one, attr(s.dP), attr(s.blockK)},
             ones);
         Value vBlock = tensor::ExtractSliceOp::create(
-            b, nl, RankedTensorType::get({s.blockK, s.dv}, f32), v,
+            b, nl, RankedTensorType::get({s.blockK, s.dvP}, f32), v,
             SmallVector<OpFoldResult>{bi, kvHead, j0, zero},
-            SmallVector<OpFoldResult>{one, one, attr(s.blockK), attr(s.dv)},
+            SmallVector<OpFoldResult>{one, one, attr(s.blockK), attr(s.dvP)},
             ones);
         Value raw =
             kb.matmul(qBlock, kBlock, kb.full({s.blockQ, s.blockK}, f32, 0.0));
@@ -462,7 +515,7 @@ LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
                                           rewriter.getF32FloatAttr(0.0));
   Value oBlock = bb.generic(
       2, {{accFinal, bb.map(2, {0, 1})}, {lFinal, bb.map(2, {0})}},
-      bb.empty({s.blockQ, s.dv}, outElt), bb.map(2, {0, 1}), {},
+      bb.empty({s.blockQ, s.dvP}, outElt), bb.map(2, {0, 1}), {},
       [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
         Value seen = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
                                            x[1], zeroF);
@@ -476,8 +529,19 @@ LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
   tensor::ParallelInsertSliceOp::create(
       rewriter, loc, oBlock, outArg,
       SmallVector<OpFoldResult>{bi, hi, i0, zero},
-      SmallVector<OpFoldResult>{one, one, attr(s.blockQ), attr(s.dv)}, ones);
-  rewriter.replaceOp(op, forall.getResults());
+      SmallVector<OpFoldResult>{one, one, attr(s.blockQ), attr(s.dvP)}, ones);
+  // The result: the padded queries and value columns dropped.
+  rewriter.setInsertionPointAfter(forall);
+  Value result = forall.getResult(0);
+  if (s.padsResult()) {
+    SmallVector<OpFoldResult> zeros4(4, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d : outType.getShape())
+      sizes.push_back(rewriter.getIndexAttr(d));
+    result = tensor::ExtractSliceOp::create(rewriter, loc, outType, result,
+                                            zeros4, sizes, ones);
+  }
+  rewriter.replaceOp(op, result);
 
   // Register tiles for the two contractions of the key block (their inits,
   // the zero fill and alpha * acc, computed in the tile), reduction steps.

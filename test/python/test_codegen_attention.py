@@ -4,8 +4,7 @@ fuel-codegen-cpu) computes what docs/FusedOps.md says for flash_attn, within
 its tolerances, against numpy in float64 (references.flash_attn): causal and
 not, windows, softcap, ALiBi, k_len, grouped-query heads, Sq < Sk and
 Sq > Sk (rows that see no key give 0), several query and key blocks,
-f32/f16/bf16; and the shapes the schedule leaves to the decomposition still
-compute the same."""
+f32/f16/bf16, and shapes off the blocks (padded)."""
 
 import numpy as np
 import pytest
@@ -131,9 +130,28 @@ def test_k_len(k_len, case):
     assert_close(out, reference(q, k, v, params, k_len=k_len), "f32", loose=True)
 
 
-def test_left_to_the_decomposition():
-    # A query length off the blocks is not scheduled; the decomposition
-    # computes it.
-    q, k, v = inputs(1, 2, 2, 3, 32, 16, 16)
+# Shapes off the blocks: sequences padded to whole blocks (padded keys
+# masked, padded queries dropped), head dims padded to 16.
+RAGGED = [(2, 4, 2, 3, 5, 8, 6), (1, 2, 2, 1, 100, 64, 64), (1, 2, 1, 100, 37, 20, 12),
+          (1, 1, 1, 1000, 1000, 64, 64), (1, 2, 2, 65, 130, 16, 16)]
+
+
+@pytest.mark.parametrize("shape", RAGGED, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("case", [dict(), dict(causal=True), dict(causal=True, window_size_left=7),
+                                  dict(softcap=3.0, window_size_right=2)], ids=case_id)
+def test_ragged(shape, case):
+    q, k, v = inputs(*shape)
+    params = dict(softmax_scale=0.3, **case)
+    out = run([q, k, v], params)
+    assert out.shape == q.shape[:3] + v.shape[3:]
+    assert np.all(np.isfinite(out))
+    assert_close(out, reference(q, k, v, params), "f32", loose=True)
+
+
+@pytest.mark.parametrize("k_len", [0, 3, 37, 40])
+def test_ragged_k_len(k_len):
+    # k_len beyond Sk (40 > 37) sees every key; the padded keys stay masked.
+    q, k, v = inputs(1, 2, 2, 10, 37, 16, 16)
     params = dict(softmax_scale=0.3, causal=True)
-    assert_close(run([q, k, v], params), reference(q, k, v, params), "f32", loose=True)
+    assert_close(run([q, k, v, k_len], params),
+                 reference(q, k, v, params, k_len=k_len), "f32", loose=True)

@@ -49,7 +49,8 @@ enum class ScheduleKind {
   /// O(S * D). Unlike the others it does not schedule the op's
   /// decomposition (a softmax over whole rows) but builds the tiled form,
   /// which no tiling of that decomposition reaches. f32, f16 and bf16
-  /// (computed in f32), with every param and optional operand.
+  /// (computed in f32), with every param and optional operand, any static
+  /// shape (sequences padded to whole blocks, head dims to 16).
   Attention,
   /// Matmuls with a quantized weight (qmatmul's Q8_0 and Q4_0, awq_matmul,
   /// nf4_matmul): tiles of rows of A and of W in an scf.forall, the weight

@@ -73,11 +73,28 @@ func.func @alibi_k_len(%q: tensor<2x2x16x16xf32>, %k: tensor<2x2x32x16xf32>, %v:
 
 // -----
 
+// Shapes off the blocks: q, k^T and v padded with zeros to whole blocks
+// (8 queries, 16 keys) and head dims of 16; keys past Sk masked; the padded
+// queries and value columns dropped from the result.
+// CHECK-LABEL: func.func @ragged
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 2, 3, 8] [1, 1, 1, 1] : tensor<1x2x3x8xf32> into tensor<1x2x8x16xf32>
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 2, 5, 6] [1, 1, 1, 1] : tensor<1x2x5x6xf32> into tensor<1x2x16x16xf32>
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 2, 8, 5] [1, 1, 1, 1] : tensor<1x2x8x5xf32> into tensor<1x2x16x16xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 1)
+// CHECK:             arith.cmpi slt, %{{.*}}, %{{.*}} : vector<16xindex>
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 2, 3, 6] [1, 1, 1, 1] : tensor<1x2x8x16xf32> to tensor<1x2x3x6xf32>
+func.func @ragged(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x5x8xf32>, %v: tensor<1x2x5x6xf32>) -> tensor<1x2x3x6xf32> {
+  %o = fuel.fused flash_attn {softmax_scale = 0.25 : f32} (%q, %k, %v) : (tensor<1x2x3x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x6xf32>) -> tensor<1x2x3x6xf32>
+  return %o : tensor<1x2x3x6xf32>
+}
+
+// -----
+
 // What the schedule leaves to the decomposition, with the reason.
 // CHECK-LABEL: func.func @unscheduled
 // CHECK: fuel.fused flash_attn
-// REPORT: not scheduled: the attention schedule needs Sq a multiple of 8, Sk, D and Dv multiples of 16 (got Sq 3, Sk 16, D 16, Dv 16)
-func.func @unscheduled(%q3: tensor<1x2x3x16xf32>, %k: tensor<1x2x16x16xf32>, %v: tensor<1x2x16x16xf32>) -> tensor<1x2x3x16xf32> {
-  %c = fuel.fused flash_attn {softmax_scale = 0.25 : f32} (%q3, %k, %v) : (tensor<1x2x3x16xf32>, tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) -> tensor<1x2x3x16xf32>
-  return %c : tensor<1x2x3x16xf32>
+// REPORT: not scheduled: the attention schedule needs non-empty sequences and head dims
+func.func @unscheduled(%q: tensor<1x2x0x16xf32>, %k: tensor<1x2x16x16xf32>, %v: tensor<1x2x16x16xf32>) -> tensor<1x2x0x16xf32> {
+  %c = fuel.fused flash_attn {softmax_scale = 0.25 : f32} (%q, %k, %v) : (tensor<1x2x0x16xf32>, tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) -> tensor<1x2x0x16xf32>
+  return %c : tensor<1x2x0x16xf32>
 }
