@@ -221,6 +221,58 @@ struct BlockParams {
 
 } // namespace
 
+/// Tiles and vectorizes the block code under `forall`: each contraction in
+/// register tiles of kRegM x regN (its init computed in the tile, the
+/// reduction in steps of kRegK), each other op over a block's rows ([Bq,
+/// Bk], [Bq, Dv], ...) one row at a time (a few whole vectors per row).
+static void scheduleBlocks(RewriterBase &rewriter, scf::ForallOp forall,
+                           int64_t regN) {
+  auto attr = [&](int64_t x) { return rewriter.getIndexAttr(x); };
+  SmallVector<linalg::LinalgOp> contractions;
+  llvm::SmallPtrSet<Operation *, 8> inits;
+  forall->walk([&](linalg::LinalgOp l) {
+    if (linalg::isaContractionOpInterface(l)) {
+      contractions.push_back(l);
+      if (Operation *init = l.getDpsInitOperand(0)->get().getDefiningOp())
+        inits.insert(init);
+    }
+  });
+  // The row ops: not the contractions' inits, which are fused into the
+  // register tiles (and then erased).
+  SmallVector<linalg::LinalgOp> rowOps;
+  forall->walk([&](linalg::LinalgOp l) {
+    if (l.getNumLoops() == 2 && !isa<linalg::FillOp>(l) &&
+        !linalg::isaContractionOpInterface(l) && !inits.contains(l))
+      rowOps.push_back(l);
+  });
+  for (linalg::LinalgOp c : contractions) {
+    SmallVector<int64_t> ranges = c.getStaticLoopRanges();
+    int64_t n = ranges[1] % regN == 0 ? regN : 16;
+    // Only the init (a zero fill, alpha * acc) is computed in the tile;
+    // the operands are computed once per block, not once per tile.
+    Operation *init = c.getDpsInitOperand(0)->get().getDefiningOp();
+    FailureOr<TiledRoot> tiled = tileAndFuseRoot(
+        rewriter, cast<TilingInterface>(c.getOperation()),
+        {attr(kRegM), attr(n), attr(0)},
+        scf::SCFTilingOptions::LoopType::ForOp,
+        [&](Operation *producer) { return producer == init; });
+    if (succeeded(tiled))
+      tileReduction(rewriter,
+                    cast<linalg::LinalgOp>(tiled->tiled.getOperation()),
+                    kRegK);
+  }
+  for (linalg::LinalgOp r : rowOps) {
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes({attr(1), attr(0)});
+    rewriter.setInsertionPoint(r);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(r.getOperation()), tiling);
+    if (succeeded(tiled))
+      rewriter.replaceOp(r, tiled->replacements);
+  }
+  vectorizeInside(rewriter, forall, /*contractions=*/true);
+}
+
 LogicalResult mlir::fuel::canScheduleAttention(FusedOp op,
                                                const ScheduleOptions &options,
                                                std::string &why) {
@@ -543,45 +595,6 @@ LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
   }
   rewriter.replaceOp(op, result);
 
-  // Register tiles for the two contractions of the key block (their inits,
-  // the zero fill and alpha * acc, computed in the tile), reduction steps.
-  SmallVector<linalg::LinalgOp> contractions;
-  forall->walk([&](linalg::LinalgOp l) {
-    if (linalg::isaContractionOpInterface(l))
-      contractions.push_back(l);
-  });
-  for (linalg::LinalgOp c : contractions) {
-    SmallVector<int64_t> ranges = c.getStaticLoopRanges();
-    int64_t regN = ranges[1] % s.regN == 0 ? s.regN : 16;
-    // Only the init (the zero fill, alpha * acc) is computed in the tile;
-    // p is computed once per block, not once per register tile.
-    Operation *init = c.getDpsInitOperand(0)->get().getDefiningOp();
-    FailureOr<TiledRoot> tiled = tileAndFuseRoot(
-        rewriter, cast<TilingInterface>(c.getOperation()),
-        {attr(kRegM), attr(regN), attr(0)},
-        scf::SCFTilingOptions::LoopType::ForOp,
-        [&](Operation *producer) { return producer == init; });
-    if (succeeded(tiled))
-      tileReduction(rewriter,
-                    cast<linalg::LinalgOp>(tiled->tiled.getOperation()),
-                    kRegK);
-  }
-  // The row steps of a block (on [Bq, Bk] or [Bq, Dv]) one row at a time:
-  // each row is a few whole vectors.
-  SmallVector<linalg::LinalgOp> rowOps;
-  for (Block *block : {keyLoop.getBody(), forall.getBody()})
-    for (auto l : block->getOps<linalg::LinalgOp>())
-      if (l.getNumLoops() == 2 && !isa<linalg::FillOp>(l))
-        rowOps.push_back(l);
-  for (linalg::LinalgOp r : rowOps) {
-    scf::SCFTilingOptions tiling;
-    tiling.setTileSizes({attr(1), attr(0)});
-    rewriter.setInsertionPoint(r);
-    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-        rewriter, cast<TilingInterface>(r.getOperation()), tiling);
-    if (succeeded(tiled))
-      rewriter.replaceOp(r, tiled->replacements);
-  }
-  vectorizeInside(rewriter, forall, /*contractions=*/true);
+  scheduleBlocks(rewriter, forall, s.regN);
   return success();
 }
