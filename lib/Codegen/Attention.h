@@ -18,6 +18,16 @@ LogicalResult canScheduleAttention(FusedOp op, const ScheduleOptions &options,
 LogicalResult buildAttention(RewriterBase &rewriter, FusedOp op,
                              const ScheduleOptions &options);
 
+/// The checks of canSchedule for flash_attn's backwards.
+LogicalResult canScheduleAttentionBackward(FusedOp op,
+                                           const ScheduleOptions &options,
+                                           std::string &why);
+
+/// Replaces `op` (a flash_attn_backward_q/k/v canScheduleAttentionBackward
+/// accepts) by FlashAttention-2's backward, tiled and vectorized.
+LogicalResult buildAttentionBackward(RewriterBase &rewriter, FusedOp op,
+                                     const ScheduleOptions &options);
+
 } // namespace fuel
 } // namespace mlir
 

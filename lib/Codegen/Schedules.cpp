@@ -17,6 +17,7 @@
 
 #include "FuelFused/Decompose/Decompose.h"
 #include "FuelFused/IR/FuelOps.h"
+#include "FuelFused/IR/FusedOpViews.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -66,6 +67,8 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
   case ScheduleKind::Contraction:
     return canScheduleContraction(op, options, why);
   case ScheduleKind::Attention:
+    if (!FlashAttnView::match(op))
+      return canScheduleAttentionBackward(op, options, why);
     return canScheduleAttention(op, options, why);
   case ScheduleKind::Quantized:
     return canScheduleQuantized(op, options, why);
@@ -87,7 +90,9 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
   // their tiled form, not scheduled from their decomposition (see
   // Attention.cpp, Quantized.cpp, Convolution.cpp, RowLoss.cpp).
   if (*kind == ScheduleKind::Attention)
-    return buildAttention(rewriter, op, options);
+    return FlashAttnView::match(op)
+               ? buildAttention(rewriter, op, options)
+               : buildAttentionBackward(rewriter, op, options);
   if (*kind == ScheduleKind::Quantized)
     return buildQuantized(rewriter, op, options);
   if (*kind == ScheduleKind::Convolution)

@@ -107,6 +107,49 @@ def flash_attn(q, k, v, scale, causal=False, window_left=None, window_right=None
     return p @ vv
 
 
+def flash_attn_grads(q, k, v, do, scale, causal=False, window_left=None, window_right=None,
+                     softcap=None, alibi=None):
+    """(dq, dk, dv) of flash_attn for the upstream gradient do, written
+    from the math in docs/FusedOps.md: p = softmax(s), dp = do v^T,
+    ds = p * (dp - rowsum(p * dp)), through the softcap (1 - tanh^2) and
+    the scale; dq = ds k, dk = ds^T q, dv = p^T do, summed over the query
+    heads of each kv head."""
+    B, Hq, Sq, D = q.shape
+    Hkv, Sk = k.shape[1], k.shape[2]
+    r = Hq // Hkv
+    kk, vv = np.repeat(k, r, axis=1), np.repeat(v, r, axis=1)
+    x = scale * q @ kk.transpose(0, 1, 3, 2)
+    t = np.tanh(x / softcap) if softcap is not None else None
+    s = softcap * t if softcap is not None else x
+    i, j = np.arange(Sq)[:, None], np.arange(Sk)[None, :]
+    off = Sk - Sq
+    if alibi is not None:
+        slope = alibi[None, :, None, None] if alibi.ndim == 1 else alibi[:, :, None, None]
+        s = s - slope * np.abs(i + off - j)
+    mask = np.ones((Sq, Sk), bool)
+    if causal:
+        mask &= j <= i + off
+    if window_left is not None:
+        mask &= j >= i + off - window_left
+    if window_right is not None:
+        mask &= j <= i + off + window_right
+    mask = np.broadcast_to(mask, s.shape)
+    s = np.where(mask, s, -np.inf)
+    m = s.max(-1, keepdims=True)
+    e = np.where(mask, np.exp(s - np.where(np.isfinite(m), m, 0)), 0.0)
+    l = e.sum(-1, keepdims=True)
+    p = np.where(l > 0, e / np.where(l > 0, l, 1), 0.0)
+    dp = do @ vv.transpose(0, 1, 3, 2)
+    ds = p * (dp - (p * dp).sum(-1, keepdims=True))
+    if softcap is not None:
+        ds = ds * (1 - t * t)
+    ds = ds * scale
+    dq = ds @ kk
+    dk = (ds.transpose(0, 1, 3, 2) @ q).reshape(B, Hkv, r, Sk, D).sum(2)
+    dv = (p.transpose(0, 1, 3, 2) @ do).reshape(B, Hkv, r, Sk, v.shape[3]).sum(2)
+    return dq, dk, dv
+
+
 def paged_attn(q, k_cache, v_cache, block_table, context_lens, scale, block_size,
                softcap=None, alibi=None):
     S, Hq, D = q.shape

@@ -155,3 +155,67 @@ def test_ragged_k_len(k_len):
     params = dict(softmax_scale=0.3, causal=True)
     assert_close(run([q, k, v, k_len], params),
                  reference(q, k, v, params, k_len=k_len), "f32", loose=True)
+
+
+# The backwards: FlashAttention-2's backward (lse and D per query row in a
+# first pass; dq per query block, dk and dv per key block), against the
+# numpy gradients of references.flash_attn_grads, which the first test
+# checks against finite differences.
+def bwd_reference(q, k, v, do, params, alibi=None):
+    rename = {"window_size_left": "window_left", "window_size_right": "window_right"}
+    p = {rename.get(n, n): x for n, x in params.items() if n != "softmax_scale"}
+    return ref.flash_attn_grads(f64(q), f64(k), f64(v), f64(do), params["softmax_scale"],
+                                alibi=None if alibi is None else f64(alibi), **p)
+
+
+def test_backward_reference_is_the_gradient():
+    q, k, v = (f64(a) for a in inputs(1, 2, 1, 3, 4, 3, 2))
+    do = f64(rand((1, 2, 3, 2), np.float32, 9))
+    params = dict(softmax_scale=0.4, causal=True, softcap=3.0)
+    alibi = np.array([0.5, 0.25])
+    grads = bwd_reference(q, k, v, do, params, alibi)
+
+    def loss(which, x):
+        args = {"q": q, "k": k, "v": v}
+        args[which] = x
+        return (do * ref.flash_attn(args["q"], args["k"], args["v"], 0.4, causal=True,
+                                    softcap=3.0, alibi=alibi)).sum()
+
+    for which, got in zip("qkv", grads):
+        want = ref.grad(lambda x: loss(which, x), {"q": q, "k": k, "v": v}[which])
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+BWD_SHAPES = [(1, 2, 2, 64, 64, 16, 16), (1, 2, 2, 128, 192, 64, 64), (2, 4, 2, 40, 72, 20, 12),
+              (1, 2, 1, 3, 5, 8, 6)]
+BWD_CASES = [dict(), dict(causal=True), dict(causal=True, window_size_left=9),
+             dict(softcap=2.0, window_size_right=3), dict(causal=True, alibi=True)]
+
+
+@pytest.mark.parametrize("shape", BWD_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("case", BWD_CASES, ids=case_id)
+def test_backward(shape, case):
+    q, k, v = inputs(*shape)
+    do = rand(q.shape[:3] + v.shape[3:], np.float32, 7)
+    case = dict(case)
+    alibi = (2.0 ** -np.arange(1, shape[1] + 1)).astype(np.float32) if case.pop("alibi", False) else None
+    params = dict(softmax_scale=0.3, **case)
+    grads = bwd_reference(q, k, v, do, params, alibi)
+    for which, want in zip("qkv", grads):
+        args = [q, k, v, do] + ([alibi] if alibi is not None else [])
+        text = fused_text(f"flash_attn_backward_{which}", args, params)
+        got = runner.compile(text, "f")(*args)
+        assert got.shape == want.shape
+        assert_close(got, want, "f32", loose=True)
+
+
+@pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_backward_low_precision(dname, dtype):
+    q, k, v = inputs(1, 2, 2, 64, 64, 16, 16, dtype)
+    do = rand((1, 2, 64, 16), dtype, 7)
+    params = dict(softmax_scale=0.3, causal=True)
+    for which, want in zip("qkv", bwd_reference(q, k, v, do, params)):
+        got = runner.compile(fused_text(f"flash_attn_backward_{which}", [q, k, v, do], params),
+                             "f")(q, k, v, do)
+        assert got.dtype == dtype
+        assert_close(got, want, dname)

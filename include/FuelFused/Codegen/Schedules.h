@@ -43,10 +43,12 @@ enum class ScheduleKind {
   /// (widened to f32 in registers), with the output and reduction sizes
   /// multiples of the register tile.
   Contraction,
-  /// Attention (flash_attn): FlashAttention-2's tiling, query blocks in an
-  /// scf.forall and key blocks in an scf.for with an online softmax, the
-  /// block contractions in register tiles; no [Sq, Sk] scores, memory
-  /// O(S * D). Unlike the others it does not schedule the op's
+  /// Attention (flash_attn and its backwards): FlashAttention-2's tiling,
+  /// query blocks in an scf.forall and key blocks in an scf.for with an
+  /// online softmax, the block contractions in register tiles; no [Sq, Sk]
+  /// scores, memory O(S * D). The backwards compute each row's
+  /// log-sum-exp and rowsum(p * dp) in a first pass, then dq per query
+  /// block, dk and dv per key block. Unlike the others it does not schedule the op's
   /// decomposition (a softmax over whole rows) but builds the tiled form,
   /// which no tiling of that decomposition reaches. f32, f16 and bf16
   /// (computed in f32), with every param and optional operand, any static

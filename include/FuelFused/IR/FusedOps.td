@@ -49,6 +49,7 @@ class AttnBackwardOp<int id, string name, string gradOf, string res>
   let params = AttnParamList.params;
   let rule = "flashAttnBackward";
   let decomposition = "flashAttnBackward";
+  let schedule = "Attention";
   let recipeNote = "decompose-only until the recipe vocabulary has position "
     "masks (linalg.index) and grouped heads";
   let summary = "gradient of flash_attn w.r.t. " # gradOf;

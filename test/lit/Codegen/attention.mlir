@@ -98,3 +98,39 @@ func.func @unscheduled(%q: tensor<1x2x0x16xf32>, %k: tensor<1x2x16x16xf32>, %v: 
   %c = fuel.fused flash_attn {softmax_scale = 0.25 : f32} (%q, %k, %v) : (tensor<1x2x0x16xf32>, tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) -> tensor<1x2x0x16xf32>
   return %c : tensor<1x2x0x16xf32>
 }
+
+// -----
+
+// The backwards. dq: per query block, a first pass over the key blocks
+// (running max, sum, and sum of p * dp: lse and D per row), then a second
+// computing ds = p * (dp - D) * scale and dq += ds k.
+// CHECK-LABEL: func.func @backward_q
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 2)
+// CHECK:           scf.for {{.*}} -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+// CHECK:           math.log
+// CHECK:           scf.for {{.*}} -> (tensor<64x32xf32>)
+// CHECK:             vector.contract
+// CHECK-NOT:     fuel.fused
+func.func @backward_q(%q: tensor<1x2x128x32xf32>, %k: tensor<1x2x128x32xf32>, %v: tensor<1x2x128x32xf32>, %do: tensor<1x2x128x32xf32>) -> tensor<1x2x128x32xf32> {
+  %g = fuel.fused flash_attn_backward_q {causal = true, softmax_scale = 0.2 : f32} (%q, %k, %v, %do) : (tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32>) -> tensor<1x2x128x32xf32>
+  return %g : tensor<1x2x128x32xf32>
+}
+
+// -----
+
+// dk (dv alike): lse and D of every query row into [B, Hq, Sq] first; then
+// per key block of each kv head, over the query heads of its group and the
+// query blocks that see it (causal: from the block's diagonal on),
+// dk += ds^T q.
+// CHECK-LABEL: func.func @backward_k
+// CHECK:         %[[STATS:.*]]:2 = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 2) shared_outs(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1x4x128xf32>, tensor<1x4x128xf32>)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 2)
+// CHECK:           arith.floordivsi
+// CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (tensor<64x32xf32>)
+// CHECK:             scf.for {{.*}} -> (tensor<64x32xf32>)
+// CHECK:               vector.transfer_read %[[STATS]]#0
+// CHECK:               vector.transfer_read %[[STATS]]#1
+func.func @backward_k(%q: tensor<1x4x128x32xf32>, %k: tensor<1x2x128x32xf32>, %v: tensor<1x2x128x32xf32>, %do: tensor<1x4x128x32xf32>) -> tensor<1x2x128x32xf32> {
+  %g = fuel.fused flash_attn_backward_k {causal = true, softmax_scale = 0.2 : f32} (%q, %k, %v, %do) : (tensor<1x4x128x32xf32>, tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32>, tensor<1x4x128x32xf32>) -> tensor<1x2x128x32xf32>
+  return %g : tensor<1x2x128x32xf32>
+}
