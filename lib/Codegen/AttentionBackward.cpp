@@ -1,0 +1,495 @@
+//===- AttentionBackward.cpp - The attention schedule, backwards ---------===//
+//
+// The backwards (flash_attn_backward_q/k/v), FlashAttention-2's backward:
+// per query row, lse = log sum_j exp(s_ij) and D_i = sum_j p_ij dp_ij (dp
+// = do v^T) are computed in a first pass over the key blocks (online, as
+// the forward's max and sum); then p = exp(s - lse) is recomputed block by
+// block, ds = p * (dp - D) (times 1 - tanh^2 through a softcap, and the
+// scale), and dq += ds k (per query block, over its key blocks), dk += ds^T
+// q and dv += p^T do (per key block, over the query blocks and the query
+// heads of its kv head that see it, lse and D read from a [B, Hq, Sq]
+// tensor the first pass writes). Memory O(S * D); padding as in the
+// forward.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Attention.h"
+#include "AttentionBlocks.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fuel;
+using namespace mlir::fuel::attention;
+
+namespace {
+/// The operands of a backward, in f32 and padded: q [B, Hq, SqP, DP], kT
+/// [B, Hkv, DP, SkP], k [B, Hkv, SkP, DP], vT [B, Hkv, DvP, SkP], dout [B,
+/// Hq, SqP, DvP].
+struct BwdOperands {
+  Value q, kT, k, vT, dout;
+};
+
+/// The probabilities of a block of masked scores: exp(s - lse), 0 where
+/// masked.
+Value blockProbs(BlockBuilder &bb, Value scores, Value lse) {
+  Type f32 = bb.b.getF32Type();
+  auto shape = cast<RankedTensorType>(scores.getType()).getShape();
+  Value negInf = bb.constF(-INFINITY), zero = bb.constF(0.0);
+  return bb.generic(
+      2, {{scores, bb.map(2, {0, 1})}, {lse, bb.map(2, {0})}},
+      bb.empty(shape, f32), bb.map(2, {0, 1}), {},
+      [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+        Value masked = arith::CmpFOp::create(
+            nb, nl, arith::CmpFPredicate::OEQ, x[0], negInf);
+        Value e = math::ExpOp::create(
+            nb, nl, arith::SubFOp::create(nb, nl, x[0], x[1]));
+        return arith::SelectOp::create(nb, nl, masked, zero, e);
+      });
+}
+
+/// ds = p * (dp - D) (through the softcap: times 1 - tanh^2) * scale, 0
+/// where masked.
+Value blockDs(BlockBuilder &bb, const BlockParams &bp, Value p, Value dp,
+              Value delta, Value scores) {
+  Type f32 = bb.b.getF32Type();
+  auto shape = cast<RankedTensorType>(p.getType()).getShape();
+  Value negInf = bb.constF(-INFINITY), zero = bb.constF(0.0),
+        one = bb.constF(1.0), scale = bb.constF(bp.scale);
+  Value cap = bp.softcap ? bb.constF(*bp.softcap) : Value();
+  return bb.generic(
+      2,
+      {{p, bb.map(2, {0, 1})},
+       {dp, bb.map(2, {0, 1})},
+       {delta, bb.map(2, {0})},
+       {scores, bb.map(2, {0, 1})}},
+      bb.empty(shape, f32), bb.map(2, {0, 1}), {},
+      [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+        Value g = arith::MulFOp::create(
+            nb, nl, x[0], arith::SubFOp::create(nb, nl, x[1], x[2]));
+        if (cap) {
+          // The scores are cap * tanh(.) (less any ALiBi bias, which does
+          // not depend on q or k); s's derivative is 1 - tanh^2.
+          Value t = arith::DivFOp::create(nb, nl, x[3], cap);
+          g = arith::MulFOp::create(
+              nb, nl, g,
+              arith::SubFOp::create(nb, nl, one,
+                                    arith::MulFOp::create(nb, nl, t, t)));
+        }
+        g = arith::MulFOp::create(nb, nl, g, scale);
+        Value masked = arith::CmpFOp::create(
+            nb, nl, arith::CmpFPredicate::OEQ, x[3], negInf);
+        return arith::SelectOp::create(nb, nl, masked, zero, g);
+      });
+}
+
+/// lse and D ([Bq]) of the query block at i0 of head h: a pass over the
+/// key blocks it sees with a running max m, sum l and E = sum exp(s - m) dp.
+std::pair<Value, Value> rowStats(BlockBuilder &bb, const AttnShape &s,
+                                 const BlockParams &bp,
+                                 const BwdOperands &in, Value bi, Value h,
+                                 Value kvHead, Value i0, Value off) {
+  OpBuilder &rw = bb.b;
+  Location loc = bb.loc;
+  Type f32 = rw.getF32Type();
+  auto zeroA = rw.getIndexAttr(0);
+  Value qBlock = bb.block(in.q, bi, h, i0, zeroA, s.blockQ, s.dP);
+  Value doBlock = bb.block(in.dout, bi, h, i0, zeroA, s.blockQ, s.dvP);
+  auto [lo, hiKey] = keyRange(bb, s, bp, i0, off);
+  Value m0 = bb.full({s.blockQ}, f32, -INFINITY);
+  Value l0 = bb.full({s.blockQ}, f32, 0.0);
+  Value e0 = bb.full({s.blockQ}, f32, 0.0);
+  auto loop = scf::ForOp::create(
+      rw, loc, lo, hiKey, bb.index(s.blockK), ValueRange{m0, l0, e0},
+      [&](OpBuilder &b, Location nl, Value j0, ValueRange carried) {
+        BlockBuilder kb{b, nl};
+        Value m = carried[0], l = carried[1], e = carried[2];
+        Value kBlock = kb.block(in.kT, bi, kvHead, b.getIndexAttr(0), j0,
+                                s.dP, s.blockK);
+        Value vTBlock = kb.block(in.vT, bi, kvHead, b.getIndexAttr(0), j0,
+                                 s.dvP, s.blockK);
+        Value scores = maskBlock(
+            kb, kb.matmul(qBlock, kBlock, kb.full({s.blockQ, s.blockK}, f32, 0.0)),
+            bp, i0, j0, off);
+        Value negInf = kb.constF(-INFINITY), zeroF = kb.constF(0.0);
+        auto expDiff = [&](OpBuilder &nb, Location l2, Value a,
+                           Value c) -> Value {
+          Value masked = arith::CmpFOp::create(
+              nb, l2, arith::CmpFPredicate::OEQ, a, negInf);
+          Value x = math::ExpOp::create(nb, l2,
+                                        arith::SubFOp::create(nb, l2, a, c));
+          return arith::SelectOp::create(nb, l2, masked, zeroF, x);
+        };
+        AffineMap full = kb.map(2, {0, 1}), row = kb.map(2, {0}),
+                  vec = kb.map(1, {0});
+        Value mBlock = kb.generic(
+            2, {{scores, full}}, kb.full({s.blockQ}, f32, -INFINITY), row, {1},
+            [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
+              return arith::MaximumFOp::create(nb, l2, x[0], x[1]);
+            });
+        Value alpha = kb.generic(
+            1, {{m, vec}, {mBlock, vec}}, kb.empty({s.blockQ}, f32), vec, {},
+            [&](OpBuilder &nb, Location l2, ValueRange x) {
+              Value mNew = arith::MaximumFOp::create(nb, l2, x[0], x[1]);
+              return expDiff(nb, l2, x[0], mNew);
+            });
+        Value mNew = kb.generic(
+            1, {{mBlock, vec}}, m, vec, {},
+            [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
+              return arith::MaximumFOp::create(nb, l2, x[0], x[1]);
+            });
+        Value p = kb.generic(
+            2, {{scores, full}, {mNew, row}},
+            kb.empty({s.blockQ, s.blockK}, f32), full, {},
+            [&](OpBuilder &nb, Location l2, ValueRange x) {
+              return expDiff(nb, l2, x[0], x[1]);
+            });
+        Value dp = kb.matmul(doBlock, vTBlock,
+                             kb.full({s.blockQ, s.blockK}, f32, 0.0));
+        Value pdp = kb.generic(
+            2, {{p, full}, {dp, full}}, kb.empty({s.blockQ, s.blockK}, f32),
+            full, {}, [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
+              return arith::MulFOp::create(nb, l2, x[0], x[1]);
+            });
+        auto scaleInPlace = [&](Value acc) {
+          return kb.generic(
+              1, {{alpha, vec}}, acc, vec, {},
+              [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
+                return arith::MulFOp::create(nb, l2, x[0], x[1]);
+              });
+        };
+        auto addRows = [&](Value x, Value init) {
+          return kb.generic(
+              2, {{x, full}}, init, row, {1},
+              [](OpBuilder &nb, Location l2, ValueRange a) -> Value {
+                return arith::AddFOp::create(nb, l2, a[0], a[1]);
+              });
+        };
+        Value lNew = addRows(p, scaleInPlace(l));
+        Value eNew = addRows(pdp, scaleInPlace(e));
+        scf::YieldOp::create(b, nl, ValueRange{mNew, lNew, eNew});
+      });
+  AffineMap vec = bb.map(1, {0});
+  Value m = loop.getResult(0), l = loop.getResult(1), e = loop.getResult(2);
+  Value zeroF = bb.constF(0.0), inf = bb.constF(INFINITY);
+  // Rows that see no key: lse = +inf (p = 0), D = 0.
+  Value lse = bb.generic(
+      1, {{m, vec}, {l, vec}}, bb.empty({s.blockQ}, f32), vec, {},
+      [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+        Value seen = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
+                                           x[1], zeroF);
+        Value v = arith::AddFOp::create(nb, nl, x[0],
+                                        math::LogOp::create(nb, nl, x[1]));
+        return arith::SelectOp::create(nb, nl, seen, v, inf);
+      });
+  Value delta = bb.generic(
+      1, {{e, vec}, {l, vec}}, bb.empty({s.blockQ}, f32), vec, {},
+      [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+        Value seen = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
+                                           x[1], zeroF);
+        return arith::SelectOp::create(
+            nb, nl, seen, arith::DivFOp::create(nb, nl, x[0], x[1]), zeroF);
+      });
+  return {lse, delta};
+}
+} // namespace
+
+LogicalResult mlir::fuel::canScheduleAttentionBackward(
+    FusedOp op, const ScheduleOptions &options, std::string &why) {
+  for (unsigned i = 0; i < 4; ++i) {
+    Type elt =
+        cast<RankedTensorType>(op->getOperand(i).getType()).getElementType();
+    if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
+      why = "the attention schedule handles f32, f16 and bf16";
+      return failure();
+    }
+  }
+  AttnShape s = AttnShape::of(op->getOperand(0), op->getOperand(1),
+                              op->getOperand(2));
+  if (!s.blockQ) {
+    why = "the attention schedule needs non-empty sequences and head dims";
+    return failure();
+  }
+  if (s.blockK % options.vectorWidth != 0) {
+    why = "the attention schedule needs key blocks (" +
+          std::to_string(s.blockK) + ") that are a multiple of the vector "
+          "width (" + std::to_string(options.vectorWidth) + ")";
+    return failure();
+  }
+  return success();
+}
+
+/// The backward's params (one schema for the three) and operands.
+template <typename View>
+static BlockParams bwdParams(View view) {
+  return BlockParams{view.getSoftmaxScale(), view.getCausal(),
+                     view.getWindowSizeLeft(), view.getWindowSizeRight(),
+                     view.getSoftcap()};
+}
+
+LogicalResult mlir::fuel::buildAttentionBackward(
+    RewriterBase &rewriter, FusedOp op, const ScheduleOptions &options) {
+  enum class Grad { Q, K, V } grad = FlashAttnBackwardQView::match(op)
+                                         ? Grad::Q
+                                         : FlashAttnBackwardKView::match(op)
+                                               ? Grad::K
+                                               : Grad::V;
+  Value qIn = op->getOperand(0), kIn = op->getOperand(1),
+        vIn = op->getOperand(2), doIn = op->getOperand(3);
+  std::optional<Value> alibi;
+  if (op->getNumOperands() > 4)
+    alibi = op->getOperand(4);
+  BlockParams bp = grad == Grad::Q   ? bwdParams(FlashAttnBackwardQView(op))
+                   : grad == Grad::K ? bwdParams(FlashAttnBackwardKView(op))
+                                     : bwdParams(FlashAttnBackwardVView(op));
+  AttnShape s = AttnShape::of(qIn, kIn, vIn);
+  int64_t group = s.heads / s.kvHeads;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  BlockBuilder bb{rewriter, loc};
+  Type f32 = rewriter.getF32Type();
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  Type resElt = resultType.getElementType();
+
+  BwdOperands in;
+  in.q = padTo(bb, toF32(bb, qIn), {s.batch, s.heads, s.sqP, s.dP});
+  in.dout = padTo(bb, toF32(bb, doIn), {s.batch, s.heads, s.sqP, s.dvP});
+  in.kT = padTo(bb, transposeKeys(bb, kIn), {s.batch, s.kvHeads, s.dP, s.skP});
+  in.vT = padTo(bb, transposeKeys(bb, vIn),
+                {s.batch, s.kvHeads, s.dvP, s.skP});
+  if (grad == Grad::Q)
+    in.k = padTo(bb, toF32(bb, kIn), {s.batch, s.kvHeads, s.skP, s.dP});
+  // Keys past Sk are padding, masked.
+  if (s.padsKeys())
+    bp.kLen = bb.index(s.sk);
+  Value off = bb.index(s.sk - s.sq);
+  auto slopeOf = [&](OpBuilder &b, Value bi, Value h) -> Value {
+    if (!alibi)
+      return Value();
+    SmallVector<Value> at;
+    if (cast<RankedTensorType>(alibi->getType()).getRank() == 2)
+      at.push_back(bi);
+    at.push_back(h);
+    return tensor::ExtractOp::create(b, loc, *alibi, at);
+  };
+  auto one = rewriter.getIndexAttr(1), zeroA = rewriter.getIndexAttr(0);
+  auto attr = [&](int64_t x) { return rewriter.getIndexAttr(x); };
+  SmallVector<OpFoldResult> ones(4, one);
+
+  if (grad == Grad::Q) {
+    Value out = bb.empty({s.batch, s.heads, s.sqP, s.dP}, resElt);
+    auto forall = scf::ForallOp::create(
+        rewriter, loc,
+        SmallVector<OpFoldResult>{attr(s.batch), attr(s.heads),
+                                  attr(s.sqP / s.blockQ)},
+        ValueRange{out}, std::nullopt);
+    Block *body = forall.getBody();
+    rewriter.setInsertionPointToStart(body);
+    Value bi = body->getArgument(0), hi = body->getArgument(1);
+    Value i0 = arith::MulIOp::create(rewriter, loc, body->getArgument(2),
+                                     bb.index(s.blockQ));
+    Value kvHead = arith::DivUIOp::create(rewriter, loc, hi, bb.index(group));
+    BlockParams hp = bp;
+    hp.slope = slopeOf(rewriter, bi, hi);
+    auto [lse, delta] = rowStats(bb, s, hp, in, bi, hi, kvHead, i0, off);
+    Value qBlock = bb.block(in.q, bi, hi, i0, zeroA, s.blockQ, s.dP);
+    Value doBlock = bb.block(in.dout, bi, hi, i0, zeroA, s.blockQ, s.dvP);
+    auto [lo, hiKey] = keyRange(bb, s, hp, i0, off);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, lo, hiKey, bb.index(s.blockK),
+        ValueRange{bb.full({s.blockQ, s.dP}, f32, 0.0)},
+        [&](OpBuilder &b, Location nl, Value j0, ValueRange acc) {
+          BlockBuilder kb{b, nl};
+          Value kBlock = kb.block(in.kT, bi, kvHead, b.getIndexAttr(0), j0,
+                                  s.dP, s.blockK);
+          Value vTBlock = kb.block(in.vT, bi, kvHead, b.getIndexAttr(0), j0,
+                                   s.dvP, s.blockK);
+          Value kNat = kb.block(in.k, bi, kvHead, j0, b.getIndexAttr(0),
+                                s.blockK, s.dP);
+          Value scores = maskBlock(
+              kb,
+              kb.matmul(qBlock, kBlock,
+                        kb.full({s.blockQ, s.blockK}, f32, 0.0)),
+              hp, i0, j0, off);
+          Value p = blockProbs(kb, scores, lse);
+          Value dp = kb.matmul(doBlock, vTBlock,
+                               kb.full({s.blockQ, s.blockK}, f32, 0.0));
+          Value ds = blockDs(kb, hp, p, dp, delta, scores);
+          scf::YieldOp::create(b, nl, kb.matmul(ds, kNat, acc[0]));
+        });
+    Value dq = loop.getResult(0);
+    if (resElt != f32)
+      dq = bb.generic(2, {{dq, bb.map(2, {0, 1})}},
+                      bb.empty({s.blockQ, s.dP}, resElt), bb.map(2, {0, 1}),
+                      {}, [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+                        return arith::TruncFOp::create(nb, nl, resElt, x[0]);
+                      });
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, dq, body->getArgument(3),
+        SmallVector<OpFoldResult>{bi, hi, i0, zeroA},
+        SmallVector<OpFoldResult>{one, one, attr(s.blockQ), attr(s.dP)}, ones);
+    rewriter.setInsertionPointAfter(forall);
+    scheduleBlocks(rewriter, forall, s.regN);
+    Value result = forall.getResult(0);
+    if (s.sqP != s.sq || s.dP != s.d) {
+      SmallVector<OpFoldResult> sizes;
+      for (int64_t d : resultType.getShape())
+        sizes.push_back(attr(d));
+      rewriter.setInsertionPointAfter(result.getDefiningOp());
+      result = tensor::ExtractSliceOp::create(
+          rewriter, loc, resultType, result,
+          SmallVector<OpFoldResult>(4, zeroA), sizes, ones);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  // dk, dv: the rows' lse and D for every query first.
+  Value lseAll = bb.empty({s.batch, s.heads, s.sqP}, f32);
+  Value deltaAll = bb.empty({s.batch, s.heads, s.sqP}, f32);
+  auto statsLoop = scf::ForallOp::create(
+      rewriter, loc,
+      SmallVector<OpFoldResult>{attr(s.batch), attr(s.heads),
+                                attr(s.sqP / s.blockQ)},
+      ValueRange{lseAll, deltaAll}, std::nullopt);
+  {
+    Block *body = statsLoop.getBody();
+    rewriter.setInsertionPointToStart(body);
+    Value bi = body->getArgument(0), hi = body->getArgument(1);
+    Value i0 = arith::MulIOp::create(rewriter, loc, body->getArgument(2),
+                                     bb.index(s.blockQ));
+    Value kvHead = arith::DivUIOp::create(rewriter, loc, hi, bb.index(group));
+    BlockParams hp = bp;
+    hp.slope = slopeOf(rewriter, bi, hi);
+    auto [lse, delta] = rowStats(bb, s, hp, in, bi, hi, kvHead, i0, off);
+    rewriter.setInsertionPointToStart(statsLoop.getTerminator().getBody());
+    SmallVector<OpFoldResult> at = {bi, hi, i0},
+                              sizes = {one, one, attr(s.blockQ)};
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, lse,
+                                          body->getArgument(3), at, sizes,
+                                          SmallVector<OpFoldResult>(3, one));
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, delta,
+                                          body->getArgument(4), at, sizes,
+                                          SmallVector<OpFoldResult>(3, one));
+  }
+  rewriter.setInsertionPointAfter(statsLoop);
+  scheduleBlocks(rewriter, statsLoop, s.regN);
+  rewriter.setInsertionPointAfter(statsLoop);
+  Value lseT = statsLoop.getResult(0), deltaT = statsLoop.getResult(1);
+
+  int64_t width = grad == Grad::K ? s.dP : s.dvP;
+  int64_t realWidth = grad == Grad::K ? s.d : s.dv;
+  Value out = bb.empty({s.batch, s.kvHeads, s.skP, width}, resElt);
+  auto forall = scf::ForallOp::create(
+      rewriter, loc,
+      SmallVector<OpFoldResult>{attr(s.batch), attr(s.kvHeads),
+                                attr(s.skP / s.blockK)},
+      ValueRange{out}, std::nullopt);
+  Block *body = forall.getBody();
+  rewriter.setInsertionPointToStart(body);
+  Value bi = body->getArgument(0), hk = body->getArgument(1);
+  Value j0 = arith::MulIOp::create(rewriter, loc, body->getArgument(2),
+                                   bb.index(s.blockK));
+  Value kBlock = bb.block(in.kT, bi, hk, zeroA, j0, s.dP, s.blockK);
+  Value vTBlock = bb.block(in.vT, bi, hk, zeroA, j0, s.dvP, s.blockK);
+  // The query blocks that see key block j0: i >= j0 - off - ahead (causal,
+  // right window), i <= j0 + Bk - 1 - off + wl (left window).
+  Value zero = bb.index(0), sqP = bb.index(s.sqP), bq = bb.index(s.blockQ);
+  Value qlo = zero, qhi = sqP;
+  std::optional<int64_t> ahead;
+  if (bp.causal)
+    ahead = 0;
+  if (bp.windowRight)
+    ahead = ahead ? std::min(*ahead, *bp.windowRight) : *bp.windowRight;
+  if (ahead) {
+    Value first = arith::SubIOp::create(rewriter, loc, j0,
+                                        bb.index(s.sk - s.sq + *ahead));
+    Value start = arith::MulIOp::create(
+        rewriter, loc, arith::FloorDivSIOp::create(rewriter, loc, first, bq),
+        bq);
+    qlo = arith::MinSIOp::create(
+        rewriter, loc, sqP, arith::MaxSIOp::create(rewriter, loc, zero, start));
+  }
+  if (bp.windowLeft) {
+    Value last = arith::AddIOp::create(
+        rewriter, loc, j0,
+        bb.index(s.blockK - (s.sk - s.sq) + *bp.windowLeft));
+    Value end = arith::MulIOp::create(
+        rewriter, loc, arith::CeilDivSIOp::create(rewriter, loc, last, bq), bq);
+    qhi = arith::MaxSIOp::create(
+        rewriter, loc, qlo, arith::MinSIOp::create(rewriter, loc, sqP, end));
+  }
+  auto heads = scf::ForOp::create(
+      rewriter, loc, zero, bb.index(group), bb.index(1),
+      ValueRange{bb.full({s.blockK, width}, f32, 0.0)},
+      [&](OpBuilder &b, Location nl, Value g, ValueRange acc) {
+        Value h = arith::AddIOp::create(
+            b, nl, arith::MulIOp::create(b, nl, hk, bb.index(group)), g);
+        BlockParams hp = bp;
+        hp.slope = slopeOf(b, bi, h);
+        auto queries = scf::ForOp::create(
+            b, nl, qlo, qhi, bq, acc,
+            [&](OpBuilder &b2, Location l2, Value i0, ValueRange acc2) {
+              BlockBuilder qb{b2, l2};
+              auto zA = b2.getIndexAttr(0);
+              Value qBlock = qb.block(in.q, bi, h, i0, zA, s.blockQ, s.dP);
+              Value doBlock =
+                  qb.block(in.dout, bi, h, i0, zA, s.blockQ, s.dvP);
+              auto oneA = b2.getIndexAttr(1);
+              auto row = [&](Value t) {
+                return tensor::ExtractSliceOp::create(
+                    b2, l2, RankedTensorType::get({s.blockQ}, f32), t,
+                    SmallVector<OpFoldResult>{bi, h, i0},
+                    SmallVector<OpFoldResult>{oneA, oneA,
+                                              b2.getIndexAttr(s.blockQ)},
+                    SmallVector<OpFoldResult>(3, oneA));
+              };
+              Value scores = maskBlock(
+                  qb,
+                  qb.matmul(qBlock, kBlock,
+                            qb.full({s.blockQ, s.blockK}, f32, 0.0)),
+                  hp, i0, j0, off);
+              Value p = blockProbs(qb, scores, row(lseT));
+              Value next;
+              if (grad == Grad::V) {
+                next = qb.matmulT(p, doBlock, acc2[0]);
+              } else {
+                Value dp = qb.matmul(doBlock, vTBlock,
+                                     qb.full({s.blockQ, s.blockK}, f32, 0.0));
+                Value ds = blockDs(qb, hp, p, dp, row(deltaT), scores);
+                next = qb.matmulT(ds, qBlock, acc2[0]);
+              }
+              scf::YieldOp::create(b2, l2, next);
+            });
+        scf::YieldOp::create(b, nl, queries.getResults());
+      });
+  Value grads = heads.getResult(0);
+  if (resElt != f32)
+    grads = bb.generic(2, {{grads, bb.map(2, {0, 1})}},
+                       bb.empty({s.blockK, width}, resElt), bb.map(2, {0, 1}),
+                       {}, [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+                         return arith::TruncFOp::create(nb, nl, resElt, x[0]);
+                       });
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      rewriter, loc, grads, body->getArgument(3),
+      SmallVector<OpFoldResult>{bi, hk, j0, zeroA},
+      SmallVector<OpFoldResult>{one, one, attr(s.blockK), attr(width)}, ones);
+  rewriter.setInsertionPointAfter(forall);
+  scheduleBlocks(rewriter, forall, s.regN);
+  Value result = forall.getResult(0);
+  if (s.skP != s.sk || width != realWidth) {
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d : resultType.getShape())
+      sizes.push_back(attr(d));
+    rewriter.setInsertionPointAfter(result.getDefiningOp());
+    result = tensor::ExtractSliceOp::create(
+        rewriter, loc, resultType, result, SmallVector<OpFoldResult>(4, zeroA),
+        sizes, ones);
+  }
+  rewriter.replaceOp(op, result);
+  return success();
+}

@@ -1,0 +1,222 @@
+//===- AttentionBlocks.cpp - What the attention schedules share -----------===//
+
+#include "AttentionBlocks.h"
+#include "ScheduleUtils.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fuel;
+using namespace mlir::fuel::attention;
+
+/// `v` with its elements widened to f32 (an f32 `v` as it is).
+Value attention::toF32(BlockBuilder &bb, Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getElementType().isF32())
+    return v;
+  unsigned rank = type.getRank();
+  SmallVector<unsigned> all;
+  for (unsigned i = 0; i < rank; ++i)
+    all.push_back(i);
+  Type f32 = bb.b.getF32Type();
+  return bb.generic(rank, {{v, bb.map(rank, all)}},
+                    bb.empty(type.getShape(), f32), bb.map(rank, all), {},
+                    [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+                      return arith::ExtFOp::create(nb, nl, f32, x[0]);
+                    });
+}
+
+/// k [B, H, Sk, D] as kT [B, H, D, Sk] in f32.
+Value attention::transposeKeys(BlockBuilder &bb, Value k) {
+  auto type = cast<RankedTensorType>(k.getType());
+  ArrayRef<int64_t> s = type.getShape();
+  Type f32 = bb.b.getF32Type();
+  return bb.generic(4, {{k, bb.map(4, {0, 1, 3, 2})}},
+                    bb.empty({s[0], s[1], s[3], s[2]}, f32),
+                    bb.map(4, {0, 1, 2, 3}), {},
+                    [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+                      if (x[0].getType() == f32)
+                        return x[0];
+                      return arith::ExtFOp::create(nb, nl, f32, x[0]);
+                    });
+}
+
+/// `x` (f32) in the first corner of a zero tensor of `shape`; `x` itself
+/// when it has that shape.
+Value attention::padTo(BlockBuilder &bb, Value x, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getShape() == shape)
+    return x;
+  Value zeros = bb.full(shape, type.getElementType(), 0.0);
+  SmallVector<OpFoldResult> offsets(shape.size(), bb.b.getIndexAttr(0)),
+      strides(shape.size(), bb.b.getIndexAttr(1)), sizes;
+  for (int64_t d : type.getShape())
+    sizes.push_back(bb.b.getIndexAttr(d));
+  return tensor::InsertSliceOp::create(bb.b, bb.loc, x, zeros, offsets, sizes,
+                                       strides);
+}
+
+/// Tiles and vectorizes the block code under `forall`: each contraction in
+/// register tiles of kRegM x regN (its init computed in the tile, the
+/// reduction in steps of kRegK), each other op over a block's rows ([Bq,
+/// Bk], [Bq, Dv], ...) one row at a time (a few whole vectors per row).
+void attention::scheduleBlocks(RewriterBase &rewriter, scf::ForallOp forall,
+                           int64_t regN) {
+  auto attr = [&](int64_t x) { return rewriter.getIndexAttr(x); };
+  SmallVector<linalg::LinalgOp> contractions;
+  llvm::SmallPtrSet<Operation *, 8> inits;
+  forall->walk([&](linalg::LinalgOp l) {
+    if (linalg::isaContractionOpInterface(l)) {
+      contractions.push_back(l);
+      if (Operation *init = l.getDpsInitOperand(0)->get().getDefiningOp())
+        inits.insert(init);
+    }
+  });
+  // The row ops: not the contractions' inits, which are fused into the
+  // register tiles (and then erased).
+  SmallVector<linalg::LinalgOp> rowOps;
+  forall->walk([&](linalg::LinalgOp l) {
+    if (l.getNumLoops() == 2 && !isa<linalg::FillOp>(l) &&
+        !linalg::isaContractionOpInterface(l) && !inits.contains(l))
+      rowOps.push_back(l);
+  });
+  for (linalg::LinalgOp c : contractions) {
+    SmallVector<int64_t> ranges = c.getStaticLoopRanges();
+    int64_t n = ranges[1] % regN == 0 ? regN : 16;
+    // Only the init (a zero fill, alpha * acc) is computed in the tile;
+    // the operands are computed once per block, not once per tile.
+    Operation *init = c.getDpsInitOperand(0)->get().getDefiningOp();
+    FailureOr<TiledRoot> tiled = tileAndFuseRoot(
+        rewriter, cast<TilingInterface>(c.getOperation()),
+        {attr(kRegM), attr(n), attr(0)},
+        scf::SCFTilingOptions::LoopType::ForOp,
+        [&](Operation *producer) { return producer == init; });
+    if (succeeded(tiled))
+      tileReduction(rewriter,
+                    cast<linalg::LinalgOp>(tiled->tiled.getOperation()),
+                    kRegK);
+  }
+  for (linalg::LinalgOp r : rowOps) {
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes({attr(1), attr(0)});
+    rewriter.setInsertionPoint(r);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(r.getOperation()), tiling);
+    if (succeeded(tiled))
+      rewriter.replaceOp(r, tiled->replacements);
+  }
+  vectorizeInside(rewriter, forall, /*contractions=*/true);
+}
+
+/// The masked, scaled (soft-capped, ALiBi-biased) scores of a [Bq, Bk]
+/// block whose first query is `i0` and first key `j0`; `off` = k_len - Sq
+/// (k_len = Sk without the operand) aligns the causal diagonal bottom-right.
+Value attention::maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp,
+                       Value i0, Value j0, Value off) {
+  Type f32 = bb.b.getF32Type();
+  auto type = cast<RankedTensorType>(raw.getType());
+  Value scale = arith::ConstantOp::create(bb.b, bb.loc, f32,
+                                          bb.b.getF32FloatAttr(bp.scale));
+  Value negInf = arith::ConstantOp::create(
+      bb.b, bb.loc, f32, bb.b.getF32FloatAttr(-INFINITY));
+  Value cap = bp.softcap ? arith::ConstantOp::create(
+                               bb.b, bb.loc, f32,
+                               bb.b.getF32FloatAttr(*bp.softcap))
+                               .getResult()
+                         : Value();
+  return bb.generic(
+      2, {{raw, bb.map(2, {0, 1})}}, bb.empty(type.getShape(), f32),
+      bb.map(2, {0, 1}), {},
+      [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+        Value s = arith::MulFOp::create(nb, nl, x[0], scale);
+        if (cap) {
+          Value t = math::TanhOp::create(
+              nb, nl, arith::DivFOp::create(nb, nl, s, cap));
+          s = arith::MulFOp::create(nb, nl, cap, t);
+        }
+        if (!bp.masks() && !bp.slope)
+          return s;
+        Value i = arith::AddIOp::create(
+            nb, nl, i0, linalg::IndexOp::create(nb, nl, 0));
+        Value j = arith::AddIOp::create(
+            nb, nl, j0, linalg::IndexOp::create(nb, nl, 1));
+        Value diag = arith::AddIOp::create(nb, nl, i, off);
+        if (bp.slope) {
+          // s -= slope * |i + off - j|
+          Value dist = arith::IndexCastOp::create(
+              nb, nl, nb.getI64Type(), arith::SubIOp::create(nb, nl, diag, j));
+          Value d = math::AbsFOp::create(
+              nb, nl, arith::SIToFPOp::create(nb, nl, f32, dist));
+          s = arith::SubFOp::create(nb, nl, s,
+                                    arith::MulFOp::create(nb, nl, bp.slope, d));
+        }
+        if (!bp.masks())
+          return s;
+        auto cmp = [&](arith::CmpIPredicate p, Value a, Value c) -> Value {
+          return arith::CmpIOp::create(nb, nl, p, a, c);
+        };
+        Value valid;
+        auto both = [&](Value c) {
+          valid = valid ? arith::AndIOp::create(nb, nl, valid, c).getResult()
+                        : c;
+        };
+        if (bp.kLen)
+          both(cmp(arith::CmpIPredicate::slt, j, bp.kLen));
+        if (bp.causal)
+          both(cmp(arith::CmpIPredicate::sle, j, diag));
+        if (bp.windowLeft)
+          both(cmp(arith::CmpIPredicate::sge, j,
+                   arith::SubIOp::create(
+                       nb, nl, diag,
+                       arith::ConstantIndexOp::create(nb, nl, *bp.windowLeft))));
+        if (bp.windowRight)
+          both(cmp(arith::CmpIPredicate::sle, j,
+                   arith::AddIOp::create(
+                       nb, nl, diag,
+                       arith::ConstantIndexOp::create(nb, nl, *bp.windowRight))));
+        return arith::SelectOp::create(nb, nl, valid, s, negInf);
+      });
+}
+
+/// The key blocks the query block starting at `i0` visits: [lo, hi) in
+/// steps of Bk, clamped to [0, Sk] (and to the live keys with k_len).
+std::pair<Value, Value> attention::keyRange(BlockBuilder &bb, const AttnShape &s,
+                                        const BlockParams &bp, Value i0,
+                                        Value off) {
+  OpBuilder &b = bb.b;
+  Location loc = bb.loc;
+  Value zero = bb.index(0), sk = bb.index(s.skP), bk = bb.index(s.blockK);
+  auto blockEnd = [&](Value end) -> Value {
+    Value rounded = arith::MulIOp::create(
+        b, loc, arith::CeilDivSIOp::create(b, loc, end, bk), bk);
+    return arith::MaxSIOp::create(b, loc, zero,
+                                  arith::MinSIOp::create(b, loc, sk, rounded));
+  };
+  Value lo = zero, hi = bp.kLen ? blockEnd(bp.kLen) : sk;
+  // The last query of the block sees keys up to i0 + Bq - 1 + off + ahead.
+  std::optional<int64_t> ahead;
+  if (bp.causal)
+    ahead = 0;
+  if (bp.windowRight)
+    ahead = ahead ? std::min(*ahead, *bp.windowRight) : *bp.windowRight;
+  if (ahead) {
+    Value last = arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, i0, off),
+        bb.index(s.blockQ + *ahead));
+    hi = arith::MinSIOp::create(b, loc, hi, blockEnd(last));
+  }
+  // The first query sees keys from i0 + off - wl.
+  if (bp.windowLeft) {
+    Value first = arith::SubIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, i0, off),
+        bb.index(*bp.windowLeft));
+    Value start = arith::MulIOp::create(
+        b, loc, arith::FloorDivSIOp::create(b, loc, first, bk), bk);
+    lo = arith::MinSIOp::create(
+        b, loc, hi, arith::MaxSIOp::create(b, loc, zero, start));
+  }
+  return {lo, hi};
+}

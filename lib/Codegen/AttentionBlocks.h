@@ -1,0 +1,218 @@
+//===- AttentionBlocks.h - What the attention schedules share ---*- C++ -*-===//
+//
+// The attention schedules (Attention.cpp, the forward; AttentionBackward.cpp,
+// the backwards) build FlashAttention-2's tiled forms as linalg on blocks of
+// queries and keys; these are their shapes, their block builders, the mask,
+// the range of key blocks a query block sees, and the tiling and
+// vectorization of the block code.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUEL_LIB_CODEGEN_ATTENTIONBLOCKS_H
+#define FUEL_LIB_CODEGEN_ATTENTIONBLOCKS_H
+
+#include "FuelFused/IR/FusedOpViews.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace fuel {
+namespace attention {
+
+/// Register tiles of the block contractions: rows by columns, reduction
+/// steps (as in the contraction schedule).
+constexpr int64_t kRegM = 8, kRegK = 16;
+/// Query and key block sizes, at most.
+constexpr int64_t kBlockQ = 64, kBlockK = 64;
+
+/// The largest tile of at most `most` that divides `size` and is a
+/// multiple of `unit`; 0 when there is none.
+inline int64_t tileOf(int64_t size, int64_t most, int64_t unit) {
+  for (int64_t t = most; t >= unit; t /= 2)
+    if (size % t == 0 && t % unit == 0)
+      return t;
+  return 0;
+}
+
+inline int64_t roundUp(int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; }
+
+/// A block for `size` rows (a multiple of `unit`, at most `most`): the
+/// largest that divides `size`, unless that is small next to `size`; then
+/// `size` is padded to a multiple of the block.
+inline int64_t blockFor(int64_t size, int64_t most, int64_t unit) {
+  int64_t t = tileOf(size, most, unit);
+  if (t && (t >= 32 || size <= most))
+    return t;
+  return std::min(most, roundUp(size, unit));
+}
+
+/// The shapes of one flash_attn the schedule handles, and the padded
+/// shapes it computes on: sequence lengths padded to whole blocks, head
+/// dims to 16 (zeros; padded keys are masked, padded queries and value
+/// columns dropped from the result).
+struct AttnShape {
+  int64_t batch, heads, kvHeads, sq, sk, d, dv;
+  int64_t blockQ, blockK, regN;
+  int64_t sqP, skP, dP, dvP;
+
+  static AttnShape of(FlashAttnView attn) {
+    return of(attn.getQ(), attn.getK(), attn.getV());
+  }
+  static AttnShape of(Value qv, Value kv, Value vv) {
+    ArrayRef<int64_t> q = cast<RankedTensorType>(qv.getType()).getShape();
+    ArrayRef<int64_t> k = cast<RankedTensorType>(kv.getType()).getShape();
+    ArrayRef<int64_t> v = cast<RankedTensorType>(vv.getType()).getShape();
+    AttnShape s{q[0], q[1], k[1], q[2], k[2], q[3], v[3], 0, 0, 0, 0, 0, 0, 0};
+    if (!s.sq || !s.sk || !s.d || !s.dv)
+      return s;
+    s.blockQ = blockFor(s.sq, kBlockQ, kRegM);
+    s.blockK = blockFor(s.sk, kBlockK, kRegK);
+    s.sqP = roundUp(s.sq, s.blockQ);
+    s.skP = roundUp(s.sk, s.blockK);
+    s.dP = roundUp(s.d, kRegK);
+    s.dvP = roundUp(s.dv, 16);
+    s.regN = s.dvP % 32 == 0 ? 32 : 16;
+    return s;
+  }
+  bool padsKeys() const { return skP != sk; }
+  bool padsResult() const { return sqP != sq || dvP != dv; }
+};
+
+/// Builds linalg.generic ops on the block tensors.
+struct BlockBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  AffineMap map(unsigned loops, ArrayRef<unsigned> dims) const {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned d : dims)
+      exprs.push_back(b.getAffineDimExpr(d));
+    return AffineMap::get(loops, 0, exprs, b.getContext());
+  }
+
+  Value empty(ArrayRef<int64_t> shape, Type elt) const {
+    return tensor::EmptyOp::create(b, loc, shape, elt);
+  }
+
+  Value full(ArrayRef<int64_t> shape, Type elt, double value) const {
+    Value c = arith::ConstantOp::create(b, loc, elt, b.getFloatAttr(elt, value));
+    return linalg::FillOp::create(b, loc, c, empty(shape, elt)).getResult(0);
+  }
+
+  /// A generic over `loops` loops (`reductions` among them) with inputs
+  /// `ins` on their maps, writing `init` through `outMap`.
+  Value generic(unsigned loops, ArrayRef<std::pair<Value, AffineMap>> ins,
+                Value init, AffineMap outMap, ArrayRef<unsigned> reductions,
+                function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (auto [v, m] : ins) {
+      inputs.push_back(v);
+      maps.push_back(m);
+    }
+    maps.push_back(outMap);
+    SmallVector<utils::IteratorType> iterators(loops,
+                                               utils::IteratorType::parallel);
+    for (unsigned r : reductions)
+      iterators[r] = utils::IteratorType::reduction;
+    return linalg::GenericOp::create(
+               b, loc, init.getType(), inputs, init, maps, iterators,
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 linalg::YieldOp::create(nb, nl, body(nb, nl, args));
+               })
+        .getResult(0);
+  }
+
+  /// out[i, j] += sum_k a[i, k] * b[k, j].
+  Value matmul(Value a, Value bm, Value init) {
+    return generic(3, {{a, map(3, {0, 2})}, {bm, map(3, {2, 1})}}, init,
+                   map(3, {0, 1}), {2},
+                   [](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+                     Value prod = arith::MulFOp::create(nb, nl, x[0], x[1]);
+                     return arith::AddFOp::create(nb, nl, x[2], prod);
+                   });
+  }
+
+  /// out[i, j] += sum_k a[k, i] * b[k, j].
+  Value matmulT(Value a, Value bm, Value init) {
+    return generic(3, {{a, map(3, {2, 0})}, {bm, map(3, {2, 1})}}, init,
+                   map(3, {0, 1}), {2},
+                   [](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+                     Value prod = arith::MulFOp::create(nb, nl, x[0], x[1]);
+                     return arith::AddFOp::create(nb, nl, x[2], prod);
+                   });
+  }
+
+  Value index(int64_t v) const {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+
+  Value constF(double v) const {
+    return arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                     b.getF32FloatAttr(v));
+  }
+
+  /// A [rows, cols] f32 slice of a [B, H, rows', cols'] tensor at (bi, h,
+  /// r0, c0).
+  Value block(Value t, Value bi, Value h, OpFoldResult r0, OpFoldResult c0,
+              int64_t rows, int64_t cols) const {
+    auto one = b.getIndexAttr(1);
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({rows, cols}, b.getF32Type()), t,
+        SmallVector<OpFoldResult>{bi, h, r0, c0},
+        SmallVector<OpFoldResult>{one, one, b.getIndexAttr(rows),
+                                  b.getIndexAttr(cols)},
+        SmallVector<OpFoldResult>(4, one));
+  }
+};
+
+/// The attention params the schedule applies inside a block.
+struct BlockParams {
+  double scale;
+  bool causal;
+  std::optional<int64_t> windowLeft, windowRight;
+  std::optional<double> softcap;
+  /// Inside the query-block loop: the live keys (k_len, an index) and the
+  /// ALiBi slope of the block's head (f32), when the op has them.
+  Value kLen, slope;
+
+  bool masks() const { return causal || windowLeft || windowRight || kLen; }
+};
+
+/// `v` with its elements widened to f32 (an f32 `v` as it is).
+Value toF32(BlockBuilder &bb, Value v);
+
+/// x [B, H, S, D] as [B, H, D, S] in f32 (the keys, the values).
+Value transposeKeys(BlockBuilder &bb, Value k);
+
+/// `x` (f32) in the first corner of a zero tensor of `shape`; `x` itself
+/// when it has that shape.
+Value padTo(BlockBuilder &bb, Value x, ArrayRef<int64_t> shape);
+
+/// The masked, scaled (soft-capped, ALiBi-biased) scores of a [Bq, Bk]
+/// block whose first query is `i0` and first key `j0`; `off` = k_len - Sq
+/// (k_len = Sk without the operand) aligns the causal diagonal bottom-right.
+Value maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp, Value i0,
+                Value j0, Value off);
+
+/// The key blocks the query block starting at `i0` visits: [lo, hi) in
+/// steps of Bk, clamped to [0, SkP] (and to the live keys with k_len).
+std::pair<Value, Value> keyRange(BlockBuilder &bb, const AttnShape &s,
+                                 const BlockParams &bp, Value i0, Value off);
+
+/// Tiles and vectorizes the block code under `forall`: each contraction in
+/// register tiles of kRegM x regN (its init computed in the tile, the
+/// reduction in steps of kRegK), each other op over a block's rows one row
+/// at a time (a few whole vectors per row).
+void scheduleBlocks(RewriterBase &rewriter, scf::ForallOp forall,
+                    int64_t regN);
+
+} // namespace attention
+} // namespace fuel
+} // namespace mlir
+
+#endif // FUEL_LIB_CODEGEN_ATTENTIONBLOCKS_H
