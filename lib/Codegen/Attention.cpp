@@ -150,65 +150,19 @@ LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
         Value raw =
             kb.matmul(qBlock, kBlock, kb.full({s.blockQ, s.blockK}, f32, 0.0));
         Value scores = maskBlock(kb, raw, bp, i0, j0, off);
-        AffineMap full = kb.map(2, {0, 1}), row = kb.map(2, {0});
-        AffineMap vec = kb.map(1, {0});
-        Value negInf = arith::ConstantOp::create(
-            b, nl, f32, b.getF32FloatAttr(-INFINITY));
-        Value zeroF = arith::ConstantOp::create(b, nl, f32,
-                                                b.getF32FloatAttr(0.0));
-        // exp(a - c), 0 where a is -inf (masked, or no key seen yet).
-        auto expDiff = [&](OpBuilder &nb, Location l2, Value a,
-                           Value c) -> Value {
-          Value masked = arith::CmpFOp::create(
-              nb, l2, arith::CmpFPredicate::OEQ, a, negInf);
-          Value e = math::ExpOp::create(nb, l2,
-                                        arith::SubFOp::create(nb, l2, a, c));
-          return arith::SelectOp::create(nb, l2, masked, zeroF, e);
-        };
         // The carried values are updated in place (an scf.for bufferizes
-        // to one buffer for each): every read of the old m comes before
-        // the op that overwrites it, and the updates of l and acc read only
-        // the value they write (their init).
-        // mb = rowmax(s); alpha = exp(m - max(m, mb)); m' = max(m, mb).
-        Value mBlock = kb.generic(
-            2, {{scores, full}}, kb.full({s.blockQ}, f32, -INFINITY), row,
-            {1}, [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
-              return arith::MaximumFOp::create(nb, l2, x[0], x[1]);
-            });
-        Value alpha = kb.generic(
-            1, {{m, vec}, {mBlock, vec}}, kb.empty({s.blockQ}, f32), vec, {},
-            [&](OpBuilder &nb, Location l2, ValueRange x) {
-              Value mNew = arith::MaximumFOp::create(nb, l2, x[0], x[1]);
-              return expDiff(nb, l2, x[0], mNew);
-            });
-        Value mNew = kb.generic(
-            1, {{mBlock, vec}}, m, vec, {},
-            [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
-              return arith::MaximumFOp::create(nb, l2, x[0], x[1]);
-            });
-        Value p = kb.generic(
-            2, {{scores, full}, {mNew, row}},
-            kb.empty({s.blockQ, s.blockK}, f32), full, {},
-            [&](OpBuilder &nb, Location l2, ValueRange x) {
-              return expDiff(nb, l2, x[0], x[1]);
-            });
+        // to one buffer for each).
+        OnlineStep step = onlineSoftmaxStep(kb, scores, m);
         // l' = alpha * l + rowsum(p).
-        Value lScaled = kb.generic(
-            1, {{alpha, vec}}, l, vec, {},
-            [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
-              return arith::MulFOp::create(nb, l2, x[0], x[1]);
-            });
         Value lNew = kb.generic(
-            2, {{p, full}}, lScaled, row, {1},
+            2, {{step.p, kb.map(2, {0, 1})}}, scaleRows(kb, l, step.alpha),
+            kb.map(2, {0}), {1},
             [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
               return arith::AddFOp::create(nb, l2, x[0], x[1]);
             });
         // acc' = alpha * acc + p @ v.
-        Value accScaled = kb.generic(
-            2, {{alpha, row}}, acc, full, {},
-            [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
-              return arith::MulFOp::create(nb, l2, x[0], x[1]);
-            });
+        Value accScaled = scaleRows(kb, acc, step.alpha);
+        Value p = step.p, mNew = step.mNew;
         Value accNew = kb.matmul(p, vBlock, accScaled);
         scf::YieldOp::create(b, nl, ValueRange{mNew, lNew, accNew});
       });

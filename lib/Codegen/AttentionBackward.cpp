@@ -113,39 +113,9 @@ std::pair<Value, Value> rowStats(BlockBuilder &bb, const AttnShape &s,
         Value scores = maskBlock(
             kb, kb.matmul(qBlock, kBlock, kb.full({s.blockQ, s.blockK}, f32, 0.0)),
             bp, i0, j0, off);
-        Value negInf = kb.constF(-INFINITY), zeroF = kb.constF(0.0);
-        auto expDiff = [&](OpBuilder &nb, Location l2, Value a,
-                           Value c) -> Value {
-          Value masked = arith::CmpFOp::create(
-              nb, l2, arith::CmpFPredicate::OEQ, a, negInf);
-          Value x = math::ExpOp::create(nb, l2,
-                                        arith::SubFOp::create(nb, l2, a, c));
-          return arith::SelectOp::create(nb, l2, masked, zeroF, x);
-        };
-        AffineMap full = kb.map(2, {0, 1}), row = kb.map(2, {0}),
-                  vec = kb.map(1, {0});
-        Value mBlock = kb.generic(
-            2, {{scores, full}}, kb.full({s.blockQ}, f32, -INFINITY), row, {1},
-            [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
-              return arith::MaximumFOp::create(nb, l2, x[0], x[1]);
-            });
-        Value alpha = kb.generic(
-            1, {{m, vec}, {mBlock, vec}}, kb.empty({s.blockQ}, f32), vec, {},
-            [&](OpBuilder &nb, Location l2, ValueRange x) {
-              Value mNew = arith::MaximumFOp::create(nb, l2, x[0], x[1]);
-              return expDiff(nb, l2, x[0], mNew);
-            });
-        Value mNew = kb.generic(
-            1, {{mBlock, vec}}, m, vec, {},
-            [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
-              return arith::MaximumFOp::create(nb, l2, x[0], x[1]);
-            });
-        Value p = kb.generic(
-            2, {{scores, full}, {mNew, row}},
-            kb.empty({s.blockQ, s.blockK}, f32), full, {},
-            [&](OpBuilder &nb, Location l2, ValueRange x) {
-              return expDiff(nb, l2, x[0], x[1]);
-            });
+        AffineMap full = kb.map(2, {0, 1}), row = kb.map(2, {0});
+        OnlineStep step = onlineSoftmaxStep(kb, scores, m);
+        Value p = step.p, mNew = step.mNew;
         Value dp = kb.matmul(doBlock, vTBlock,
                              kb.full({s.blockQ, s.blockK}, f32, 0.0));
         Value pdp = kb.generic(
@@ -153,13 +123,6 @@ std::pair<Value, Value> rowStats(BlockBuilder &bb, const AttnShape &s,
             full, {}, [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
               return arith::MulFOp::create(nb, l2, x[0], x[1]);
             });
-        auto scaleInPlace = [&](Value acc) {
-          return kb.generic(
-              1, {{alpha, vec}}, acc, vec, {},
-              [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
-                return arith::MulFOp::create(nb, l2, x[0], x[1]);
-              });
-        };
         auto addRows = [&](Value x, Value init) {
           return kb.generic(
               2, {{x, full}}, init, row, {1},
@@ -167,8 +130,8 @@ std::pair<Value, Value> rowStats(BlockBuilder &bb, const AttnShape &s,
                 return arith::AddFOp::create(nb, l2, a[0], a[1]);
               });
         };
-        Value lNew = addRows(p, scaleInPlace(l));
-        Value eNew = addRows(pdp, scaleInPlace(e));
+        Value lNew = addRows(p, scaleRows(kb, l, step.alpha));
+        Value eNew = addRows(pdp, scaleRows(kb, e, step.alpha));
         scf::YieldOp::create(b, nl, ValueRange{mNew, lNew, eNew});
       });
   AffineMap vec = bb.map(1, {0});

@@ -114,6 +114,53 @@ void attention::scheduleBlocks(RewriterBase &rewriter, scf::ForallOp forall,
 /// The masked, scaled (soft-capped, ALiBi-biased) scores of a [Bq, Bk]
 /// block whose first query is `i0` and first key `j0`; `off` = k_len - Sq
 /// (k_len = Sk without the operand) aligns the causal diagonal bottom-right.
+OnlineStep attention::onlineSoftmaxStep(BlockBuilder &bb, Value scores,
+                                        Value m) {
+  Type f32 = bb.b.getF32Type();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(scores.getType()).getShape();
+  AffineMap full = bb.map(2, {0, 1}), row = bb.map(2, {0}),
+            vec = bb.map(1, {0});
+  Value negInf = bb.constF(-INFINITY), zeroF = bb.constF(0.0);
+  // exp(a - c), 0 where a is -inf.
+  auto expDiff = [&](OpBuilder &nb, Location l, Value a, Value c) -> Value {
+    Value masked =
+        arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, a, negInf);
+    Value e = math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, a, c));
+    return arith::SelectOp::create(nb, l, masked, zeroF, e);
+  };
+  OnlineStep step;
+  Value mBlock = bb.generic(
+      2, {{scores, full}}, bb.full({shape[0]}, f32, -INFINITY), row, {1},
+      [](OpBuilder &nb, Location l, ValueRange x) -> Value {
+        return arith::MaximumFOp::create(nb, l, x[0], x[1]);
+      });
+  step.alpha = bb.generic(
+      1, {{m, vec}, {mBlock, vec}}, bb.empty({shape[0]}, f32), vec, {},
+      [&](OpBuilder &nb, Location l, ValueRange x) {
+        Value mNew = arith::MaximumFOp::create(nb, l, x[0], x[1]);
+        return expDiff(nb, l, x[0], mNew);
+      });
+  step.mNew = bb.generic(1, {{mBlock, vec}}, m, vec, {},
+                         [](OpBuilder &nb, Location l, ValueRange x) -> Value {
+                           return arith::MaximumFOp::create(nb, l, x[0], x[1]);
+                         });
+  step.p = bb.generic(2, {{scores, full}, {step.mNew, row}},
+                      bb.empty(shape, f32), full, {},
+                      [&](OpBuilder &nb, Location l, ValueRange x) {
+                        return expDiff(nb, l, x[0], x[1]);
+                      });
+  return step;
+}
+
+Value attention::scaleRows(BlockBuilder &bb, Value acc, Value alpha) {
+  unsigned rank = cast<RankedTensorType>(acc.getType()).getRank();
+  AffineMap all = rank == 1 ? bb.map(1, {0}) : bb.map(2, {0, 1});
+  return bb.generic(rank, {{alpha, bb.map(rank, {0})}}, acc, all, {},
+                    [](OpBuilder &nb, Location l, ValueRange x) -> Value {
+                      return arith::MulFOp::create(nb, l, x[0], x[1]);
+                    });
+}
+
 Value attention::maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp,
                        Value i0, Value j0, Value off) {
   Type f32 = bb.b.getF32Type();

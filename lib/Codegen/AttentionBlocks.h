@@ -204,6 +204,22 @@ Value maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp, Value i0,
 std::pair<Value, Value> keyRange(BlockBuilder &bb, const AttnShape &s,
                                  const BlockParams &bp, Value i0, Value off);
 
+/// One step of an online softmax over a [Bq, Bk] block of masked scores,
+/// with the running row max `m` ([Bq], updated in place):
+///   m' = max(m, rowmax(s)); alpha = exp(m - m'); p = exp(s - m')
+/// (0 where s or m is -inf: masked, or no key seen yet). Every read of the
+/// old m comes before the op that overwrites it, so that the carried value
+/// bufferizes to one buffer; the caller scales its sums by alpha in place
+/// likewise (`scaleRows`).
+struct OnlineStep {
+  Value mNew, alpha, p;
+};
+OnlineStep onlineSoftmaxStep(BlockBuilder &bb, Value scores, Value m);
+
+/// `acc` ([Bq] or [Bq, N]) times alpha ([Bq]) per row, in place (the op
+/// reads only the value it writes).
+Value scaleRows(BlockBuilder &bb, Value acc, Value alpha);
+
 /// Tiles and vectorizes the block code under `forall`: each contraction in
 /// register tiles of kRegM x regN (its init computed in the tile, the
 /// reduction in steps of kRegK), each other op over a block's rows one row

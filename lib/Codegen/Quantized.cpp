@@ -197,6 +197,110 @@ struct StepBuilder {
 };
 } // namespace
 
+namespace {
+/// What the quantized builds share: A folded to [rows, K], an scf.forall
+/// over tiles of `tileM` rows of A by `tileN` columns of C (the builder's
+/// insertion point inside it), and the write of each tile and of C.
+struct TileFrame {
+  Value a;
+  SmallVector<ReassociationIndices> fold;
+  scf::ForallOp forall;
+  Value m0, n0, outArg;
+  int64_t tileM, tileN;
+  RankedTensorType cType;
+
+  static TileFrame open(RewriterBase &rewriter, FusedOp op, Value act,
+                        int64_t rows, int64_t n, int64_t tileM,
+                        int64_t tileN) {
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    TileFrame f;
+    f.tileM = tileM;
+    f.tileN = tileN;
+    f.cType = cast<RankedTensorType>(op->getResult(0).getType());
+    auto aType = cast<RankedTensorType>(act.getType());
+    f.a = act;
+    if (aType.getRank() > 2) {
+      ReassociationIndices lead;
+      for (int64_t d = 0; d + 1 < aType.getRank(); ++d)
+        lead.push_back(d);
+      f.fold = {lead, {aType.getRank() - 1}};
+      f.a = tensor::CollapseShapeOp::create(rewriter, loc, act, f.fold);
+    }
+    Value out = tensor::EmptyOp::create(
+        rewriter, loc, ArrayRef<int64_t>{rows, n}, f.cType.getElementType());
+    SmallVector<OpFoldResult> ubs = {rewriter.getIndexAttr(rows / tileM),
+                                     rewriter.getIndexAttr(n / tileN)};
+    f.forall = scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out},
+                                     std::nullopt);
+    Block *body = f.forall.getBody();
+    rewriter.setInsertionPointToStart(body);
+    f.m0 = arith::MulIOp::create(
+        rewriter, loc, body->getArgument(0),
+        arith::ConstantIndexOp::create(rewriter, loc, tileM));
+    f.n0 = arith::MulIOp::create(
+        rewriter, loc, body->getArgument(1),
+        arith::ConstantIndexOp::create(rewriter, loc, tileN));
+    f.outArg = body->getArgument(2);
+    return f;
+  }
+
+  /// The tile of C ([tileM, tileN]) to write into.
+  Value emptyTile(RewriterBase &rewriter, Location loc) const {
+    return tensor::ExtractSliceOp::create(
+        rewriter, loc,
+        RankedTensorType::get({tileM, tileN}, cType.getElementType()), outArg,
+        SmallVector<OpFoldResult>{m0, n0},
+        SmallVector<OpFoldResult>{rewriter.getIndexAttr(tileM),
+                                  rewriter.getIndexAttr(tileN)},
+        SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
+  }
+
+  /// The tile of dot products: accumulator m * tileN + j, reduced across
+  /// its lanes, is C[m0 + m, n0 + j].
+  Value reducedTile(RewriterBase &rewriter, Location loc,
+                    ValueRange accs) const {
+    Type cElt = cType.getElementType();
+    Value tile = emptyTile(rewriter, loc);
+    for (int64_t m = 0; m < tileM; ++m) {
+      SmallVector<Value> sums;
+      for (int64_t j = 0; j < tileN; ++j) {
+        Value sum = vector::ReductionOp::create(
+            rewriter, loc, vector::CombiningKind::ADD, accs[m * tileN + j]);
+        if (cElt != sum.getType())
+          sum = arith::TruncFOp::create(rewriter, loc, cElt, sum);
+        sums.push_back(sum);
+      }
+      Value row = vector::FromElementsOp::create(
+          rewriter, loc, VectorType::get({tileN}, cElt), sums);
+      tile = vector::TransferWriteOp::create(
+                 rewriter, loc, row, tile,
+                 ValueRange{arith::ConstantIndexOp::create(rewriter, loc, m),
+                            arith::ConstantIndexOp::create(rewriter, loc, 0)},
+                 ArrayRef<bool>{true})
+                 .getResult();
+    }
+    return tile;
+  }
+
+  /// Writes `tile` as the forall's tile of C and replaces `op` by C.
+  void close(RewriterBase &rewriter, FusedOp op, Value tile) {
+    Location loc = op.getLoc();
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, tile, outArg, SmallVector<OpFoldResult>{m0, n0},
+        SmallVector<OpFoldResult>{rewriter.getIndexAttr(tileM),
+                                  rewriter.getIndexAttr(tileN)},
+        SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
+    rewriter.setInsertionPointAfter(forall);
+    Value c = forall.getResult(0);
+    if (!fold.empty())
+      c = tensor::ExpandShapeOp::create(rewriter, loc, cType, c, fold);
+    rewriter.replaceOp(op, c);
+  }
+};
+} // namespace
+
 LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
                                          const ScheduleOptions &options) {
   if (std::optional<AwqMatmulView> awq = AwqMatmulView::match(op))
@@ -206,37 +310,12 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
   QmatmulView qm(op);
   QShape s = shapeOf(qm);
   Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
   Type f32 = rewriter.getF32Type();
-  auto aType = cast<RankedTensorType>(qm.getA().getType());
-  auto cType = cast<RankedTensorType>(op->getResult(0).getType());
-  Type aElt = aType.getElementType(), cElt = cType.getElementType();
-
-  // A as [rows, K], C as [rows, N].
-  Value a = qm.getA();
-  SmallVector<ReassociationIndices> fold;
-  if (aType.getRank() > 2) {
-    ReassociationIndices lead;
-    for (int64_t d = 0; d + 1 < aType.getRank(); ++d)
-      lead.push_back(d);
-    fold = {lead, {aType.getRank() - 1}};
-    a = tensor::CollapseShapeOp::create(rewriter, loc, a, fold);
-  }
-  Value wq = qm.getWQ();
-  Value out = tensor::EmptyOp::create(rewriter, loc,
-                                      ArrayRef<int64_t>{s.rows, s.n}, cElt);
-  SmallVector<OpFoldResult> ubs = {rewriter.getIndexAttr(s.rows / s.tileM),
-                                   rewriter.getIndexAttr(s.n / s.tileN)};
-  auto forall =
-      scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out}, std::nullopt);
-  Block *body = forall.getBody();
-  rewriter.setInsertionPointToStart(body);
+  Type aElt = cast<RankedTensorType>(qm.getA().getType()).getElementType();
+  TileFrame frame = TileFrame::open(rewriter, op, qm.getA(), s.rows, s.n,
+                                    s.tileM, s.tileN);
+  Value a = frame.a, m0 = frame.m0, n0 = frame.n0, wq = qm.getWQ();
   StepBuilder sb{rewriter, loc};
-  Value m0 = arith::MulIOp::create(rewriter, loc, body->getArgument(0),
-                                   sb.index(s.tileM));
-  Value n0 = arith::MulIOp::create(rewriter, loc, body->getArgument(1),
-                                   sb.index(s.tileN));
-  Value outArg = body->getArgument(2);
 
   auto lanes = VectorType::get({kLanes}, f32);
   Value zeros = arith::ConstantOp::create(
@@ -306,40 +385,8 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
       });
 
   // Each accumulator reduced across its lanes: row m of the tile.
-  Value tile = tensor::ExtractSliceOp::create(
-      rewriter, loc, RankedTensorType::get({s.tileM, s.tileN}, cElt), outArg,
-      SmallVector<OpFoldResult>{m0, n0},
-      SmallVector<OpFoldResult>{rewriter.getIndexAttr(s.tileM),
-                                rewriter.getIndexAttr(s.tileN)},
-      SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
-  for (int64_t m = 0; m < s.tileM; ++m) {
-    SmallVector<Value> sums;
-    for (int64_t j = 0; j < s.tileN; ++j) {
-      Value sum = vector::ReductionOp::create(
-          rewriter, loc, vector::CombiningKind::ADD,
-          steps.getResult(m * s.tileN + j));
-      if (cElt != f32)
-        sum = arith::TruncFOp::create(rewriter, loc, cElt, sum);
-      sums.push_back(sum);
-    }
-    Value row = vector::FromElementsOp::create(
-        rewriter, loc, VectorType::get({s.tileN}, cElt), sums);
-    tile = vector::TransferWriteOp::create(
-               rewriter, loc, row, tile, ValueRange{sb.index(m), sb.index(0)},
-               ArrayRef<bool>{true})
-               .getResult();
-  }
-  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(
-      rewriter, loc, tile, outArg, SmallVector<OpFoldResult>{m0, n0},
-      SmallVector<OpFoldResult>{rewriter.getIndexAttr(s.tileM),
-                                rewriter.getIndexAttr(s.tileN)},
-      SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
-  rewriter.setInsertionPointAfter(forall);
-  Value c = forall.getResult(0);
-  if (!fold.empty())
-    c = tensor::ExpandShapeOp::create(rewriter, loc, cType, c, fold);
-  rewriter.replaceOp(op, c);
+  frame.close(rewriter, op,
+              frame.reducedTile(rewriter, loc, steps.getResults()));
   return success();
 }
 
@@ -423,38 +470,17 @@ static LogicalResult buildAwq(RewriterBase &rewriter, AwqMatmulView awq) {
   FusedOp op = awq.getOperation();
   AwqShape s = shapeOf(awq);
   Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
   Type f32 = rewriter.getF32Type(), i32 = rewriter.getI32Type();
-  auto aType = cast<RankedTensorType>(awq.getAct().getType());
-  auto cType = cast<RankedTensorType>(op->getResult(0).getType());
-  Type aElt = aType.getElementType(), cElt = cType.getElementType();
+  Type aElt = cast<RankedTensorType>(awq.getAct().getType()).getElementType();
+  Type cElt = cast<RankedTensorType>(op->getResult(0).getType())
+                  .getElementType();
   Value scales = awq.getScales();
   Type sElt = cast<RankedTensorType>(scales.getType()).getElementType();
-
-  Value a = awq.getAct();
-  SmallVector<ReassociationIndices> fold;
-  if (aType.getRank() > 2) {
-    ReassociationIndices lead;
-    for (int64_t d = 0; d + 1 < aType.getRank(); ++d)
-      lead.push_back(d);
-    fold = {lead, {aType.getRank() - 1}};
-    a = tensor::CollapseShapeOp::create(rewriter, loc, a, fold);
-  }
-  Value out = tensor::EmptyOp::create(rewriter, loc,
-                                      ArrayRef<int64_t>{s.rows, s.n}, cElt);
-  SmallVector<OpFoldResult> ubs = {rewriter.getIndexAttr(s.rows / s.tileM),
-                                   rewriter.getIndexAttr(s.n / s.tileN)};
-  auto forall =
-      scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out}, std::nullopt);
-  Block *body = forall.getBody();
-  rewriter.setInsertionPointToStart(body);
+  TileFrame frame = TileFrame::open(rewriter, op, awq.getAct(), s.rows, s.n,
+                                    s.tileM, s.tileN);
+  Value a = frame.a, m0 = frame.m0, n0 = frame.n0;
   StepBuilder sb{rewriter, loc};
-  Value m0 = arith::MulIOp::create(rewriter, loc, body->getArgument(0),
-                                   sb.index(s.tileM));
-  Value n0 = arith::MulIOp::create(rewriter, loc, body->getArgument(1),
-                                   sb.index(s.tileN));
   Value w0 = arith::DivUIOp::create(rewriter, loc, n0, sb.index(8));
-  Value outArg = body->getArgument(2);
   int64_t nVec = s.tileN / kLanes, nWords = s.tileN / 8;
   auto lanes = VectorType::get({kLanes}, f32);
   Value zeros = arith::ConstantOp::create(
@@ -518,12 +544,7 @@ static LogicalResult buildAwq(RewriterBase &rewriter, AwqMatmulView awq) {
         scf::YieldOp::create(b, l, inner.getResults());
       });
 
-  Value tile = tensor::ExtractSliceOp::create(
-      rewriter, loc, RankedTensorType::get({s.tileM, s.tileN}, cElt), outArg,
-      SmallVector<OpFoldResult>{m0, n0},
-      SmallVector<OpFoldResult>{rewriter.getIndexAttr(s.tileM),
-                                rewriter.getIndexAttr(s.tileN)},
-      SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
+  Value tile = frame.emptyTile(rewriter, loc);
   for (int64_t m = 0; m < s.tileM; ++m)
     for (int64_t v = 0; v < nVec; ++v) {
       Value acc = groups.getResult(m * nVec + v);
@@ -536,17 +557,7 @@ static LogicalResult buildAwq(RewriterBase &rewriter, AwqMatmulView awq) {
                  ArrayRef<bool>{true})
                  .getResult();
     }
-  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(
-      rewriter, loc, tile, outArg, SmallVector<OpFoldResult>{m0, n0},
-      SmallVector<OpFoldResult>{rewriter.getIndexAttr(s.tileM),
-                                rewriter.getIndexAttr(s.tileN)},
-      SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
-  rewriter.setInsertionPointAfter(forall);
-  Value c = forall.getResult(0);
-  if (!fold.empty())
-    c = tensor::ExpandShapeOp::create(rewriter, loc, cType, c, fold);
-  rewriter.replaceOp(op, c);
+  frame.close(rewriter, op, tile);
   return success();
 }
 
@@ -602,38 +613,16 @@ static LogicalResult buildNf4(RewriterBase &rewriter, Nf4MatmulView nf4) {
   FusedOp op = nf4.getOperation();
   Nf4Shape s = shapeOf(nf4);
   Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
   Type f32 = rewriter.getF32Type(), i8 = rewriter.getI8Type();
-  auto aType = cast<RankedTensorType>(nf4.getAct().getType());
-  auto cType = cast<RankedTensorType>(op->getResult(0).getType());
-  Type aElt = aType.getElementType(), cElt = cType.getElementType();
-
-  Value a = nf4.getAct();
-  SmallVector<ReassociationIndices> fold;
-  if (aType.getRank() > 2) {
-    ReassociationIndices lead;
-    for (int64_t d = 0; d + 1 < aType.getRank(); ++d)
-      lead.push_back(d);
-    fold = {lead, {aType.getRank() - 1}};
-    a = tensor::CollapseShapeOp::create(rewriter, loc, a, fold);
-  }
+  Type aElt = cast<RankedTensorType>(nf4.getAct().getType()).getElementType();
+  rewriter.setInsertionPoint(op);
   auto tableType = RankedTensorType::get({16}, f32);
   Value table = arith::ConstantOp::create(
       rewriter, loc, DenseElementsAttr::get(tableType, getNf4CodeBook()));
-  Value out = tensor::EmptyOp::create(rewriter, loc,
-                                      ArrayRef<int64_t>{s.rows, s.n}, cElt);
-  SmallVector<OpFoldResult> ubs = {rewriter.getIndexAttr(s.rows / s.tileM),
-                                   rewriter.getIndexAttr(s.n / s.tileN)};
-  auto forall =
-      scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out}, std::nullopt);
-  Block *body = forall.getBody();
-  rewriter.setInsertionPointToStart(body);
+  TileFrame frame = TileFrame::open(rewriter, op, nf4.getAct(), s.rows, s.n,
+                                    s.tileM, s.tileN);
+  Value a = frame.a, m0 = frame.m0, n0 = frame.n0;
   StepBuilder sb{rewriter, loc};
-  Value m0 = arith::MulIOp::create(rewriter, loc, body->getArgument(0),
-                                   sb.index(s.tileM));
-  Value n0 = arith::MulIOp::create(rewriter, loc, body->getArgument(1),
-                                   sb.index(s.tileN));
-  Value outArg = body->getArgument(2);
   auto lanes = VectorType::get({kLanes}, f32);
   auto i8s = VectorType::get({kLanes}, i8);
   auto i32s = VectorType::get({kLanes}, rewriter.getI32Type());
@@ -713,39 +702,7 @@ static LogicalResult buildNf4(RewriterBase &rewriter, Nf4MatmulView nf4) {
         scf::YieldOp::create(b, l, next);
       });
 
-  Value tile = tensor::ExtractSliceOp::create(
-      rewriter, loc, RankedTensorType::get({s.tileM, s.tileN}, cElt), outArg,
-      SmallVector<OpFoldResult>{m0, n0},
-      SmallVector<OpFoldResult>{rewriter.getIndexAttr(s.tileM),
-                                rewriter.getIndexAttr(s.tileN)},
-      SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
-  for (int64_t m = 0; m < s.tileM; ++m) {
-    SmallVector<Value> sums;
-    for (int64_t j = 0; j < s.tileN; ++j) {
-      Value sum = vector::ReductionOp::create(
-          rewriter, loc, vector::CombiningKind::ADD,
-          steps.getResult(m * s.tileN + j));
-      if (cElt != f32)
-        sum = arith::TruncFOp::create(rewriter, loc, cElt, sum);
-      sums.push_back(sum);
-    }
-    Value row = vector::FromElementsOp::create(
-        rewriter, loc, VectorType::get({s.tileN}, cElt), sums);
-    tile = vector::TransferWriteOp::create(
-               rewriter, loc, row, tile, ValueRange{sb.index(m), sb.index(0)},
-               ArrayRef<bool>{true})
-               .getResult();
-  }
-  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(
-      rewriter, loc, tile, outArg, SmallVector<OpFoldResult>{m0, n0},
-      SmallVector<OpFoldResult>{rewriter.getIndexAttr(s.tileM),
-                                rewriter.getIndexAttr(s.tileN)},
-      SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
-  rewriter.setInsertionPointAfter(forall);
-  Value c = forall.getResult(0);
-  if (!fold.empty())
-    c = tensor::ExpandShapeOp::create(rewriter, loc, cType, c, fold);
-  rewriter.replaceOp(op, c);
+  frame.close(rewriter, op,
+              frame.reducedTile(rewriter, loc, steps.getResults()));
   return success();
 }
