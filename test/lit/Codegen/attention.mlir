@@ -7,6 +7,8 @@
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu="vector-width=32 report=true" %s \
+// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE
 
 // CHECK-LABEL: func.func @causal_long
 // CHECK-NOT:     16384x16384
@@ -93,7 +95,14 @@ func.func @ragged(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x5x8xf32>, %v: tensor<1
 // What the schedule leaves to the decomposition, with the reason.
 // CHECK-LABEL: func.func @unscheduled
 // CHECK: fuel.fused flash_attn
+// REPORT: not scheduled: the attention schedule handles f32, f16 and bf16
+// REPORT: not scheduled: the attention schedule handles f32, f16 and bf16
 // REPORT: not scheduled: the attention schedule needs non-empty sequences and head dims
+func.func @unscheduled_f64(%q: tensor<1x2x16x16xf64>) -> (tensor<1x2x16x16xf64>, tensor<1x2x16x16xf64>) {
+  %a = fuel.fused flash_attn {softmax_scale = 0.25 : f32} (%q, %q, %q) : (tensor<1x2x16x16xf64>, tensor<1x2x16x16xf64>, tensor<1x2x16x16xf64>) -> tensor<1x2x16x16xf64>
+  %b = fuel.fused flash_attn_backward_q {softmax_scale = 0.25 : f32} (%q, %q, %q, %q) : (tensor<1x2x16x16xf64>, tensor<1x2x16x16xf64>, tensor<1x2x16x16xf64>, tensor<1x2x16x16xf64>) -> tensor<1x2x16x16xf64>
+  return %a, %b : tensor<1x2x16x16xf64>, tensor<1x2x16x16xf64>
+}
 func.func @unscheduled(%q: tensor<1x2x0x16xf32>, %k: tensor<1x2x16x16xf32>, %v: tensor<1x2x16x16xf32>) -> tensor<1x2x0x16xf32> {
   %c = fuel.fused flash_attn {softmax_scale = 0.25 : f32} (%q, %k, %v) : (tensor<1x2x0x16xf32>, tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) -> tensor<1x2x0x16xf32>
   return %c : tensor<1x2x0x16xf32>
@@ -133,4 +142,18 @@ func.func @backward_q(%q: tensor<1x2x128x32xf32>, %k: tensor<1x2x128x32xf32>, %v
 func.func @backward_k(%q: tensor<1x4x128x32xf32>, %k: tensor<1x2x128x32xf32>, %v: tensor<1x2x128x32xf32>, %do: tensor<1x4x128x32xf32>) -> tensor<1x2x128x32xf32> {
   %g = fuel.fused flash_attn_backward_k {causal = true, softmax_scale = 0.2 : f32} (%q, %k, %v, %do) : (tensor<1x4x128x32xf32>, tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32>, tensor<1x4x128x32xf32>) -> tensor<1x2x128x32xf32>
   return %g : tensor<1x2x128x32xf32>
+}
+
+// -----
+
+// Key blocks of 16 (Sk = 16) are scheduled with 16-lane vectors and left to
+// the decomposition with 32.
+// CHECK-LABEL: func.func @narrow_keys
+// CHECK-COUNT-2: scf.forall
+// WIDE: not scheduled: the attention schedule needs key blocks (16) that are a multiple of the vector width (32)
+// WIDE: not scheduled: the attention schedule needs key blocks (16) that are a multiple of the vector width (32)
+func.func @narrow_keys(%q: tensor<1x1x16x16xf32>) -> (tensor<1x1x16x16xf32>, tensor<1x1x16x16xf32>) {
+  %a = fuel.fused flash_attn {softmax_scale = 0.25 : f32} (%q, %q, %q) : (tensor<1x1x16x16xf32>, tensor<1x1x16x16xf32>, tensor<1x1x16x16xf32>) -> tensor<1x1x16x16xf32>
+  %b = fuel.fused flash_attn_backward_v {softmax_scale = 0.25 : f32} (%q, %q, %q, %q) : (tensor<1x1x16x16xf32>, tensor<1x1x16x16xf32>, tensor<1x1x16x16xf32>, tensor<1x1x16x16xf32>) -> tensor<1x1x16x16xf32>
+  return %a, %b : tensor<1x1x16x16xf32>, tensor<1x1x16x16xf32>
 }

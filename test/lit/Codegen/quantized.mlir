@@ -56,12 +56,16 @@ func.func @q4_0(%a: tensor<1x1x64xf16>, %w: tensor<36xi32>) -> tensor<1x1x4xf16>
 // What the schedule leaves to the decomposition, with the reason.
 // CHECK-LABEL: func.func @unscheduled
 // CHECK-COUNT-2: fuel.fused qmatmul
+// CHECK: fuel.fused awq_matmul
 // REPORT: not scheduled: the quantized schedule handles Q8_0 and Q4_0 weights
 // REPORT: not scheduled: the quantized schedule needs K a multiple of 64 (got 32)
-func.func @unscheduled(%a: tensor<2x64xf32>, %w: tensor<40xi32>, %a32: tensor<2x32xf32>, %w8: tensor<34xi32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+// REPORT: not scheduled: the quantized schedule needs N a multiple of 16 (got 8)
+func.func @unscheduled(%a: tensor<2x64xf32>, %w: tensor<40xi32>, %a32: tensor<2x32xf32>, %w8: tensor<34xi32>,
+                       %q: tensor<64x1xi32>, %z: tensor<1x1xi32>, %s: tensor<1x8xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x8xf32>) {
   %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q4_1>, k = 64 : i64, n = 4 : i64} (%a, %w) : (tensor<2x64xf32>, tensor<40xi32>) -> tensor<2x4xf32>
   %1 = fuel.fused qmatmul {quant_type = #fuel.quant<q8_0>, k = 32 : i64, n = 4 : i64} (%a32, %w8) : (tensor<2x32xf32>, tensor<34xi32>) -> tensor<2x4xf32>
-  return %0, %1 : tensor<2x4xf32>, tensor<2x4xf32>
+  %2 = fuel.fused awq_matmul {group_size = 64 : i64} (%a, %q, %z, %s) : (tensor<2x64xf32>, tensor<64x1xi32>, tensor<1x1xi32>, tensor<1x8xf32>) -> tensor<2x8xf32>
+  return %0, %1, %2 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x8xf32>
 }
 
 // -----

@@ -47,7 +47,9 @@ func.func @none(%l: tensor<2x3x32xf16>, %t: tensor<2x3xi64>) -> tensor<2x3xf32> 
 // CHECK-LABEL: func.func @unscheduled
 // CHECK: fuel.fused fused_softmax_cross_entropy
 // REPORT: not scheduled: the row-loss schedule needs a class count that is a multiple of the vector width (16; got 10)
-func.func @unscheduled(%l: tensor<4x10xf32>, %t: tensor<4xi64>) -> tensor<f32> {
+// REPORT: not scheduled: the row-loss schedule handles f32, f16 and bf16 logits
+func.func @unscheduled(%l: tensor<4x10xf32>, %t: tensor<4xi64>, %l64: tensor<4x16xf64>) -> (tensor<f32>, tensor<f32>) {
   %y = fuel.fused fused_softmax_cross_entropy (%l, %t) : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
-  return %y : tensor<f32>
+  %z = fuel.fused fused_softmax_cross_entropy (%l64, %t) : (tensor<4x16xf64>, tensor<4xi64>) -> tensor<f32>
+  return %y, %z : tensor<f32>, tensor<f32>
 }

@@ -240,3 +240,18 @@ func.func @declined(%x: tensor<1x4x8x8xf32>, %w: tensor<?x2x3x3xf32>, %q: tensor
   %2 = fuel.fused softmax_last_dim (%s) : (tensor<4xf32>) -> tensor<4xf32>
   return %0, %1, %2 : tensor<1x?x6x6xf32>, tensor<1x?x4x8xf32>, tensor<4xf32>
 }
+
+// -----
+
+// More declines, the IR left as it was: a transposed convolution's weight
+// of unknown shape, a reduction whose reduced dims are not known.
+// CHECK-LABEL: func @more_declined
+// CHECK: fuel.fused conv_transpose_2d (%{{.*}}, %{{.*}}) : (tensor<1x2x4x4xf32>, tensor<?x3x3x3xf32>) -> tensor<1x3x6x6xf32>
+// CHECK: fuel.fused reduce_max_to_backward (%{{.*}}, %{{.*}}) : (tensor<4x?xf32>, tensor<4x1xf32>) -> tensor<4x?xf32>
+func.func @more_declined(%x: tensor<1x2x4x4xf32>, %w: tensor<?x3x3x3xf32>, %r: tensor<4x?xf32>, %g: tensor<4x1xf32>) -> (tensor<1x3x6x6xf32>, tensor<4x?xf32>) {
+  // expected-warning @+1 {{fuel.fused conv_transpose_2d left fused: conv_transpose_2d needs a static weight shape}}
+  %0 = fuel.fused conv_transpose_2d (%x, %w) : (tensor<1x2x4x4xf32>, tensor<?x3x3x3xf32>) -> tensor<1x3x6x6xf32>
+  // expected-warning @+1 {{fuel.fused reduce_max_to_backward left fused: which dims are reduced must be known statically (dim 1 is dynamic)}}
+  %1 = fuel.fused reduce_max_to_backward (%r, %g) : (tensor<4x?xf32>, tensor<4x1xf32>) -> tensor<4x?xf32>
+  return %0, %1 : tensor<1x3x6x6xf32>, tensor<4x?xf32>
+}
