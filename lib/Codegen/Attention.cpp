@@ -40,25 +40,8 @@ LogicalResult mlir::fuel::canScheduleAttention(FusedOp op,
                                                const ScheduleOptions &options,
                                                std::string &why) {
   FlashAttnView attn(op);
-  for (Value operand : {attn.getQ(), attn.getK(), attn.getV()}) {
-    Type elt = cast<RankedTensorType>(operand.getType()).getElementType();
-    if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
-      why = "the attention schedule handles f32, f16 and bf16";
-      return failure();
-    }
-  }
-  AttnShape s = AttnShape::of(attn);
-  if (!s.blockQ) {
-    why = "the attention schedule needs non-empty sequences and head dims";
-    return failure();
-  }
-  if (s.blockK % options.vectorWidth != 0) {
-    why = "the attention schedule needs key blocks (" +
-          std::to_string(s.blockK) + ") that are a multiple of the vector "
-          "width (" + std::to_string(options.vectorWidth) + ")";
-    return failure();
-  }
-  return success();
+  Value q = attn.getQ(), k = attn.getK(), v = attn.getV();
+  return checkAttention({q, k, v}, q, k, v, options.vectorWidth, why);
 }
 
 LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
@@ -192,14 +175,7 @@ LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
   // The result: the padded queries and value columns dropped.
   rewriter.setInsertionPointAfter(forall);
   Value result = forall.getResult(0);
-  if (s.padsResult()) {
-    SmallVector<OpFoldResult> zeros4(4, rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes;
-    for (int64_t d : outType.getShape())
-      sizes.push_back(rewriter.getIndexAttr(d));
-    result = tensor::ExtractSliceOp::create(rewriter, loc, outType, result,
-                                            zeros4, sizes, ones);
-  }
+  result = sliceToResult(rewriter, loc, result, outType);
   rewriter.replaceOp(op, result);
 
   scheduleBlocks(rewriter, forall, s.regN);

@@ -161,27 +161,10 @@ std::pair<Value, Value> rowStats(BlockBuilder &bb, const AttnShape &s,
 
 LogicalResult mlir::fuel::canScheduleAttentionBackward(
     FusedOp op, const ScheduleOptions &options, std::string &why) {
-  for (unsigned i = 0; i < 4; ++i) {
-    Type elt =
-        cast<RankedTensorType>(op->getOperand(i).getType()).getElementType();
-    if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
-      why = "the attention schedule handles f32, f16 and bf16";
-      return failure();
-    }
-  }
-  AttnShape s = AttnShape::of(op->getOperand(0), op->getOperand(1),
-                              op->getOperand(2));
-  if (!s.blockQ) {
-    why = "the attention schedule needs non-empty sequences and head dims";
-    return failure();
-  }
-  if (s.blockK % options.vectorWidth != 0) {
-    why = "the attention schedule needs key blocks (" +
-          std::to_string(s.blockK) + ") that are a multiple of the vector "
-          "width (" + std::to_string(options.vectorWidth) + ")";
-    return failure();
-  }
-  return success();
+  // q, k, v, do.
+  ValueRange floats = op->getOperands().take_front(4);
+  return checkAttention(floats, floats[0], floats[1], floats[2],
+                        options.vectorWidth, why);
 }
 
 /// The backward's params (one schema for the three) and operands.
@@ -296,17 +279,9 @@ LogicalResult mlir::fuel::buildAttentionBackward(
         SmallVector<OpFoldResult>{one, one, attr(s.blockQ), attr(s.dP)}, ones);
     rewriter.setInsertionPointAfter(forall);
     scheduleBlocks(rewriter, forall, s.regN);
-    Value result = forall.getResult(0);
-    if (s.sqP != s.sq || s.dP != s.d) {
-      SmallVector<OpFoldResult> sizes;
-      for (int64_t d : resultType.getShape())
-        sizes.push_back(attr(d));
-      rewriter.setInsertionPointAfter(result.getDefiningOp());
-      result = tensor::ExtractSliceOp::create(
-          rewriter, loc, resultType, result,
-          SmallVector<OpFoldResult>(4, zeroA), sizes, ones);
-    }
-    rewriter.replaceOp(op, result);
+    rewriter.setInsertionPointAfter(forall);
+    rewriter.replaceOp(
+        op, sliceToResult(rewriter, loc, forall.getResult(0), resultType));
     return success();
   }
 
@@ -344,7 +319,6 @@ LogicalResult mlir::fuel::buildAttentionBackward(
   Value lseT = statsLoop.getResult(0), deltaT = statsLoop.getResult(1);
 
   int64_t width = grad == Grad::K ? s.dP : s.dvP;
-  int64_t realWidth = grad == Grad::K ? s.d : s.dv;
   Value out = bb.empty({s.batch, s.kvHeads, s.skP, width}, resElt);
   auto forall = scf::ForallOp::create(
       rewriter, loc,
@@ -443,16 +417,8 @@ LogicalResult mlir::fuel::buildAttentionBackward(
       SmallVector<OpFoldResult>{one, one, attr(s.blockK), attr(width)}, ones);
   rewriter.setInsertionPointAfter(forall);
   scheduleBlocks(rewriter, forall, s.regN);
-  Value result = forall.getResult(0);
-  if (s.skP != s.sk || width != realWidth) {
-    SmallVector<OpFoldResult> sizes;
-    for (int64_t d : resultType.getShape())
-      sizes.push_back(attr(d));
-    rewriter.setInsertionPointAfter(result.getDefiningOp());
-    result = tensor::ExtractSliceOp::create(
-        rewriter, loc, resultType, result, SmallVector<OpFoldResult>(4, zeroA),
-        sizes, ones);
-  }
-  rewriter.replaceOp(op, result);
+  rewriter.setInsertionPointAfter(forall);
+  rewriter.replaceOp(
+      op, sliceToResult(rewriter, loc, forall.getResult(0), resultType));
   return success();
 }

@@ -114,6 +114,43 @@ void attention::scheduleBlocks(RewriterBase &rewriter, scf::ForallOp forall,
 /// The masked, scaled (soft-capped, ALiBi-biased) scores of a [Bq, Bk]
 /// block whose first query is `i0` and first key `j0`; `off` = k_len - Sq
 /// (k_len = Sk without the operand) aligns the causal diagonal bottom-right.
+LogicalResult attention::checkAttention(ValueRange floats, Value q, Value k,
+                                        Value v, int64_t vectorWidth,
+                                        std::string &why) {
+  for (Value operand : floats) {
+    Type elt = cast<RankedTensorType>(operand.getType()).getElementType();
+    if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
+      why = "the attention schedule handles f32, f16 and bf16";
+      return failure();
+    }
+  }
+  AttnShape s = AttnShape::of(q, k, v);
+  if (!s.blockQ) {
+    why = "the attention schedule needs non-empty sequences and head dims";
+    return failure();
+  }
+  if (s.blockK % vectorWidth != 0) {
+    why = "the attention schedule needs key blocks (" +
+          std::to_string(s.blockK) + ") that are a multiple of the vector "
+          "width (" + std::to_string(vectorWidth) + ")";
+    return failure();
+  }
+  return success();
+}
+
+Value attention::sliceToResult(OpBuilder &b, Location loc, Value padded,
+                               RankedTensorType type) {
+  if (padded.getType() == type)
+    return padded;
+  unsigned rank = type.getRank();
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d : type.getShape())
+    sizes.push_back(b.getIndexAttr(d));
+  return tensor::ExtractSliceOp::create(
+      b, loc, type, padded, SmallVector<OpFoldResult>(rank, b.getIndexAttr(0)),
+      sizes, SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+}
+
 OnlineStep attention::onlineSoftmaxStep(BlockBuilder &bb, Value scores,
                                         Value m) {
   Type f32 = bb.b.getF32Type();

@@ -204,6 +204,17 @@ Value maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp, Value i0,
 std::pair<Value, Value> keyRange(BlockBuilder &bb, const AttnShape &s,
                                  const BlockParams &bp, Value i0, Value off);
 
+/// The checks both attention schedules make: f32, f16 or bf16 `floats`,
+/// non-empty sequences and head dims, key blocks a multiple of the vector
+/// width. Sets `why` when not.
+LogicalResult checkAttention(ValueRange floats, Value q, Value k, Value v,
+                             int64_t vectorWidth, std::string &why);
+
+/// `padded` (the schedule's result on padded shapes) cut to `type` (its
+/// first corner); `padded` itself when it has that type.
+Value sliceToResult(OpBuilder &b, Location loc, Value padded,
+                    RankedTensorType type);
+
 /// One step of an online softmax over a [Bq, Bk] block of masked scores,
 /// with the running row max `m` ([Bq], updated in place):
 ///   m' = max(m, rowmax(s)); alpha = exp(m - m'); p = exp(s - m')

@@ -245,6 +245,19 @@ struct TileFrame {
     return f;
   }
 
+  /// Dot-product form: the accumulator of (row m of A, row j of W) gains
+  /// the products of the dequantized pieces `w` of row j with the pieces
+  /// `act[m]` of row m, lane by lane.
+  void accumulate(OpBuilder &b, Location loc, MutableArrayRef<Value> accs,
+                  int64_t j, ArrayRef<Value> w,
+                  ArrayRef<SmallVector<Value, 4>> act) const {
+    for (int64_t m = 0; m < tileM; ++m) {
+      Value &acc = accs[m * tileN + j];
+      for (size_t piece = 0; piece < w.size(); ++piece)
+        acc = vector::FMAOp::create(b, loc, w[piece], act[m][piece], acc);
+    }
+  }
+
   /// The tile of C ([tileM, tileN]) to write into.
   Value emptyTile(RewriterBase &rewriter, Location loc) const {
     return tensor::ExtractSliceOp::create(
@@ -375,11 +388,7 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
             continue;
           }
           SmallVector<Value, 4> w = st.decodePair(s.type, words);
-          for (int64_t m = 0; m < s.tileM; ++m) {
-            Value &acc = next[m * s.tileN + j];
-            for (int64_t piece = 0; piece < 4; ++piece)
-              acc = vector::FMAOp::create(b, l, w[piece], act[m][piece], acc);
-          }
+          frame.accumulate(b, l, next, j, w, act);
         }
         scf::YieldOp::create(b, l, next);
       });
@@ -645,7 +654,7 @@ static LogicalResult buildNf4(RewriterBase &rewriter, Nf4MatmulView nf4) {
         Value k0 = arith::MulIOp::create(b, l, p, st.index(32));
         Value byte0 = arith::MulIOp::create(b, l, p, st.index(16));
         Value blk = arith::DivUIOp::create(b, l, k0, st.index(s.block));
-        SmallVector<SmallVector<Value, 2>> act(s.tileM);
+        SmallVector<SmallVector<Value, 4>> act(s.tileM);
         for (int64_t m = 0; m < s.tileM; ++m) {
           Value row = arith::AddIOp::create(b, l, m0, st.index(m));
           for (int64_t piece = 0; piece < 2; ++piece) {
@@ -693,11 +702,7 @@ static LogicalResult buildNf4(RewriterBase &rewriter, Nf4MatmulView nf4) {
                                                    b, l, lanes, padT));
             w.push_back(arith::MulFOp::create(b, l, v, scale));
           }
-          for (int64_t m = 0; m < s.tileM; ++m) {
-            Value &acc = next[m * s.tileN + j];
-            for (int64_t piece = 0; piece < 2; ++piece)
-              acc = vector::FMAOp::create(b, l, w[piece], act[m][piece], acc);
-          }
+          frame.accumulate(b, l, next, j, w, act);
         }
         scf::YieldOp::create(b, l, next);
       });
