@@ -85,9 +85,7 @@ static bool spansRow(linalg::LinalgOp op, int64_t rowLength) {
   return !ranges.empty() && ranges.back() == rowLength;
 }
 
-/// Fuses the elementwise ops over whole rows in `loop` into their
-/// consumers over whole rows (upstream's elementwise fusion, restricted).
-static void fuseRowElementwise(RewriterBase &rewriter, Operation *loop,
+void mlir::fuel::fuseRowElementwise(RewriterBase &rewriter, Operation *loop,
                                int64_t rowLength) {
   SmallVector<Operation *> ops;
   loop->walk([&](linalg::GenericOp op) { ops.push_back(op); });

@@ -23,6 +23,12 @@ LogicalResult scheduleRowWise(RewriterBase &rewriter, linalg::LinalgOp root,
                               const llvm::SmallPtrSetImpl<Operation *> &decomposition,
                               const ScheduleOptions &options);
 
+/// Fuses the elementwise ops over whole rows (whose last loop runs over
+/// `rowLength`) in `loop` into their consumers over whole rows (upstream's
+/// elementwise fusion, restricted to the ops inside `loop`).
+void fuseRowElementwise(RewriterBase &rewriter, Operation *loop,
+                        int64_t rowLength);
+
 } // namespace fuel
 } // namespace mlir
 

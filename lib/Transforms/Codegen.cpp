@@ -9,11 +9,14 @@
 #include "FuelFused/IR/FuelOps.h"
 #include "FuelFused/Transforms/Passes.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::fuel {
 #define GEN_PASS_DEF_FUELCODEGENCPU
 #define GEN_PASS_DEF_FUELAPPROXIMATEMATH
+#define GEN_PASS_DEF_FUELCODEGENGPU
 #include "FuelFused/Transforms/Passes.h.inc"
 } // namespace mlir::fuel
 
@@ -49,6 +52,43 @@ struct FuelCodegenCPUPass
         continue;
       if (report)
         op.emitRemark() << "fuel-codegen-cpu: " << op.getInfo().name
+                        << " not scheduled: " << why;
+    }
+  }
+};
+
+struct FuelCodegenGPUPass
+    : public fuel::impl::FuelCodegenGPUBase<FuelCodegenGPUPass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    if (maxThreads < 32 || !llvm::isPowerOf2_64(maxThreads))
+      return emitError(UnknownLoc::get(context))
+             << "fuel-codegen-gpu: max-threads must be a power of two of at "
+                "least 32, got "
+             << static_cast<int64_t>(maxThreads);
+    return success();
+  }
+
+  void runOnOperation() override {
+    GpuScheduleOptions options;
+    options.maxThreads = maxThreads;
+    SmallVector<FusedOp> candidates;
+    getOperation()->walk([&](FusedOp op) { candidates.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (FusedOp op : candidates) {
+      std::string why;
+      std::string name = op.getInfo().name.str();
+      Location loc = op.getLoc();
+      if (succeeded(canScheduleGpu(op, options, why)) &&
+          succeeded(decomposeWithGpuSchedule(rewriter, op, options, why))) {
+        if (report && !why.empty())
+          emitRemark(loc) << "fuel-codegen-gpu: " << name
+                          << " partly scheduled: " << why;
+        continue;
+      }
+      if (report)
+        op.emitRemark() << "fuel-codegen-gpu: " << name
                         << " not scheduled: " << why;
     }
   }

@@ -3,7 +3,9 @@
 #include "FuelFused/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 
@@ -88,6 +90,151 @@ void mlir::fuel::buildFuelToLLVMPipeline(OpPassManager &pm,
                              "registered");
 }
 
+/// The PTX ISA version (times 10) that `chip` (sm_NN, sm_NNa) needs at
+/// least; 0 when the chip is not known here (LLVM decides).
+static int minimumPtxVersion(StringRef chip) {
+  unsigned sm = 0;
+  if (!chip.consume_front("sm_"))
+    return 0;
+  chip.consume_back("a");
+  chip.consume_back("f");
+  if (chip.getAsInteger(10, sm))
+    return 0;
+  static const std::pair<unsigned, int> table[] = {
+      {50, 40}, {60, 50}, {70, 60}, {72, 61}, {75, 63},  {80, 70},
+      {86, 71}, {87, 74}, {89, 78}, {90, 78}, {100, 86}, {120, 87}};
+  int ptx = 0;
+  for (auto [arch, version] : table)
+    if (sm >= arch)
+      ptx = version;
+  return ptx;
+}
+
+/// Checks the options of fuel-to-nvvm; the message says what is wrong.
+static LogicalResult checkNVVMOptions(const fuel::FuelToNVVMOptions &o,
+                                      std::string &why) {
+  StringRef format = o.format.getValue();
+  if (!llvm::is_contained({"isa", "bin", "fatbin", "llvm", "offload"},
+                          format)) {
+    why = "format must be isa, bin, fatbin, llvm or offload, got '" +
+          format.str() + "'";
+    return failure();
+  }
+  if (o.optLevel < 0 || o.optLevel > 3) {
+    why = "opt-level must be from 0 to 3, got " + std::to_string(o.optLevel);
+    return failure();
+  }
+  if (o.maxThreads < 32 || o.maxThreads > 1024 ||
+      !llvm::isPowerOf2_64(o.maxThreads)) {
+    why = "max-threads must be a power of two from 32 to 1024, got " +
+          std::to_string(o.maxThreads);
+    return failure();
+  }
+  if (!StringRef(o.chip.getValue()).starts_with("sm_")) {
+    why = "chip must be an NVIDIA architecture (sm_80, sm_90, ...), got '" +
+          o.chip.getValue() + "'";
+    return failure();
+  }
+  int needed = minimumPtxVersion(o.chip.getValue());
+  StringRef features = o.features.getValue();
+  size_t at = features.find("+ptx");
+  unsigned have = 0;
+  if (needed && at != StringRef::npos &&
+      !features.drop_front(at + 4).take_while(llvm::isDigit).getAsInteger(
+          10, have) &&
+      static_cast<int>(have) < needed) {
+    why = llvm::formatv("{0} needs PTX {1}.{2} at least (features=+ptx{3}), "
+                        "got '{4}'",
+                        o.chip.getValue(), needed / 10, needed % 10, needed,
+                        features)
+              .str();
+    return failure();
+  }
+  return success();
+}
+
+/// fuel (and linalg) on tensors -> GPU kernels for NVIDIA GPUs, serialized
+/// (PTX by default), and host code that launches them through the GPU
+/// runtime (libmlir_cuda_runtime). The ops with a GPU schedule become
+/// block- and thread-mapped loops (fuel-codegen-gpu); everything else is
+/// decomposed, its loops tiled over blocks and threads
+/// (fuel-gpu-map-parallel-loops); after bufferization both become
+/// gpu.launch ops, buffers inside kernels go to registers or shared memory
+/// (fuel-gpu-private-allocs), and the kernels are outlined and lowered as
+/// upstream's gpu-lower-to-nvvm-pipeline does.
+static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
+  std::string codegen =
+      o.codegen ? llvm::formatv("fuel-codegen-gpu{{max-threads={0}},",
+                                o.maxThreads.getValue())
+                      .str()
+                : std::string();
+  std::string toolkit =
+      o.toolkit.getValue().empty()
+          ? std::string()
+          : llvm::formatv(" toolkit={0}", o.toolkit.getValue()).str();
+  return codegen +
+         "fuel-decompose,"
+         "fuel-decompose-aggregates,"
+         "canonicalize,"
+         "cse,"
+         "linalg-fuse-elementwise-ops,"
+         "eliminate-empty-tensors,"
+         "one-shot-bufferize{bufferize-function-boundaries "
+         "function-boundary-type-conversion=identity-layout-map},"
+         "convert-bufferization-to-memref,"
+         "func.func(fuel-strided-copies-to-loops),"
+         "fuel-gpu-map-forall,"
+         "func.func(convert-linalg-to-parallel-loops)," +
+         llvm::formatv("fuel-gpu-map-parallel-loops{{max-threads={0}},",
+                       o.maxThreads.getValue())
+             .str() +
+         "convert-parallel-loops-to-gpu,"
+         "fuel-gpu-private-allocs,"
+         "canonicalize,"
+         "cse,"
+         "func.func(lower-vector-multi-reduction),"
+         "convert-vector-to-scf{full-unroll},"
+         "gpu-launch-sink-index-computations,"
+         "gpu-kernel-outlining,"
+         "func.func(gpu-async-region),"
+         "convert-scf-to-cf,"
+         "convert-nvvm-to-llvm,"
+         "convert-func-to-llvm,"
+         "expand-strided-metadata," +
+         llvm::formatv("nvvm-attach-target{{chip={0} features={1} O={2}},",
+                       o.chip.getValue(), o.features.getValue(),
+                       o.optLevel.getValue())
+             .str() +
+         "lower-affine,"
+         "convert-arith-to-llvm,"
+         "convert-index-to-llvm,"
+         "canonicalize,"
+         "cse,"
+         "gpu.module(strip-debuginfo,"
+         "convert-vector-to-llvm,"
+         "convert-gpu-to-nvvm,"
+         "canonicalize,"
+         "cse,"
+         "reconcile-unrealized-casts),"
+         "gpu-to-llvm," +
+         llvm::formatv("gpu-module-to-binary{{format={0}{1}},",
+                       o.format.getValue(), toolkit)
+             .str() +
+         "convert-math-to-llvm,"
+         "canonicalize,"
+         "cse,"
+         "reconcile-unrealized-casts";
+}
+
+LogicalResult
+mlir::fuel::buildFuelToNVVMPipeline(OpPassManager &pm,
+                                    const FuelToNVVMOptions &options) {
+  std::string why;
+  if (failed(checkNVVMOptions(options, why)))
+    return failure();
+  return parsePassPipeline(getFuelToNVVMPipeline(options), pm);
+}
+
 void mlir::fuel::registerFuelPassesAndPipelines() {
   registerFuelPasses();
   PassPipelineRegistration<FuelToLLVMOptions>(
@@ -96,5 +243,26 @@ void mlir::fuel::registerFuelPassesAndPipelines() {
       "(schedule or decompose, bufferize, loops and vectors, LLVM)",
       [](OpPassManager &pm, const FuelToLLVMOptions &options) {
         buildFuelToLLVMPipeline(pm, options);
+      });
+  registerPassPipeline(
+      "fuel-to-nvvm",
+      "Compile fuel and linalg on tensors to GPU kernels for NVIDIA GPUs "
+      "(GPU schedules or decomposition, loops mapped to blocks and threads, "
+      "NVVM, PTX or cubin) and host code that launches them",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        FuelToNVVMOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        std::string why;
+        if (failed(checkNVVMOptions(options, why)))
+          return errorHandler("fuel-to-nvvm: " + why);
+        if (failed(parsePassPipeline(getFuelToNVVMPipeline(options), pm)))
+          return errorHandler("fuel-to-nvvm: a pass of the pipeline is not "
+                              "registered");
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> print) {
+        print(FuelToNVVMOptions());
       });
 }

@@ -40,3 +40,37 @@ if config.enable_python:
                                  append_path=True)
 else:
     config.excludes.append("python")
+
+# A CUDA toolkit (libdevice, ptxas) for the GPU pipelines: the environment's,
+# else the nvidia-cuda-nvcc-cu12 wheel's, else /usr/local/cuda. Without one,
+# %cuda_toolkit is empty (fuel-to-nvvm looks for it itself) and the checks
+# that need ptxas are skipped.
+import shutil
+import subprocess
+
+
+def _find_cuda_toolkit():
+    def has_libdevice(root):
+        return root and os.path.isdir(os.path.join(root, "nvvm", "libdevice"))
+
+    for var in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"):
+        if has_libdevice(os.environ.get(var)):
+            return os.environ[var]
+    probe = subprocess.run(
+        [config.python_executable, "-c",
+         "import nvidia.cuda_nvcc as m; print(list(m.__path__)[0])"],
+        capture_output=True, text=True)
+    if probe.returncode == 0 and has_libdevice(probe.stdout.strip()):
+        return probe.stdout.strip()
+    return "/usr/local/cuda" if has_libdevice("/usr/local/cuda") else ""
+
+
+cuda_toolkit = _find_cuda_toolkit()
+config.substitutions.append(("%cuda_toolkit", cuda_toolkit))
+ptxas = shutil.which("ptxas") or (
+    os.path.join(cuda_toolkit, "bin", "ptxas")
+    if cuda_toolkit and os.path.isfile(os.path.join(cuda_toolkit, "bin", "ptxas"))
+    else None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))

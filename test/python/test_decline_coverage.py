@@ -27,6 +27,12 @@ UNREACHABLE = {
         "recipes and result specs come from one record",
     ("Quantized.cpp", "w_q is shorter than N * K / 64 pairs of blocks"):
         "the qmatmul shape rule requires exactly the words of the blocks",
+    ("GpuRowWise.cpp", "the op's last step does not write whole rows"):
+        "every result of a row-wise op is a row written by an elementwise last step",
+    ("GpuRowWise.cpp", "tiling the op's rows failed"):
+        "a parallel linalg op with static shapes tiles",
+    ("GpuRowWise.cpp", "it is not computed by a linalg op"):
+        "every result of a row-wise op's decomposition is a linalg op's",
     ("Schedules.cpp", "the op has no schedule"):
         "fuel-codegen-cpu only tries ops with a schedule",
 }

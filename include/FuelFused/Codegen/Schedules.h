@@ -109,6 +109,33 @@ LogicalResult decomposeWithSchedule(RewriterBase &rewriter, FusedOp op,
                                     const ScheduleOptions &options,
                                     std::string &why);
 
+/// Target parameters of the GPU schedules.
+struct GpuScheduleOptions {
+  /// Threads per block at most (a power of two, at least a warp of 32).
+  int64_t maxThreads = 256;
+};
+
+/// Checks, changing nothing, that `op` has a GPU schedule and that its
+/// shape suits it: static tensors, and for the row-wise schedule (the only
+/// GPU schedule so far) at most 3 leading dims (a grid dim each) and a row
+/// length that is a multiple of a warp (32). Sets `why` when not.
+LogicalResult canScheduleGpu(FusedOp op, const GpuScheduleOptions &options,
+                             std::string &why);
+
+/// Decomposes `op` (which `canScheduleGpu` accepts) and applies its GPU
+/// schedule: one row per block (an scf.forall mapped to `#gpu.block`s), the
+/// row split over the block's threads (an scf.forall mapped to
+/// `#gpu.thread<x>`; thread t takes elements t, t + T, t + 2T, ..., so
+/// every load of a warp is coalesced), each thread's part in vector
+/// registers, and every reduction over the row a per-thread partial
+/// combined across the block by `gpu.all_reduce`. Replaces and erases `op`.
+/// Fails, leaving `op` as it was, with `why` set, when decomposition fails;
+/// on success `why` names the results, if any, whose decomposition does not
+/// fit the schedule (they stay as decomposed: one kernel per loop nest).
+LogicalResult decomposeWithGpuSchedule(RewriterBase &rewriter, FusedOp op,
+                                       const GpuScheduleOptions &options,
+                                       std::string &why);
+
 /// Rewrites the f32 `math` ops on vectors under `root` (exp, log, tanh, erf
 /// and the others upstream approximates) into polynomial approximations, so
 /// they vectorize instead of calling libm per element. Scalars are left to

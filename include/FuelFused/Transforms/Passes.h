@@ -5,6 +5,7 @@
 
 #include "FuelFused/IR/FuelDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -54,6 +55,52 @@ struct FuelToLLVMOptions : public PassPipelineOptions<FuelToLLVMOptions> {
 /// ExecutionEngine.
 void buildFuelToLLVMPipeline(OpPassManager &pm,
                              const FuelToLLVMOptions &options = {});
+
+/// The options of the fuel-to-nvvm pipeline.
+struct FuelToNVVMOptions : public PassPipelineOptions<FuelToNVVMOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("The GPU's architecture (sm_80, "
+                                          "sm_90, ...)"),
+                           llvm::cl::init("sm_80")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features: the PTX ISA version (+ptx80 is PTX "
+                     "8.0, what sm_90 needs at least)"),
+      llvm::cl::init("+ptx80")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What each GPU module becomes: isa (PTX text), bin "
+                     "(cubin: needs ptxas), fatbin, llvm (LLVM IR), offload "
+                     "(LLVM bitcode)"),
+      llvm::cl::init("isa")};
+  Option<int> optLevel{*this, "opt-level",
+                       llvm::cl::desc("LLVM optimization level of the "
+                                      "device code (0 to 3)"),
+                       llvm::cl::init(3)};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("The CUDA toolkit root, for libdevice (exp, log, ...) "
+                     "and ptxas; empty: the environment's CUDA_ROOT, "
+                     "CUDA_HOME or CUDA_PATH"),
+      llvm::cl::init("")};
+  Option<int64_t> maxThreads{
+      *this, "max-threads",
+      llvm::cl::desc("Threads per block at most (a power of two, at least "
+                     "32)"),
+      llvm::cl::init(256)};
+  Option<bool> codegen{
+      *this, "codegen",
+      llvm::cl::desc("Schedule the ops that have a GPU schedule; off: every "
+                     "op as decomposed, one kernel per loop nest"),
+      llvm::cl::init(true)};
+};
+
+/// Adds the fuel-to-nvvm pipeline: schedule or decompose, bufferize, map
+/// loops to GPU kernels, outline them and lower them to NVVM, and serialize
+/// each GPU module (PTX by default); the host side calls the GPU runtime.
+/// Fails when an option is out of range.
+LogicalResult buildFuelToNVVMPipeline(OpPassManager &pm,
+                                      const FuelToNVVMOptions &options = {});
 
 #define GEN_PASS_REGISTRATION
 #include "FuelFused/Transforms/Passes.h.inc"

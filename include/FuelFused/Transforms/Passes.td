@@ -199,4 +199,100 @@ def FuelDistinctResults : Pass<"fuel-distinct-results", "::mlir::func::FuncOp"> 
                            "::mlir::tensor::TensorDialect"];
 }
 
+def FuelCodegenGPU : Pass<"fuel-codegen-gpu"> {
+  let summary = "Decompose the fused ops that have a GPU schedule into "
+                "block- and thread-mapped loops";
+  let description = [{
+    For every `fuel.fused` op whose record names a schedule with a GPU form
+    and whose shapes suit it, the op is decomposed and its decomposition
+    scheduled for a GPU. The row-wise ops (softmax, RMS and layer norm,
+    their backwards, inplace_affine; static shapes, one to three leading
+    dims, rows a multiple of 32 long) get one row per block (an `scf.forall`
+    mapped to `#gpu.block`s) split over the block's threads (an
+    `scf.forall` mapped to `#gpu.thread<x>`, thread t on elements t, t + T,
+    ...: coalesced), each thread's elements in vector registers and each
+    reduction combined across the block by `gpu.all_reduce`. Ops it does not
+    schedule are left for `fuel-decompose` (and lowered one kernel per loop
+    nest); with `report=true` a remark says why. Part of `fuel-to-nvvm`.
+  }];
+  let options = [
+    Option<"maxThreads", "max-threads", "int64_t", /*default=*/"256",
+           "Threads per block at most (a power of two, at least 32)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Remark on each op left without a GPU schedule, and why">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FuelGpuMapForall : Pass<"fuel-gpu-map-forall"> {
+  let summary = "Turn scf.forall loops mapped to GPU blocks and threads into "
+                "gpu.launch";
+  let description = [{
+    Each bufferized `scf.forall` mapped to `#gpu.block`s (and not inside a
+    launch) becomes a `gpu.launch` whose grid is its trip counts; the
+    `scf.forall` loops mapped to `#gpu.thread`s directly in its body set the
+    block size (the largest of their trip counts) and become the launch's
+    thread ids, guarded where a loop has fewer iterations than the block
+    has threads, with a `gpu.barrier` between two of them. Upstream does
+    this only as transform ops (`transform.gpu.map_forall_to_blocks`,
+    `map_nested_forall_to_threads`); this is the pass form the pipeline
+    needs. Trip counts must be static.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def FuelGpuMapParallelLoops : Pass<"fuel-gpu-map-parallel-loops"> {
+  let summary = "Tile and map the scf.parallel loops left on the host to "
+                "GPU blocks and threads";
+  let description = [{
+    Every outermost `scf.parallel` outside a `gpu.launch` (the loops of the
+    linalg ops no schedule took) is tiled by `max-threads` along its
+    innermost dim and 1 along the others, the tiles mapped to blocks (the
+    innermost three dims to x, y, z) and the innermost dim of a tile to
+    threads, ready for `convert-parallel-loops-to-gpu`: consecutive threads
+    touch consecutive elements. Loops nested deeper run sequentially in a
+    thread. Memory accesses left on the host outside any loop (a scalar
+    result) run in a kernel of one thread, so that the host never touches
+    device memory.
+  }];
+  let options = [
+    Option<"maxThreads", "max-threads", "int64_t", /*default=*/"256",
+           "Threads per block at most">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def FuelGpuPrivateAllocs : Pass<"fuel-gpu-private-allocs"> {
+  let summary = "Give the buffers allocated inside GPU kernels a place "
+                "there";
+  let description = [{
+    A `memref.alloc` inside a `gpu.launch` would lower to a call of the
+    device's `malloc` (upstream accepts it silently). A static buffer in the
+    workgroup address space becomes a workgroup attribution of the launch;
+    any other static buffer a thread's own `memref.alloca` (in the private
+    address space where `private-address-space` is set, as AMDGPU needs);
+    their deallocations go. A buffer of dynamic size inside a kernel is an
+    error.
+  }];
+  let options = [
+    Option<"privateAddressSpace", "private-address-space", "bool",
+           /*default=*/"false",
+           "Put private buffers in #gpu.address_space<private> (AMDGPU)">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // FUEL_PASSES_TD

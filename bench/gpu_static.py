@@ -1,0 +1,76 @@
+"""Static figures of every op's GPU kernels, where no GPU is attached: each
+op compiled with fuel-to-nvvm at the shapes of bench/all_ops.py and its PTX
+assembled by ptxas for sm_80 and sm_90; per kernel, registers, shared
+memory, stack, spills and an occupancy estimate (resident warps per SM over
+the SM's maximum, from the block size, registers and shared memory).
+
+    python bench/gpu_static.py            # writes bench/gpu_static.json and prints a table
+
+Needs fuel-opt (FUEL_OPT or the installed package) and ptxas
+(nvidia-cuda-nvcc-cu12 or a CUDA toolkit).
+"""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "test" / "python"))
+
+from numerics import fused_text  # noqa: E402
+
+from fuel_mlir import gpu  # noqa: E402
+
+from all_ops import cases  # noqa: E402  (the shapes bench/all_ops.py times)
+
+# Per SM: warps, registers, shared memory (bytes), blocks.
+SM_LIMITS = {"sm_80": (64, 65536, 164 * 1024, 32), "sm_90": (64, 65536, 228 * 1024, 32)}
+
+
+def occupancy(chip, threads, registers, shared):
+    warps_max, regs_max, smem_max, blocks_max = SM_LIMITS[chip]
+    warps = -(-threads // 32)
+    regs_per_warp = -(-max(registers, 1) * 32 // 256) * 256
+    limits = [blocks_max, warps_max // warps, regs_max // (regs_per_warp * warps)]
+    if shared:
+        limits.append(smem_max // shared)
+    return min(limits) * warps / warps_max
+
+
+def main():
+    rows = []
+    bench = cases()
+    for name, (inputs, params, _, _) in sorted(bench.items()):
+        text = fused_text(name, inputs, params)
+        for chip in ("sm_80", "sm_90"):
+            try:
+                kernels = gpu.compile_nvvm(text, chip=chip)
+            except gpu.CompileError as e:
+                rows.append(dict(op=name, chip=chip, error=str(e).splitlines()[0]))
+                continue
+            for k in kernels:
+                threads = re.search(r"\.maxntid (\d+), (\d+), (\d+)", k.ptx)
+                block = int(threads.group(1)) * int(threads.group(2)) * int(threads.group(3)) if threads else 1
+                for r in gpu.ptxas(k.ptx, chip):
+                    rows.append(dict(op=name, chip=chip, kernel=r.entry, threads=block,
+                                     registers=r.registers, shared=r.shared_bytes, stack=r.stack_bytes,
+                                     spills=r.spill_stores + r.spill_loads,
+                                     occupancy=round(occupancy(chip, block, r.registers, r.shared_bytes), 2)))
+    (HERE / "gpu_static.json").write_text(json.dumps(rows, indent=1))
+    print("| op | kernels | threads | registers (max) | shared bytes (max) | stack bytes (max) | occupancy (min) |")
+    print("|---|---|---|---|---|---|---|")
+    for name in sorted(bench):
+        mine = [r for r in rows if r["op"] == name and r["chip"] == "sm_90" and "kernel" in r]
+        if not mine:
+            print(f"| `{name}` | failed | | | | | |")
+            continue
+        print(f"| `{name}` | {len(mine)} | {'/'.join(sorted({str(r['threads']) for r in mine}, key=int))} | "
+              f"{max(r['registers'] for r in mine)} | {max(r['shared'] for r in mine)} | "
+              f"{max(r['stack'] for r in mine)} | {min(r['occupancy'] for r in mine):.2f} |")
+
+
+if __name__ == "__main__":
+    main()

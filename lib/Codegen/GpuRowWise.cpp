@@ -1,0 +1,563 @@
+//===- GpuRowWise.cpp - The row-wise schedule on a GPU --------------------===//
+//
+// The row-wise schedule's GPU form. Its first steps are the CPU form's
+// (RowWise.cpp): the decomposition's last op tiled one row at a time in an
+// scf.forall over the leading dims with every step of the op fused in, and
+// the elementwise steps fused into the ops that read them. Then:
+//   - the row loop is mapped to blocks (`#gpu.block<x>`, then y and z for
+//     more leading dims);
+//   - the row is split over the block's T threads: an scf.forall mapped to
+//     `#gpu.thread<x>` in which thread t computes every step of the op on
+//     elements t, t + T, t + 2T, ... of the row (strided slices), so each
+//     load and store of a warp touches consecutive addresses;
+//   - each reduction over the row becomes the thread's partial (the step on
+//     its slice, from the reduction's identity) combined across the block by
+//     `gpu.all_reduce` (subgroup shuffles and shared memory once lowered),
+//     then with the reduction's initial value; steps over row statistics are
+//     computed by every thread;
+//   - each thread's slice is vectorized: it stays in registers.
+// Nothing row-sized is allocated: a row is read from and written to global
+// memory only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RowWise.h"
+#include "ScheduleUtils.h"
+
+#include "FuelFused/Decompose/Decompose.h"
+#include "FuelFused/IR/FuelOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/CSE.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+/// Threads per row: the largest power of two at most `maxThreads` (and the
+/// row length) that divides the row; 0 when that is less than a warp.
+static int64_t threadsForRow(int64_t row, int64_t maxThreads) {
+  int64_t threads = 32;
+  while (threads * 2 <= maxThreads && threads * 2 <= row &&
+         row % (threads * 2) == 0)
+    threads *= 2;
+  return row % threads == 0 ? threads : 0;
+}
+
+static LogicalResult canScheduleGpuRowWise(FusedOp op,
+                                           const GpuScheduleOptions &options,
+                                           std::string &why) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  if (type.getRank() < 2 || type.getRank() > 4) {
+    why = "the GPU row-wise schedule needs rows in one to three leading dims "
+          "(one grid dim each): a rank from 2 to 4, got " +
+          std::to_string(type.getRank());
+    return failure();
+  }
+  if (threadsForRow(type.getShape().back(), options.maxThreads) == 0) {
+    why = "the row length (" + std::to_string(type.getShape().back()) +
+          ") is not a multiple of a warp (32)";
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
+                                         const GpuScheduleOptions &options,
+                                         std::string &why) {
+  std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
+  if (!kind || *kind != ScheduleKind::RowWise) {
+    why = "the op has no GPU schedule";
+    return failure();
+  }
+  for (Type t : llvm::concat<Type>(op->getOperandTypes(),
+                                   op->getResultTypes())) {
+    if (!isa<ShapedType>(t))
+      continue;
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor || !tensor.hasStaticShape()) {
+      why = "the schedule needs static tensor shapes";
+      return failure();
+    }
+  }
+  return canScheduleGpuRowWise(op, options, why);
+}
+
+//===----------------------------------------------------------------------===//
+// Splitting a row over the threads of a block
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The cross-thread form of a reduction's combiner.
+struct Combiner {
+  gpu::AllReduceOperation kind;
+  /// The combiner's identity: the thread partials start from it.
+  TypedAttr identity;
+  /// The scalar op that combines the block's total with the initial value.
+  Operation *op;
+};
+} // namespace
+
+/// The combiner of a reduction `op` with one init: the op that yields the
+/// new accumulator from the old one (the init's block argument).
+static std::optional<Combiner> getCombiner(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1)
+    return std::nullopt;
+  Block *body = op.getBlock();
+  Value acc = body->getArgument(body->getNumArguments() - 1);
+  Operation *yielded =
+      body->getTerminator()->getOperand(0).getDefiningOp();
+  if (!yielded || yielded->getNumOperands() != 2 ||
+      !llvm::is_contained(yielded->getOperands(), acc))
+    return std::nullopt;
+  Type type = acc.getType();
+  auto floatType = dyn_cast<FloatType>(type);
+  if (!floatType)
+    return std::nullopt;
+  const llvm::fltSemantics &sem = floatType.getFloatSemantics();
+  auto make = [&](gpu::AllReduceOperation kind,
+                  const APFloat &identity) -> Combiner {
+    return {kind, FloatAttr::get(type, identity), yielded};
+  };
+  if (isa<arith::AddFOp>(yielded))
+    return make(gpu::AllReduceOperation::ADD, APFloat::getZero(sem));
+  if (isa<arith::MulFOp>(yielded))
+    return make(gpu::AllReduceOperation::MUL, APFloat::getOne(sem));
+  if (isa<arith::MaximumFOp>(yielded))
+    return make(gpu::AllReduceOperation::MAXIMUMF,
+                APFloat::getInf(sem, /*Negative=*/true));
+  if (isa<arith::MaxNumFOp>(yielded))
+    return make(gpu::AllReduceOperation::MAXNUMF,
+                APFloat::getInf(sem, /*Negative=*/true));
+  if (isa<arith::MinimumFOp>(yielded))
+    return make(gpu::AllReduceOperation::MINIMUMF, APFloat::getInf(sem));
+  if (isa<arith::MinNumFOp>(yielded))
+    return make(gpu::AllReduceOperation::MINNUMF, APFloat::getInf(sem));
+  return std::nullopt;
+}
+
+/// Whether `type` holds a row: a tensor whose last dim is `rowLength`.
+static bool isRowType(Type type, int64_t rowLength) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getRank() > 0 &&
+         tensor.getShape().back() == rowLength;
+}
+
+/// Whether `type` is a tensor of one element (a row statistic).
+static bool isSmallType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() && tensor.getNumElements() == 1;
+}
+
+/// The position of the last loop in `map`'s results: the last result when
+/// the map reads the row there (as the loop itself), -1 when the map does
+/// not read it; std::nullopt when it reads it any other way.
+static std::optional<int> rowPosition(AffineMap map, unsigned rowLoop) {
+  int position = -1;
+  for (auto [i, expr] : llvm::enumerate(map.getResults())) {
+    if (!expr.isFunctionOfDim(rowLoop))
+      continue;
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    if (!dim || i + 1 != map.getNumResults())
+      return std::nullopt;
+    position = i;
+  }
+  return position;
+}
+
+namespace {
+/// Splits the body of a row loop (one row per iteration) over `threads`
+/// threads; see the file comment.
+class RowSplitter {
+public:
+  RowSplitter(RewriterBase &rewriter, scf::ForallOp rowLoop,
+              int64_t rowLength, int64_t threads)
+      : rewriter(rewriter), rowLoop(rowLoop), rowLength(rowLength),
+        threads(threads) {}
+
+  /// Checks, changing nothing, that every step of the row has a split form.
+  LogicalResult check(std::string &why);
+  /// Builds the thread loop; returns it.
+  scf::ForallOp split();
+
+private:
+  bool isRowLinalg(linalg::LinalgOp op) const {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    return !ranges.empty() && ranges.back() == rowLength &&
+           llvm::any_of(op.getIndexingMapsArray(), [&](AffineMap map) {
+             return map.getNumResults() > 0 &&
+                    map.getResults().back() ==
+                        getAffineDimExpr(ranges.size() - 1, op.getContext());
+           });
+  }
+  /// This thread's elements of `value`, a row tensor defined outside the
+  /// row loop or of the row: a strided slice.
+  /// `type`, when given, is the slice's type (rank-reducing).
+  Value threadSlice(OpBuilder &b, Location loc, Value value,
+                    ArrayRef<OpFoldResult> offsets,
+                    ArrayRef<OpFoldResult> sizes, Type type = {});
+  Value threadSliceOfWhole(OpBuilder &b, Location loc, Value value,
+                           Type type = {});
+  Type threadType(Type rowType) const {
+    auto tensor = cast<RankedTensorType>(rowType);
+    SmallVector<int64_t> shape(tensor.getShape());
+    shape.back() = rowLength / threads;
+    return tensor.clone(shape);
+  }
+  void splitLinalg(OpBuilder &b, linalg::LinalgOp op);
+
+  RewriterBase &rewriter;
+  scf::ForallOp rowLoop;
+  int64_t rowLength, threads;
+  IRMapping mapping;
+  Value threadId;
+};
+} // namespace
+
+LogicalResult RowSplitter::check(std::string &why) {
+  auto fail = [&](Operation *op, const Twine &what) {
+    why = ("the row step '" + op->getName().getStringRef() + "' " + what)
+              .str();
+    return failure();
+  };
+  auto terminator = rowLoop.getTerminator();
+  if (!llvm::hasSingleElement(terminator.getYieldingOps()) ||
+      !isa<tensor::ParallelInsertSliceOp>(
+          *terminator.getYieldingOps().begin()))
+    return fail(terminator, "does not insert one row");
+  for (Operation &op : rowLoop.getBody()->without_terminator()) {
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+      if (!isRowType(slice.getType(), rowLength))
+        continue;
+      std::optional<int64_t> stride =
+          getConstantIntValue(slice.getMixedStrides().back());
+      if (!stride || *stride != 1)
+        return fail(&op, "reads a row with a stride");
+      continue;
+    }
+    if (isa<tensor::EmptyOp>(op))
+      continue;
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      if (!linalgOp.hasPureTensorSemantics())
+        return fail(&op, "is not on tensors");
+      if (!isRowLinalg(linalgOp)) {
+        // A step on row statistics: every thread computes it.
+        for (Value v : op.getOperands())
+          if (isa<ShapedType>(v.getType()) && !isSmallType(v.getType()))
+            return fail(&op, "is neither over the row nor on statistics");
+        continue;
+      }
+      unsigned rowLoopDim = linalgOp.getNumLoops() - 1;
+      for (OpOperand &operand : op.getOpOperands()) {
+        AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
+        std::optional<int> position = rowPosition(map, rowLoopDim);
+        if (!position)
+          return fail(&op, "reads the row other than along its last dim");
+        if (*position < 0 && isa<ShapedType>(operand.get().getType()) &&
+            !isSmallType(operand.get().getType()) &&
+            operand.get().getParentRegion() ==
+                &rowLoop.getRegion())
+          return fail(&op, "reads a row-loop value that is not a row "
+                           "statistic");
+      }
+      SmallVector<utils::IteratorType> iterators =
+          linalgOp.getIteratorTypesArray();
+      if (llvm::count(iterators, utils::IteratorType::reduction) == 0)
+        continue;
+      if (iterators.back() != utils::IteratorType::reduction ||
+          llvm::count(iterators, utils::IteratorType::reduction) != 1)
+        return fail(&op, "reduces over another dim than the row");
+      if (!getCombiner(linalgOp))
+        return fail(&op, "reduces with a combiner other than a floating "
+                         "add, mul, max or min");
+      if (!isSmallType(op.getResult(0).getType()))
+        return fail(&op, "reduces to more than one value per row");
+      continue;
+    }
+    if (isMemoryEffectFree(&op) &&
+        llvm::none_of(op.getResultTypes(),
+                      [](Type t) { return isa<ShapedType>(t); }))
+      continue; // Scalar and index arithmetic: every thread computes it.
+    return fail(&op, "has no split form");
+  }
+  return success();
+}
+
+Value RowSplitter::threadSlice(OpBuilder &b, Location loc, Value value,
+                               ArrayRef<OpFoldResult> offsets,
+                               ArrayRef<OpFoldResult> sizes, Type type) {
+  SmallVector<OpFoldResult> newOffsets(offsets), newSizes(sizes);
+  SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+  std::optional<int64_t> last = getConstantIntValue(offsets.back());
+  newOffsets.back() =
+      last && *last == 0
+          ? OpFoldResult(threadId)
+          : OpFoldResult(arith::AddIOp::create(
+                             b, loc,
+                             getValueOrCreateConstantIndexOp(b, loc,
+                                                             offsets.back()),
+                             threadId)
+                             .getResult());
+  newSizes.back() = b.getIndexAttr(rowLength / threads);
+  strides.back() = b.getIndexAttr(threads);
+  if (type)
+    return tensor::ExtractSliceOp::create(b, loc, cast<RankedTensorType>(type),
+                                          value, newOffsets, newSizes, strides);
+  return tensor::ExtractSliceOp::create(b, loc, value, newOffsets, newSizes,
+                                        strides);
+}
+
+Value RowSplitter::threadSliceOfWhole(OpBuilder &b, Location loc,
+                                      Value value, Type type) {
+  auto valueType = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> offsets(valueType.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t size : valueType.getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  return threadSlice(b, loc, value, offsets, sizes, type);
+}
+
+void RowSplitter::splitLinalg(OpBuilder &b, linalg::LinalgOp op) {
+  Location loc = op.getLoc();
+  unsigned rowLoopDim = op.getNumLoops() - 1;
+  SmallVector<Value> operands;
+  for (OpOperand &operand : op->getOpOperands()) {
+    Value value = operand.get();
+    Value mapped = mapping.lookupOrNull(value);
+    int position = *rowPosition(op.getMatchingIndexingMap(&operand),
+                                rowLoopDim);
+    if (position >= 0 && !mapped)
+      mapped = threadSliceOfWhole(b, loc, value);
+    operands.push_back(mapped ? mapped : value);
+  }
+  std::optional<Combiner> combiner;
+  if (op.getNumReductionLoops() != 0)
+    combiner = getCombiner(op);
+  if (!combiner) {
+    SmallVector<Type> resultTypes;
+    for (Value init : ValueRange(operands).take_back(op.getNumDpsInits()))
+      resultTypes.push_back(init.getType());
+    Operation *split = clone(b, op, resultTypes, operands);
+    mapping.map(op->getResults(), split->getResults());
+    return;
+  }
+  // A reduction: the thread's partial from the identity, combined across
+  // the block, then with the initial value.
+  Value init = operands.back();
+  auto initType = cast<RankedTensorType>(init.getType());
+  Value empty = tensor::EmptyOp::create(b, loc, initType.getShape(),
+                                        initType.getElementType());
+  Value identity = arith::ConstantOp::create(b, loc, combiner->identity);
+  operands.back() =
+      linalg::FillOp::create(b, loc, identity, empty).getResult(0);
+  Operation *partial = clone(b, op, TypeRange{initType}, operands);
+  SmallVector<Value> zeros(initType.getRank(),
+                           arith::ConstantIndexOp::create(b, loc, 0));
+  Value mine =
+      tensor::ExtractOp::create(b, loc, partial->getResult(0), zeros);
+  Value total = gpu::AllReduceOp::create(
+      b, loc, mine,
+      gpu::AllReduceOperationAttr::get(b.getContext(), combiner->kind),
+      b.getUnitAttr());
+  Value initial = tensor::ExtractOp::create(b, loc, init, zeros);
+  IRMapping scalar;
+  Block *body = op.getBlock();
+  Value acc = body->getArgument(body->getNumArguments() - 1);
+  Value other = combiner->op->getOperand(0) == acc
+                    ? combiner->op->getOperand(1)
+                    : combiner->op->getOperand(0);
+  scalar.map(acc, initial);
+  scalar.map(other, total);
+  Value combined = b.clone(*combiner->op, scalar)->getResult(0);
+  Value result = tensor::InsertOp::create(b, loc, combined, init, zeros);
+  mapping.map(op->getResult(0), result);
+}
+
+scf::ForallOp RowSplitter::split() {
+  auto terminator = rowLoop.getTerminator();
+  auto insert =
+      cast<tensor::ParallelInsertSliceOp>(*terminator.getYieldingOps().begin());
+  SmallVector<Operation *> steps;
+  for (Operation &op : rowLoop.getBody()->without_terminator())
+    steps.push_back(&op);
+
+  Location loc = rowLoop.getLoc();
+  rewriter.setInsertionPoint(terminator);
+  Value rowOut = tensor::ExtractSliceOp::create(
+      rewriter, loc, insert.getSourceType(), insert.getDest(),
+      insert.getMixedOffsets(), insert.getMixedSizes(),
+      insert.getMixedStrides());
+  MLIRContext *ctx = rewriter.getContext();
+  auto threadLoop = scf::ForallOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(threads)},
+      ValueRange{rowOut},
+      rewriter.getArrayAttr(
+          {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
+  threadId = threadLoop.getInductionVar(0);
+
+  OpBuilder b(ctx);
+  b.setInsertionPoint(threadLoop.getTerminator());
+  for (Operation *op : steps) {
+    Location opLoc = op->getLoc();
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
+        slice && slice.getSource().getDefiningOp<tensor::EmptyOp>()) {
+      // Room for a step's result: the thread's own (a slice of a buffer
+      // shared by the block would be written by every thread).
+      auto type = cast<RankedTensorType>(
+          isRowType(slice.getType(), rowLength) ? threadType(slice.getType())
+                                                : slice.getType());
+      mapping.map(slice.getResult(),
+                  tensor::EmptyOp::create(b, opLoc, type.getShape(),
+                                          type.getElementType()));
+      continue;
+    }
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
+        slice && isRowType(slice.getType(), rowLength)) {
+      Value threadPart;
+      if (llvm::is_contained(rowLoop.getRegionIterArgs(), slice.getSource()))
+        // The row being written (the last step's init): this thread's part
+        // of the thread loop's output.
+        threadPart = threadSliceOfWhole(b, opLoc, threadLoop.getRegionIterArgs()[0],
+                                        threadType(slice.getType()));
+      else
+        // A rank-reducing slice stays rank-reducing: it is read with the
+        // row's maps.
+        threadPart = threadSlice(b, opLoc,
+                                 mapping.lookupOrDefault(slice.getSource()),
+                                 slice.getMixedOffsets(), slice.getMixedSizes(),
+                                 threadType(slice.getType()));
+      mapping.map(slice.getResult(), threadPart);
+      continue;
+    }
+    if (auto empty = dyn_cast<tensor::EmptyOp>(op);
+        empty && isRowType(empty.getType(), rowLength)) {
+      auto type = cast<RankedTensorType>(threadType(empty.getType()));
+      mapping.map(empty.getResult(),
+                  tensor::EmptyOp::create(b, opLoc, type.getShape(),
+                                          type.getElementType()));
+      continue;
+    }
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+        linalgOp && isRowLinalg(linalgOp)) {
+      splitLinalg(b, linalgOp);
+      continue;
+    }
+    b.clone(*op, mapping);
+  }
+  // The thread's part of the row, into the row.
+  Value part = mapping.lookup(insert.getSource());
+  auto rowType = cast<RankedTensorType>(insert.getSourceType());
+  SmallVector<OpFoldResult> offsets(rowType.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes, strides(rowType.getRank(),
+                                           b.getIndexAttr(1));
+  for (int64_t size : rowType.getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  offsets.back() = threadId;
+  sizes.back() = b.getIndexAttr(rowLength / threads);
+  strides.back() = b.getIndexAttr(threads);
+  b.setInsertionPointToStart(threadLoop.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(b, loc, part,
+                                        threadLoop.getRegionIterArgs()[0],
+                                        offsets, sizes, strides);
+
+  rewriter.modifyOpInPlace(insert, [&] {
+    insert.getSourceMutable().assign(threadLoop.getResult(0));
+  });
+  for (Operation *op : llvm::reverse(steps))
+    if (op->use_empty())
+      rewriter.eraseOp(op);
+  return threadLoop;
+}
+
+//===----------------------------------------------------------------------===//
+// The schedule
+//===----------------------------------------------------------------------===//
+
+/// Applies the GPU row-wise schedule to the decomposition whose last op is
+/// `root`. When the row's steps have no split form, the row loop is left
+/// unmapped (the op still lowers, one kernel per loop nest).
+static LogicalResult
+scheduleGpuRowWise(RewriterBase &rewriter, linalg::LinalgOp root,
+                   const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+                   int64_t threads, std::string &why) {
+  if (root.getNumReductionLoops() != 0 || root.getNumLoops() < 2 ||
+      root.getNumLoops() > 4 || root->getNumResults() != 1) {
+    why = "the op's last step does not write whole rows";
+    return failure();
+  }
+  SmallVector<int64_t> ranges = root.getStaticLoopRanges();
+  int64_t rowLength = ranges.back();
+
+  SmallVector<OpFoldResult> rowTile(ranges.size(), rewriter.getIndexAttr(1));
+  rowTile.back() = rewriter.getIndexAttr(0);
+  FailureOr<TiledRoot> tiled = tileAndFuseRoot(
+      rewriter, cast<TilingInterface>(root.getOperation()), rowTile,
+      scf::SCFTilingOptions::LoopType::ForallOp,
+      [&](Operation *producer) { return decomposition.contains(producer); });
+  if (failed(tiled)) {
+    why = "tiling the op's rows failed";
+    return failure();
+  }
+  auto rowLoop = cast<scf::ForallOp>(tiled->loop);
+  DominanceInfo dominance;
+  eliminateCommonSubExpressions(rewriter, dominance, rowLoop);
+  fuseRowElementwise(rewriter, rowLoop, rowLength);
+
+  RowSplitter splitter(rewriter, rowLoop, rowLength, threads);
+  if (failed(splitter.check(why)))
+    return failure();
+  scf::ForallOp threadLoop = splitter.split();
+
+  // Leading dims to grid dims, the innermost to x.
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<Attribute> blocks;
+  unsigned rank = rowLoop.getRank();
+  for (unsigned i = 0; i < rank; ++i)
+    blocks.push_back(gpu::GPUBlockMappingAttr::get(
+        ctx, static_cast<gpu::MappingId>(
+                 static_cast<unsigned>(gpu::MappingId::DimX) + rank - 1 - i)));
+  rewriter.modifyOpInPlace(
+      rowLoop, [&] { rowLoop.setMappingAttr(rewriter.getArrayAttr(blocks)); });
+
+  vectorizeInside(rewriter, threadLoop, /*contractions=*/false);
+  return success();
+}
+
+LogicalResult mlir::fuel::decomposeWithGpuSchedule(
+    RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options,
+    std::string &why) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t threads = threadsForRow(type.getShape().back(), options.maxThreads);
+  rewriter.setInsertionPoint(op);
+  Operation *prev = op->getPrevNode();
+  FailureOr<SmallVector<Value>> values = decomposeFusedOp(rewriter, op, why);
+  if (failed(values))
+    return failure();
+  llvm::SmallPtrSet<Operation *, 32> decomposition;
+  for (Operation *built = prev ? prev->getNextNode() : &op->getBlock()->front();
+       built != op.getOperation(); built = built->getNextNode())
+    decomposition.insert(built);
+  rewriter.replaceOp(op, *values);
+  // Each result's root; a root the schedule does not fit (a backward's
+  // reduction over rows) stays as decomposed.
+  for (auto [i, v] : llvm::enumerate(*values)) {
+    if (auto cast = v.getDefiningOp<tensor::CastOp>())
+      v = cast.getSource();
+    auto root = v.getDefiningOp<linalg::LinalgOp>();
+    std::string rootWhy;
+    if (root && succeeded(scheduleGpuRowWise(rewriter, root, decomposition,
+                                             threads, rootWhy)))
+      continue;
+    if (!root)
+      rootWhy = "it is not computed by a linalg op";
+    why += (why.empty() ? "" : "; ") + std::string("result ") +
+           std::to_string(i) + " stays as decomposed: " + rootWhy;
+  }
+  return success();
+}

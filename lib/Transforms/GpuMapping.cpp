@@ -1,0 +1,431 @@
+//===- GpuMapping.cpp - Loops to GPU kernels ------------------------------===//
+//
+// The passes of fuel-to-nvvm between bufferization and outlining: the
+// scheduled loops (scf.forall mapped to blocks and threads) and the loops
+// of everything else (scf.parallel) become gpu.launch ops, and the buffers
+// allocated inside kernels get a place there.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuelFused/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::fuel {
+#define GEN_PASS_DEF_FUELGPUMAPFORALL
+#define GEN_PASS_DEF_FUELGPUMAPPARALLELLOOPS
+#define GEN_PASS_DEF_FUELGPUPRIVATEALLOCS
+#include "FuelFused/Transforms/Passes.h.inc"
+} // namespace mlir::fuel
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+//===----------------------------------------------------------------------===//
+// fuel-gpu-map-forall
+//===----------------------------------------------------------------------===//
+
+/// The mapping of `op` when every entry is of `Attr`'s kind.
+template <typename Attr>
+static bool isMappedTo(scf::ForallOp op) {
+  std::optional<ArrayAttr> mapping = op.getMapping();
+  return mapping && !mapping->empty() &&
+         llvm::all_of(*mapping, [](Attribute a) { return isa<Attr>(a); });
+}
+
+/// The trip count of `op` along each grid dim (x, y, z) its mapping names;
+/// fails with a diagnostic when one is not static, not normalized, or a dim
+/// is named twice or beyond z.
+static FailureOr<std::array<int64_t, 3>> getMappedSizes(scf::ForallOp op) {
+  std::array<int64_t, 3> sizes = {1, 1, 1};
+  std::array<bool, 3> seen = {false, false, false};
+  for (auto [i, attr] : llvm::enumerate(*op.getMapping())) {
+    std::optional<int64_t> lb = getConstantIntValue(op.getMixedLowerBound()[i]);
+    std::optional<int64_t> ub = getConstantIntValue(op.getMixedUpperBound()[i]);
+    std::optional<int64_t> step = getConstantIntValue(op.getMixedStep()[i]);
+    if (!lb || !ub || !step || *lb != 0 || *step != 1)
+      return op.emitError("fuel-gpu-map-forall: a mapped loop needs static "
+                          "bounds from 0 by 1");
+    auto mapping = cast<DeviceMappingAttrInterface>(attr);
+    if (mapping.isLinearMapping())
+      return op.emitError("fuel-gpu-map-forall: linear mappings are not "
+                          "supported");
+    int64_t dim = mapping.getMappingId();
+    if (dim > 2 || seen[dim])
+      return op.emitError("fuel-gpu-map-forall: each of x, y and z can be "
+                          "mapped once");
+    seen[dim] = true;
+    sizes[dim] = *ub;
+  }
+  return sizes;
+}
+
+/// Replaces `loop`'s body's induction variables by `ids` (x, y, z picked by
+/// its mapping) and inlines the body before `before`.
+static void inlineMapped(RewriterBase &rewriter, scf::ForallOp loop,
+                         gpu::KernelDim3 ids, Operation *before) {
+  std::array<Value, 3> byDim = {ids.x, ids.y, ids.z};
+  SmallVector<Value> args;
+  for (Attribute attr : *loop.getMapping())
+    args.push_back(
+        byDim[cast<DeviceMappingAttrInterface>(attr).getMappingId()]);
+  rewriter.eraseOp(loop.getTerminator());
+  rewriter.inlineBlockBefore(loop.getBody(), before, args);
+}
+
+static LogicalResult mapForallToLaunch(RewriterBase &rewriter,
+                                       scf::ForallOp blocks) {
+  if (blocks.getNumResults() != 0)
+    return blocks.emitError("fuel-gpu-map-forall: the loop is on tensors: "
+                            "bufferize first");
+  FailureOr<std::array<int64_t, 3>> grid = getMappedSizes(blocks);
+  if (failed(grid))
+    return failure();
+  SmallVector<scf::ForallOp> threadLoops;
+  std::array<int64_t, 3> blockSizes = {1, 1, 1};
+  for (Operation &op : blocks.getBody()->without_terminator()) {
+    auto loop = dyn_cast<scf::ForallOp>(op);
+    if (!loop || !isMappedTo<gpu::GPUThreadMappingAttr>(loop))
+      continue;
+    FailureOr<std::array<int64_t, 3>> sizes = getMappedSizes(loop);
+    if (failed(sizes))
+      return failure();
+    for (int d = 0; d < 3; ++d)
+      blockSizes[d] = std::max(blockSizes[d], (*sizes)[d]);
+    threadLoops.push_back(loop);
+  }
+  WalkResult nested = blocks.getBody()->walk([&](scf::ForallOp inner) {
+    if (inner.getMapping() && !llvm::is_contained(threadLoops, inner))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (nested.wasInterrupted())
+    return blocks.emitError("fuel-gpu-map-forall: a mapped loop nested "
+                            "deeper than the block's body");
+
+  Location loc = blocks.getLoc();
+  rewriter.setInsertionPoint(blocks);
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  };
+  auto launch = gpu::LaunchOp::create(
+      rewriter, loc, index((*grid)[0]), index((*grid)[1]), index((*grid)[2]),
+      index(blockSizes[0]), index(blockSizes[1]), index(blockSizes[2]));
+  rewriter.setInsertionPointToEnd(&launch.getBody().front());
+  auto terminator = gpu::TerminatorOp::create(rewriter, loc);
+  inlineMapped(rewriter, blocks, launch.getBlockIds(), terminator);
+
+  gpu::KernelDim3 tids = launch.getThreadIds();
+  std::array<Value, 3> tidByDim = {tids.x, tids.y, tids.z};
+  for (scf::ForallOp loop : threadLoops) {
+    std::array<int64_t, 3> sizes = *getMappedSizes(loop);
+    rewriter.setInsertionPoint(loop);
+    Operation *before = loop;
+    // Threads past the loop's trip count skip its body.
+    Value inRange;
+    for (int d = 0; d < 3; ++d) {
+      if (sizes[d] == blockSizes[d])
+        continue;
+      Value lt = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                       tidByDim[d], index(sizes[d]));
+      inRange = inRange ? arith::AndIOp::create(rewriter, loc, inRange, lt)
+                        : lt;
+    }
+    if (inRange) {
+      auto guard = scf::IfOp::create(rewriter, loc, inRange,
+                                     /*withElseRegion=*/false);
+      before = guard.thenBlock()->getTerminator();
+    }
+    Operation *next = loop->getNextNode();
+    inlineMapped(rewriter, loop, tids, before);
+    rewriter.eraseOp(loop);
+    // What the threads wrote is read by others after the loop.
+    if (!isa<gpu::TerminatorOp>(next)) {
+      rewriter.setInsertionPoint(next);
+      gpu::BarrierOp::create(rewriter, loc);
+    }
+  }
+  rewriter.eraseOp(blocks);
+  return success();
+}
+
+namespace {
+struct FuelGpuMapForallPass
+    : public fuel::impl::FuelGpuMapForallBase<FuelGpuMapForallPass> {
+  void runOnOperation() override {
+    SmallVector<scf::ForallOp> roots;
+    getOperation()->walk([&](scf::ForallOp op) {
+      if (isMappedTo<gpu::GPUBlockMappingAttr>(op) &&
+          !op->getParentOfType<gpu::LaunchOp>())
+        roots.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (scf::ForallOp op : roots)
+      if (failed(mapForallToLaunch(rewriter, op)))
+        return signalPassFailure();
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// fuel-gpu-map-parallel-loops
+//===----------------------------------------------------------------------===//
+
+/// Maps `loop`'s dims: the last `ids.size()` dims to `ids` (the last to the
+/// first id), the others sequential.
+static void setMapping(scf::ParallelOp loop,
+                       ArrayRef<gpu::Processor> ids) {
+  MLIRContext *ctx = loop.getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(1, ctx);
+  unsigned rank = loop.getNumLoops();
+  SmallVector<gpu::ParallelLoopDimMappingAttr> mapping;
+  for (unsigned i = 0; i < rank; ++i) {
+    unsigned fromLast = rank - 1 - i;
+    gpu::Processor p = fromLast < ids.size() ? ids[fromLast]
+                                             : gpu::Processor::Sequential;
+    mapping.push_back(
+        gpu::ParallelLoopDimMappingAttr::get(ctx, p, identity, identity));
+  }
+  (void)gpu::setMappingAttr(loop, mapping);
+}
+
+/// Whether `op` is on the host: not inside a launch.
+static bool onHost(Operation *op) {
+  return !op->getParentOfType<gpu::LaunchOp>();
+}
+
+/// Wraps `ops` (consecutive in one block, none of whose results is used
+/// after the last) in a launch of one thread.
+static void launchOneThread(RewriterBase &rewriter, ArrayRef<Operation *> ops) {
+  Location loc = ops.front()->getLoc();
+  rewriter.setInsertionPoint(ops.front());
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  auto launch = gpu::LaunchOp::create(rewriter, loc, one, one, one, one, one,
+                                      one);
+  rewriter.setInsertionPointToEnd(&launch.getBody().front());
+  auto terminator = gpu::TerminatorOp::create(rewriter, loc);
+  for (Operation *op : ops)
+    rewriter.moveOpBefore(op, terminator);
+}
+
+/// Replaces `loop` (with no reductions) by a nest of scf.for.
+static void parallelToSequential(RewriterBase &rewriter, scf::ParallelOp loop) {
+  rewriter.setInsertionPoint(loop);
+  SmallVector<Value> ivs;
+  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
+                                       loop.getUpperBound(), loop.getStep())) {
+    auto inner = scf::ForOp::create(rewriter, loop.getLoc(), lb, ub, step);
+    ivs.push_back(inner.getInductionVar());
+    rewriter.setInsertionPoint(inner.getBody()->getTerminator());
+  }
+  Operation *before = &*rewriter.getInsertionPoint();
+  rewriter.eraseOp(loop.getBody()->getTerminator());
+  rewriter.inlineBlockBefore(loop.getBody(), before, ivs);
+  rewriter.eraseOp(loop);
+}
+
+/// The ops from `first` on that must run with it: up to the last user of a
+/// result of any of them in the same block. Fails when that includes a
+/// terminator or a launch.
+static FailureOr<SmallVector<Operation *>> serialGroup(Operation *first) {
+  SmallVector<Operation *> group;
+  Operation *last = first;
+  for (Operation *op = first; op; op = op->getNextNode()) {
+    if (op->hasTrait<OpTrait::IsTerminator>() || isa<gpu::LaunchOp>(op))
+      return failure();
+    group.push_back(op);
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers()) {
+        Operation *inBlock = first->getBlock()->findAncestorOpInBlock(*user);
+        if (inBlock && last->isBeforeInBlock(inBlock))
+          last = inBlock;
+      }
+    if (op == last)
+      return group;
+  }
+  return failure();
+}
+
+namespace {
+struct FuelGpuMapParallelLoopsPass
+    : public fuel::impl::FuelGpuMapParallelLoopsBase<
+          FuelGpuMapParallelLoopsPass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    if (maxThreads < 1)
+      return emitError(UnknownLoc::get(context))
+             << "fuel-gpu-map-parallel-loops: max-threads must be at least "
+                "1, got "
+             << static_cast<int64_t>(maxThreads);
+    return success();
+  }
+
+  void runOnOperation() override {
+    SmallVector<scf::ParallelOp> roots;
+    getOperation()->walk([&](scf::ParallelOp op) {
+      if (onHost(op) && !op->getParentOfType<scf::ParallelOp>())
+        roots.push_back(op);
+    });
+    for (scf::ParallelOp op : roots) {
+      SmallVector<int64_t> tiles(op.getNumLoops(), 1);
+      int64_t inner = maxThreads;
+      if (std::optional<int64_t> ub =
+              getConstantIntValue(op.getUpperBound().back()))
+        inner = std::min<int64_t>(inner, std::max<int64_t>(*ub, 1));
+      tiles.back() = inner;
+      auto [outer, tile] =
+          scf::tileParallelLoop(op, tiles, /*noMinMaxBounds=*/true);
+      setMapping(outer, {gpu::Processor::BlockX, gpu::Processor::BlockY,
+                         gpu::Processor::BlockZ});
+      setMapping(tile, {gpu::Processor::ThreadX});
+      tile.getBody()->walk(
+          [&](scf::ParallelOp nested) { setMapping(nested, {}); });
+    }
+
+    // What still reads or writes memory on the host (a loop or access
+    // outside any parallel loop: a reduction to a scalar) runs on one GPU
+    // thread; a copy becomes a device copy.
+    IRRewriter rewriter(&getContext());
+    SmallVector<Operation *> serial;
+    SmallVector<memref::CopyOp> copies;
+    getOperation()->walk([&](FunctionOpInterface func) {
+      for (Block &block : func.getFunctionBody()) {
+        for (Operation &op : block) {
+          if (isa<gpu::LaunchOp, scf::ParallelOp>(op))
+            continue;
+          if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+            copies.push_back(copy);
+            continue;
+          }
+          // Loops mapped above become kernels where they are (in a host
+          // loop: a launch per iteration).
+          WalkResult accesses =
+              op.walk<WalkOrder::PreOrder>([](Operation *inner) {
+                if (isa<scf::ParallelOp>(inner))
+                  return WalkResult::skip();
+                return isa<memref::LoadOp, memref::StoreOp,
+                           vector::TransferReadOp, vector::TransferWriteOp,
+                           vector::LoadOp, vector::StoreOp, memref::CopyOp>(
+                           inner)
+                           ? WalkResult::interrupt()
+                           : WalkResult::advance();
+              });
+          if (accesses.wasInterrupted())
+            serial.push_back(&op);
+        }
+      }
+    });
+    llvm::SmallPtrSet<Operation *, 8> launched;
+    for (Operation *op : serial) {
+      if (launched.contains(op))
+        continue;
+      FailureOr<SmallVector<Operation *>> group = serialGroup(op);
+      if (failed(group)) {
+        op->emitError("fuel-gpu-map-parallel-loops: an op on the host "
+                      "accesses memory and its results are returned or "
+                      "read by a kernel");
+        return signalPassFailure();
+      }
+      launched.insert(group->begin(), group->end());
+      launchOneThread(rewriter, *group);
+      // Loops in it run in that one thread.
+      for (Operation *grouped : *group) {
+        SmallVector<scf::ParallelOp> inside;
+        grouped->walk([&](scf::ParallelOp loop) { inside.push_back(loop); });
+        for (scf::ParallelOp loop : inside) {
+          if (loop.getNumResults() != 0) {
+            loop.emitError("fuel-gpu-map-parallel-loops: a parallel loop "
+                           "with reductions in serial host code");
+            return signalPassFailure();
+          }
+          parallelToSequential(rewriter, loop);
+        }
+      }
+    }
+    for (memref::CopyOp copy : copies) {
+      auto source = cast<MemRefType>(copy.getSource().getType());
+      auto target = cast<MemRefType>(copy.getTarget().getType());
+      if (!source.getLayout().isIdentity() ||
+          !target.getLayout().isIdentity()) {
+        copy.emitError("fuel-gpu-map-parallel-loops: a copy between "
+                       "non-contiguous buffers on the host (lower it to "
+                       "loops first: fuel-strided-copies-to-loops)");
+        return signalPassFailure();
+      }
+      rewriter.setInsertionPoint(copy);
+      rewriter.replaceOpWithNewOp<gpu::MemcpyOp>(
+          copy, /*asyncToken=*/Type(), ValueRange(), copy.getTarget(),
+          copy.getSource());
+    }
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// fuel-gpu-private-allocs
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct FuelGpuPrivateAllocsPass
+    : public fuel::impl::FuelGpuPrivateAllocsBase<FuelGpuPrivateAllocsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<memref::AllocOp> allocs;
+    getOperation()->walk([&](memref::AllocOp op) {
+      if (op->getParentOfType<gpu::LaunchOp>())
+        allocs.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (memref::AllocOp alloc : allocs) {
+      MemRefType type = alloc.getType();
+      if (!type.hasStaticShape()) {
+        alloc.emitError("fuel-gpu-private-allocs: a buffer of dynamic size "
+                        "inside a GPU kernel (it would be allocated by the "
+                        "device's malloc)");
+        return signalPassFailure();
+      }
+      for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+        if (isa<memref::DeallocOp>(user))
+          rewriter.eraseOp(user);
+      auto space =
+          dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+      if (space && space.getValue() == gpu::AddressSpace::Workgroup) {
+        auto launch = alloc->getParentOfType<gpu::LaunchOp>();
+        BlockArgument buffer =
+            launch.addWorkgroupAttribution(type, alloc.getLoc());
+        rewriter.replaceOp(alloc, buffer);
+        continue;
+      }
+      MemRefType privateType = type;
+      if (privateAddressSpace && !space)
+        privateType = MemRefType::get(
+            type.getShape(), type.getElementType(), type.getLayout(),
+            gpu::AddressSpaceAttr::get(&getContext(),
+                                       gpu::AddressSpace::Private));
+      rewriter.setInsertionPoint(alloc);
+      auto alloca = memref::AllocaOp::create(rewriter, alloc.getLoc(),
+                                             privateType,
+                                             alloc.getAlignmentAttr());
+      if (privateType == type) {
+        rewriter.replaceOp(alloc, alloca);
+        continue;
+      }
+      // Its users see the default address space through a cast.
+      Value cast = memref::MemorySpaceCastOp::create(rewriter, alloc.getLoc(),
+                                                     type, alloca);
+      rewriter.replaceOp(alloc, cast);
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,36 @@
+// fuel-to-nvvm: GPU kernels in PTX, launched by host code through the GPU
+// runtime.
+// RUN: fuel-opt --fuel-to-nvvm="chip=sm_90 toolkit=%cuda_toolkit" %s | FileCheck %s
+// RUN: fuel-opt --fuel-to-nvvm="codegen=false toolkit=%cuda_toolkit" %s | FileCheck %s --check-prefix=PLAIN
+// RUN: not fuel-opt --fuel-to-nvvm="chip=sm_80 features=+ptx60" %s 2>&1 | FileCheck %s --check-prefix=PTX
+// RUN: not fuel-opt --fuel-to-nvvm="chip=gfx942" %s 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not fuel-opt --fuel-to-nvvm="format=elf" %s 2>&1 | FileCheck %s --check-prefix=FORMAT
+// RUN: not fuel-opt --fuel-to-nvvm="max-threads=100" %s 2>&1 | FileCheck %s --check-prefix=THREADS
+// RUN: not fuel-opt --fuel-to-nvvm="opt-level=4" %s 2>&1 | FileCheck %s --check-prefix=OPT
+// PTX: fuel-to-nvvm: sm_80 needs PTX 7.0 at least (features=+ptx70), got '+ptx60'
+// CHIP: fuel-to-nvvm: chip must be an NVIDIA architecture (sm_80, sm_90, ...), got 'gfx942'
+// FORMAT: fuel-to-nvvm: format must be isa, bin, fatbin, llvm or offload, got 'elf'
+// THREADS: fuel-to-nvvm: max-threads must be a power of two from 32 to 1024, got 100
+// OPT: fuel-to-nvvm: opt-level must be from 0 to 3, got 4
+
+// The softmax is one kernel: a block per row (64 blocks of 256 threads),
+// each row's max and sum combined across the block with warp shuffles and
+// shared memory. The host launches it through the runtime.
+// CHECK:       llvm.func @softmax
+// CHECK:         llvm.call @mgpuStreamCreate
+// CHECK:         gpu.launch_func <%{{.*}} : !llvm.ptr> @softmax_kernel::@softmax_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NOT:   gpu.launch_func
+// CHECK:       gpu.binary @softmax_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">
+// CHECK-SAME:    .target sm_90
+// CHECK-SAME:    .entry softmax_kernel(
+// CHECK-SAME:    shfl.sync.bfly.b32
+// CHECK-SAME:    bar.sync
+// CHECK-NOT:   malloc
+// Without the schedules: a kernel per loop nest, the row reductions one
+// thread per row.
+// PLAIN-COUNT-6: gpu.launch_func
+// PLAIN-NOT:     shfl.sync
+func.func @softmax(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
+  %y = fuel.fused softmax_last_dim (%x) : (tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  return %y : tensor<64x1024xf32>
+}

@@ -1,0 +1,126 @@
+"""fuel-to-nvvm: every op compiles to GPU kernels (PTX), which ptxas accepts
+for sm_80 and sm_90 where a CUDA toolkit is installed; the row-wise ops get
+their GPU schedule (a block per row, reductions across the block)."""
+
+import numpy as np
+import pytest
+
+from numerics import fused_text
+from test_all_ops import CASES
+
+from fuel_mlir import gpu
+
+HAVE_PTXAS = gpu.ptxas_path() is not None
+needs_ptxas = pytest.mark.skipif(not HAVE_PTXAS, reason="no ptxas (pip install nvidia-cuda-nvcc-cu12)")
+
+
+@pytest.fixture(autouse=True)
+def _fuel_opt(fuel_opt, monkeypatch):
+    monkeypatch.setenv("FUEL_OPT", fuel_opt)
+
+
+def no_device_malloc(kernels):
+    for k in kernels:
+        assert "malloc" not in k.ptx, f"{k.module} allocates with the device's malloc"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_op_compiles(name, dtype):
+    make, params, _, _ = CASES[name]
+    kernels = gpu.compile_nvvm(fused_text(name, make(dtype), params), chip="sm_80")
+    assert kernels, "no GPU kernel"
+    for k in kernels:
+        assert k.entries, f"{k.module} has no entry"
+        assert ".target sm_80" in k.ptx
+    no_device_malloc(kernels)
+    if HAVE_PTXAS:
+        for k in kernels:
+            reports = gpu.ptxas(k.ptx, "sm_80")
+            assert [r.entry for r in reports] == list(k.entries)
+    # sm_90 from its own compile: the PTX names its target.
+    if HAVE_PTXAS:
+        for k in gpu.compile_nvvm(fused_text(name, make(dtype), params), chip="sm_90"):
+            assert [r.entry for r in gpu.ptxas(k.ptx, "sm_90")] == list(k.entries)
+
+
+# Held-out shapes: rows long enough for the GPU row-wise schedule.
+ROW_CASES = {
+    "softmax_last_dim": ([(8, 3, 1536)], {}),
+    "rms_norm_last_dim": ([(5, 2048)], {"eps": 1e-6}),
+    "layer_norm_last_dim": ([(7, 4096)], {"eps": 1e-5}),
+    "softmax_last_dim_backward": ([(6, 768), (6, 768)], {}),
+    "rms_norm_last_dim_backward": ([(3, 1024), (3, 1024)], {"eps": 1e-5}),
+    "layer_norm_last_dim_backward": ([(2, 2, 320), (2, 2, 320)], {"eps": 1e-5}),
+    "inplace_affine": ([(9, 96)], {"mul": 0.5, "add": -1.0}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROW_CASES))
+def test_row_ops_are_one_block_per_row(name):
+    shapes, params = ROW_CASES[name]
+    args = [np.zeros(s, np.float32) for s in shapes]
+    for chip in ("sm_80", "sm_90"):
+        kernels = gpu.compile_nvvm(fused_text(name, args, params), chip=chip)
+        no_device_malloc(kernels)
+        assert len(kernels) == 1, [k.module for k in kernels]
+        ptx = kernels[0].ptx
+        if name != "inplace_affine":
+            # Reductions across the block: warp shuffles, then shared memory.
+            assert "shfl.sync.bfly" in ptx and "bar.sync" in ptx
+        if HAVE_PTXAS:
+            (report,) = gpu.ptxas(ptx, chip)
+            assert report.stack_bytes == 0 and report.spill_stores == 0, report
+            if name != "inplace_affine":
+                assert report.shared_bytes > 0, report
+
+
+def test_schedules_off_gives_a_kernel_per_loop_nest():
+    text = fused_text("softmax_last_dim", [np.zeros((4, 256), np.float32)])
+    scheduled = gpu.compile_nvvm(text)
+    plain = gpu.compile_nvvm(text, codegen=False)
+    assert len(scheduled) == 1 and len(plain) > 1
+    assert all("shfl.sync" not in k.ptx for k in plain)
+
+
+def test_max_threads_sets_the_block():
+    text = fused_text("softmax_last_dim", [np.zeros((4, 1024), np.float32)])
+    (k64,) = gpu.compile_nvvm(text, max_threads=64)
+    (k512,) = gpu.compile_nvvm(text, max_threads=512)
+    # The launch bounds say how many threads the kernel was built for.
+    assert ".maxntid 64, 1, 1" in k64.ptx
+    assert ".maxntid 512, 1, 1" in k512.ptx
+
+
+@pytest.mark.parametrize("options,message", [
+    (dict(chip="gfx942"), "chip must be an NVIDIA architecture"),
+    (dict(chip="sm_90", features="+ptx70"), "sm_90 needs PTX 7.8 at least"),
+    (dict(max_threads=48), "max-threads must be a power of two"),
+    (dict(opt_level=7), "opt-level must be from 0 to 3"),
+])
+def test_bad_options_are_diagnosed(options, message):
+    text = fused_text("softmax_last_dim", [np.zeros((4, 64), np.float32)])
+    with pytest.raises(gpu.CompileError, match=message):
+        gpu.compile_nvvm(text, **options)
+
+
+def test_invalid_ir_is_diagnosed():
+    with pytest.raises(gpu.CompileError, match="expected"):
+        gpu.compile_nvvm("func.func @f( {")
+
+
+@needs_ptxas
+def test_ptxas_rejects_bad_ptx():
+    with pytest.raises(gpu.PtxasError):
+        gpu.ptxas(".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() { bogus; }\n")
+
+
+def test_ptxas_report_is_parsed():
+    log = ("ptxas info    : 0 bytes gmem\n"
+           "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+           "ptxas info    : Function properties for k\n"
+           "    16 bytes stack frame, 4 bytes spill stores, 8 bytes spill loads\n"
+           "ptxas info    : Used 40 registers, used 1 barriers, 256 bytes smem, 400 bytes cmem[0]\n")
+    (r,) = gpu._parse_ptxas(log)
+    assert (r.entry, r.registers, r.shared_bytes, r.stack_bytes, r.spill_stores, r.spill_loads, r.barriers) == \
+        ("k", 40, 256, 16, 4, 8, 1)
