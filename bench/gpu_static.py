@@ -2,7 +2,9 @@
 op compiled with fuel-to-nvvm at the shapes of bench/all_ops.py and its PTX
 assembled by ptxas for sm_80 and sm_90; per kernel, registers, shared
 memory, stack, spills and an occupancy estimate (resident warps per SM over
-the SM's maximum, from the block size, registers and shared memory).
+the SM's maximum, from the block size, registers and shared memory). Where
+Debian's llvm-22 and lld-22 are installed, the same ops through
+fuel-to-rocdl for gfx942: VGPRs, LDS and scratch per kernel.
 
     python bench/gpu_static.py            # writes bench/gpu_static.json and prints a table
 
@@ -59,17 +61,26 @@ def main():
                                      registers=r.registers, shared=r.shared_bytes, stack=r.stack_bytes,
                                      spills=r.spill_stores + r.spill_loads,
                                      occupancy=round(occupancy(chip, block, r.registers, r.shared_bytes), 2)))
+        if all(gpu.llvm_tool(t) for t in ("opt", "llc", "ld.lld")):
+            for k in gpu.compile_rocdl(text, chip="gfx942"):
+                obj = gpu.amdgpu_code_object(k.llvm_ir, "gfx942")
+                rows.append(dict(op=name, chip="gfx942", kernel=k.module, vgprs=obj.vgprs,
+                                 sgprs=obj.sgprs, lds=obj.lds_bytes, scratch=obj.scratch_bytes))
     (HERE / "gpu_static.json").write_text(json.dumps(rows, indent=1))
-    print("| op | kernels | threads | registers (max) | shared bytes (max) | stack bytes (max) | occupancy (min) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| op | kernels | threads | registers (max) | shared bytes (max) | stack bytes (max) "
+          "| occupancy (min) | gfx942 VGPRs (max) | LDS bytes (max) | scratch bytes (max) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in sorted(bench):
         mine = [r for r in rows if r["op"] == name and r["chip"] == "sm_90" and "kernel" in r]
+        amd = [r for r in rows if r["op"] == name and r["chip"] == "gfx942"]
         if not mine:
-            print(f"| `{name}` | failed | | | | | |")
+            print(f"| `{name}` | failed | | | | | | | | |")
             continue
+        amd_cols = (f"{max(r['vgprs'] for r in amd)} | {max(r['lds'] for r in amd)} | "
+                    f"{max(r['scratch'] for r in amd)}" if amd else "- | - | -")
         print(f"| `{name}` | {len(mine)} | {'/'.join(sorted({str(r['threads']) for r in mine}, key=int))} | "
               f"{max(r['registers'] for r in mine)} | {max(r['shared'] for r in mine)} | "
-              f"{max(r['stack'] for r in mine)} | {min(r['occupancy'] for r in mine):.2f} |")
+              f"{max(r['stack'] for r in mine)} | {min(r['occupancy'] for r in mine):.2f} | {amd_cols} |")
 
 
 if __name__ == "__main__":

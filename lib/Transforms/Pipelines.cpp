@@ -110,6 +110,22 @@ static int minimumPtxVersion(StringRef chip) {
   return ptx;
 }
 
+/// The checks both GPU pipelines make.
+static LogicalResult checkGpuOptions(int optLevel, int64_t maxThreads,
+                                     std::string &why) {
+  if (optLevel < 0 || optLevel > 3) {
+    why = "opt-level must be from 0 to 3, got " + std::to_string(optLevel);
+    return failure();
+  }
+  if (maxThreads < 32 || maxThreads > 1024 ||
+      !llvm::isPowerOf2_64(maxThreads)) {
+    why = "max-threads must be a power of two from 32 to 1024, got " +
+          std::to_string(maxThreads);
+    return failure();
+  }
+  return success();
+}
+
 /// Checks the options of fuel-to-nvvm; the message says what is wrong.
 static LogicalResult checkNVVMOptions(const fuel::FuelToNVVMOptions &o,
                                       std::string &why) {
@@ -120,16 +136,8 @@ static LogicalResult checkNVVMOptions(const fuel::FuelToNVVMOptions &o,
           format.str() + "'";
     return failure();
   }
-  if (o.optLevel < 0 || o.optLevel > 3) {
-    why = "opt-level must be from 0 to 3, got " + std::to_string(o.optLevel);
+  if (failed(checkGpuOptions(o.optLevel, o.maxThreads, why)))
     return failure();
-  }
-  if (o.maxThreads < 32 || o.maxThreads > 1024 ||
-      !llvm::isPowerOf2_64(o.maxThreads)) {
-    why = "max-threads must be a power of two from 32 to 1024, got " +
-          std::to_string(o.maxThreads);
-    return failure();
-  }
   if (!StringRef(o.chip.getValue()).starts_with("sm_")) {
     why = "chip must be an NVIDIA architecture (sm_80, sm_90, ...), got '" +
           o.chip.getValue() + "'";
@@ -153,26 +161,34 @@ static LogicalResult checkNVVMOptions(const fuel::FuelToNVVMOptions &o,
   return success();
 }
 
-/// fuel (and linalg) on tensors -> GPU kernels for NVIDIA GPUs, serialized
-/// (PTX by default), and host code that launches them through the GPU
-/// runtime (libmlir_cuda_runtime). The ops with a GPU schedule become
-/// block- and thread-mapped loops (fuel-codegen-gpu); everything else is
-/// decomposed, its loops tiled over blocks and threads
+/// Checks the options of fuel-to-rocdl; the message says what is wrong.
+static LogicalResult checkROCDLOptions(const fuel::FuelToROCDLOptions &o,
+                                       std::string &why) {
+  if (failed(checkGpuOptions(o.optLevel, o.maxThreads, why)))
+    return failure();
+  if (!StringRef(o.chip.getValue()).starts_with("gfx")) {
+    why = "chip must be an AMD GPU architecture (gfx90a, gfx942, ...), got '" +
+          o.chip.getValue() + "'";
+    return failure();
+  }
+  return success();
+}
+
+/// The steps both GPU pipelines share: fuel and linalg on tensors to
+/// outlined GPU kernels in the GPU dialect, on memrefs. The ops with a GPU
+/// schedule become block- and thread-mapped loops (fuel-codegen-gpu);
+/// everything else is decomposed, its loops tiled over blocks and threads
 /// (fuel-gpu-map-parallel-loops); after bufferization both become
 /// gpu.launch ops, buffers inside kernels go to registers or shared memory
-/// (fuel-gpu-private-allocs), and the kernels are outlined and lowered as
-/// upstream's gpu-lower-to-nvvm-pipeline does.
-static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
-  std::string codegen =
-      o.codegen ? llvm::formatv("fuel-codegen-gpu{{max-threads={0}},",
-                                o.maxThreads.getValue())
-                      .str()
-                : std::string();
-  std::string toolkit =
-      o.toolkit.getValue().empty()
-          ? std::string()
-          : llvm::formatv(" toolkit={0}", o.toolkit.getValue()).str();
-  return codegen +
+/// (fuel-gpu-private-allocs), and the launches are outlined.
+static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
+                                         bool privateAddressSpace) {
+  std::string schedule =
+      codegen
+          ? llvm::formatv("fuel-codegen-gpu{{max-threads={0}},", maxThreads)
+                .str()
+          : std::string();
+  return schedule +
          "fuel-decompose,"
          "fuel-decompose-aggregates,"
          "canonicalize,"
@@ -186,10 +202,11 @@ static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
          "fuel-gpu-map-forall,"
          "func.func(convert-linalg-to-parallel-loops)," +
          llvm::formatv("fuel-gpu-map-parallel-loops{{max-threads={0}},",
-                       o.maxThreads.getValue())
+                       maxThreads)
              .str() +
-         "convert-parallel-loops-to-gpu,"
-         "fuel-gpu-private-allocs,"
+         "convert-parallel-loops-to-gpu," +
+         (privateAddressSpace ? "fuel-gpu-private-allocs{private-address-space},"
+                              : "fuel-gpu-private-allocs,") +
          "canonicalize,"
          "cse,"
          "func.func(lower-vector-multi-reduction),"
@@ -198,9 +215,22 @@ static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
          "gpu-kernel-outlining,"
          "func.func(gpu-async-region),"
          "convert-scf-to-cf,"
-         "convert-nvvm-to-llvm,"
          "convert-func-to-llvm,"
-         "expand-strided-metadata," +
+         "expand-strided-metadata,";
+}
+
+/// fuel (and linalg) on tensors -> GPU kernels for NVIDIA GPUs, serialized
+/// (PTX by default), and host code that launches them through the GPU
+/// runtime (libmlir_cuda_runtime); lowered as upstream's
+/// gpu-lower-to-nvvm-pipeline does.
+static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
+  std::string toolkit =
+      o.toolkit.getValue().empty()
+          ? std::string()
+          : llvm::formatv(" toolkit={0}", o.toolkit.getValue()).str();
+  return getGpuKernelsPipeline(o.codegen, o.maxThreads,
+                               /*privateAddressSpace=*/false) +
+         "convert-nvvm-to-llvm," +
          llvm::formatv("nvvm-attach-target{{chip={0} features={1} O={2}},",
                        o.chip.getValue(), o.features.getValue(),
                        o.optLevel.getValue())
@@ -226,6 +256,40 @@ static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
          "reconcile-unrealized-casts";
 }
 
+/// fuel (and linalg) on tensors -> GPU kernels for AMD GPUs as device LLVM
+/// IR (fuel-gpu-module-to-llvm-ir), and host code that launches them.
+static std::string getFuelToROCDLPipeline(const fuel::FuelToROCDLOptions &o) {
+  std::string features =
+      o.features.getValue().empty()
+          ? std::string()
+          : llvm::formatv(" features={0}", o.features.getValue()).str();
+  return getGpuKernelsPipeline(o.codegen, o.maxThreads,
+                               /*privateAddressSpace=*/true) +
+         llvm::formatv("rocdl-attach-target{{chip={0} wave64={1} O={2}{3}},",
+                       o.chip.getValue(), o.wave64 ? "true" : "false",
+                       o.optLevel.getValue(), features)
+             .str() +
+         "lower-affine,"
+         "convert-arith-to-llvm,"
+         "convert-index-to-llvm,"
+         "canonicalize,"
+         "cse,"
+         "gpu.module(strip-debuginfo,"
+         "convert-vector-to-llvm," +
+         llvm::formatv("convert-gpu-to-rocdl{{chipset={0}},",
+                       o.chip.getValue())
+             .str() +
+         "canonicalize,"
+         "cse,"
+         "reconcile-unrealized-casts),"
+         "gpu-to-llvm,"
+         "fuel-gpu-module-to-llvm-ir,"
+         "convert-math-to-llvm,"
+         "canonicalize,"
+         "cse,"
+         "reconcile-unrealized-casts";
+}
+
 LogicalResult
 mlir::fuel::buildFuelToNVVMPipeline(OpPassManager &pm,
                                     const FuelToNVVMOptions &options) {
@@ -233,6 +297,42 @@ mlir::fuel::buildFuelToNVVMPipeline(OpPassManager &pm,
   if (failed(checkNVVMOptions(options, why)))
     return failure();
   return parsePassPipeline(getFuelToNVVMPipeline(options), pm);
+}
+
+LogicalResult
+mlir::fuel::buildFuelToROCDLPipeline(OpPassManager &pm,
+                                     const FuelToROCDLOptions &options) {
+  std::string why;
+  if (failed(checkROCDLOptions(options, why)))
+    return failure();
+  return parsePassPipeline(getFuelToROCDLPipeline(options), pm);
+}
+
+/// Registers a GPU pipeline whose options are checked before it is built.
+template <typename Options>
+static void registerGpuPipeline(
+    StringRef name, StringRef description,
+    LogicalResult (*check)(const Options &, std::string &),
+    std::string (*build)(const Options &)) {
+  std::string prefix = name.str() + ": ";
+  registerPassPipeline(
+      name, description,
+      [=](OpPassManager &pm, StringRef text,
+          function_ref<LogicalResult(const Twine &)> errorHandler) {
+        Options options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        std::string why;
+        if (failed(check(options, why)))
+          return errorHandler(prefix + why);
+        if (failed(parsePassPipeline(build(options), pm)))
+          return errorHandler(prefix +
+                              "a pass of the pipeline is not registered");
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> print) {
+        print(Options());
+      });
 }
 
 void mlir::fuel::registerFuelPassesAndPipelines() {
@@ -244,25 +344,18 @@ void mlir::fuel::registerFuelPassesAndPipelines() {
       [](OpPassManager &pm, const FuelToLLVMOptions &options) {
         buildFuelToLLVMPipeline(pm, options);
       });
-  registerPassPipeline(
+  registerGpuPipeline<FuelToNVVMOptions>(
       "fuel-to-nvvm",
       "Compile fuel and linalg on tensors to GPU kernels for NVIDIA GPUs "
       "(GPU schedules or decomposition, loops mapped to blocks and threads, "
       "NVVM, PTX or cubin) and host code that launches them",
-      [](OpPassManager &pm, StringRef text,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        FuelToNVVMOptions options;
-        if (failed(options.parseFromString(text)))
-          return failure();
-        std::string why;
-        if (failed(checkNVVMOptions(options, why)))
-          return errorHandler("fuel-to-nvvm: " + why);
-        if (failed(parsePassPipeline(getFuelToNVVMPipeline(options), pm)))
-          return errorHandler("fuel-to-nvvm: a pass of the pipeline is not "
-                              "registered");
-        return success();
-      },
-      [](function_ref<void(const detail::PassOptions &)> print) {
-        print(FuelToNVVMOptions());
-      });
+      checkNVVMOptions, getFuelToNVVMPipeline);
+  registerGpuPipeline<FuelToROCDLOptions>(
+      "fuel-to-rocdl",
+      "Compile fuel and linalg on tensors to GPU kernels for AMD GPUs (GPU "
+      "schedules or decomposition, loops mapped to blocks and threads, "
+      "ROCDL, device LLVM IR for llc-22 and ld.lld-22) and host code that "
+      "launches them",
+      checkROCDLOptions, getFuelToROCDLPipeline);
 }
+

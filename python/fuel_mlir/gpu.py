@@ -1,10 +1,14 @@
-"""Compiling for NVIDIA GPUs: `fuel-to-nvvm`, each kernel's PTX, and what
-`ptxas` says of it (registers, shared memory, spills).
+"""Compiling for GPUs: `fuel-to-nvvm` and each kernel's PTX, with what
+`ptxas` says of it (registers, shared memory, spills); `fuel-to-rocdl` and
+each kernel's device LLVM IR, made into an AMDGPU code object by LLVM's
+`opt`, `llc` and `ld.lld` (Debian's llvm-22 and lld-22).
 
     from fuel_mlir import gpu
-    kernels = gpu.compile_nvvm(text, chip="sm_90")
-    for k in kernels:
-        print(k.name, gpu.ptxas(k.ptx, "sm_90"))
+    for k in gpu.compile_nvvm(text, chip="sm_90"):
+        print(k.module, gpu.ptxas(k.ptx, "sm_90"))
+    for k in gpu.compile_rocdl(text, chip="gfx942"):
+        obj = gpu.amdgpu_code_object(k.llvm_ir, "gfx942")
+        print(k.module, obj.vgprs, obj.lds_bytes)
 
 The PTX comes from the LLVM in the MLIR wheel; libdevice (for `exp`, `log`,
 ...) and `ptxas` come from a CUDA toolkit: the one `CUDA_ROOT`, `CUDA_HOME`
@@ -53,6 +57,32 @@ class PtxasReport:
     spill_stores: int
     spill_loads: int
     barriers: int
+
+
+@dataclass(frozen=True)
+class RocdlKernel:
+    """One GPU module compiled for an AMD GPU: its device LLVM IR."""
+
+    module: str
+    entries: tuple[str, ...]
+    llvm_ir: str
+
+
+@dataclass(frozen=True)
+class CodeObject:
+    """An AMDGPU code object (an ELF shared object, .hsaco) and what the
+    backend says of its kernels (the largest over them)."""
+
+    data: bytes
+    vgprs: int
+    sgprs: int
+    lds_bytes: int
+    scratch_bytes: int
+    wavefront_size: int
+
+
+class ToolError(RuntimeError):
+    """opt, llc or ld.lld rejected the device code."""
 
 
 def _has_libdevice(root: Path) -> bool:
@@ -153,6 +183,83 @@ def ptxas(ptx: str, chip: str = "sm_80") -> list[PtxasReport]:
     if result.returncode != 0:
         raise PtxasError(result.stderr.strip())
     return _parse_ptxas(result.stderr)
+
+
+_OFFLOAD = re.compile(r'gpu\.binary @(\S+)\s.*?offload = "((?:[^"\\]|\\.)*)"', re.S)
+
+
+def rocdl_pipeline(chip: str = "gfx942", wave64: bool = True, opt_level: int = 3,
+                   max_threads: int = 256, codegen: bool = True) -> str:
+    """The `--fuel-to-rocdl=...` option of fuel-opt for these settings."""
+    return (f"--fuel-to-rocdl=chip={chip} wave64={'true' if wave64 else 'false'} "
+            f"opt-level={opt_level} max-threads={max_threads} codegen={'true' if codegen else 'false'}")
+
+
+def compile_rocdl(text: str, chip: str = "gfx942", wave64: bool = True, opt_level: int = 3,
+                  max_threads: int = 256, codegen: bool = True) -> list[RocdlKernel]:
+    """Compiles a module with fuel-to-rocdl; returns each GPU module's device
+    LLVM IR (for `amdgpu_code_object`)."""
+    result = subprocess.run(
+        [_fuel_opt(), rocdl_pipeline(chip, wave64, opt_level, max_threads, codegen)],
+        input=text, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise CompileError(result.stderr.strip())
+    kernels = []
+    for match in _OFFLOAD.finditer(result.stdout):
+        ir = _unescape(match.group(2))
+        entries = tuple(re.findall(r"define amdgpu_kernel void @(\w+)\(", ir))
+        kernels.append(RocdlKernel(match.group(1), entries, ir))
+    return kernels
+
+
+def llvm_tool(name: str) -> str | None:
+    """LLVM's `name` (opt, llc, ld.lld) with an AMDGPU backend: Debian's
+    name-22, or a plain one on PATH that lists amdgcn among its targets."""
+    versioned = shutil.which(f"{name}-22")
+    if versioned:
+        return versioned
+    plain = shutil.which(name)
+    if plain and name != "ld.lld":
+        probe = subprocess.run([plain, "--version"], capture_output=True, text=True)
+        if "amdgcn" not in probe.stdout:
+            return None
+    return plain
+
+
+def amdgpu_code_object(llvm_ir: str, chip: str = "gfx942", opt_level: int = 3) -> CodeObject:
+    """Optimizes the device LLVM IR (`opt`), compiles it for `chip` (`llc`,
+    amdgcn-amd-amdhsa) and links it into a code object (`ld.lld -shared`).
+    Raises ToolError when one of them rejects it, FileNotFoundError when
+    one is missing (apt-get install llvm-22 lld-22)."""
+    tools = {name: llvm_tool(name) for name in ("opt", "llc", "ld.lld")}
+    missing = [name for name, path in tools.items() if not path]
+    if missing:
+        raise FileNotFoundError(f"{', '.join(missing)} with an AMDGPU backend not found "
+                                "(apt-get install llvm-22 lld-22)")
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        (tmp / "k.ll").write_text(llvm_ir)
+        steps = [
+            [tools["opt"], f"-O{opt_level}", str(tmp / "k.ll"), "-o", str(tmp / "k.bc")],
+            [tools["llc"], f"-O{opt_level}", "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={chip}",
+             str(tmp / "k.bc"), "-o", str(tmp / "k.s")],
+            [tools["llc"], f"-O{opt_level}", "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={chip}",
+             "-filetype=obj", str(tmp / "k.bc"), "-o", str(tmp / "k.o")],
+            [tools["ld.lld"], "-shared", str(tmp / "k.o"), "-o", str(tmp / "k.hsaco")],
+        ]
+        for step in steps:
+            result = subprocess.run(step, capture_output=True, text=True)
+            if result.returncode != 0:
+                raise ToolError(f"{Path(step[0]).name}: {result.stderr.strip()}")
+        asm = (tmp / "k.s").read_text()
+        data = (tmp / "k.hsaco").read_bytes()
+
+    def largest(key: str) -> int:
+        return max((int(v) for v in re.findall(rf"^\s+\.{key}:\s+(\d+)", asm, re.M)), default=0)
+
+    return CodeObject(data, largest("vgpr_count"), largest("sgpr_count"),
+                      largest("group_segment_fixed_size"), largest("private_segment_fixed_size"),
+                      largest("wavefront_size"))
 
 
 def _parse_ptxas(log: str) -> list[PtxasReport]:

@@ -74,3 +74,8 @@ ptxas = shutil.which("ptxas") or (
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+
+# LLVM's tools with an AMDGPU backend (Debian's llvm-22 and lld-22) finish
+# fuel-to-rocdl's device IR into code objects.
+if all(shutil.which(t) for t in ("opt-22", "llc-22", "ld.lld-22")):
+    config.available_features.add("llc-amdgpu")

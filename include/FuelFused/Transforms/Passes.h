@@ -102,6 +102,42 @@ struct FuelToNVVMOptions : public PassPipelineOptions<FuelToNVVMOptions> {
 LogicalResult buildFuelToNVVMPipeline(OpPassManager &pm,
                                       const FuelToNVVMOptions &options = {});
 
+/// The options of the fuel-to-rocdl pipeline.
+struct FuelToROCDLOptions : public PassPipelineOptions<FuelToROCDLOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("The AMD GPU's architecture "
+                                          "(gfx90a, gfx942, ...)"),
+                           llvm::cl::init("gfx942")};
+  Option<std::string> features{
+      *this, "features", llvm::cl::desc("Target features (+sramecc, ...)"),
+      llvm::cl::init("")};
+  Option<bool> wave64{*this, "wave64",
+                      llvm::cl::desc("64-lane waves (the gfx9 default); "
+                                     "false: 32-lane waves"),
+                      llvm::cl::init(true)};
+  Option<int> optLevel{*this, "opt-level",
+                       llvm::cl::desc("Optimization level recorded on the "
+                                      "target (0 to 3; llc applies it)"),
+                       llvm::cl::init(3)};
+  Option<int64_t> maxThreads{
+      *this, "max-threads",
+      llvm::cl::desc("Threads per block at most (a power of two, at least "
+                     "32)"),
+      llvm::cl::init(256)};
+  Option<bool> codegen{
+      *this, "codegen",
+      llvm::cl::desc("Schedule the ops that have a GPU schedule; off: every "
+                     "op as decomposed, one kernel per loop nest"),
+      llvm::cl::init(true)};
+};
+
+/// Adds the fuel-to-rocdl pipeline: fuel-to-nvvm's steps up to the GPU
+/// dialect, then ROCDL, each GPU module's device LLVM IR in a gpu.binary
+/// (for llc-22 -mtriple=amdgcn-amd-amdhsa and ld.lld-22), and host code
+/// that calls the GPU runtime. Fails when an option is out of range.
+LogicalResult buildFuelToROCDLPipeline(OpPassManager &pm,
+                                       const FuelToROCDLOptions &options = {});
+
 #define GEN_PASS_REGISTRATION
 #include "FuelFused/Transforms/Passes.h.inc"
 

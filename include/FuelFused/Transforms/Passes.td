@@ -295,4 +295,20 @@ def FuelGpuPrivateAllocs : Pass<"fuel-gpu-private-allocs"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FuelGpuModuleToLLVMIR : Pass<"fuel-gpu-module-to-llvm-ir", "::mlir::ModuleOp"> {
+  let summary = "Replace each GPU module by a gpu.binary holding its device "
+                "LLVM IR";
+  let description = [{
+    Each `gpu.module`, lowered to the LLVM dialect and with one target
+    attribute, is translated to LLVM IR (for a ROCDL target, with the
+    `amdgcn-amd-amdhsa` triple and the target's chip, features and wave size
+    on each function) and replaced by a `gpu.binary` whose one
+    object holds the IR as text (the `offload` format). Upstream's
+    `gpu-module-to-binary` needs the target's LLVM backend even for its
+    `llvm` format, and the MLIR wheel's LLVM has no AMDGPU backend: this is
+    how `fuel-to-rocdl` hands its kernels to `llc-22` and `ld.lld-22`.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // FUEL_PASSES_TD

@@ -1,0 +1,99 @@
+//===- GpuSerialize.cpp - GPU modules as device LLVM IR -------------------===//
+//
+// fuel-gpu-module-to-llvm-ir: each gpu.module (lowered to the LLVM dialect)
+// becomes a gpu.binary holding its device LLVM IR as text. Upstream's
+// gpu-module-to-binary needs the target's LLVM backend even for its `llvm`
+// format (it sets the data layout from a target machine); the MLIR wheel's
+// LLVM has no AMDGPU backend, so fuel-to-rocdl stops at the IR, which
+// Debian's llc-22 and ld.lld-22 turn into a code object.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuelFused/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/Function.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::fuel {
+#define GEN_PASS_DEF_FUELGPUMODULETOLLVMIR
+#include "FuelFused/Transforms/Passes.h.inc"
+} // namespace mlir::fuel
+
+using namespace mlir;
+
+namespace {
+struct FuelGpuModuleToLLVMIRPass
+    : public fuel::impl::FuelGpuModuleToLLVMIRBase<FuelGpuModuleToLLVMIRPass> {
+  using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerBuiltinDialectTranslation(registry);
+    registerGPUDialectTranslation(registry);
+    registerLLVMDialectTranslation(registry);
+    registerNVVMDialectTranslation(registry);
+    registerROCDLDialectTranslation(registry);
+  }
+
+  void runOnOperation() override {
+    SmallVector<gpu::GPUModuleOp> modules(
+        getOperation().getOps<gpu::GPUModuleOp>());
+    for (gpu::GPUModuleOp module : modules) {
+      std::optional<ArrayAttr> targets = module.getTargets();
+      if (!targets || targets->size() != 1) {
+        module.emitError("fuel-gpu-module-to-llvm-ir: the GPU module needs "
+                         "one target attribute (rocdl-attach-target or "
+                         "nvvm-attach-target)");
+        return signalPassFailure();
+      }
+      llvm::LLVMContext context;
+      std::unique_ptr<llvm::Module> llvmModule =
+          translateModuleToLLVMIR(module, context, module.getName());
+      if (!llvmModule) {
+        module.emitError("fuel-gpu-module-to-llvm-ir: the GPU module does "
+                         "not translate to LLVM IR (is it lowered to the "
+                         "LLVM dialect?)");
+        return signalPassFailure();
+      }
+      if (auto rocdl = dyn_cast<ROCDL::ROCDLTargetAttr>((*targets)[0])) {
+        // The target's chip, features and wave size go on the kernels, so
+        // that the IR alone says what to compile it for.
+        llvmModule->setTargetTriple(llvm::Triple("amdgcn-amd-amdhsa"));
+        std::string features = rocdl.getFeatures().str();
+        features += (features.empty() ? "" : ",") +
+                    std::string(rocdl.hasWave64() ? "+wavefrontsize64"
+                                                  : "+wavefrontsize32");
+        for (llvm::Function &function : *llvmModule) {
+          if (function.isDeclaration())
+            continue;
+          function.addFnAttr("target-cpu", rocdl.getChip());
+          function.addFnAttr("target-features", features);
+        }
+      }
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      llvmModule->print(os, nullptr);
+      OpBuilder builder(module);
+      auto object = gpu::ObjectAttr::get(
+          &getContext(), (*targets)[0], gpu::CompilationTarget::Offload,
+          builder.getStringAttr(text), nullptr, nullptr);
+      gpu::BinaryOp::create(builder, module.getLoc(), module.getName(),
+                            /*offloadingHandler=*/nullptr,
+                            builder.getArrayAttr({object}));
+      module.erase();
+    }
+  }
+};
+} // namespace

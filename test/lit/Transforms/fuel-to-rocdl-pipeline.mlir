@@ -1,0 +1,22 @@
+// fuel-to-rocdl: GPU kernels for AMD GPUs as device LLVM IR (a gpu.binary
+// per kernel module, for llc-22 and ld.lld-22), launched by host code
+// through the GPU runtime.
+// RUN: fuel-opt --fuel-to-rocdl="chip=gfx90a" %s | FileCheck %s
+// RUN: not fuel-opt --fuel-to-rocdl="chip=sm_90" %s 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not fuel-opt --fuel-to-rocdl="max-threads=2048" %s 2>&1 | FileCheck %s --check-prefix=THREADS
+// CHIP: fuel-to-rocdl: chip must be an AMD GPU architecture (gfx90a, gfx942, ...), got 'sm_90'
+// THREADS: fuel-to-rocdl: max-threads must be a power of two from 32 to 1024, got 2048
+
+// CHECK:       gpu.launch_func <%{{.*}} : !llvm.ptr> @softmax_kernel::@softmax_kernel
+// CHECK-NOT:   gpu.launch_func
+// CHECK:       gpu.binary @softmax_kernel  [#gpu.object<#rocdl.target<O = 3, chip = "gfx90a">, offload = "
+// CHECK-SAME:    target triple = \22amdgcn-amd-amdhsa\22
+// The block's partials in LDS (address space 3); the kernel in amdgpu_kernel.
+// CHECK-SAME:    addrspace(3) global [{{[0-9]+}} x float]
+// CHECK-SAME:    define amdgpu_kernel void @softmax_kernel(
+// CHECK-SAME:    llvm.amdgcn.ds.bpermute
+// CHECK-NOT:   malloc
+func.func @softmax(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
+  %y = fuel.fused softmax_last_dim (%x) : (tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  return %y : tensor<64x1024xf32>
+}

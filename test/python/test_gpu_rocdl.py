@@ -1,0 +1,83 @@
+"""fuel-to-rocdl: every op compiles to device LLVM IR for AMD GPUs, which
+Debian's opt-22, llc-22 and ld.lld-22 turn into code objects for gfx90a and
+gfx942 where they are installed; no kernel calls a library the device does
+not have."""
+
+import re
+
+import numpy as np
+import pytest
+
+from numerics import fused_text
+from test_all_ops import CASES
+
+from fuel_mlir import gpu
+
+HAVE_LLC = all(gpu.llvm_tool(t) for t in ("opt", "llc", "ld.lld"))
+
+
+@pytest.fixture(autouse=True)
+def _fuel_opt(fuel_opt, monkeypatch):
+    monkeypatch.setenv("FUEL_OPT", fuel_opt)
+
+
+def external_calls(ir):
+    """Functions the IR declares that are not LLVM intrinsics."""
+    return [f for f in re.findall(r"^declare .*?@([\w.$]+)\(", ir, re.M) if not f.startswith("llvm.")]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_op_compiles(name, dtype):
+    make, params, _, _ = CASES[name]
+    kernels = gpu.compile_rocdl(fused_text(name, make(dtype), params), chip="gfx942")
+    assert kernels
+    for k in kernels:
+        assert 'target triple = "amdgcn-amd-amdhsa"' in k.llvm_ir
+        assert k.entries, f"{k.module} has no amdgpu_kernel"
+        assert external_calls(k.llvm_ir) == [], k.module
+        assert "malloc" not in k.llvm_ir
+    if HAVE_LLC:
+        chips = ("gfx90a", "gfx942") if dtype is np.float32 else ("gfx942",)
+        for chip in chips:
+            for k in kernels:
+                obj = gpu.amdgpu_code_object(k.llvm_ir, chip)
+                assert obj.data[:4] == b"\x7fELF"
+                assert obj.wavefront_size == 64
+
+
+@pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
+def test_row_op_is_one_kernel_with_lds():
+    text = fused_text("layer_norm_last_dim", [np.zeros((6, 2, 640), np.float32)], {"eps": 1e-5})
+    (kernel,) = gpu.compile_rocdl(text, chip="gfx942")
+    # Cross-lane shuffles and the workgroup's partials in LDS.
+    assert "llvm.amdgcn.ds.bpermute" in kernel.llvm_ir
+    obj = gpu.amdgpu_code_object(kernel.llvm_ir, "gfx942")
+    assert obj.lds_bytes > 0
+
+
+def test_wave32_is_recorded():
+    text = fused_text("softmax_last_dim", [np.zeros((4, 64), np.float32)])
+    (k64,) = gpu.compile_rocdl(text, chip="gfx942")
+    (k32,) = gpu.compile_rocdl(text, chip="gfx1100", wave64=False)
+    # The chip and the wave size are on the kernel: the IR says what it is for.
+    assert '"target-cpu"="gfx1100"' in k32.llvm_ir and "+wavefrontsize32" in k32.llvm_ir
+    assert '"target-cpu"="gfx942"' in k64.llvm_ir and "+wavefrontsize64" in k64.llvm_ir
+    if HAVE_LLC:
+        assert gpu.amdgpu_code_object(k32.llvm_ir, "gfx1100").wavefront_size == 32
+
+
+@pytest.mark.parametrize("options,message", [
+    (dict(chip="sm_90"), "chip must be an AMD GPU architecture"),
+    (dict(max_threads=16), "max-threads must be a power of two"),
+])
+def test_bad_options_are_diagnosed(options, message):
+    text = fused_text("softmax_last_dim", [np.zeros((4, 64), np.float32)])
+    with pytest.raises(gpu.CompileError, match=message):
+        gpu.compile_rocdl(text, **options)
+
+
+@pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22")
+def test_llc_errors_are_reported():
+    with pytest.raises(gpu.ToolError, match="opt"):
+        gpu.amdgpu_code_object("this is not LLVM IR", "gfx942")
