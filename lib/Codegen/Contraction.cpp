@@ -71,6 +71,39 @@ LogicalResult mlir::fuel::canScheduleContraction(
   return success();
 }
 
+void mlir::fuel::tileContractionReductions(RewriterBase &rewriter,
+                                           Operation *loop, int64_t step) {
+  SmallVector<linalg::LinalgOp> contractions;
+  loop->walk([&](linalg::LinalgOp op) {
+    if (op.getNumReductionLoops() == 1)
+      contractions.push_back(op);
+  });
+  // Widening casts of the operands (f16, bf16) are computed per step, in
+  // registers: each element is converted where it is read.
+  auto isCast = [&](Operation *producer) {
+    auto generic = dyn_cast<linalg::GenericOp>(producer);
+    return generic && loop->isProperAncestor(producer) &&
+           generic.getNumReductionLoops() == 0 &&
+           generic.getNumDpsInputs() == 1;
+  };
+  for (linalg::LinalgOp op : contractions) {
+    if (llvm::none_of(op.getDpsInputs(), [&](Value v) {
+          return v.getDefiningOp() && isCast(v.getDefiningOp());
+        })) {
+      tileReduction(rewriter, op, step);
+      continue;
+    }
+    SmallVector<unsigned> reductions;
+    op.getReductionDims(reductions);
+    SmallVector<OpFoldResult> kTile(op.getNumLoops(),
+                                    rewriter.getIndexAttr(0));
+    kTile[reductions.front()] = rewriter.getIndexAttr(step);
+    (void)tileAndFuseRoot(rewriter, cast<TilingInterface>(op.getOperation()),
+                          kTile, scf::SCFTilingOptions::LoopType::ForOp,
+                          isCast);
+  }
+}
+
 LogicalResult mlir::fuel::scheduleContraction(
     RewriterBase &rewriter, linalg::LinalgOp root,
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
@@ -108,35 +141,7 @@ LogicalResult mlir::fuel::scheduleContraction(
     return failure();
 
   // 3. The reduction of each register tile in steps of kRegK.
-  SmallVector<linalg::LinalgOp> contractions;
-  loop->walk([&](linalg::LinalgOp op) {
-    if (op.getNumReductionLoops() == 1)
-      contractions.push_back(op);
-  });
-  // Widening casts of the operands (f16, bf16) are computed per step, in
-  // registers: each element is converted where it is read.
-  auto isCast = [&](Operation *producer) {
-    auto generic = dyn_cast<linalg::GenericOp>(producer);
-    return generic && loop->isProperAncestor(producer) &&
-           generic.getNumReductionLoops() == 0 &&
-           generic.getNumDpsInputs() == 1;
-  };
-  for (linalg::LinalgOp op : contractions) {
-    if (llvm::none_of(op.getDpsInputs(), [&](Value v) {
-          return v.getDefiningOp() && isCast(v.getDefiningOp());
-        })) {
-      tileReduction(rewriter, op, kRegK);
-      continue;
-    }
-    SmallVector<unsigned> reductions;
-    op.getReductionDims(reductions);
-    SmallVector<OpFoldResult> kTile(op.getNumLoops(),
-                                    rewriter.getIndexAttr(0));
-    kTile[reductions.front()] = rewriter.getIndexAttr(kRegK);
-    (void)tileAndFuseRoot(rewriter, cast<TilingInterface>(op.getOperation()),
-                          kTile, scf::SCFTilingOptions::LoopType::ForOp,
-                          isCast);
-  }
+  tileContractionReductions(rewriter, loop, kRegK);
 
   // 4. Vectorize what has static shapes now.
   vectorizeInside(rewriter, loop, /*contractions=*/true);

@@ -23,6 +23,12 @@ scheduleContraction(RewriterBase &rewriter, linalg::LinalgOp root,
                     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
                     const ScheduleOptions &options);
 
+/// Tiles the one reduction loop of each contraction in `loop` by `step`
+/// (an scf.for carrying the accumulator), with the widening casts of its
+/// operands (f16, bf16) fused into the step.
+void tileContractionReductions(RewriterBase &rewriter, Operation *loop,
+                               int64_t step);
+
 } // namespace fuel
 } // namespace mlir
 

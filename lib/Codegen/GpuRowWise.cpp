@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuSchedules.h"
 #include "RowWise.h"
 #include "ScheduleUtils.h"
 
@@ -50,7 +51,7 @@ static int64_t threadsForRow(int64_t row, int64_t maxThreads) {
   return row % threads == 0 ? threads : 0;
 }
 
-static LogicalResult canScheduleGpuRowWise(FusedOp op,
+LogicalResult mlir::fuel::canScheduleGpuRowWise(FusedOp op,
                                            const GpuScheduleOptions &options,
                                            std::string &why) {
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
@@ -66,27 +67,6 @@ static LogicalResult canScheduleGpuRowWise(FusedOp op,
     return failure();
   }
   return success();
-}
-
-LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
-                                         const GpuScheduleOptions &options,
-                                         std::string &why) {
-  std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
-  if (!kind || *kind != ScheduleKind::RowWise) {
-    why = "the op has no GPU schedule";
-    return failure();
-  }
-  for (Type t : llvm::concat<Type>(op->getOperandTypes(),
-                                   op->getResultTypes())) {
-    if (!isa<ShapedType>(t))
-      continue;
-    auto tensor = dyn_cast<RankedTensorType>(t);
-    if (!tensor || !tensor.hasStaticShape()) {
-      why = "the schedule needs static tensor shapes";
-      return failure();
-    }
-  }
-  return canScheduleGpuRowWise(op, options, why);
 }
 
 //===----------------------------------------------------------------------===//
@@ -479,13 +459,12 @@ scf::ForallOp RowSplitter::split() {
 // The schedule
 //===----------------------------------------------------------------------===//
 
-/// Applies the GPU row-wise schedule to the decomposition whose last op is
-/// `root`. When the row's steps have no split form, the row loop is left
-/// unmapped (the op still lowers, one kernel per loop nest).
-static LogicalResult
-scheduleGpuRowWise(RewriterBase &rewriter, linalg::LinalgOp root,
-                   const llvm::SmallPtrSetImpl<Operation *> &decomposition,
-                   int64_t threads, std::string &why) {
+/// When the row's steps have no split form, the row loop is left unmapped
+/// (the op still lowers, one kernel per loop nest).
+LogicalResult mlir::fuel::scheduleGpuRowWise(
+    RewriterBase &rewriter, linalg::LinalgOp root,
+    const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+    const GpuScheduleOptions &options, std::string &why) {
   if (root.getNumReductionLoops() != 0 || root.getNumLoops() < 2 ||
       root.getNumLoops() > 4 || root->getNumResults() != 1) {
     why = "the op's last step does not write whole rows";
@@ -493,6 +472,11 @@ scheduleGpuRowWise(RewriterBase &rewriter, linalg::LinalgOp root,
   }
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
   int64_t rowLength = ranges.back();
+  int64_t threads = threadsForRow(rowLength, options.maxThreads);
+  if (threads == 0) {
+    why = "the row length is not a multiple of a warp";
+    return failure();
+  }
 
   SmallVector<OpFoldResult> rowTile(ranges.size(), rewriter.getIndexAttr(1));
   rowTile.back() = rewriter.getIndexAttr(0);
@@ -526,38 +510,5 @@ scheduleGpuRowWise(RewriterBase &rewriter, linalg::LinalgOp root,
       rowLoop, [&] { rowLoop.setMappingAttr(rewriter.getArrayAttr(blocks)); });
 
   vectorizeInside(rewriter, threadLoop, /*contractions=*/false);
-  return success();
-}
-
-LogicalResult mlir::fuel::decomposeWithGpuSchedule(
-    RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options,
-    std::string &why) {
-  auto type = cast<RankedTensorType>(op->getResult(0).getType());
-  int64_t threads = threadsForRow(type.getShape().back(), options.maxThreads);
-  rewriter.setInsertionPoint(op);
-  Operation *prev = op->getPrevNode();
-  FailureOr<SmallVector<Value>> values = decomposeFusedOp(rewriter, op, why);
-  if (failed(values))
-    return failure();
-  llvm::SmallPtrSet<Operation *, 32> decomposition;
-  for (Operation *built = prev ? prev->getNextNode() : &op->getBlock()->front();
-       built != op.getOperation(); built = built->getNextNode())
-    decomposition.insert(built);
-  rewriter.replaceOp(op, *values);
-  // Each result's root; a root the schedule does not fit (a backward's
-  // reduction over rows) stays as decomposed.
-  for (auto [i, v] : llvm::enumerate(*values)) {
-    if (auto cast = v.getDefiningOp<tensor::CastOp>())
-      v = cast.getSource();
-    auto root = v.getDefiningOp<linalg::LinalgOp>();
-    std::string rootWhy;
-    if (root && succeeded(scheduleGpuRowWise(rewriter, root, decomposition,
-                                             threads, rootWhy)))
-      continue;
-    if (!root)
-      rootWhy = "it is not computed by a linalg op";
-    why += (why.empty() ? "" : "; ") + std::string("result ") +
-           std::to_string(i) + " stays as decomposed: " + rootWhy;
-  }
   return success();
 }

@@ -112,3 +112,20 @@ void mlir::fuel::tileReduction(RewriterBase &rewriter, linalg::LinalgOp op,
   if (succeeded(tiled))
     rewriter.replaceOp(op, tiled->replacements);
 }
+
+void mlir::fuel::privatizeEmptySlices(RewriterBase &rewriter,
+                                      Operation *loop) {
+  // Outer slices first: a slice of a slice of an empty is then a slice of
+  // an empty too.
+  SmallVector<tensor::ExtractSliceOp> slices;
+  loop->walk<WalkOrder::PreOrder>(
+      [&](tensor::ExtractSliceOp slice) { slices.push_back(slice); });
+  for (tensor::ExtractSliceOp slice : slices) {
+    if (!slice.getSource().getDefiningOp<tensor::EmptyOp>() ||
+        !slice.getType().hasStaticShape())
+      continue;
+    rewriter.setInsertionPoint(slice);
+    rewriter.replaceOpWithNewOp<tensor::EmptyOp>(
+        slice, slice.getType().getShape(), slice.getType().getElementType());
+  }
+}

@@ -35,6 +35,12 @@ FailureOr<TiledRoot> tileAndFuseRoot(RewriterBase &rewriter,
                                      scf::SCFTilingOptions::LoopType loopType,
                                      function_ref<bool(Operation *)> fuse);
 
+/// Replaces each static tensor.extract_slice of a tensor.empty inside `loop`
+/// by a tensor.empty of its own: a tile's room for a result is then the
+/// tile's, not a part of a buffer the size of the whole (which, shared by
+/// the loop's iterations and read inside them, bufferizes to copies).
+void privatizeEmptySlices(RewriterBase &rewriter, Operation *loop);
+
 /// Tiles the one reduction loop of `op` by `step` in an scf.for (a
 /// register tile's reduction: the accumulator is carried, in registers once
 /// vectorized). Leaves `op` as it is when it has not exactly one reduction

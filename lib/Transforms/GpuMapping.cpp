@@ -19,6 +19,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::fuel {
 #define GEN_PASS_DEF_FUELGPUMAPFORALL
@@ -52,9 +54,9 @@ static FailureOr<std::array<int64_t, 3>> getMappedSizes(scf::ForallOp op) {
     std::optional<int64_t> lb = getConstantIntValue(op.getMixedLowerBound()[i]);
     std::optional<int64_t> ub = getConstantIntValue(op.getMixedUpperBound()[i]);
     std::optional<int64_t> step = getConstantIntValue(op.getMixedStep()[i]);
-    if (!lb || !ub || !step || *lb != 0 || *step != 1)
+    if (!lb || !ub || !step || *step < 1)
       return op.emitError("fuel-gpu-map-forall: a mapped loop needs static "
-                          "bounds from 0 by 1");
+                          "bounds and a positive static step");
     auto mapping = cast<DeviceMappingAttrInterface>(attr);
     if (mapping.isLinearMapping())
       return op.emitError("fuel-gpu-map-forall: linear mappings are not "
@@ -64,20 +66,32 @@ static FailureOr<std::array<int64_t, 3>> getMappedSizes(scf::ForallOp op) {
       return op.emitError("fuel-gpu-map-forall: each of x, y and z can be "
                           "mapped once");
     seen[dim] = true;
-    sizes[dim] = *ub;
+    sizes[dim] = std::max<int64_t>(llvm::divideCeil(*ub - *lb, *step), 0);
   }
   return sizes;
 }
 
-/// Replaces `loop`'s body's induction variables by `ids` (x, y, z picked by
-/// its mapping) and inlines the body before `before`.
+/// Replaces `loop`'s body's induction variables by `lb + id * step`, the
+/// id of the dim (x, y, z) its mapping picks, and inlines the body before
+/// `before`.
 static void inlineMapped(RewriterBase &rewriter, scf::ForallOp loop,
                          gpu::KernelDim3 ids, Operation *before) {
   std::array<Value, 3> byDim = {ids.x, ids.y, ids.z};
   SmallVector<Value> args;
-  for (Attribute attr : *loop.getMapping())
-    args.push_back(
-        byDim[cast<DeviceMappingAttrInterface>(attr).getMappingId()]);
+  rewriter.setInsertionPoint(before);
+  Location loc = loop.getLoc();
+  for (auto [i, attr] : llvm::enumerate(*loop.getMapping())) {
+    Value id = byDim[cast<DeviceMappingAttrInterface>(attr).getMappingId()];
+    int64_t lb = *getConstantIntValue(loop.getMixedLowerBound()[i]);
+    int64_t step = *getConstantIntValue(loop.getMixedStep()[i]);
+    if (step != 1)
+      id = arith::MulIOp::create(
+          rewriter, loc, id, arith::ConstantIndexOp::create(rewriter, loc, step));
+    if (lb != 0)
+      id = arith::AddIOp::create(
+          rewriter, loc, id, arith::ConstantIndexOp::create(rewriter, loc, lb));
+    args.push_back(id);
+  }
   rewriter.eraseOp(loop.getTerminator());
   rewriter.inlineBlockBefore(loop.getBody(), before, args);
 }
@@ -149,7 +163,10 @@ static LogicalResult mapForallToLaunch(RewriterBase &rewriter,
     inlineMapped(rewriter, loop, tids, before);
     rewriter.eraseOp(loop);
     // What the threads wrote is read by others after the loop.
-    if (!isa<gpu::TerminatorOp>(next)) {
+    bool memoryAfter = false;
+    for (Operation *op = next; op; op = op->getNextNode())
+      memoryAfter |= !isMemoryEffectFree(op) && !isa<gpu::TerminatorOp>(op);
+    if (memoryAfter) {
       rewriter.setInsertionPoint(next);
       gpu::BarrierOp::create(rewriter, loc);
     }

@@ -193,11 +193,14 @@ static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
          "fuel-decompose-aggregates,"
          "canonicalize,"
          "cse,"
+         "loop-invariant-subset-hoisting,"
          "linalg-fuse-elementwise-ops,"
          "eliminate-empty-tensors,"
          "one-shot-bufferize{bufferize-function-boundaries "
          "function-boundary-type-conversion=identity-layout-map},"
          "convert-bufferization-to-memref,"
+         "canonicalize,"
+         "cse,"
          "func.func(fuel-strided-copies-to-loops),"
          "fuel-gpu-map-forall,"
          "func.func(convert-linalg-to-parallel-loops)," +
@@ -241,7 +244,7 @@ static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
          "canonicalize,"
          "cse,"
          "gpu.module(strip-debuginfo,"
-         "convert-vector-to-llvm,"
+         "convert-vector-to-llvm{vector-contract-lowering=outerproduct},"
          "convert-gpu-to-nvvm,"
          "canonicalize,"
          "cse,"
@@ -275,7 +278,7 @@ static std::string getFuelToROCDLPipeline(const fuel::FuelToROCDLOptions &o) {
          "canonicalize,"
          "cse,"
          "gpu.module(strip-debuginfo,"
-         "convert-vector-to-llvm," +
+         "convert-vector-to-llvm{vector-contract-lowering=outerproduct}," +
          llvm::formatv("convert-gpu-to-rocdl{{chipset={0}},",
                        o.chip.getValue())
              .str() +

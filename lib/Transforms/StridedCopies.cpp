@@ -2,7 +2,8 @@
 //
 // MemRefToLLVM lowers a memref.copy between non-contiguous memrefs to a
 // call of the runtime's generic, element-by-element `memrefCopy`; as a
-// linalg.copy it becomes loops that LLVM vectorizes instead.
+// linalg.copy it becomes loops that LLVM vectorizes instead. A copy of a
+// buffer onto itself is dropped.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,12 @@ struct FuelStridedCopiesToLoopsPass
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation()->walk([&](memref::CopyOp copy) {
+      // A buffer copied onto itself (bufferization leaves one where a tile
+      // was written in place): nothing to do.
+      if (copy.getSource() == copy.getTarget()) {
+        copy.erase();
+        return;
+      }
       Type source = copy.getSource().getType(),
            target = copy.getTarget().getType();
       if (isa<MemRefType>(source) && isa<MemRefType>(target) &&

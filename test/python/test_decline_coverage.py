@@ -31,8 +31,18 @@ UNREACHABLE = {
         "every result of a row-wise op is a row written by an elementwise last step",
     ("GpuRowWise.cpp", "tiling the op's rows failed"):
         "a parallel linalg op with static shapes tiles",
-    ("GpuRowWise.cpp", "it is not computed by a linalg op"):
-        "every result of a row-wise op's decomposition is a linalg op's",
+    ("GpuSchedules.cpp", "it is not computed by a linalg op"):
+        "every result of a row-wise op's or fused_linear's decomposition is a linalg op's",
+    ("GpuRowWise.cpp", "the row length is not a multiple of a warp"):
+        "canScheduleGpuRowWise checks the row length first",
+    ("GpuContraction.cpp", "the op's last step is not elementwise over the output"):
+        "fused_linear's bias is required: its last step is the bias add",
+    ("GpuContraction.cpp", "the output has no block tile of whole thread tiles"):
+        "canScheduleGpuContraction requires M and N multiples of the thread tile",
+    ("GpuContraction.cpp", "tiling the output into blocks failed"):
+        "a parallel linalg op with static shapes tiles",
+    ("GpuContraction.cpp", "tiling a block tile into thread tiles failed"):
+        "a parallel linalg op with static shapes tiles",
     ("Schedules.cpp", "the op has no schedule"):
         "fuel-codegen-cpu only tries ops with a schedule",
 }

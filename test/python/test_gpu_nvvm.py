@@ -75,6 +75,19 @@ def test_row_ops_are_one_block_per_row(name):
                 assert report.shared_bytes > 0, report
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+def test_linear_is_one_kernel_of_register_tiles(dtype):
+    # Held-out shape: a batch dim, K not a multiple of the step's 8.
+    args = [np.zeros((3, 96, 100), dtype), np.zeros((100, 80), dtype), np.zeros((80,), dtype)]
+    (kernel,) = gpu.compile_nvvm(fused_text("fused_linear", args), chip="sm_90")
+    no_device_malloc([kernel])
+    # Each thread's 4 x 4 tile accumulates with fused multiply-adds.
+    assert kernel.ptx.count("fma.rn.f32") >= 16
+    if HAVE_PTXAS:
+        (report,) = gpu.ptxas(kernel.ptx, "sm_90")
+        assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
 def test_schedules_off_gives_a_kernel_per_loop_nest():
     text = fused_text("softmax_last_dim", [np.zeros((4, 256), np.float32)])
     scheduled = gpu.compile_nvvm(text)

@@ -118,7 +118,9 @@ def FuelStridedCopiesToLoops : Pass<"fuel-strided-copies-to-loops"> {
     to a call of the runtime's `memrefCopy`, which computes every element's
     address from the strides in a generic loop (about 10x slower on the
     copies the schedules leave); contiguous copies stay `memref.copy` (a
-    `memcpy`). Part of `fuel-to-llvm`, after bufferization.
+    `memcpy`). A copy of a buffer onto itself (which bufferization leaves
+    where a tile was written in place) is dropped. Part of `fuel-to-llvm`
+    and the GPU pipelines, after bufferization.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
@@ -244,7 +246,8 @@ def FuelGpuMapForall : Pass<"fuel-gpu-map-forall"> {
     has threads, with a `gpu.barrier` between two of them. Upstream does
     this only as transform ops (`transform.gpu.map_forall_to_blocks`,
     `map_nested_forall_to_threads`); this is the pass form the pipeline
-    needs. Trip counts must be static.
+    needs. Bounds and steps must be static; an induction variable becomes
+    `lb + id * step`.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

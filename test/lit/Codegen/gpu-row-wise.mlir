@@ -117,11 +117,11 @@ func.func @dynamic(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 
 // -----
 
-// No GPU schedule for a contraction yet.
-// CHECK-LABEL: func.func @linear
-// CHECK:         fuel.fused fused_linear
-// REPORT: remark: fuel-codegen-gpu: fused_linear not scheduled: the op has no GPU schedule
-func.func @linear(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32>) -> tensor<64x64xf32> {
-  %y = fuel.fused fused_linear (%x, %w, %b) : (tensor<64x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<64x64xf32>
-  return %y : tensor<64x64xf32>
+// No schedule at all.
+// CHECK-LABEL: func.func @powi
+// CHECK:         fuel.fused powi_backward
+// REPORT: remark: fuel-codegen-gpu: powi_backward not scheduled: the op has no GPU schedule
+func.func @powi(%x: tensor<64xf32>, %g: tensor<64xf32>) -> tensor<64xf32> {
+  %y = fuel.fused powi_backward {exp = 3 : i32} (%x, %g) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  return %y : tensor<64xf32>
 }

@@ -43,6 +43,26 @@ func.func @grid_2d(%a: memref<2x8xf32>) {
 }
 
 // -----
+
+// Tiles: a loop from lb by step runs its trip count; the induction
+// variable is lb + id * step.
+// FORALL-LABEL: func.func @tiles
+// FORALL:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c3, %{{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c4, %{{.*}})
+// FORALL:           %[[I:.*]] = arith.muli %[[BX]], %c64{{.*}} : index
+// FORALL:           %[[T:.*]] = arith.muli %[[TX]], %c16{{.*}} : index
+// FORALL:           %[[J:.*]] = arith.addi %[[T]], %c8{{.*}} : index
+// FORALL-NEXT:      memref.store %{{.*}}, %{{.*}}[%[[I]], %[[J]]]
+func.func @tiles(%a: memref<192x72xf32>) {
+  %c = arith.constant 1.0 : f32
+  scf.forall (%i) = (0) to (192) step (64) {
+    scf.forall (%j) = (8) to (72) step (16) {
+      memref.store %c, %a[%i, %j] : memref<192x72xf32>
+    } {mapping = [#gpu.thread<x>]}
+  } {mapping = [#gpu.block<x>]}
+  return
+}
+
+// -----
 func.func @on_tensors(%a: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{fuel-gpu-map-forall: the loop is on tensors: bufferize first}}
   %r = scf.forall (%i) in (4) shared_outs(%o = %a) -> tensor<4xf32> {
@@ -53,7 +73,7 @@ func.func @on_tensors(%a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 func.func @dynamic(%a: memref<?xf32>, %n: index) {
   %c = arith.constant 1.0 : f32
-  // expected-error @+1 {{fuel-gpu-map-forall: a mapped loop needs static bounds from 0 by 1}}
+  // expected-error @+1 {{fuel-gpu-map-forall: a mapped loop needs static bounds and a positive static step}}
   scf.forall (%i) in (%n) {
     memref.store %c, %a[%i] : memref<?xf32>
   } {mapping = [#gpu.block<x>]}

@@ -24,3 +24,13 @@ func.func @contiguous(%a: memref<4x8xf32>, %b: memref<4x8xf32>) {
   memref.copy %a, %b : memref<4x8xf32> to memref<4x8xf32>
   return
 }
+
+// A buffer copied onto itself: nothing to do.
+// CHECK-LABEL: func.func @onto_itself
+// CHECK-NOT:     copy
+// CHECK:         return
+func.func @onto_itself(%b: memref<4x16xf32>) {
+  %v = memref.subview %b[0, 8] [4, 8] [1, 1] : memref<4x16xf32> to memref<4x8xf32, strided<[16, 1], offset: 8>>
+  memref.copy %v, %v : memref<4x8xf32, strided<[16, 1], offset: 8>> to memref<4x8xf32, strided<[16, 1], offset: 8>>
+  return
+}

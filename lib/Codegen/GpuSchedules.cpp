@@ -1,0 +1,81 @@
+//===- GpuSchedules.cpp - Which ops get which GPU schedule ----------------===//
+//
+// The GPU forms of the schedule kinds: the checks that say whether an op
+// can be scheduled for a GPU, and the entry point that decomposes it and
+// schedules its decomposition. The binding of ops to kinds is the CPU's
+// (the records' `schedule` field); a kind without a GPU form yet leaves
+// its ops to be lowered as decomposed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuSchedules.h"
+
+#include "FuelFused/Decompose/Decompose.h"
+#include "FuelFused/IR/FuelOps.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
+                                         const GpuScheduleOptions &options,
+                                         std::string &why) {
+  std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
+  if (!kind || (*kind != ScheduleKind::RowWise &&
+                *kind != ScheduleKind::Contraction)) {
+    why = "the op has no GPU schedule";
+    return failure();
+  }
+  for (Type t : llvm::concat<Type>(op->getOperandTypes(),
+                                   op->getResultTypes())) {
+    if (!isa<ShapedType>(t))
+      continue;
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor || !tensor.hasStaticShape()) {
+      why = "the schedule needs static tensor shapes";
+      return failure();
+    }
+  }
+  if (*kind == ScheduleKind::Contraction)
+    return canScheduleGpuContraction(op, options, why);
+  return canScheduleGpuRowWise(op, options, why);
+}
+
+LogicalResult mlir::fuel::decomposeWithGpuSchedule(
+    RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options,
+    std::string &why) {
+  ScheduleKind kind = *lookupSchedule(op.getInfo());
+  rewriter.setInsertionPoint(op);
+  Operation *prev = op->getPrevNode();
+  FailureOr<SmallVector<Value>> values = decomposeFusedOp(rewriter, op, why);
+  if (failed(values))
+    return failure();
+  llvm::SmallPtrSet<Operation *, 32> decomposition;
+  for (Operation *built = prev ? prev->getNextNode() : &op->getBlock()->front();
+       built != op.getOperation(); built = built->getNextNode())
+    decomposition.insert(built);
+  rewriter.replaceOp(op, *values);
+  // Each result's root; a root the schedule does not fit stays as
+  // decomposed.
+  for (auto [i, v] : llvm::enumerate(*values)) {
+    if (auto cast = v.getDefiningOp<tensor::CastOp>())
+      v = cast.getSource();
+    auto root = v.getDefiningOp<linalg::LinalgOp>();
+    std::string rootWhy;
+    if (!root) {
+      rootWhy = "it is not computed by a linalg op";
+    } else if (succeeded(kind == ScheduleKind::Contraction
+                             ? scheduleGpuContraction(rewriter, root,
+                                                      decomposition, options,
+                                                      rootWhy)
+                             : scheduleGpuRowWise(rewriter, root,
+                                                  decomposition, options,
+                                                  rootWhy))) {
+      continue;
+    }
+    why += (why.empty() ? "" : "; ") + std::string("result ") +
+           std::to_string(i) + " stays as decomposed: " + rootWhy;
+  }
+  return success();
+}

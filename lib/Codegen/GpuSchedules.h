@@ -1,0 +1,43 @@
+//===- GpuSchedules.h - The GPU forms of the schedules ----------*- C++ -*-===//
+
+#ifndef FUEL_LIB_CODEGEN_GPUSCHEDULES_H
+#define FUEL_LIB_CODEGEN_GPUSCHEDULES_H
+
+#include "FuelFused/Codegen/Schedules.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace mlir {
+namespace fuel {
+
+/// The checks of canScheduleGpu that are the GPU row-wise schedule's own.
+LogicalResult canScheduleGpuRowWise(FusedOp op,
+                                    const GpuScheduleOptions &options,
+                                    std::string &why);
+
+/// Applies the GPU row-wise schedule to the decomposition whose last op is
+/// `root` (GpuRowWise.cpp). Fails with `why` set when the decomposition does
+/// not fit it; the row loop may then be left, unmapped (it still lowers).
+LogicalResult
+scheduleGpuRowWise(RewriterBase &rewriter, linalg::LinalgOp root,
+                   const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+                   const GpuScheduleOptions &options, std::string &why);
+
+/// The checks of canScheduleGpu that are the GPU contraction schedule's
+/// own.
+LogicalResult canScheduleGpuContraction(FusedOp op,
+                                        const GpuScheduleOptions &options,
+                                        std::string &why);
+
+/// Applies the GPU contraction schedule to the decomposition whose last op
+/// is `root` (GpuContraction.cpp). Fails, changing nothing, with `why` set
+/// when the decomposition does not fit it.
+LogicalResult
+scheduleGpuContraction(RewriterBase &rewriter, linalg::LinalgOp root,
+                       const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+                       const GpuScheduleOptions &options, std::string &why);
+
+} // namespace fuel
+} // namespace mlir
+
+#endif // FUEL_LIB_CODEGEN_GPUSCHEDULES_H
