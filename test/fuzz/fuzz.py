@@ -28,6 +28,9 @@ PIPELINES = [
     ["--fuel-to-llvm"],
     ["--fuel-to-llvm=codegen=false out-params=true"],
     ["--fuel-to-llvm=threads=2 out-params=true"],
+    ["--fuel-codegen-gpu=report=true", "--canonicalize"],
+    ["--fuel-to-nvvm=format=llvm"],
+    ["--fuel-to-rocdl"],
 ]
 
 FLOATS = ["f32", "f16", "bf16", "f64"]
