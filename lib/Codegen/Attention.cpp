@@ -44,10 +44,15 @@ LogicalResult mlir::fuel::canScheduleAttention(FusedOp op,
   return checkAttention({q, k, v}, q, k, v, options.vectorWidth, why);
 }
 
-LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
-                                         const ScheduleOptions &options) {
+/// Builds flash_attn's FlashAttention-2 form with the block sizes of `s`
+/// and replaces `op` by it; returns the scf.forall over (batch, head, query
+/// block). With `threadPerRow`, the rows of a query block are the
+/// iterations of an inner scf.forall, each row's key loop its own (the GPU
+/// form: a thread per query row), returned second.
+static std::pair<scf::ForallOp, scf::ForallOp>
+buildAttentionLoops(RewriterBase &rewriter, FusedOp op, const AttnShape &s,
+                    bool threadPerRow) {
   FlashAttnView attn(op);
-  AttnShape s = AttnShape::of(attn);
   BlockParams bp{attn.getSoftmaxScale(), attn.getCausal(),
                  attn.getWindowSizeLeft(), attn.getWindowSizeRight(),
                  attn.getSoftcap()};
@@ -105,68 +110,106 @@ LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
   }
 
   SmallVector<OpFoldResult> ones(4, one);
-  Value qBlock = tensor::ExtractSliceOp::create(
-      rewriter, loc, RankedTensorType::get({s.blockQ, s.dP}, f32), q,
-      SmallVector<OpFoldResult>{bi, hi, i0, zero},
-      SmallVector<OpFoldResult>{one, one, attr(s.blockQ), attr(s.dP)}, ones);
-  Value m0 = bb.full({s.blockQ}, f32, -INFINITY);
-  Value l0 = bb.full({s.blockQ}, f32, 0.0);
-  Value acc0 = bb.full({s.blockQ, s.dvP}, f32, 0.0);
-  auto [lo, hiKey] = keyRange(bb, s, bp, i0, off);
+  // The rows [iStart, iStart + sr.blockQ) of head (bi, hi): the key loop,
+  // then o = acc / l.
+  auto computeRows = [&](Value iStart, const AttnShape &sr) -> Value {
+    Value qBlock = tensor::ExtractSliceOp::create(
+        rewriter, loc, RankedTensorType::get({sr.blockQ, s.dP}, f32), q,
+        SmallVector<OpFoldResult>{bi, hi, iStart, zero},
+        SmallVector<OpFoldResult>{one, one, attr(sr.blockQ), attr(s.dP)}, ones);
+    Value m0 = bb.full({sr.blockQ}, f32, -INFINITY);
+    Value l0 = bb.full({sr.blockQ}, f32, 0.0);
+    Value acc0 = bb.full({sr.blockQ, s.dvP}, f32, 0.0);
+    auto [lo, hiKey] = keyRange(bb, sr, bp, iStart, off);
 
-  auto keyLoop = scf::ForOp::create(
-      rewriter, loc, lo, hiKey, bb.index(s.blockK),
-      ValueRange{m0, l0, acc0},
-      [&](OpBuilder &b, Location nl, Value j0, ValueRange carried) {
-        BlockBuilder kb{b, nl};
-        Value m = carried[0], l = carried[1], acc = carried[2];
-        Value kBlock = tensor::ExtractSliceOp::create(
-            b, nl, RankedTensorType::get({s.dP, s.blockK}, f32), kT,
-            SmallVector<OpFoldResult>{bi, kvHead, zero, j0},
-            SmallVector<OpFoldResult>{one, one, attr(s.dP), attr(s.blockK)},
-            ones);
-        Value vBlock = tensor::ExtractSliceOp::create(
-            b, nl, RankedTensorType::get({s.blockK, s.dvP}, f32), v,
-            SmallVector<OpFoldResult>{bi, kvHead, j0, zero},
-            SmallVector<OpFoldResult>{one, one, attr(s.blockK), attr(s.dvP)},
-            ones);
-        Value raw =
-            kb.matmul(qBlock, kBlock, kb.full({s.blockQ, s.blockK}, f32, 0.0));
-        Value scores = maskBlock(kb, raw, bp, i0, j0, off);
-        // The carried values are updated in place (an scf.for bufferizes
-        // to one buffer for each).
-        OnlineStep step = onlineSoftmaxStep(kb, scores, m);
-        // l' = alpha * l + rowsum(p).
-        Value lNew = kb.generic(
-            2, {{step.p, kb.map(2, {0, 1})}}, scaleRows(kb, l, step.alpha),
-            kb.map(2, {0}), {1},
-            [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
-              return arith::AddFOp::create(nb, l2, x[0], x[1]);
-            });
-        // acc' = alpha * acc + p @ v.
-        Value accScaled = scaleRows(kb, acc, step.alpha);
-        Value p = step.p, mNew = step.mNew;
-        Value accNew = kb.matmul(p, vBlock, accScaled);
-        scf::YieldOp::create(b, nl, ValueRange{mNew, lNew, accNew});
-      });
+    auto keyLoop = scf::ForOp::create(
+        rewriter, loc, lo, hiKey, bb.index(s.blockK),
+        ValueRange{m0, l0, acc0},
+        [&](OpBuilder &b, Location nl, Value j0, ValueRange carried) {
+          BlockBuilder kb{b, nl};
+          Value m = carried[0], l = carried[1], acc = carried[2];
+          Value kBlock = tensor::ExtractSliceOp::create(
+              b, nl, RankedTensorType::get({s.dP, s.blockK}, f32), kT,
+              SmallVector<OpFoldResult>{bi, kvHead, zero, j0},
+              SmallVector<OpFoldResult>{one, one, attr(s.dP), attr(s.blockK)},
+              ones);
+          Value vBlock = tensor::ExtractSliceOp::create(
+              b, nl, RankedTensorType::get({s.blockK, s.dvP}, f32), v,
+              SmallVector<OpFoldResult>{bi, kvHead, j0, zero},
+              SmallVector<OpFoldResult>{one, one, attr(s.blockK), attr(s.dvP)},
+              ones);
+          Value raw =
+              kb.matmul(qBlock, kBlock, kb.full({sr.blockQ, s.blockK}, f32, 0.0));
+          Value scores = maskBlock(kb, raw, bp, iStart, j0, off);
+          // The carried values are updated in place (an scf.for bufferizes
+          // to one buffer for each).
+          OnlineStep step = onlineSoftmaxStep(kb, scores, m);
+          // l' = alpha * l + rowsum(p).
+          Value lNew = kb.generic(
+              2, {{step.p, kb.map(2, {0, 1})}}, scaleRows(kb, l, step.alpha),
+              kb.map(2, {0}), {1},
+              [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
+                return arith::AddFOp::create(nb, l2, x[0], x[1]);
+              });
+          // acc' = alpha * acc + p @ v.
+          Value accScaled = scaleRows(kb, acc, step.alpha);
+          Value p = step.p, mNew = step.mNew;
+          Value accNew = kb.matmul(p, vBlock, accScaled);
+          scf::YieldOp::create(b, nl, ValueRange{mNew, lNew, accNew});
+        });
 
-  // o = acc / l, 0 on rows that saw no key.
-  Value accFinal = keyLoop.getResult(2), lFinal = keyLoop.getResult(1);
-  Type outElt = outType.getElementType();
-  Value zeroF = arith::ConstantOp::create(rewriter, loc, f32,
-                                          rewriter.getF32FloatAttr(0.0));
-  Value oBlock = bb.generic(
-      2, {{accFinal, bb.map(2, {0, 1})}, {lFinal, bb.map(2, {0})}},
-      bb.empty({s.blockQ, s.dvP}, outElt), bb.map(2, {0, 1}), {},
-      [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
-        Value seen = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
-                                           x[1], zeroF);
-        Value o = arith::SelectOp::create(
-            nb, nl, seen, arith::DivFOp::create(nb, nl, x[0], x[1]), zeroF);
-        if (outElt != o.getType())
-          o = arith::TruncFOp::create(nb, nl, outElt, o);
-        return o;
-      });
+    // o = acc / l, 0 on rows that saw no key.
+    Value accFinal = keyLoop.getResult(2), lFinal = keyLoop.getResult(1);
+    Type outElt = outType.getElementType();
+    Value zeroF = arith::ConstantOp::create(rewriter, loc, f32,
+                                            rewriter.getF32FloatAttr(0.0));
+    Value oBlock = bb.generic(
+        2, {{accFinal, bb.map(2, {0, 1})}, {lFinal, bb.map(2, {0})}},
+        bb.empty({sr.blockQ, s.dvP}, outElt), bb.map(2, {0, 1}), {},
+        [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+          Value seen = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
+                                             x[1], zeroF);
+          Value o = arith::SelectOp::create(
+              nb, nl, seen, arith::DivFOp::create(nb, nl, x[0], x[1]), zeroF);
+          if (outElt != o.getType())
+            o = arith::TruncFOp::create(nb, nl, outElt, o);
+          return o;
+        });
+    return oBlock;
+  };
+  Value oBlock;
+  scf::ForallOp rowLoop;
+  if (!threadPerRow) {
+    oBlock = computeRows(i0, s);
+  } else {
+    AttnShape oneRow = s;
+    oneRow.blockQ = 1;
+    Value rowsOut = tensor::ExtractSliceOp::create(
+        rewriter, loc, RankedTensorType::get({s.blockQ, s.dvP},
+                                             outType.getElementType()),
+        outArg, SmallVector<OpFoldResult>{bi, hi, i0, zero},
+        SmallVector<OpFoldResult>{rewriter.getIndexAttr(1),
+                                  rewriter.getIndexAttr(1), attr(s.blockQ),
+                                  attr(s.dvP)},
+        ones);
+    rowLoop = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{attr(s.blockQ)},
+        ValueRange{rowsOut}, std::nullopt);
+    Block *rowBody = rowLoop.getBody();
+    rewriter.setInsertionPointToStart(rowBody);
+    Value r = rowBody->getArgument(0);
+    Value iRow = arith::AddIOp::create(rewriter, loc, i0, r);
+    Value oRow = computeRows(iRow, oneRow);
+    rewriter.setInsertionPointToStart(rowLoop.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, oRow, rowBody->getArgument(1),
+        SmallVector<OpFoldResult>{r, zero},
+        SmallVector<OpFoldResult>{rewriter.getIndexAttr(1), attr(s.dvP)},
+        SmallVector<OpFoldResult>{rewriter.getIndexAttr(1),
+                                  rewriter.getIndexAttr(1)});
+    rewriter.setInsertionPointAfter(rowLoop);
+    oBlock = rowLoop.getResult(0);
+  }
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(
       rewriter, loc, oBlock, outArg,
@@ -177,7 +220,23 @@ LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
   Value result = forall.getResult(0);
   result = sliceToResult(rewriter, loc, result, outType);
   rewriter.replaceOp(op, result);
+  return {forall, rowLoop};
+}
 
+LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
+                                         const ScheduleOptions &options) {
+  AttnShape s = AttnShape::of(FlashAttnView(op));
+  auto [forall, rows] =
+      buildAttentionLoops(rewriter, op, s, /*threadPerRow=*/false);
   scheduleBlocks(rewriter, forall, s.regN);
   return success();
+}
+
+std::pair<scf::ForallOp, scf::ForallOp>
+mlir::fuel::buildAttentionRows(RewriterBase &rewriter, FusedOp op,
+                               int64_t blockK) {
+  AttnShape s = AttnShape::of(FlashAttnView(op));
+  s.blockK = attention::blockFor(s.sk, blockK, blockK);
+  s.skP = attention::roundUp(s.sk, s.blockK);
+  return buildAttentionLoops(rewriter, op, s, /*threadPerRow=*/true);
 }

@@ -5,6 +5,8 @@
 
 #include "FuelFused/Codegen/Schedules.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 namespace mlir {
 namespace fuel {
 
@@ -17,6 +19,14 @@ LogicalResult canScheduleAttention(FusedOp op, const ScheduleOptions &options,
 /// scf.for with an online softmax, tiled and vectorized.
 LogicalResult buildAttention(RewriterBase &rewriter, FusedOp op,
                              const ScheduleOptions &options);
+
+/// Replaces `op` (a flash_attn) by FlashAttention-2's loops with a loop
+/// over the rows of each query block inside (the GPU form: a thread per
+/// query row, each with its own key loop over blocks of `blockK` keys, at
+/// most). Returns the scf.forall over (batch, head, query block) and the
+/// one over its rows, neither tiled nor vectorized.
+std::pair<scf::ForallOp, scf::ForallOp>
+buildAttentionRows(RewriterBase &rewriter, FusedOp op, int64_t blockK);
 
 /// The checks of canSchedule for flash_attn's backwards.
 LogicalResult canScheduleAttentionBackward(FusedOp op,

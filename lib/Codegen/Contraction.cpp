@@ -35,15 +35,6 @@ constexpr int64_t kRegM = 8, kRegN = 32, kRegK = 16;
 constexpr int64_t kTileM = 64, kTileN = 256;
 } // namespace
 
-/// The largest tile of at most `most` that divides `size` and is a
-/// multiple of `unit`; 0 when there is none.
-static int64_t tileOf(int64_t size, int64_t most, int64_t unit) {
-  for (int64_t t = most; t >= unit; t /= 2)
-    if (size % t == 0 && t % unit == 0)
-      return t;
-  return 0;
-}
-
 LogicalResult mlir::fuel::canScheduleContraction(
     FusedOp op, const ScheduleOptions &options, std::string &why) {
   for (Type t : llvm::concat<Type>(op->getOperandTypes(),

@@ -31,15 +31,6 @@ constexpr int64_t kThreadM = 4, kThreadN = 4, kStepK = 8;
 constexpr int64_t kBlockM = 64, kBlockN = 64;
 } // namespace
 
-/// The largest power-of-two tile of at most `most` that divides `size` and
-/// is a multiple of `unit`; 0 when there is none.
-static int64_t tileOf(int64_t size, int64_t most, int64_t unit) {
-  for (int64_t t = most; t >= unit; t /= 2)
-    if (size % t == 0 && t % unit == 0)
-      return t;
-  return 0;
-}
-
 /// The block tile for an M x N output with at most `maxThreads` threads.
 static std::pair<int64_t, int64_t> blockTile(int64_t m, int64_t n,
                                              int64_t maxThreads) {

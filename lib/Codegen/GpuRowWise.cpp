@@ -478,20 +478,12 @@ LogicalResult mlir::fuel::scheduleGpuRowWise(
     return failure();
   }
 
-  SmallVector<OpFoldResult> rowTile(ranges.size(), rewriter.getIndexAttr(1));
-  rowTile.back() = rewriter.getIndexAttr(0);
-  FailureOr<TiledRoot> tiled = tileAndFuseRoot(
-      rewriter, cast<TilingInterface>(root.getOperation()), rowTile,
-      scf::SCFTilingOptions::LoopType::ForallOp,
-      [&](Operation *producer) { return decomposition.contains(producer); });
-  if (failed(tiled)) {
+  FailureOr<scf::ForallOp> rows = tileRows(rewriter, root, decomposition);
+  if (failed(rows)) {
     why = "tiling the op's rows failed";
     return failure();
   }
-  auto rowLoop = cast<scf::ForallOp>(tiled->loop);
-  DominanceInfo dominance;
-  eliminateCommonSubExpressions(rewriter, dominance, rowLoop);
-  fuseRowElementwise(rewriter, rowLoop, rowLength);
+  scf::ForallOp rowLoop = *rows;
 
   RowSplitter splitter(rewriter, rowLoop, rowLength, threads);
   if (failed(splitter.check(why)))

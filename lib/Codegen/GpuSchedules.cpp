@@ -9,9 +9,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuSchedules.h"
+#include "ScheduleUtils.h"
 
 #include "FuelFused/Decompose/Decompose.h"
 #include "FuelFused/IR/FuelOps.h"
+#include "FuelFused/IR/FusedOpViews.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -23,8 +25,13 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
                                          std::string &why) {
   std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
   if (!kind || (*kind != ScheduleKind::RowWise &&
-                *kind != ScheduleKind::Contraction)) {
+                *kind != ScheduleKind::Contraction &&
+                *kind != ScheduleKind::Attention)) {
     why = "the op has no GPU schedule";
+    return failure();
+  }
+  if (*kind == ScheduleKind::Attention && !FlashAttnView::match(op)) {
+    why = "flash_attn's backwards have no GPU schedule yet";
     return failure();
   }
   for (Type t : llvm::concat<Type>(op->getOperandTypes(),
@@ -36,9 +43,15 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
       why = "the schedule needs static tensor shapes";
       return failure();
     }
+    if (tensor.getNumElements() == 0) {
+      why = "the GPU schedules need non-empty tensors";
+      return failure();
+    }
   }
   if (*kind == ScheduleKind::Contraction)
     return canScheduleGpuContraction(op, options, why);
+  if (*kind == ScheduleKind::Attention)
+    return canScheduleGpuAttention(op, options, why);
   return canScheduleGpuRowWise(op, options, why);
 }
 
@@ -46,19 +59,18 @@ LogicalResult mlir::fuel::decomposeWithGpuSchedule(
     RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options,
     std::string &why) {
   ScheduleKind kind = *lookupSchedule(op.getInfo());
-  rewriter.setInsertionPoint(op);
-  Operation *prev = op->getPrevNode();
-  FailureOr<SmallVector<Value>> values = decomposeFusedOp(rewriter, op, why);
-  if (failed(values))
+  // Attention is built in its tiled form, not scheduled from its
+  // decomposition (see Attention.cpp).
+  if (kind == ScheduleKind::Attention)
+    return buildGpuAttention(rewriter, op, options);
+  FailureOr<Decomposition> decomposed = decomposeInPlace(rewriter, op, why);
+  if (failed(decomposed))
     return failure();
-  llvm::SmallPtrSet<Operation *, 32> decomposition;
-  for (Operation *built = prev ? prev->getNextNode() : &op->getBlock()->front();
-       built != op.getOperation(); built = built->getNextNode())
-    decomposition.insert(built);
-  rewriter.replaceOp(op, *values);
+  const llvm::SmallPtrSetImpl<Operation *> &decomposition = decomposed->ops;
+  SmallVector<Value> &values = decomposed->values;
   // Each result's root; a root the schedule does not fit stays as
   // decomposed.
-  for (auto [i, v] : llvm::enumerate(*values)) {
+  for (auto [i, v] : llvm::enumerate(values)) {
     if (auto cast = v.getDefiningOp<tensor::CastOp>())
       v = cast.getSource();
     auto root = v.getDefiningOp<linalg::LinalgOp>();

@@ -37,6 +37,16 @@ scheduleGpuContraction(RewriterBase &rewriter, linalg::LinalgOp root,
                        const llvm::SmallPtrSetImpl<Operation *> &decomposition,
                        const GpuScheduleOptions &options, std::string &why);
 
+/// The checks of canScheduleGpu that are the GPU attention schedule's own.
+LogicalResult canScheduleGpuAttention(FusedOp op,
+                                      const GpuScheduleOptions &options,
+                                      std::string &why);
+
+/// Replaces `op` (a flash_attn canScheduleGpuAttention accepts) by
+/// FlashAttention-2's GPU form (GpuAttention.cpp).
+LogicalResult buildGpuAttention(RewriterBase &rewriter, FusedOp op,
+                                const GpuScheduleOptions &options);
+
 } // namespace fuel
 } // namespace mlir
 

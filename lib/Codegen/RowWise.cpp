@@ -103,6 +103,34 @@ void mlir::fuel::fuseRowElementwise(RewriterBase &rewriter, Operation *loop,
   (void)applyOpPatternsGreedily(ops, std::move(patterns), config);
 }
 
+FailureOr<scf::ForallOp> mlir::fuel::tileRows(
+    RewriterBase &rewriter, linalg::LinalgOp root,
+    const llvm::SmallPtrSetImpl<Operation *> &decomposition) {
+  SmallVector<int64_t> ranges = root.getStaticLoopRanges();
+  int64_t rowLength = ranges.back();
+  SmallVector<OpFoldResult> rowTile(ranges.size(), rewriter.getIndexAttr(1));
+  rowTile.back() = rewriter.getIndexAttr(0);
+  FailureOr<TiledRoot> tiled = tileAndFuseRoot(
+      rewriter, cast<TilingInterface>(root.getOperation()), rowTile,
+      scf::SCFTilingOptions::LoopType::ForallOp,
+      [&](Operation *producer) { return decomposition.contains(producer); });
+  if (failed(tiled))
+    return failure();
+  auto loop = cast<scf::ForallOp>(tiled->loop);
+
+  // A producer fused for two consumers is computed twice: once is enough.
+  DominanceInfo dominance;
+  eliminateCommonSubExpressions(rewriter, dominance, loop);
+
+  // Elementwise steps over the whole row fuse into the ops that read them
+  // (softmax's subtract into its exp, and that into the sum and the divide:
+  // the row is read three times, not five, and no row-sized temporary is
+  // left). A row statistic is not fused into the elementwise op that reads
+  // it: it would be computed once per element.
+  fuseRowElementwise(rewriter, loop, rowLength);
+  return loop;
+}
+
 LogicalResult mlir::fuel::scheduleRowWise(
     RewriterBase &rewriter, linalg::LinalgOp root,
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
@@ -115,27 +143,12 @@ LogicalResult mlir::fuel::scheduleRowWise(
   if (ShapedType::isDynamic(rowLength))
     return failure();
 
-  // 1. One row per iteration, the producers fused in.
-  SmallVector<OpFoldResult> rowTile(ranges.size(), rewriter.getIndexAttr(1));
-  rowTile.back() = rewriter.getIndexAttr(0);
-  FailureOr<TiledRoot> tiled = tileAndFuseRoot(
-      rewriter, cast<TilingInterface>(root.getOperation()), rowTile,
-      scf::SCFTilingOptions::LoopType::ForallOp,
-      [&](Operation *producer) { return decomposition.contains(producer); });
-  if (failed(tiled))
+  // 1. One row per iteration, the producers fused in, the elementwise steps
+  // fused into the ops that read them.
+  FailureOr<scf::ForallOp> rows = tileRows(rewriter, root, decomposition);
+  if (failed(rows))
     return failure();
-  Operation *loop = tiled->loop;
-
-  // A producer fused for two consumers is computed twice: once is enough.
-  DominanceInfo dominance;
-  eliminateCommonSubExpressions(rewriter, dominance, loop);
-
-  // Elementwise steps over the whole row fuse into the ops that read them
-  // (softmax's subtract into its exp, and that into the sum and the divide:
-  // the row is read three times, not five, and no row-sized temporary is
-  // left). A row statistic is not fused into the elementwise op that reads
-  // it: it would be computed once per element.
-  fuseRowElementwise(rewriter, loop, rowLength);
+  Operation *loop = *rows;
 
   // 2. Each op over the row in vectors.
   SmallVector<linalg::LinalgOp> inRow;

@@ -5,6 +5,7 @@
 
 #include "FuelFused/Codegen/Schedules.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir {
@@ -22,6 +23,16 @@ LogicalResult canScheduleRowWise(FusedOp op, const ScheduleOptions &options,
 LogicalResult scheduleRowWise(RewriterBase &rewriter, linalg::LinalgOp root,
                               const llvm::SmallPtrSetImpl<Operation *> &decomposition,
                               const ScheduleOptions &options);
+
+/// The first steps of the row-wise schedule, on the CPU and the GPU: tiles
+/// `root` (a parallel op over rows with one result and a static row) one
+/// row per iteration of an scf.forall over its leading dims, fuses in its
+/// producers among `decomposition`, computes a producer fused twice once,
+/// and fuses the elementwise steps over the row into the ops that read
+/// them. Fails, changing nothing, when tiling does.
+FailureOr<scf::ForallOp>
+tileRows(RewriterBase &rewriter, linalg::LinalgOp root,
+         const llvm::SmallPtrSetImpl<Operation *> &decomposition);
 
 /// Fuses the elementwise ops over whole rows (whose last loop runs over
 /// `rowLength`) in `loop` into their consumers over whole rows (upstream's

@@ -2,6 +2,9 @@
 
 #include "ScheduleUtils.h"
 
+#include "FuelFused/Decompose/Decompose.h"
+#include "FuelFused/IR/FuelOps.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -128,4 +131,29 @@ void mlir::fuel::privatizeEmptySlices(RewriterBase &rewriter,
     rewriter.replaceOpWithNewOp<tensor::EmptyOp>(
         slice, slice.getType().getShape(), slice.getType().getElementType());
   }
+}
+
+int64_t mlir::fuel::tileOf(int64_t size, int64_t most, int64_t unit) {
+  for (int64_t t = most; t >= unit; t /= 2)
+    if (size % t == 0 && t % unit == 0)
+      return t;
+  return 0;
+}
+
+FailureOr<Decomposition> mlir::fuel::decomposeInPlace(RewriterBase &rewriter,
+                                                      FusedOp op,
+                                                      std::string &why) {
+  rewriter.setInsertionPoint(op);
+  Operation *prev = op->getPrevNode();
+  FailureOr<SmallVector<Value>> values = decomposeFusedOp(rewriter, op, why);
+  if (failed(values))
+    return failure();
+  Decomposition result;
+  result.values = *values;
+  // The decomposition: what was built between `prev` and `op`.
+  for (Operation *built = prev ? prev->getNextNode() : &op->getBlock()->front();
+       built != op.getOperation(); built = built->getNextNode())
+    result.ops.insert(built);
+  rewriter.replaceOp(op, *values);
+  return result;
 }

@@ -7,9 +7,26 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <string>
 
 namespace mlir {
 namespace fuel {
+
+class FusedOp;
+
+/// An op replaced by its decomposition: the values that replaced its
+/// results, and the ops that compute them.
+struct Decomposition {
+  SmallVector<Value> values;
+  llvm::SmallPtrSet<Operation *, 32> ops;
+};
+
+/// Decomposes `op` where it is and replaces it by the decomposition. Fails,
+/// changing nothing, with `why` set, when decomposition does.
+FailureOr<Decomposition> decomposeInPlace(RewriterBase &rewriter, FusedOp op,
+                                          std::string &why);
 
 /// Vectorizes every linalg op inside `loop` that has static shapes, then
 /// applies the cleanups upstream's vectorization does
@@ -34,6 +51,10 @@ FailureOr<TiledRoot> tileAndFuseRoot(RewriterBase &rewriter,
                                      ArrayRef<OpFoldResult> tileSizes,
                                      scf::SCFTilingOptions::LoopType loopType,
                                      function_ref<bool(Operation *)> fuse);
+
+/// The largest power-of-two multiple of `unit` (itself a power of two), at
+/// most `most`, that divides `size`; 0 when there is none.
+int64_t tileOf(int64_t size, int64_t most, int64_t unit);
 
 /// Replaces each static tensor.extract_slice of a tensor.empty inside `loop`
 /// by a tensor.empty of its own: a tile's room for a result is then the

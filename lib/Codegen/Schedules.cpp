@@ -14,6 +14,7 @@
 #include "Quantized.h"
 #include "RowLoss.h"
 #include "RowWise.h"
+#include "ScheduleUtils.h"
 
 #include "FuelFused/Decompose/Decompose.h"
 #include "FuelFused/IR/FuelOps.h"
@@ -99,19 +100,13 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
     return buildConvolution(rewriter, op, options);
   if (*kind == ScheduleKind::RowLoss)
     return buildRowLoss(rewriter, op, options);
-  rewriter.setInsertionPoint(op);
-  Operation *prev = op->getPrevNode();
-  FailureOr<SmallVector<Value>> values = decomposeFusedOp(rewriter, op, why);
-  if (failed(values))
+  FailureOr<Decomposition> decomposed = decomposeInPlace(rewriter, op, why);
+  if (failed(decomposed))
     return failure();
-  // The decomposition: what was built between `prev` and `op`.
-  llvm::SmallPtrSet<Operation *, 32> decomposition;
-  for (Operation *built = prev ? prev->getNextNode() : &op->getBlock()->front();
-       built != op.getOperation(); built = built->getNextNode())
-    decomposition.insert(built);
-  rewriter.replaceOp(op, *values);
+  const llvm::SmallPtrSetImpl<Operation *> &decomposition = decomposed->ops;
+  SmallVector<Value> &values = decomposed->values;
   // The op that computes each result, behind a cast to a more static type.
-  for (Value v : *values) {
+  for (Value v : values) {
     if (auto cast = v.getDefiningOp<tensor::CastOp>())
       v = cast.getSource();
     auto root = v.getDefiningOp<linalg::LinalgOp>();

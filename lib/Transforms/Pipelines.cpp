@@ -180,7 +180,8 @@ static LogicalResult checkROCDLOptions(const fuel::FuelToROCDLOptions &o,
 /// everything else is decomposed, its loops tiled over blocks and threads
 /// (fuel-gpu-map-parallel-loops); after bufferization both become
 /// gpu.launch ops, buffers inside kernels go to registers or shared memory
-/// (fuel-gpu-private-allocs), and the launches are outlined.
+/// (fuel-gpu-private-allocs), the host side's buffers go to the device
+/// (fuel-gpu-host-buffers), and the launches are outlined.
 static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
                                          bool privateAddressSpace) {
   std::string schedule =
@@ -210,10 +211,12 @@ static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
          "convert-parallel-loops-to-gpu," +
          (privateAddressSpace ? "fuel-gpu-private-allocs{private-address-space},"
                               : "fuel-gpu-private-allocs,") +
+         "fuel-gpu-host-buffers,"
          "canonicalize,"
          "cse,"
          "func.func(lower-vector-multi-reduction),"
          "convert-vector-to-scf{full-unroll},"
+         "fuel-bool-memrefs-to-i8,"
          "gpu-launch-sink-index-computations,"
          "gpu-kernel-outlining,"
          "func.func(gpu-async-region),"

@@ -85,6 +85,49 @@ class ToolError(RuntimeError):
     """opt, llc or ld.lld rejected the device code."""
 
 
+class NoDeviceError(RuntimeError):
+    """No NVIDIA GPU can run the code here; the message says why."""
+
+
+@dataclass(frozen=True)
+class CudaDevice:
+    """An NVIDIA GPU the CUDA driver sees."""
+
+    index: int
+    name: str
+    chip: str  # sm_XY, from the compute capability
+
+
+def cuda_devices() -> list[CudaDevice]:
+    """The NVIDIA GPUs the CUDA driver (libcuda.so.1) sees. Raises
+    NoDeviceError, saying why, when there is no driver or no device."""
+    import ctypes
+
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError as e:
+        raise NoDeviceError(f"no CUDA driver (libcuda.so.1 cannot be loaded: {e})") from None
+    status = cuda.cuInit(0)
+    if status != 0:
+        raise NoDeviceError(f"the CUDA driver does not initialize (cuInit returned {status}: "
+                            "no GPU, or a driver that does not match it)")
+    count = ctypes.c_int(0)
+    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        raise NoDeviceError("the CUDA driver sees no GPU")
+    devices = []
+    for i in range(count.value):
+        handle = ctypes.c_int(0)
+        cuda.cuDeviceGet(ctypes.byref(handle), i)
+        name = ctypes.create_string_buffer(256)
+        cuda.cuDeviceGetName(name, 256, handle)
+        major, minor = ctypes.c_int(0), ctypes.c_int(0)
+        # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR / _MINOR
+        cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, handle)
+        cuda.cuDeviceGetAttribute(ctypes.byref(minor), 76, handle)
+        devices.append(CudaDevice(i, name.value.decode(errors="replace"), f"sm_{major.value}{minor.value}"))
+    return devices
+
+
 def _has_libdevice(root: Path) -> bool:
     return (root / "nvvm" / "libdevice").is_dir()
 

@@ -85,6 +85,9 @@ def main(argv=None) -> int:
                         help="call libm for f32 math on vectors instead of polynomial approximations")
     parser.add_argument("--threads", type=int, default=1,
                         help="threads the scheduled loops run on (default: 1)")
+    parser.add_argument("--target", choices=("cpu", "cuda"), default="cpu",
+                        help="where to run: the CPU, or the first NVIDIA GPU (fuel-to-nvvm and the "
+                             "MLIR CUDA runtime; an error says why when there is none)")
     args = parser.parse_args(argv)
     try:
         text = sys.stdin.read() if args.module == "-" else open(args.module).read()
@@ -93,7 +96,8 @@ def main(argv=None) -> int:
         return 1
     try:
         fn = compile(text, args.function, codegen=not args.no_codegen,
-                     approximate_math=not args.exact_math, threads=args.threads)
+                     approximate_math=not args.exact_math, threads=args.threads,
+                     target=args.target)
         inputs = [parse_input(t, fn._context) for t in args.input]
         results = fn(*inputs)
         results = () if results is None else results if isinstance(results, tuple) else (results,)

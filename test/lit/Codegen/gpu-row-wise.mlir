@@ -125,3 +125,13 @@ func.func @powi(%x: tensor<64xf32>, %g: tensor<64xf32>) -> tensor<64xf32> {
   %y = fuel.fused powi_backward {exp = 3 : i32} (%x, %g) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
   return %y : tensor<64xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @empty_rows
+// CHECK:         fuel.fused layer_norm_last_dim
+// REPORT: remark: fuel-codegen-gpu: layer_norm_last_dim not scheduled: the GPU schedules need non-empty tensors
+func.func @empty_rows(%x: tensor<2x0xf64>) -> tensor<2x0xf64> {
+  %y = fuel.fused layer_norm_last_dim {eps = 1.0 : f64} (%x) : (tensor<2x0xf64>) -> tensor<2x0xf64>
+  return %y : tensor<2x0xf64>
+}

@@ -1,0 +1,72 @@
+//===- GpuAttention.cpp - The attention schedule on a GPU -----------------===//
+//
+// flash_attn's FlashAttention-2 form (Attention.cpp) on a GPU: a block per
+// (batch, head, query block), a thread per query row of the block, each
+// thread running its row's key loop with the online softmax in registers
+// (its running max and sum, its accumulator row of Dv values), over blocks
+// of 16 keys; the score row of a key block is 16 values. No [Sq, Sk] score
+// tensor exists anywhere: memory is O(S * D) per head. The threads of a
+// block read the same key and value blocks, which the caches serve; staging
+// them in shared memory is to come.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Attention.h"
+#include "AttentionBlocks.h"
+#include "Contraction.h"
+#include "GpuSchedules.h"
+#include "ScheduleUtils.h"
+
+#include "FuelFused/IR/FusedOpViews.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+namespace {
+/// Keys per step of a thread's key loop, and the reduction step of its
+/// contractions.
+constexpr int64_t kBlockK = 16, kStep = 8;
+} // namespace
+
+LogicalResult mlir::fuel::canScheduleGpuAttention(
+    FusedOp op, const GpuScheduleOptions &options, std::string &why) {
+  FlashAttnView attn(op);
+  Value q = attn.getQ(), k = attn.getK(), v = attn.getV();
+  if (failed(attention::checkAttention({q, k, v}, q, k, v, kBlockK, why)))
+    return failure();
+  attention::AttnShape s = attention::AttnShape::of(attn);
+  if (s.blockQ > options.maxThreads) {
+    why = "a query block (" + std::to_string(s.blockQ) +
+          " rows, a thread each) is more than max-threads (" +
+          std::to_string(options.maxThreads) + ")";
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult mlir::fuel::buildGpuAttention(RewriterBase &rewriter,
+                                            FusedOp op,
+                                            const GpuScheduleOptions &options) {
+  auto [blocks, rows] = buildAttentionRows(rewriter, op, kBlockK);
+  MLIRContext *ctx = rewriter.getContext();
+  auto block = [&](gpu::MappingId id) -> Attribute {
+    return gpu::GPUBlockMappingAttr::get(ctx, id);
+  };
+  // (batch, head, query block) on (z, y, x); the rows on threads.
+  rewriter.modifyOpInPlace(blocks, [&] {
+    blocks.setMappingAttr(rewriter.getArrayAttr(
+        {block(gpu::MappingId::DimZ), block(gpu::MappingId::DimY),
+         block(gpu::MappingId::DimX)}));
+  });
+  rewriter.modifyOpInPlace(rows, [&] {
+    rows.setMappingAttr(rewriter.getArrayAttr(
+        {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
+  });
+  // Each thread's contractions (q . k over the head dim, p . v over the
+  // key block) in steps, then everything in registers.
+  tileContractionReductions(rewriter, rows, kStep);
+  vectorizeInside(rewriter, rows, /*contractions=*/true);
+  return success();
+}

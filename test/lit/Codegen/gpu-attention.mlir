@@ -1,0 +1,57 @@
+// The GPU attention schedule (flash_attn): FlashAttention-2's loops with a
+// block per (batch, head, query block) and a thread per query row, each
+// thread's key loop over blocks of 16 keys with the online softmax in
+// registers. No [Sq, Sk] scores.
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu %s | FileCheck %s
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-threads=32 report=true" %s \
+// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+
+// CHECK-LABEL: func.func @causal
+// CHECK-NOT:     fuel.fused
+// CHECK-NOT:     tensor<{{.*}}256x256
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 4, 4)
+// CHECK:           scf.forall (%[[ROW:.*]]) in (64)
+// Each thread: its running max, sum and accumulator row through the key
+// loop; a 16-key score row.
+// CHECK:             scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1xf32>, tensor<1xf32>, tensor<1x64xf32>)
+// CHECK:               vector.contract {{.*}} : vector<1x8xf32>, vector<8x16xf32> into vector<1x16xf32>
+// CHECK:               math.exp
+// CHECK:               vector.contract {{.*}} : vector<1x8xf32>, vector<8x64xf32> into vector<1x64xf32>
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+func.func @causal(%q: tensor<2x4x256x64xf32>, %k: tensor<2x4x256x64xf32>, %v: tensor<2x4x256x64xf32>) -> tensor<2x4x256x64xf32> {
+  %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v) : (tensor<2x4x256x64xf32>, tensor<2x4x256x64xf32>, tensor<2x4x256x64xf32>) -> tensor<2x4x256x64xf32>
+  return %o : tensor<2x4x256x64xf32>
+}
+
+// -----
+
+// GQA and sequences off the blocks: 8 query heads on 2 key heads, 40
+// queries (5 blocks of 8 rows), 24 keys padded to 32 and masked.
+// CHECK-LABEL: func.func @gqa
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 8, 5)
+// CHECK:           scf.forall (%{{.*}}) in (8)
+// CHECK-NOT:     tensor<{{.*}}40x24
+func.func @gqa(%q: tensor<1x8x40x32xf16>, %k: tensor<1x2x24x32xf16>, %v: tensor<1x2x24x32xf16>) -> tensor<1x8x40x32xf16> {
+  %o = fuel.fused flash_attn {softmax_scale = 0.2 : f32} (%q, %k, %v) : (tensor<1x8x40x32xf16>, tensor<1x2x24x32xf16>, tensor<1x2x24x32xf16>) -> tensor<1x8x40x32xf16>
+  return %o : tensor<1x8x40x32xf16>
+}
+
+// -----
+
+// With at most 32 threads a block of 64 query rows does not fit.
+// REPORT: remark: fuel-codegen-gpu: flash_attn not scheduled: a query block (64 rows, a thread each) is more than max-threads (32)
+func.func @big_block(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>, %v: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32> {
+  %o = fuel.fused flash_attn {softmax_scale = 0.25 : f32} (%q, %k, %v) : (tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32>
+  return %o : tensor<1x1x64x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @backward
+// CHECK:         fuel.fused flash_attn_backward_q
+// REPORT: remark: fuel-codegen-gpu: flash_attn_backward_q not scheduled: flash_attn's backwards have no GPU schedule yet
+func.func @backward(%q: tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32> {
+  %g = fuel.fused flash_attn_backward_q {softmax_scale = 0.25 : f32} (%q, %q, %q, %q) : (tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32>
+  return %g : tensor<1x2x32x16xf32>
+}

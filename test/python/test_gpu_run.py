@@ -1,0 +1,97 @@
+"""Running on an NVIDIA GPU: `runner.compile(..., target="cuda")` and
+`fuel-run --target=cuda`. Without a GPU they say so; the compile half is
+checked with a stand-in device; the numerics run where a GPU is attached,
+against the float64 numpy references and tolerances of the CPU suite."""
+
+import numpy as np
+import pytest
+
+from numerics import assert_close, fused_text, rand
+from test_all_ops import CASES
+
+from fuel_mlir import gpu, run, runner
+
+
+def has_gpu():
+    try:
+        return bool(gpu.cuda_devices())
+    except gpu.NoDeviceError:
+        return False
+
+
+HAVE_GPU = has_gpu()
+SOFTMAX = fused_text("softmax_last_dim", [np.zeros((4, 64), np.float32)])
+
+
+@pytest.mark.skipif(HAVE_GPU, reason="a GPU is attached")
+def test_no_gpu_is_said():
+    with pytest.raises(runner.RunnerError, match="target='cuda': no NVIDIA GPU to run on: "):
+        runner.compile(SOFTMAX, "f", target="cuda")
+
+
+@pytest.mark.skipif(HAVE_GPU, reason="a GPU is attached")
+def test_fuel_run_says_no_gpu(tmp_path, capsys):
+    path = tmp_path / "m.mlir"
+    path.write_text(SOFTMAX)
+    assert run.main([str(path), "--function=f", "--input=4x64xf32=" + ",".join(["1"] * 256),
+                     "--target=cuda"]) == 1
+    assert "no NVIDIA GPU to run on" in capsys.readouterr().err
+
+
+def test_bad_target():
+    with pytest.raises(runner.RunnerError, match="target must be 'cpu' or 'cuda'"):
+        runner.compile(SOFTMAX, "f", target="rocm")
+
+
+class _Engine:
+    """Stands in for the ExecutionEngine, which would load the CUDA runtime
+    (and with it the driver)."""
+
+    made = []
+
+    def __init__(self, module, opt_level, shared_libs):
+        _Engine.made.append((str(module), shared_libs))
+
+
+def test_cuda_compile_half(monkeypatch):
+    """Everything but loading and running: the module lowers in process
+    through fuel-to-nvvm for the device's architecture, to LLVM host code
+    with the kernels' PTX, and the engine gets the CUDA runtime."""
+    monkeypatch.setattr(gpu, "cuda_devices", lambda: [gpu.CudaDevice(0, "stand-in", "sm_86")])
+    monkeypatch.setattr(runner, "ExecutionEngine", _Engine)
+    _Engine.made.clear()
+    text = fused_text("rms_norm_last_dim", [np.zeros((8, 1024), np.float32)], {"eps": 1e-5})
+    fn = runner.compile(text, "f", target="cuda")
+    assert fn.target == "cuda"
+    ((module, libs),) = _Engine.made
+    assert any(lib.endswith("libmlir_cuda_runtime.so") for lib in libs)
+    assert "gpu.launch_func" in module and ".target sm_86" in module
+    assert "mgpuMemcpy" in module and "mgpuMemAlloc" in module
+
+
+# Ops checked on the GPU, at shapes that take each path: the row-wise and
+# contraction schedules, and the decomposed lowering of the rest.
+GPU_CASES = {
+    "softmax_last_dim": ([(6, 1024)], {}),
+    "rms_norm_last_dim": ([(3, 5, 2048)], {"eps": 1e-5}),
+    "layer_norm_last_dim": ([(7, 768)], {"eps": 1e-5}),
+    "fused_linear": ([(2, 64, 96), (96, 80), (80,)], {}),
+}
+
+
+@pytest.mark.skipif(not HAVE_GPU, reason="no NVIDIA GPU attached")
+@pytest.mark.parametrize("name", sorted(GPU_CASES) + sorted(CASES))
+def test_numerics_on_the_gpu(name):
+    """Against the float64 numpy references of the CPU suite
+    (test_all_ops.py), with its tolerances."""
+    make, params, reference, _ = CASES[name]
+    if name in GPU_CASES:
+        shapes, params = GPU_CASES[name]
+        inputs = [rand(s, np.float32, i) for i, s in enumerate(shapes)]
+    else:
+        inputs = make(np.float32)
+    got = runner.compile(fused_text(name, inputs, params), "f", target="cuda")(*inputs)
+    want = reference(*(np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f" else x
+                       for x in inputs))
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        assert_close(g, w, "f32", loose=True)
