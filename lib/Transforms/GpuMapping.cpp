@@ -443,6 +443,30 @@ struct FuelGpuPrivateAllocsPass
                                                      type, alloca);
       rewriter.replaceOp(alloc, cast);
     }
+
+    // Allocas already in kernels (lowerings make some) get the private
+    // address space too.
+    if (!privateAddressSpace)
+      return;
+    SmallVector<memref::AllocaOp> allocas;
+    getOperation()->walk([&](memref::AllocaOp op) {
+      if (op->getParentOfType<gpu::LaunchOp>() && !op.getType().getMemorySpace())
+        allocas.push_back(op);
+    });
+    for (memref::AllocaOp alloca : allocas) {
+      MemRefType type = alloca.getType();
+      auto privateType = MemRefType::get(
+          type.getShape(), type.getElementType(), type.getLayout(),
+          gpu::AddressSpaceAttr::get(&getContext(), gpu::AddressSpace::Private));
+      rewriter.setInsertionPoint(alloca);
+      auto moved = memref::AllocaOp::create(rewriter, alloca.getLoc(),
+                                            privateType,
+                                            alloca.getDynamicSizes(),
+                                            alloca.getAlignmentAttr());
+      Value cast = memref::MemorySpaceCastOp::create(rewriter, alloca.getLoc(),
+                                                     type, moved);
+      rewriter.replaceOp(alloca, cast);
+    }
   }
 };
 } // namespace

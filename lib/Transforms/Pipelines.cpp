@@ -242,16 +242,19 @@ static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
                        o.optLevel.getValue())
              .str() +
          "lower-affine,"
-         "convert-arith-to-llvm,"
-         "convert-index-to-llvm,"
-         "canonicalize,"
-         "cse,"
-         "gpu.module(strip-debuginfo,"
+         // The kernels before the host: a memref.dim whose index is still a
+         // constant lowers without a stack array.
+         "gpu.module(canonicalize,"
+         "strip-debuginfo,"
          "convert-vector-to-llvm{vector-contract-lowering=outerproduct},"
          "convert-gpu-to-nvvm,"
          "canonicalize,"
          "cse,"
          "reconcile-unrealized-casts),"
+         "convert-arith-to-llvm,"
+         "convert-index-to-llvm,"
+         "canonicalize,"
+         "cse,"
          "gpu-to-llvm," +
          llvm::formatv("gpu-module-to-binary{{format={0}{1}},",
                        o.format.getValue(), toolkit)
@@ -276,11 +279,8 @@ static std::string getFuelToROCDLPipeline(const fuel::FuelToROCDLOptions &o) {
                        o.optLevel.getValue(), features)
              .str() +
          "lower-affine,"
-         "convert-arith-to-llvm,"
-         "convert-index-to-llvm,"
-         "canonicalize,"
-         "cse,"
-         "gpu.module(strip-debuginfo,"
+         "gpu.module(canonicalize,"
+         "strip-debuginfo,"
          "convert-vector-to-llvm{vector-contract-lowering=outerproduct}," +
          llvm::formatv("convert-gpu-to-rocdl{{chipset={0}},",
                        o.chip.getValue())
@@ -288,6 +288,10 @@ static std::string getFuelToROCDLPipeline(const fuel::FuelToROCDLOptions &o) {
          "canonicalize,"
          "cse,"
          "reconcile-unrealized-casts),"
+         "convert-arith-to-llvm,"
+         "convert-index-to-llvm,"
+         "canonicalize,"
+         "cse,"
          "gpu-to-llvm,"
          "fuel-gpu-module-to-llvm-ir,"
          "convert-math-to-llvm,"

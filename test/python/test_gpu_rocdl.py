@@ -46,6 +46,18 @@ def test_every_op_compiles(name, dtype):
                 assert obj.wavefront_size == 64
 
 
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_op_compiles_with_dynamic_dims(name):
+    make, params, _, dynamic = CASES[name]
+    kernels = gpu.compile_rocdl(fused_text(name, make(np.float32), params, dynamic=dynamic), chip="gfx942")
+    assert kernels
+    for k in kernels:
+        assert external_calls(k.llvm_ir) == [], k.module
+    if HAVE_LLC:
+        for k in kernels:
+            assert gpu.amdgpu_code_object(k.llvm_ir, "gfx942").data[:4] == b"\x7fELF"
+
+
 @pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
 def test_row_op_is_one_kernel_with_lds():
     text = fused_text("layer_norm_last_dim", [np.zeros((6, 2, 640), np.float32)], {"eps": 1e-5})
