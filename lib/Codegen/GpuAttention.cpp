@@ -25,9 +25,8 @@ using namespace mlir;
 using namespace mlir::fuel;
 
 namespace {
-/// Keys per step of a thread's key loop, and the reduction step of its
-/// contractions.
-constexpr int64_t kBlockK = 16, kStep = 8;
+/// Keys per step of a thread's key loop.
+constexpr int64_t kBlockK = 16;
 } // namespace
 
 LogicalResult mlir::fuel::canScheduleGpuAttention(
@@ -49,6 +48,7 @@ LogicalResult mlir::fuel::canScheduleGpuAttention(
 LogicalResult mlir::fuel::buildGpuAttention(RewriterBase &rewriter,
                                             FusedOp op,
                                             const GpuScheduleOptions &options) {
+  int64_t dv = attention::AttnShape::of(FlashAttnView(op)).dvP;
   auto [blocks, rows] = buildAttentionRows(rewriter, op, kBlockK);
   MLIRContext *ctx = rewriter.getContext();
   auto block = [&](gpu::MappingId id) -> Attribute {
@@ -65,8 +65,12 @@ LogicalResult mlir::fuel::buildGpuAttention(RewriterBase &rewriter,
         {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
   });
   // Each thread's contractions (q . k over the head dim, p . v over the
-  // key block) in steps, then everything in registers.
-  tileContractionReductions(rewriter, rows, kStep);
+  // key block) in steps, then everything in registers. With value rows of
+  // up to 64, a step is the whole key block: the score row is then read at
+  // static offsets and stays in registers (128 registers, no stack, for
+  // D = 64 on sm_90); wider rows take steps of 8 keys so that a step's
+  // value block fits (255 registers, no spills, for D = 128).
+  tileContractionReductions(rewriter, rows, dv <= 64 ? kBlockK : 8);
   vectorizeInside(rewriter, rows, /*contractions=*/true);
   return success();
 }

@@ -286,8 +286,9 @@ def FuelGpuPrivateAllocs : Pass<"fuel-gpu-private-allocs"> {
     workgroup address space becomes a workgroup attribution of the launch;
     any other static buffer a thread's own `memref.alloca` (in the private
     address space where `private-address-space` is set, as AMDGPU needs);
-    their deallocations go. A buffer of dynamic size inside a kernel is an
-    error.
+    their deallocations go; with `private-address-space`, allocas already
+    in kernels move there too. A buffer of dynamic size inside a kernel is
+    an error.
   }];
   let options = [
     Option<"privateAddressSpace", "private-address-space", "bool",

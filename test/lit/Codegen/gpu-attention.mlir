@@ -12,11 +12,12 @@
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 4, 4)
 // CHECK:           scf.forall (%[[ROW:.*]]) in (64)
 // Each thread: its running max, sum and accumulator row through the key
-// loop; a 16-key score row.
+// loop; a 16-key score row; with D = 64, steps of 16 over the head dim
+// and the whole key block at once for p . v.
 // CHECK:             scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1xf32>, tensor<1xf32>, tensor<1x64xf32>)
-// CHECK:               vector.contract {{.*}} : vector<1x8xf32>, vector<8x16xf32> into vector<1x16xf32>
+// CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
 // CHECK:               math.exp
-// CHECK:               vector.contract {{.*}} : vector<1x8xf32>, vector<8x64xf32> into vector<1x64xf32>
+// CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x64xf32> into vector<1x64xf32>
 // CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
 func.func @causal(%q: tensor<2x4x256x64xf32>, %k: tensor<2x4x256x64xf32>, %v: tensor<2x4x256x64xf32>) -> tensor<2x4x256x64xf32> {

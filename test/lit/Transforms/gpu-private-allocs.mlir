@@ -40,3 +40,25 @@ func.func @dynamic_buffer(%n: index) {
   }
   return
 }
+
+// -----
+
+// An alloca a lowering made in a kernel: in the private address space too
+// (for AMD), its users unchanged behind a cast.
+// ALLOC-LABEL: func.func @alloca
+// ALLOC:         memref.alloca() : memref<4xi64>
+// AMD-LABEL:   func.func @alloca
+// AMD:           %[[P:.*]] = memref.alloca() : memref<4xi64, #gpu.address_space<private>>
+// AMD-NEXT:      %[[C:.*]] = memref.memory_space_cast %[[P]] : memref<4xi64, #gpu.address_space<private>> to memref<4xi64>
+// AMD:           memref.store %{{.*}}, %[[C]]
+func.func @alloca() {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %i = arith.constant 7 : i64
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1) threads(%tx, %ty, %tz) in (%u = %c1, %v = %c1, %w = %c1) {
+    %a = memref.alloca() : memref<4xi64>
+    memref.store %i, %a[%c0] : memref<4xi64>
+    gpu.terminator
+  }
+  return
+}
