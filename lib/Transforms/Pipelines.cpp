@@ -225,6 +225,33 @@ static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
          "expand-strided-metadata,";
 }
 
+/// After the target is attached: the kernels lowered with `convertGpu`
+/// (convert-gpu-to-nvvm or -rocdl, with its options), then the host. The
+/// kernels go first: a memref.dim whose index is still a constant lowers
+/// without a stack array (which AMDGPU rejects outside address space 5).
+static std::string getGpuLoweringPipeline(const std::string &convertGpu) {
+  return "lower-affine,"
+         "gpu.module(canonicalize,"
+         "strip-debuginfo,"
+         "convert-vector-to-llvm{vector-contract-lowering=outerproduct}," +
+         convertGpu +
+         ","
+         "canonicalize,"
+         "cse,"
+         "reconcile-unrealized-casts),"
+         "convert-arith-to-llvm,"
+         "convert-index-to-llvm,"
+         "canonicalize,"
+         "cse,"
+         "gpu-to-llvm,";
+}
+
+/// The host's last steps, after the kernels are serialized.
+static const char *const kGpuHostTail = "convert-math-to-llvm,"
+                                        "canonicalize,"
+                                        "cse,"
+                                        "reconcile-unrealized-casts";
+
 /// fuel (and linalg) on tensors -> GPU kernels for NVIDIA GPUs, serialized
 /// (PTX by default), and host code that launches them through the GPU
 /// runtime (libmlir_cuda_runtime); lowered as upstream's
@@ -241,28 +268,11 @@ static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
                        o.chip.getValue(), o.features.getValue(),
                        o.optLevel.getValue())
              .str() +
-         "lower-affine,"
-         // The kernels before the host: a memref.dim whose index is still a
-         // constant lowers without a stack array.
-         "gpu.module(canonicalize,"
-         "strip-debuginfo,"
-         "convert-vector-to-llvm{vector-contract-lowering=outerproduct},"
-         "convert-gpu-to-nvvm,"
-         "canonicalize,"
-         "cse,"
-         "reconcile-unrealized-casts),"
-         "convert-arith-to-llvm,"
-         "convert-index-to-llvm,"
-         "canonicalize,"
-         "cse,"
-         "gpu-to-llvm," +
+         getGpuLoweringPipeline("convert-gpu-to-nvvm") +
          llvm::formatv("gpu-module-to-binary{{format={0}{1}},",
                        o.format.getValue(), toolkit)
              .str() +
-         "convert-math-to-llvm,"
-         "canonicalize,"
-         "cse,"
-         "reconcile-unrealized-casts";
+         kGpuHostTail;
 }
 
 /// fuel (and linalg) on tensors -> GPU kernels for AMD GPUs as device LLVM
@@ -278,26 +288,11 @@ static std::string getFuelToROCDLPipeline(const fuel::FuelToROCDLOptions &o) {
                        o.chip.getValue(), o.wave64 ? "true" : "false",
                        o.optLevel.getValue(), features)
              .str() +
-         "lower-affine,"
-         "gpu.module(canonicalize,"
-         "strip-debuginfo,"
-         "convert-vector-to-llvm{vector-contract-lowering=outerproduct}," +
-         llvm::formatv("convert-gpu-to-rocdl{{chipset={0}},",
-                       o.chip.getValue())
-             .str() +
-         "canonicalize,"
-         "cse,"
-         "reconcile-unrealized-casts),"
-         "convert-arith-to-llvm,"
-         "convert-index-to-llvm,"
-         "canonicalize,"
-         "cse,"
-         "gpu-to-llvm,"
-         "fuel-gpu-module-to-llvm-ir,"
-         "convert-math-to-llvm,"
-         "canonicalize,"
-         "cse,"
-         "reconcile-unrealized-casts";
+         getGpuLoweringPipeline(
+             llvm::formatv("convert-gpu-to-rocdl{{chipset={0}}",
+                           o.chip.getValue())
+                 .str()) +
+         "fuel-gpu-module-to-llvm-ir," + kGpuHostTail;
 }
 
 LogicalResult

@@ -1,0 +1,106 @@
+"""Every op on an NVIDIA GPU, side by side with PyTorch CUDA: each op of
+bench/all_ops.py compiled with `runner.compile(..., target="cuda")`, its
+result checked against the float64 numpy reference first, then timed
+interleaved with PyTorch on the GPU where it has the op (softmax, the
+norms, SDPA for attention, cuBLAS for fused_linear). fuel-mlir's run API copies the inputs to the device
+and the results back on every call, so PyTorch is timed both ways: on
+device-resident tensors, and with the same copies (`torch + copies`).
+
+    python bench/gpu.py [--ops softmax_last_dim ...] [--rounds 20] [--json out.json]
+
+Without a GPU it says why and points to the static figures
+(`python bench/gpu_static.py`: registers, shared memory, occupancy).
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "test" / "python"))
+
+from numerics import fused_text  # noqa: E402
+
+from fuel_mlir import gpu, runner  # noqa: E402
+
+from all_ops import cases, to_np  # noqa: E402
+from harness import time_interleaved  # noqa: E402
+
+
+def torch_contenders(torch):
+    """PyTorch CUDA for the ops with a GPU schedule: {op: f(*cuda tensors)}."""
+    F = torch.nn.functional
+    return {
+        "softmax_last_dim": lambda x: torch.softmax(x, -1),
+        "rms_norm_last_dim": lambda x: F.rms_norm(x, (x.shape[-1],), eps=1e-5),
+        "layer_norm_last_dim": lambda x: F.layer_norm(x, (x.shape[-1],), eps=1e-5),
+        "fused_linear": lambda a, w, b: torch.addmm(b, a, w),
+        "flash_attn": lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.125),
+    }
+
+
+def on_device(torch_f, torch, inputs):
+    """torch_f on device-resident copies of `inputs`, and with the copies in
+    and out that fuel-mlir's run API makes on every call."""
+    tensors = [torch.from_numpy(np.ascontiguousarray(x)).cuda() for x in inputs]
+
+    def resident():
+        out = torch_f(*tensors)
+        torch.cuda.synchronize()
+        return out
+
+    def copying():
+        return torch_f(*[torch.from_numpy(np.ascontiguousarray(x)).cuda() for x in inputs]).cpu()
+
+    return resident, copying
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--ops", nargs="+", default=None)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    try:
+        device = gpu.cuda_devices()[0]
+    except gpu.NoDeviceError as e:
+        print(f"no NVIDIA GPU here ({e}); the static figures: python bench/gpu_static.py")
+        return 0
+    try:
+        import torch
+        gpu_torch = torch_contenders(torch) if torch.cuda.is_available() else {}
+    except ImportError:
+        torch, gpu_torch = None, {}
+    print(f"{device.name} ({device.chip})")
+    table = cases()
+    results = []
+    for name in args.ops or sorted(table):
+        inputs, params, np_f, _ = table[name]
+        f = runner.compile(fused_text(name, inputs, params), "f", target="cuda")
+        got = to_np(f(*inputs)).astype(np.float64)
+        if np_f is not None:
+            want = to_np(np_f(*[i.astype(np.float64) if i.dtype == np.float32 else i for i in inputs]))
+            err = np.abs(got - want).max() / max(np.abs(want).max(), 1e-30)
+            if not err < 1e-3:
+                raise SystemExit(f"fuel-mlir computes {name} wrong on the GPU: relative error {err:.2e}")
+        contenders = {"fuel (with copies)": lambda: f(*inputs)}
+        if name in gpu_torch:
+            resident, copying = on_device(gpu_torch[name], torch, inputs)
+            contenders["torch"] = resident
+            contenders["torch + copies"] = copying
+        times = time_interleaved(contenders, args.rounds, settle=0.0)
+        med = {who: float(np.median(ts)) for who, ts in times.items()}
+        base = med["fuel (with copies)"]
+        print(f"{name:32s} " + "  ".join(f"{who} {ms:.3f} ms ({ms / base:.2f}x)" for who, ms in med.items()),
+              flush=True)
+        results.append({"op": name, "device": device.name, "median_ms": med})
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
