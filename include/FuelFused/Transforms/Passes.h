@@ -85,8 +85,8 @@ struct FuelToNVVMOptions : public PassPipelineOptions<FuelToNVVMOptions> {
       llvm::cl::init("")};
   Option<int64_t> maxThreads{
       *this, "max-threads",
-      llvm::cl::desc("Threads per block at most (a power of two, at least "
-                     "32)"),
+      llvm::cl::desc("Threads per block at most (a power of two from 32 to "
+                     "1024)"),
       llvm::cl::init(256)};
   Option<bool> codegen{
       *this, "codegen",
@@ -121,8 +121,8 @@ struct FuelToROCDLOptions : public PassPipelineOptions<FuelToROCDLOptions> {
                        llvm::cl::init(3)};
   Option<int64_t> maxThreads{
       *this, "max-threads",
-      llvm::cl::desc("Threads per block at most (a power of two, at least "
-                     "32)"),
+      llvm::cl::desc("Threads per block at most (a power of two from 32 to "
+                     "1024)"),
       llvm::cl::init(256)};
   Option<bool> codegen{
       *this, "codegen",
