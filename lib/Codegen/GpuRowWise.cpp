@@ -386,18 +386,6 @@ scf::ForallOp RowSplitter::split() {
   for (Operation *op : steps) {
     Location opLoc = op->getLoc();
     if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
-        slice && slice.getSource().getDefiningOp<tensor::EmptyOp>()) {
-      // Room for a step's result: the thread's own (a slice of a buffer
-      // shared by the block would be written by every thread).
-      auto type = cast<RankedTensorType>(
-          isRowType(slice.getType(), rowLength) ? threadType(slice.getType())
-                                                : slice.getType());
-      mapping.map(slice.getResult(),
-                  tensor::EmptyOp::create(b, opLoc, type.getShape(),
-                                          type.getElementType()));
-      continue;
-    }
-    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
         slice && isRowType(slice.getType(), rowLength)) {
       Value threadPart;
       if (llvm::is_contained(rowLoop.getRegionIterArgs(), slice.getSource()))
@@ -485,6 +473,9 @@ LogicalResult mlir::fuel::scheduleGpuRowWise(
   }
   scf::ForallOp rowLoop = *rows;
 
+  // Room for a step's result is the thread's own: a slice of a buffer shared
+  // by the block would be written by every thread.
+  privatizeEmptySlices(rewriter, rowLoop);
   RowSplitter splitter(rewriter, rowLoop, rowLength, threads);
   if (failed(splitter.check(why)))
     return failure();
