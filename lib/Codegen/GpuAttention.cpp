@@ -19,7 +19,6 @@
 
 #include "FuelFused/IR/FusedOpViews.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 using namespace mlir;
 using namespace mlir::fuel;
@@ -50,20 +49,9 @@ LogicalResult mlir::fuel::buildGpuAttention(RewriterBase &rewriter,
                                             const GpuScheduleOptions &options) {
   int64_t dv = attention::AttnShape::of(FlashAttnView(op)).dvP;
   auto [blocks, rows] = buildAttentionRows(rewriter, op, kBlockK);
-  MLIRContext *ctx = rewriter.getContext();
-  auto block = [&](gpu::MappingId id) -> Attribute {
-    return gpu::GPUBlockMappingAttr::get(ctx, id);
-  };
   // (batch, head, query block) on (z, y, x); the rows on threads.
-  rewriter.modifyOpInPlace(blocks, [&] {
-    blocks.setMappingAttr(rewriter.getArrayAttr(
-        {block(gpu::MappingId::DimZ), block(gpu::MappingId::DimY),
-         block(gpu::MappingId::DimX)}));
-  });
-  rewriter.modifyOpInPlace(rows, [&] {
-    rows.setMappingAttr(rewriter.getArrayAttr(
-        {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
-  });
+  mapForall(rewriter, blocks, /*threads=*/false);
+  mapForall(rewriter, rows, /*threads=*/true);
   // Each thread's contractions (q . k over the head dim, p . v over the
   // key block) in steps, then everything in registers. With value rows of
   // up to 64, a step is the whole key block: the score row is then read at

@@ -18,7 +18,6 @@
 
 #include "FuelFused/IR/FusedOpViews.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -74,20 +73,6 @@ LogicalResult mlir::fuel::canScheduleGpuContraction(
   return success();
 }
 
-/// Maps `loop`'s dims, the last to x, the one before to y, to `Attr`s.
-template <typename Attr>
-static void mapLoop(RewriterBase &rewriter, scf::ForallOp loop) {
-  SmallVector<Attribute> mapping;
-  unsigned rank = loop.getRank();
-  for (unsigned i = 0; i < rank; ++i)
-    mapping.push_back(Attr::get(
-        rewriter.getContext(),
-        static_cast<gpu::MappingId>(static_cast<unsigned>(gpu::MappingId::DimX) +
-                                    rank - 1 - i)));
-  rewriter.modifyOpInPlace(
-      loop, [&] { loop.setMappingAttr(rewriter.getArrayAttr(mapping)); });
-}
-
 LogicalResult mlir::fuel::scheduleGpuContraction(
     RewriterBase &rewriter, linalg::LinalgOp root,
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
@@ -135,8 +120,8 @@ LogicalResult mlir::fuel::scheduleGpuContraction(
   }
   auto threadLoop = cast<scf::ForallOp>(threads->loop);
   privatizeEmptySlices(rewriter, blockLoop);
-  mapLoop<gpu::GPUBlockMappingAttr>(rewriter, blockLoop);
-  mapLoop<gpu::GPUThreadMappingAttr>(rewriter, threadLoop);
+  mapForall(rewriter, blockLoop, /*threads=*/false);
+  mapForall(rewriter, threadLoop, /*threads=*/true);
 
   // 3. Each thread's reduction in steps (the largest power of two up to
   // kStepK that divides K), the accumulator in registers.

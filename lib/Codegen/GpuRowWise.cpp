@@ -482,15 +482,7 @@ LogicalResult mlir::fuel::scheduleGpuRowWise(
   scf::ForallOp threadLoop = splitter.split();
 
   // Leading dims to grid dims, the innermost to x.
-  MLIRContext *ctx = rewriter.getContext();
-  SmallVector<Attribute> blocks;
-  unsigned rank = rowLoop.getRank();
-  for (unsigned i = 0; i < rank; ++i)
-    blocks.push_back(gpu::GPUBlockMappingAttr::get(
-        ctx, static_cast<gpu::MappingId>(
-                 static_cast<unsigned>(gpu::MappingId::DimX) + rank - 1 - i)));
-  rewriter.modifyOpInPlace(
-      rowLoop, [&] { rowLoop.setMappingAttr(rewriter.getArrayAttr(blocks)); });
+  mapForall(rewriter, rowLoop, /*threads=*/false);
 
   vectorizeInside(rewriter, threadLoop, /*contractions=*/false);
   return success();

@@ -15,10 +15,26 @@
 #include "FuelFused/IR/FuelOps.h"
 #include "FuelFused/IR/FusedOpViews.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::fuel;
+
+void mlir::fuel::mapForall(RewriterBase &rewriter, scf::ForallOp loop,
+                           bool threads) {
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<Attribute> mapping;
+  unsigned rank = loop.getRank();
+  for (unsigned i = 0; i < rank; ++i) {
+    auto id = static_cast<gpu::MappingId>(
+        static_cast<unsigned>(gpu::MappingId::DimX) + rank - 1 - i);
+    mapping.push_back(threads ? Attribute(gpu::GPUThreadMappingAttr::get(ctx, id))
+                              : Attribute(gpu::GPUBlockMappingAttr::get(ctx, id)));
+  }
+  rewriter.modifyOpInPlace(
+      loop, [&] { loop.setMappingAttr(rewriter.getArrayAttr(mapping)); });
+}
 
 LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
                                          const GpuScheduleOptions &options,

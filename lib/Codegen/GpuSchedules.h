@@ -5,10 +5,16 @@
 
 #include "FuelFused/Codegen/Schedules.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir {
 namespace fuel {
+
+/// Maps `loop`'s dims (at most 3) to GPU blocks, or with `threads` to the
+/// threads of a block: the last dim to x, the one before to y, then z.
+void mapForall(RewriterBase &rewriter, scf::ForallOp loop, bool threads);
 
 /// The checks of canScheduleGpu that are the GPU row-wise schedule's own.
 LogicalResult canScheduleGpuRowWise(FusedOp op,
