@@ -20,6 +20,7 @@ copied into a new array (or into `out`).
 from __future__ import annotations
 
 import ctypes
+import functools
 import warnings
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple
@@ -78,6 +79,31 @@ def _describe(t: ir.Type) -> _Param:
         shape = tuple(None if st.is_dynamic_dim(i) else st.get_dim_size(i) for i in range(st.rank))
         return _Param("tensor", shape, numpy_dtype(st.element_type), str(t))
     raise RunnerError(f"unsupported argument or result type {t}")
+
+
+@functools.lru_cache(maxsize=None)
+def _descriptor_type(rank: int):
+    """The C struct of a ranked memref's descriptor (what the compiled code's
+    `_mlir_ciface_` entry points take a pointer to), made once per rank: the
+    data pointers as `void *`, which is how the descriptor's layout has
+    them whatever the element type."""
+    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+              ("offset", ctypes.c_int64)]
+    if rank:
+        fields += [("shape", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+def _descriptor(array: np.ndarray):
+    """A memref descriptor of the C-contiguous `array` (elements, not bytes,
+    in the strides)."""
+    desc = _descriptor_type(array.ndim)()
+    desc.allocated = desc.aligned = array.ctypes.data
+    if array.ndim:
+        desc.shape[:] = array.shape
+        itemsize = array.itemsize
+        desc.strides[:] = [s // itemsize for s in array.strides]
+    return desc
 
 
 def _find_library(name: str) -> Optional[str]:
@@ -158,6 +184,7 @@ class CompiledFunction:
             threads = 1
         self.threads = threads
         self.name = function
+        self._entry = None
         self._context = ir.Context()
         with self._context, ir.Location.unknown():
             text = module if isinstance(module, str) else str(module)
@@ -221,6 +248,15 @@ class CompiledFunction:
                     + ([_find_library("libmlir_cuda_runtime.so")] if target == "cuda" else []))
             except RuntimeError as e:
                 raise RunnerError(f"cannot compile {function!r}: {e}") from None
+
+    def _invoke(self, pointers):
+        """Calls the compiled function's packed entry point with `pointers`
+        (one ctypes pointer to each argument), looked up once."""
+        if self._entry is None:
+            self._entry = self._engine.lookup(self.name)
+        packed = (ctypes.c_void_p * len(pointers))(
+            *[ctypes.cast(p, ctypes.c_void_p) for p in pointers])
+        self._entry(packed)
 
     def _non_llvm_ops(self):
         names = set()
@@ -299,17 +335,17 @@ class CompiledFunction:
                     f"got {list(array.shape)}")
             array = np.ascontiguousarray(array)
             keep_alive.append(array)
-            desc = np_to_memref.get_ranked_memref_descriptor(array)
+            desc = _descriptor(array)
             keep_alive.append(desc)
-            ctypes_args.append(ctypes.pointer(ctypes.pointer(desc)))
+            ctypes_args.append(ctypes.pointer(ctypes.c_void_p(ctypes.addressof(desc))))
 
         if self._out_params:
             # The results are the function's last arguments.
             for array in dests:
-                desc = np_to_memref.get_ranked_memref_descriptor(array)
+                desc = _descriptor(array)
                 keep_alive.append(desc)
-                ctypes_args.append(ctypes.pointer(ctypes.pointer(desc)))
-            self._engine.invoke(self.name, *ctypes_args)
+                ctypes_args.append(ctypes.pointer(ctypes.c_void_p(ctypes.addressof(desc))))
+            self._invoke(ctypes_args)
             if not dests:
                 return None
             if out is not None:
@@ -327,7 +363,7 @@ class CompiledFunction:
             packed = type("Results", (ctypes.Structure,), {"_fields_": fields})()
         if result_descs:
             ctypes_args.insert(0, ctypes.pointer(ctypes.pointer(packed)))
-        self._engine.invoke(self.name, *ctypes_args)
+        self._invoke(ctypes_args)
 
         outs = []
         for i, r in enumerate(self.results):
