@@ -16,9 +16,12 @@
 
 #include "FuelFused/IR/FuelOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -85,8 +88,16 @@ static bool spansRow(linalg::LinalgOp op, int64_t rowLength) {
   return !ranges.empty() && ranges.back() == rowLength;
 }
 
+/// Whether `op` computes a function of the math dialect (exp, tanh, ...)
+/// per element: too costly to compute again in each op that reads it.
+static bool computesMath(linalg::LinalgOp op) {
+  return llvm::any_of(op.getBlock()->getOperations(), [](Operation &inner) {
+    return isa<math::MathDialect>(inner.getDialect());
+  });
+}
+
 void mlir::fuel::fuseRowElementwise(RewriterBase &rewriter, Operation *loop,
-                               int64_t rowLength) {
+                                    int64_t rowLength, bool keepSharedMath) {
   SmallVector<Operation *> ops;
   loop->walk([&](linalg::GenericOp op) { ops.push_back(op); });
   RewritePatternSet patterns(loop->getContext());
@@ -94,9 +105,11 @@ void mlir::fuel::fuseRowElementwise(RewriterBase &rewriter, Operation *loop,
       patterns, [&](OpOperand *operand) {
         auto producer = operand->get().getDefiningOp<linalg::LinalgOp>();
         auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
-        return producer && consumer && loop->isProperAncestor(producer) &&
-               spansRow(producer, rowLength) &&
-               spansRow(consumer, rowLength);
+        if (!producer || !consumer || !loop->isProperAncestor(producer) ||
+            !spansRow(producer, rowLength) || !spansRow(consumer, rowLength))
+          return false;
+        return !keepSharedMath || producer->hasOneUse() ||
+               !computesMath(producer);
       });
   GreedyRewriteConfig config;
   config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
@@ -105,7 +118,8 @@ void mlir::fuel::fuseRowElementwise(RewriterBase &rewriter, Operation *loop,
 
 FailureOr<scf::ForallOp> mlir::fuel::tileRows(
     RewriterBase &rewriter, linalg::LinalgOp root,
-    const llvm::SmallPtrSetImpl<Operation *> &decomposition) {
+    const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+    bool keepSharedMath) {
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
   int64_t rowLength = ranges.back();
   SmallVector<OpFoldResult> rowTile(ranges.size(), rewriter.getIndexAttr(1));
@@ -127,8 +141,160 @@ FailureOr<scf::ForallOp> mlir::fuel::tileRows(
   // the row is read three times, not five, and no row-sized temporary is
   // left). A row statistic is not fused into the elementwise op that reads
   // it: it would be computed once per element.
-  fuseRowElementwise(rewriter, loop, rowLength);
+  fuseRowElementwise(rewriter, loop, rowLength, keepSharedMath);
   return loop;
+}
+
+/// The op computing the row that `loop` (one row per iteration) writes as
+/// its result, when that is a linalg op with one result.
+static linalg::GenericOp rowResultOp(scf::ForallOp loop) {
+  scf::InParallelOp terminator = loop.getTerminator();
+  auto yields = terminator.getYieldingOps();
+  if (!llvm::hasSingleElement(yields))
+    return nullptr;
+  auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(&*yields.begin());
+  if (!insert)
+    return nullptr;
+  auto op = insert.getSource().getDefiningOp<linalg::GenericOp>();
+  if (!op || op->getNumResults() != 1 || op.getNumDpsInits() != 1)
+    return nullptr;
+  return op;
+}
+
+/// When the row's last step reads an elementwise step computed by the math
+/// dialect that another op of the row reads too (softmax's exp, read by the
+/// sum and by the divide), computes that step once, into the result row,
+/// and makes the last step update it in place: the row is then written
+/// twice and its exponentials computed once, not twice.
+static void computeSharedMathIntoResult(RewriterBase &rewriter,
+                                        scf::ForallOp loop,
+                                        int64_t rowLength) {
+  linalg::GenericOp last = rowResultOp(loop);
+  if (!last || !spansRow(last, rowLength))
+    return;
+  OpOperand *init = last.getDpsInitOperand(0);
+  AffineMap initMap = last.getMatchingIndexingMap(init);
+  // The result's row: a slice of the loop's output, or an empty tensor that
+  // empty-tensor elimination makes one. Its copy must be valid at the step:
+  // its operands are the loop's indices or come from outside the loop.
+  Operation *row = init->get().getDefiningOp();
+  auto validInLoop = [&](Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return arg.getOwner()->getParentOp() == loop.getOperation() ||
+             !loop->isAncestor(arg.getOwner()->getParentOp());
+    return !loop->isAncestor(v.getDefiningOp());
+  };
+  if (!isa_and_nonnull<tensor::EmptyOp, tensor::ExtractSliceOp>(row) ||
+      last.payloadUsesValueFromOperand(init) ||
+      !llvm::all_of(row->getOperands(), validInLoop))
+    return;
+  for (OpOperand *input : last.getDpsInputOperands()) {
+    auto step = input->get().getDefiningOp<linalg::GenericOp>();
+    if (!step || step->hasOneUse() || !computesMath(step) ||
+        !spansRow(step, rowLength) || step->getNumResults() != 1 ||
+        step.getNumLoops() != last.getNumLoops() ||
+        !step.getMatchingIndexingMap(step.getDpsInitOperand(0))
+             .isIdentity() ||
+        last.getMatchingIndexingMap(input) != initMap ||
+        !initMap.isIdentity() ||
+        step->getResult(0).getType() != init->get().getType())
+      continue;
+    // The step writes into the result's slice of the loop's output...
+    rewriter.setInsertionPoint(step);
+    Value into = rewriter.clone(*row)->getResult(0);
+    rewriter.modifyOpInPlace(
+        step, [&] { step.getDpsInitOperand(0)->set(into); });
+    // ...and the last step reads it where it writes.
+    unsigned inputIndex = input->getOperandNumber();
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (OpOperand *other : last.getDpsInputOperands()) {
+      if (other == input)
+        continue;
+      inputs.push_back(other->get());
+      maps.push_back(last.getMatchingIndexingMap(other));
+    }
+    maps.push_back(initMap);
+    rewriter.setInsertionPoint(last);
+    auto inPlace = linalg::GenericOp::create(
+        rewriter, last.getLoc(), last->getResultTypes(), inputs,
+        ValueRange{step->getResult(0)}, maps, last.getIteratorTypesArray());
+    Region &body = inPlace.getRegion();
+    rewriter.inlineRegionBefore(last.getRegion(), body, body.end());
+    Block *block = &body.front();
+    BlockArgument stepArg = block->getArgument(inputIndex);
+    rewriter.replaceAllUsesWith(stepArg, block->getArguments().back());
+    block->eraseArgument(inputIndex);
+    rewriter.replaceOp(last, inPlace->getResults());
+    return;
+  }
+}
+
+/// Whether `map` reads the same element for every point of the row (the
+/// last loop): a row statistic.
+static bool isRowStatistic(AffineMap map, unsigned rowLoop) {
+  return !map.isFunctionOfDim(rowLoop);
+}
+
+/// Divisions of each element of a row by a statistic of the row (the norms'
+/// root mean square, softmax's sum) become one reciprocal per row and a
+/// multiply per element: a divide is several times the cost of a multiply
+/// in vectors. The results can differ from dividing by about one ulp.
+/// Adds the reciprocals' ops to `decomposition`, so they are fused into the
+/// row loop.
+static void divideByReciprocals(RewriterBase &rewriter,
+                                llvm::SmallPtrSetImpl<Operation *> &decomposition,
+                                int64_t rowLength) {
+  SmallVector<linalg::GenericOp> candidates;
+  for (Operation *op : decomposition)
+    if (auto generic = dyn_cast<linalg::GenericOp>(op))
+      if (generic.getNumReductionLoops() == 0 && spansRow(generic, rowLength))
+        candidates.push_back(generic);
+  for (linalg::GenericOp op : candidates) {
+    unsigned rowLoop = op.getNumLoops() - 1;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      auto type = dyn_cast<RankedTensorType>(input->get().getType());
+      if (!type || !isa<FloatType>(type.getElementType()) ||
+          !isRowStatistic(op.getMatchingIndexingMap(input), rowLoop))
+        continue;
+      BlockArgument arg = op.getMatchingBlockArgument(input);
+      if (arg.use_empty() || !llvm::all_of(arg.getUses(), [](OpOperand &use) {
+            auto div = dyn_cast<arith::DivFOp>(use.getOwner());
+            return div && use.getOperandNumber() == 1;
+          }))
+        continue;
+      Location loc = op.getLoc();
+      rewriter.setInsertionPoint(op);
+      Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                            type.getElementType());
+      AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
+      auto reciprocal = linalg::GenericOp::create(
+          rewriter, loc, TypeRange{type}, ValueRange{input->get()},
+          ValueRange{empty}, ArrayRef<AffineMap>{identity, identity},
+          SmallVector<utils::IteratorType>(type.getRank(),
+                                           utils::IteratorType::parallel),
+          [&](OpBuilder &b, Location loc, ValueRange args) {
+            Value one = arith::ConstantOp::create(
+                b, loc, b.getFloatAttr(type.getElementType(), 1.0));
+            Value inverse = arith::DivFOp::create(b, loc, one, args[0]);
+            linalg::YieldOp::create(b, loc, inverse);
+          });
+      decomposition.insert(empty.getDefiningOp());
+      decomposition.insert(reciprocal);
+      rewriter.modifyOpInPlace(op, [&] {
+        input->set(reciprocal->getResult(0));
+        for (OpOperand &use : llvm::make_early_inc_range(arg.getUses())) {
+          auto div = cast<arith::DivFOp>(use.getOwner());
+          OpBuilder b(div);
+          Value product = arith::MulFOp::create(b, div.getLoc(), div.getLhs(),
+                                                div.getRhs(),
+                                                div.getFastmathAttr());
+          div.getResult().replaceAllUsesWith(product);
+          div.erase();
+        }
+      });
+    }
+  }
 }
 
 LogicalResult mlir::fuel::scheduleRowWise(
@@ -144,22 +310,33 @@ LogicalResult mlir::fuel::scheduleRowWise(
     return failure();
 
   // 1. One row per iteration, the producers fused in, the elementwise steps
-  // fused into the ops that read them.
-  FailureOr<scf::ForallOp> rows = tileRows(rewriter, root, decomposition);
+  // fused into the ops that read them; with `reciprocal`, a reciprocal per
+  // row instead of a divide per element.
+  llvm::SmallPtrSet<Operation *, 16> ops(decomposition.begin(),
+                                         decomposition.end());
+  if (options.reciprocal)
+    divideByReciprocals(rewriter, ops, rowLength);
+  FailureOr<scf::ForallOp> rows =
+      tileRows(rewriter, root, ops, /*keepSharedMath=*/true);
   if (failed(rows))
     return failure();
+  computeSharedMathIntoResult(rewriter, *rows, rowLength);
   Operation *loop = *rows;
 
   // 2. Each op over the row in vectors.
   SmallVector<linalg::LinalgOp> inRow;
   loop->walk([&](linalg::LinalgOp op) { inRow.push_back(op); });
-  // Steps of `unroll` vectors: as many independent accumulators per
-  // reduction, so the adds do not wait on each other.
-  int64_t step = options.vectorWidth * options.unroll;
-  if (rowLength % step != 0)
-    step = options.vectorWidth;
+  // Reductions in steps of `unroll` vectors: as many independent partial
+  // results, so the combiners (a NaN-propagating max takes several
+  // instructions) do not wait on each other. Elementwise steps in one
+  // vector: nothing carries from one to the next.
+  int64_t reductionStep = options.vectorWidth * options.unroll;
+  if (rowLength % reductionStep != 0)
+    reductionStep = options.vectorWidth;
   for (linalg::LinalgOp op : inRow)
-    tileAlongRow(rewriter, op, rowLength, step);
+    tileAlongRow(rewriter, op, rowLength,
+                 op.getNumReductionLoops() ? reductionStep
+                                           : options.vectorWidth);
 
   // 3. Vectorize everything in the loop that has static shapes now.
   vectorizeInside(rewriter, loop, /*contractions=*/false);

@@ -29,16 +29,21 @@ LogicalResult scheduleRowWise(RewriterBase &rewriter, linalg::LinalgOp root,
 /// row per iteration of an scf.forall over its leading dims, fuses in its
 /// producers among `decomposition`, computes a producer fused twice once,
 /// and fuses the elementwise steps over the row into the ops that read
-/// them. Fails, changing nothing, when tiling does.
+/// them (with `keepSharedMath`, not a step of the math dialect that more
+/// than one op reads: it is computed once). Fails, changing nothing, when
+/// tiling does.
 FailureOr<scf::ForallOp>
 tileRows(RewriterBase &rewriter, linalg::LinalgOp root,
-         const llvm::SmallPtrSetImpl<Operation *> &decomposition);
+         const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+         bool keepSharedMath = false);
 
 /// Fuses the elementwise ops over whole rows (whose last loop runs over
 /// `rowLength`) in `loop` into their consumers over whole rows (upstream's
-/// elementwise fusion, restricted to the ops inside `loop`).
+/// elementwise fusion, restricted to the ops inside `loop`); with
+/// `keepSharedMath`, a step computed by the math dialect that more than one
+/// op reads is left as it is.
 void fuseRowElementwise(RewriterBase &rewriter, Operation *loop,
-                        int64_t rowLength);
+                        int64_t rowLength, bool keepSharedMath = false);
 
 } // namespace fuel
 } // namespace mlir

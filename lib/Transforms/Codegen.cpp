@@ -39,6 +39,7 @@ struct FuelCodegenCPUPass
   void runOnOperation() override {
     ScheduleOptions options;
     options.vectorWidth = vectorWidth;
+    options.reciprocal = reciprocal;
     SmallVector<FusedOp> candidates;
     getOperation()->walk([&](FusedOp op) {
       if (lookupSchedule(op.getInfo()))

@@ -21,8 +21,10 @@ using namespace mlir;
 /// bit-for-bit reproducible.
 static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
   std::string codegen =
-      o.codegen ? llvm::formatv("fuel-codegen-cpu{{vector-width={0}},",
-                                o.vectorWidth.getValue())
+      o.codegen ? llvm::formatv("fuel-codegen-cpu{{vector-width={0} "
+                                "reciprocal={1}},",
+                                o.vectorWidth.getValue(),
+                                o.approximateMath ? "true" : "false")
                       .str()
                 : std::string();
   std::string distinct =

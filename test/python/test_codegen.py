@@ -101,6 +101,24 @@ def test_pipeline_options(name, params, ref, options):
     assert_close(run(name, x, params, **options), ref(f64(x)), "f32")
 
 
+@pytest.mark.parametrize("name,params", [("rms_norm_last_dim", {"eps": EPS}),
+                                         ("layer_norm_last_dim", {"eps": EPS})],
+                         ids=["rms_norm", "layer_norm"])
+def test_reciprocal_within_ulps_of_divide(name, params):
+    # The schedule multiplies each row by the reciprocal of its statistic;
+    # `approximate_math=False` divides (the norms compute no exp, so that is
+    # the only difference). Rows of very different scales; every element
+    # within 2 ulp of the divided one.
+    x = rand((64, 256), np.float32, seed=13)
+    x *= np.logspace(-6, 6, 64, dtype=np.float32)[:, None]
+    fast = run(name, x, params)
+    exact = run(name, x, params, approximate_math=False)
+    ulps = np.abs(fast.astype(np.float64) - exact) / np.spacing(np.abs(exact))
+    assert ulps.max() <= 2.0
+    assert (ulps > 0).any(), "the two options should round differently somewhere"
+    assert_close(fast, ref_rms(f64(x)) if name.startswith("rms") else ref_layer(f64(x)), "f32")
+
+
 def test_softmax_exp_range():
     # exp's argument spans its whole f32 range: rows of huge spread (down to
     # -170, where exp underflows to 0), -inf entries (masked scores), tiny

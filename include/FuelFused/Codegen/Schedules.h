@@ -86,11 +86,15 @@ std::optional<ScheduleKind> lookupSchedule(const FusedOpInfo &info);
 struct ScheduleOptions {
   /// Elements per vector (16 f32 lanes fill an AVX-512 register).
   int64_t vectorWidth = 16;
-  /// Vectors per step along a row (where the row holds a whole number of
-  /// steps): independent partial sums in a reduction, fewer loop steps.
-  /// (4 measured 10% faster on softmax over rows of 32768 and 30% slower on
-  /// RMS norm over rows of 4096 than 1, bench/row_ops.py.)
-  int64_t unroll = 1;
+  /// Vectors per step of a reduction along a row (where the row holds a
+  /// whole number of steps): independent partial results. (4 measured
+  /// 25-30% faster than 1 on softmax over rows of 4096 and 32768, and
+  /// within noise on the norms, bench/row_ops.py.)
+  int64_t unroll = 4;
+  /// Divisions by a row statistic (softmax's sum, the norms' root mean
+  /// square) as one reciprocal per row and a multiply per element; results
+  /// can differ from dividing by about one ulp.
+  bool reciprocal = true;
 };
 
 /// Checks, changing nothing, that `op` can be decomposed with its schedule:

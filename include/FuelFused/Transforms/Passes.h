@@ -33,8 +33,10 @@ struct FuelToLLVMOptions : public PassPipelineOptions<FuelToLLVMOptions> {
       llvm::cl::desc("Vector lanes of the schedules"), llvm::cl::init(16)};
   Option<bool> approximateMath{
       *this, "approximate-math",
-      llvm::cl::desc("Polynomial approximations of f32 math on vectors "
-                     "(off: one libm call per lane)"),
+      llvm::cl::desc("Polynomial approximations of f32 math on vectors, "
+                     "and a row's reciprocal multiplied instead of dividing "
+                     "by it (off: one libm call per lane, a divide per "
+                     "element)"),
       llvm::cl::init(true)};
   Option<int64_t> threads{
       *this, "threads",

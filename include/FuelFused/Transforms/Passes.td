@@ -157,6 +157,11 @@ def FuelCodegenCPU : Pass<"fuel-codegen-cpu"> {
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "Vector lanes per step (16 f32 lanes fill an AVX-512 register)">,
+    Option<"reciprocal", "reciprocal", "bool", /*default=*/"true",
+           "Divide a row by its statistic (softmax's sum, a norm's root "
+           "mean square) as one reciprocal per row and a multiply per "
+           "element (about one ulp from dividing); off: a divide per "
+           "element">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Remark on each op with a schedule that is left unscheduled, "
            "and why">

@@ -3,6 +3,8 @@
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu="vector-width=8" %s \
 // RUN:   | FileCheck %s --check-prefix=W8
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu="reciprocal=false" %s \
+// RUN:   | FileCheck %s --check-prefix=EXACT
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 
@@ -10,44 +12,54 @@
 // CHECK-NOT:     fuel.fused
 // CHECK-NOT:     linalg.generic
 // CHECK:         scf.forall (%[[ROW:.*]]) in (8)
-// The max: partial maxima in one vector, reduced once per row.
-// CHECK:           scf.for %{{.*}} = %{{.*}} to %c64{{.*}} step %c16
-// CHECK:             arith.maximumf %{{.*}} : vector<1x16xf32>
-// CHECK:           vector.multi_reduction <maximumf>, %{{.*}} [1] : vector<1x16xf32> to vector<1xf32>
-// The subtract and the exp fuse into the sum and into the divide: three
-// passes over the row, no row-sized temporary.
-// CHECK:           scf.for
+// The max: partial maxima in four vectors (independent chains), reduced
+// once per row.
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c256{{.*}} step %c64
+// CHECK:             arith.maximumf %{{.*}} : vector<1x64xf32>
+// CHECK:           vector.multi_reduction <maximumf>, %{{.*}} [1] : vector<1x64xf32> to vector<1xf32>
+// The subtract fuses into the exp, which is computed once, into the
+// result's row; the sum reads it back.
+// CHECK:           scf.for %{{.*}} step %c16
 // CHECK:             arith.subf %{{.*}} : vector<1x16xf32>
 // CHECK-NEXT:        math.exp %{{.*}} : vector<1x16xf32>
-// CHECK-NEXT:        arith.addf %{{.*}} : vector<1x16xf32>
+// CHECK-NOT:         arith.addf
+// CHECK:           scf.for %{{.*}} step %c64
+// CHECK-NOT:         math.exp
+// CHECK:             arith.addf %{{.*}} : vector<1x64xf32>
 // CHECK:           vector.multi_reduction <add>
+// One reciprocal of the sum per row; the row is scaled in place by it.
+// CHECK:           %[[INV:.*]] = arith.divf %{{.*}} : vector<1xf32>
 // CHECK:           scf.for
-// CHECK:             arith.subf %{{.*}} : vector<1x16xf32>
-// CHECK-NEXT:        math.exp %{{.*}} : vector<1x16xf32>
-// CHECK-NEXT:        arith.divf %{{.*}} : vector<1x16xf32>
+// CHECK-NOT:         math.exp
+// CHECK:             arith.mulf %{{.*}} : vector<1x16xf32>
 // CHECK-NOT:       scf.for
 // CHECK:         scf.forall.in_parallel
-// CHECK-NEXT:      tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[ROW]], 0] [1, 64] [1, 1]
+// CHECK-NEXT:      tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[ROW]], 0] [1, 256] [1, 1]
 // W8-LABEL:    func.func @softmax
 // W8:            math.exp %{{.*}} : vector<1x8xf32>
-func.func @softmax(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
-  %y = fuel.fused softmax_last_dim (%x) : (tensor<8x64xf32>) -> tensor<8x64xf32>
-  return %y : tensor<8x64xf32>
+// EXACT-LABEL: func.func @softmax
+// EXACT-NOT:     arith.mulf
+// EXACT:         arith.divf %{{.*}} : vector<1x16xf32>
+func.func @softmax(%x: tensor<8x256xf32>) -> tensor<8x256xf32> {
+  %y = fuel.fused softmax_last_dim (%x) : (tensor<8x256xf32>) -> tensor<8x256xf32>
+  return %y : tensor<8x256xf32>
 }
 
 // -----
 
 // Leading dims are rows too; the row statistic (the root of the mean
-// square) is computed once per row, on vector<1x1xf32>, not per element.
+// square) and its reciprocal are computed once per row, on
+// vector<1x1xf32>, not per element.
 // CHECK-LABEL: func.func @rms_norm
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (2, 3)
 // CHECK:           scf.for
 // CHECK:             arith.mulf %{{.*}} : vector<1x1x16xf32>
 // CHECK:           vector.multi_reduction <add>
 // CHECK:           math.sqrt %{{.*}} : vector<1x1xf32>
+// CHECK:           arith.divf %{{.*}} : vector<1x1xf32>
 // CHECK:           scf.for
 // CHECK-NOT:         math.sqrt
-// CHECK:             arith.divf %{{.*}} : vector<1x1x16xf32>
+// CHECK:             arith.mulf %{{.*}} : vector<1x1x16xf32>
 // CHECK:         return
 func.func @rms_norm(%x: tensor<2x3x32xf32>) -> tensor<2x3x32xf32> {
   %y = fuel.fused rms_norm_last_dim {eps = 1.0e-05 : f64} (%x) : (tensor<2x3x32xf32>) -> tensor<2x3x32xf32>
