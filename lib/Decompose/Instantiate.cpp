@@ -289,6 +289,8 @@ static Value applyElementwise(OpBuilder &b, Location loc, RecipeOp op,
     return math::RsqrtOp::create(b, loc, args[0]);
   case RecipeOp::Tanh:
     return math::TanhOp::create(b, loc, args[0]);
+  case RecipeOp::Erf:
+    return math::ErfOp::create(b, loc, args[0]);
   case RecipeOp::Add:
     return arith::AddFOp::create(b, loc, args[0], args[1]);
   case RecipeOp::Sub:

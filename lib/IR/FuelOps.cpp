@@ -70,8 +70,20 @@ ParseResult FusedOp::parse(OpAsmParser &parser, OperationState &result) {
   MLIRContext *ctx = parser.getContext();
   std::string name;
   SMLoc nameLoc = parser.getCurrentLocation();
-  if (parser.parseKeywordOrString(&name))
+  // An op defined by a recipe is named by the recipe's symbol.
+  StringAttr recipe;
+  if (succeeded(parser.parseOptionalSymbolName(recipe))) {
+    name = recipe.getValue().str();
+    const FusedOpInfo *info = lookupFusedOp(name);
+    if (!info || !info->runtimeRecipe)
+      return parser.emitError(nameLoc)
+             << "unknown fused op @" << name
+             << ": no fuel.recipe @" << name << " comes before it";
+    result.addAttribute(getRecipeAttrName(result.name),
+                        FlatSymbolRefAttr::get(recipe));
+  } else if (parser.parseKeywordOrString(&name)) {
     return failure();
+  }
   const FusedOpInfo *info = lookupFusedOp(name);
   if (!info)
     return parser.emitError(nameLoc) << "unknown fused op '" << name << "'";
@@ -99,7 +111,13 @@ ParseResult FusedOp::parse(OpAsmParser &parser, OperationState &result) {
 }
 
 void FusedOp::print(OpAsmPrinter &p) {
-  p << ' ' << getKind().getName();
+  if (getRecipeAttr() && getKind().getInfo() &&
+      getKind().getInfo()->runtimeRecipe) {
+    p << ' ';
+    p.printSymbolName(getRecipeAttr().getValue());
+  } else {
+    p << ' ' << getKind().getName();
+  }
   if (!getParams().empty()) {
     p << ' ';
     p.printAttributeWithoutType(getParams());
@@ -109,7 +127,8 @@ void FusedOp::print(OpAsmPrinter &p) {
   p << ')';
   p.printOptionalAttrDictWithKeyword(
       (*this)->getAttrs(),
-      {getKindAttrName().getValue(), getParamsAttrName().getValue()});
+      {getKindAttrName().getValue(), getParamsAttrName().getValue(),
+       getRecipeAttrName().getValue()});
   p << " : ";
   p.printFunctionalType(getOperandTypes(), getResultTypes());
 }

@@ -100,6 +100,9 @@ namespace {
 /// Owns the strings and specs a runtime entry's FusedOpInfo points into.
 struct RuntimeEntry {
   std::string name;
+  /// For an op defined by a recipe: the recipe and its structure.
+  std::unique_ptr<RuntimeRecipe> recipe;
+  std::string structure;
   std::deque<std::string> strings;
   SmallVector<OperandSpec> operands;
   SmallVector<ParamSpec> params;
@@ -111,6 +114,8 @@ struct RuntimeRegistry {
   std::mutex mutex;
   std::deque<std::unique_ptr<RuntimeEntry>> entries;
   llvm::StringMap<uint32_t> byName;
+  /// Ops defined by recipes, by structure.
+  llvm::StringMap<uint32_t> byStructure;
 };
 
 RuntimeRegistry &getRuntimeRegistry() {
@@ -119,27 +124,91 @@ RuntimeRegistry &getRuntimeRegistry() {
 }
 } // namespace
 
-std::optional<uint32_t>
-mlir::fuel::registerRuntimeOp(StringRef name, unsigned numOperands,
-                              ArrayRef<StringRef> paramNames,
-                              std::string &error) {
+/// Checks that `name` can name a runtime op: an identifier that is not a
+/// static op's name.
+static LogicalResult checkRuntimeName(StringRef name, StringRef what,
+                                      std::string &error) {
   if (name.empty() || !llvm::all_of(name, [](char c) {
         return llvm::isAlnum(c) || c == '_';
       }) || llvm::isDigit(name.front())) {
-    error = ("invalid runtime op name '" + name +
+    error = ("invalid " + what + " name '" + name +
              "': expected [A-Za-z_][A-Za-z0-9_]*")
                 .str();
-    return std::nullopt;
-  }
-  if (numOperands == 0) {
-    error = "a runtime op needs at least one operand";
-    return std::nullopt;
+    return failure();
   }
   for (const FusedOpInfo &info : getStaticOps())
     if (info.name == name) {
       error = ("'" + name + "' is a static fused op").str();
-      return std::nullopt;
+      return failure();
     }
+  return success();
+}
+
+/// Adds an entry for the op `name` with `numOperands` float operands, f64
+/// `params` and one result; `reg.mutex` must be held. Returns its id, or
+/// std::nullopt with `error` set when the id space is exhausted.
+static std::optional<uint32_t>
+addRuntimeEntry(RuntimeRegistry &reg, StringRef name, unsigned numOperands,
+                ArrayRef<std::string> params, StringRef paramDoc, RuleFn rule,
+                std::unique_ptr<RuntimeRecipe> recipe, std::string &error) {
+  if (kRuntimeIdBase + reg.entries.size() > kMaxId) {
+    error = "the runtime fused-op id space is exhausted";
+    return std::nullopt;
+  }
+  auto entry = std::make_unique<RuntimeEntry>();
+  entry->name = name.str();
+  for (unsigned i = 0; i < numOperands; ++i) {
+    StringRef n = entry->strings.emplace_back("in" + std::to_string(i));
+    entry->operands.push_back(
+        {n, ElementKind::AnyFloat, 0, -1, /*optional=*/false, ""});
+  }
+  for (const std::string &p : params) {
+    StringRef n = entry->strings.emplace_back(p);
+    entry->params.push_back(
+        {n, ParamKind::F64, /*optional=*/false, "", nullptr, nullptr, paramDoc});
+  }
+  bool hasRecipe = recipe != nullptr;
+  if (recipe) {
+    entry->structure = recipe->structure();
+    entry->recipe = std::move(recipe);
+    entry->result = {"y", "shaped like the operands"};
+  }
+  uint32_t id = kRuntimeIdBase + reg.entries.size();
+  entry->info = FusedOpInfo{
+      id,
+      entry->name,
+      Family::Forward,
+      entry->operands,
+      ArrayRef<ResultSpec>(entry->result),
+      entry->params,
+      BackwardKind::Decompose,
+      {},
+      -1,
+      rule,
+      hasRecipe,
+      /*hasDecomposition=*/false,
+      hasRecipe ? "" : "a runtime-registered op has no recipe yet",
+      hasRecipe ? "fused op defined by a recipe in IR"
+                : "runtime-registered fused op",
+      "",
+      entry->recipe.get()};
+  reg.byName[entry->name] = id;
+  if (hasRecipe)
+    reg.byStructure[entry->structure] = id;
+  reg.entries.push_back(std::move(entry));
+  return id;
+}
+
+std::optional<uint32_t>
+mlir::fuel::registerRuntimeOp(StringRef name, unsigned numOperands,
+                              ArrayRef<StringRef> paramNames,
+                              std::string &error) {
+  if (failed(checkRuntimeName(name, "runtime op", error)))
+    return std::nullopt;
+  if (numOperands == 0) {
+    error = "a runtime op needs at least one operand";
+    return std::nullopt;
+  }
   RuntimeRegistry &reg = getRuntimeRegistry();
   std::lock_guard<std::mutex> lock(reg.mutex);
   auto it = reg.byName.find(name);
@@ -158,41 +227,76 @@ mlir::fuel::registerRuntimeOp(StringRef name, unsigned numOperands,
     }
     return it->second;
   }
-  if (kRuntimeIdBase + reg.entries.size() > kMaxId) {
-    error = "the runtime fused-op id space is exhausted";
+  SmallVector<std::string> params;
+  for (StringRef p : paramNames)
+    params.push_back(p.str());
+  return addRuntimeEntry(reg, name, numOperands, params, "recipe scalar slot",
+                         rules::sameAsFirst, nullptr, error);
+}
+
+std::string RuntimeRecipe::structure() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << numOperands << " operands; params";
+  for (const std::string &p : params)
+    os << ' ' << p;
+  for (const Step &step : steps) {
+    os << "; " << step.op;
+    if (step.op == "arith.constant")
+      os << ' ' << llvm::formatv("{0:e16}", step.constant).str();
+    for (unsigned v : step.operands)
+      os << " %" << v;
+  }
+  os << "; yield %" << result;
+  return text;
+}
+
+/// The rule of ops defined by recipes: elementwise over operands of one
+/// shape and element type.
+static LogicalResult elementwiseRecipeRule(RuleContext &ctx) {
+  SmallVector<unsigned> all;
+  for (unsigned i = 0, e = ctx.info.operands.size(); i < e; ++i)
+    all.push_back(i);
+  if (failed(ctx.expectSameElementType(all)))
+    return failure();
+  for (unsigned i = 1, e = all.size(); i < e; ++i)
+    if (failed(ctx.expectSameShape(0, i)))
+      return failure();
+  ctx.addResult(ctx.type(0));
+  return success();
+}
+
+std::optional<uint32_t>
+mlir::fuel::registerRuntimeRecipe(StringRef name, const RuntimeRecipe &recipe,
+                                  std::string &error) {
+  if (failed(checkRuntimeName(name, "recipe", error)))
+    return std::nullopt;
+  std::string structure = recipe.structure();
+  RuntimeRegistry &reg = getRuntimeRegistry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  auto named = reg.byName.find(name);
+  if (named != reg.byName.end()) {
+    const RuntimeEntry &e = *reg.entries[named->second - kRuntimeIdBase];
+    if (e.structure == structure)
+      return named->second;
+    error = e.recipe ? ("'" + name +
+                        "' is already defined by a recipe that computes "
+                        "something else")
+                           .str()
+                     : ("'" + name +
+                        "' is already registered as a runtime op without a "
+                        "recipe")
+                           .str();
     return std::nullopt;
   }
-  auto entry = std::make_unique<RuntimeEntry>();
-  entry->name = name.str();
-  for (unsigned i = 0; i < numOperands; ++i) {
-    StringRef n = entry->strings.emplace_back("in" + std::to_string(i));
-    entry->operands.push_back(
-        {n, ElementKind::AnyFloat, 0, -1, /*optional=*/false, ""});
+  auto same = reg.byStructure.find(structure);
+  if (same != reg.byStructure.end()) {
+    reg.byName[name] = same->second;
+    return same->second;
   }
-  for (StringRef p : paramNames) {
-    StringRef n = entry->strings.emplace_back(p.str());
-    entry->params.push_back({n, ParamKind::F64, /*optional=*/false, "",
-                             nullptr, nullptr, "recipe scalar slot"});
-  }
-  uint32_t id = kRuntimeIdBase + reg.entries.size();
-  entry->info = FusedOpInfo{id,
-                            entry->name,
-                            Family::Forward,
-                            entry->operands,
-                            ArrayRef<ResultSpec>(entry->result),
-                            entry->params,
-                            BackwardKind::Decompose,
-                            {},
-                            -1,
-                            rules::sameAsFirst,
-                            /*hasRecipe=*/false,
-                            /*hasDecomposition=*/false,
-                            "a runtime-registered op has no recipe yet",
-                            "runtime-registered fused op",
-                            ""};
-  reg.byName[entry->name] = id;
-  reg.entries.push_back(std::move(entry));
-  return id;
+  return addRuntimeEntry(reg, name, recipe.numOperands, recipe.params,
+                         "a param of the recipe", elementwiseRecipeRule,
+                         std::make_unique<RuntimeRecipe>(recipe), error);
 }
 
 //===----------------------------------------------------------------------===//

@@ -173,6 +173,8 @@ bool isOpKind(Operation *op, RecipeOp kind) {
     return isa<math::LogOp>(op);
   case RecipeOp::Tanh:
     return isa<math::TanhOp>(op);
+  case RecipeOp::Erf:
+    return isa<math::ErfOp>(op);
   case RecipeOp::Add:
     return isa<arith::AddFOp>(op);
   case RecipeOp::Sub:

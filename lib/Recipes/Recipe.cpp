@@ -22,9 +22,57 @@ using namespace mlir::fuel::recipes;
 #include "FusedOpRecipes.inc"
 } // namespace
 
+/// Builds the recipe of an op defined in IR (`fuel.recipe`) from its steps:
+/// elementwise over the operands, which all lie on the batch axis.
+static void buildRuntimeRecipe(RecipeBuilder &rb) {
+  const RuntimeRecipe &recipe = *rb.info.runtimeRecipe;
+  SmallVector<RecipeValue> values;
+  for (unsigned i = 0; i < recipe.numOperands; ++i)
+    values.push_back(rb.input(rb.info.operands[i].name, {rb.batch()}));
+  for (const std::string &p : recipe.params)
+    values.push_back(rb.param(p));
+  for (const RuntimeRecipe::Step &step : recipe.steps) {
+    auto arg = [&](unsigned i) { return values[step.operands[i]]; };
+    StringRef op = step.op;
+    RecipeValue v;
+    if (op == "arith.constant")
+      v = rb.constant(step.constant);
+    else if (op == "arith.addf")
+      v = rb.add(arg(0), arg(1));
+    else if (op == "arith.subf")
+      v = rb.sub(arg(0), arg(1));
+    else if (op == "arith.mulf")
+      v = rb.mul(arg(0), arg(1));
+    else if (op == "arith.divf")
+      v = rb.div(arg(0), arg(1));
+    else if (op == "arith.maximumf")
+      v = rb.max(arg(0), arg(1));
+    else if (op == "arith.negf")
+      v = rb.neg(arg(0));
+    else if (op == "math.exp")
+      v = rb.exp(arg(0));
+    else if (op == "math.log")
+      v = rb.log(arg(0));
+    else if (op == "math.sqrt")
+      v = rb.sqrt(arg(0));
+    else if (op == "math.rsqrt")
+      v = rb.rsqrt(arg(0));
+    else if (op == "math.tanh")
+      v = rb.tanh(arg(0));
+    else if (op == "math.erf")
+      v = rb.erf(arg(0));
+    else
+      llvm_unreachable("fuel.recipe's verifier admits only recipe steps");
+    values.push_back(v);
+  }
+  rb.output(values[recipe.result]);
+}
+
 RecipeFn mlir::fuel::lookupRecipe(const FusedOpInfo &info) {
   if (!info.hasRecipe)
     return nullptr;
+  if (info.runtimeRecipe)
+    return buildRuntimeRecipe;
   const RecipeBinding *it = llvm::lower_bound(
       recipeTable, info.id,
       [](const RecipeBinding &b, uint32_t id) { return b.id < id; });
@@ -56,6 +104,8 @@ StringRef mlir::fuel::stringifyRecipeOp(RecipeOp op) {
     return "rsqrt";
   case RecipeOp::Tanh:
     return "tanh";
+  case RecipeOp::Erf:
+    return "erf";
   case RecipeOp::Add:
     return "add";
   case RecipeOp::Sub:

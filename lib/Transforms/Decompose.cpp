@@ -66,6 +66,25 @@ struct FuelDecomposePass
       }
       rewriter.replaceOp(op, *values);
     }
+    eraseUnusedRecipes();
+  }
+
+  /// The recipes (`fuel.recipe`) no fused op names any more: their ops are
+  /// decomposed, and the code that follows has no use for them.
+  void eraseUnusedRecipes() {
+    llvm::StringSet<> used;
+    SmallVector<RecipeDefOp> recipes;
+    getOperation()->walk([&](Operation *op) {
+      if (auto fused = dyn_cast<FusedOp>(op)) {
+        if (FlatSymbolRefAttr ref = fused.getRecipeAttr())
+          used.insert(ref.getValue());
+      } else if (auto recipe = dyn_cast<RecipeDefOp>(op)) {
+        recipes.push_back(recipe);
+      }
+    });
+    for (RecipeDefOp recipe : recipes)
+      if (!used.contains(recipe.getSymName()))
+        recipe.erase();
   }
 
   llvm::StringSet<> selected, kept;

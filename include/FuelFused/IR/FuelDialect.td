@@ -21,6 +21,7 @@ def Fuel_Dialect : Dialect {
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
     "::mlir::tensor::TensorDialect"
   ];
 }

@@ -79,6 +79,30 @@ struct ParamSpec {
 class RuleContext;
 using RuleFn = LogicalResult (*)(RuleContext &);
 
+/// The computation of an op defined in IR by a `fuel.recipe`: scalar steps
+/// over the element values of its operands and its params. Values are
+/// numbered: operand i's element is value i, the params follow, then one
+/// value per step. Two recipes are the same op when their structures (the
+/// steps, the operand count and the param names; not the names of the
+/// recipes) are equal.
+struct RuntimeRecipe {
+  struct Step {
+    /// The op's name: "arith.addf", "math.exp", "arith.constant", ...
+    std::string op;
+    SmallVector<unsigned> operands;
+    /// arith.constant: the value.
+    double constant = 0.0;
+  };
+  unsigned numOperands = 0;
+  SmallVector<std::string> params;
+  SmallVector<Step> steps;
+  /// The value the recipe yields.
+  unsigned result = 0;
+
+  /// A canonical text of the structure: equal for equal structures.
+  std::string structure() const;
+};
+
 /// A registry entry.
 struct FusedOpInfo {
   uint32_t id;
@@ -101,6 +125,8 @@ struct FusedOpInfo {
   StringRef recipeNote;
   StringRef summary;
   StringRef description;
+  /// The recipe of an op defined in IR (`fuel.recipe`); null otherwise.
+  const RuntimeRecipe *runtimeRecipe = nullptr;
 
   bool isRuntime() const { return isRuntimeId(id); }
   const ParamSpec *getParam(StringRef paramName) const;
@@ -124,6 +150,18 @@ const FusedOpInfo *lookupFusedOp(StringRef name);
 std::optional<uint32_t> registerRuntimeOp(StringRef name, unsigned numOperands,
                                           ArrayRef<StringRef> paramNames,
                                           std::string &error);
+
+/// Registers the op a `fuel.recipe @name` defines. Ops are deduplicated by
+/// structure: a recipe equal to a registered one returns its id, and `name`
+/// becomes another name of it. Fails (returns std::nullopt with `error`
+/// set) when `name` is a static op, or names another op (a recipe with
+/// another structure, or a runtime op registered without a recipe), or
+/// when the runtime id space is exhausted. The op's operands are float
+/// tensors of one shape and element type, its params f64 values, and its
+/// result is shaped like its operands.
+std::optional<uint32_t> registerRuntimeRecipe(StringRef name,
+                                              const RuntimeRecipe &recipe,
+                                              std::string &error);
 
 /// Checks the params dictionary of an op against its schema: only known
 /// names, right attribute kinds, values in range, required params present.

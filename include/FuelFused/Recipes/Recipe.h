@@ -51,6 +51,7 @@ enum class RecipeOp {
   Sqrt,
   Rsqrt,
   Tanh,
+  Erf,
   // Elementwise (binary).
   Add,
   Sub,
@@ -204,6 +205,7 @@ public:
   RecipeValue sqrt(RecipeValue x) { return unary(RecipeOp::Sqrt, x); }
   RecipeValue rsqrt(RecipeValue x) { return unary(RecipeOp::Rsqrt, x); }
   RecipeValue tanh(RecipeValue x) { return unary(RecipeOp::Tanh, x); }
+  RecipeValue erf(RecipeValue x) { return unary(RecipeOp::Erf, x); }
   RecipeValue add(RecipeValue a, RecipeValue b) {
     return binary(RecipeOp::Add, a, b);
   }

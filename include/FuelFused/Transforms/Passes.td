@@ -21,7 +21,8 @@ def FuelDecompose : Pass<"fuel-decompose"> {
     The pass is total: an op it cannot decompose (no recipe yet, operands
     on memrefs) stays fused, with a warning that says why. `ops=` decomposes
     only the named ops, `keep=` all but the named ones; an unknown name is an
-    error.
+    error. Ops defined by a recipe in IR (`fuel.recipe`) decompose through
+    it like the others, and recipes no op names any more are erased.
   }];
   let options = [
     ListOption<"ops", "ops", "std::string",
