@@ -13,6 +13,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/Support/ScopedPrinter.h"
 
 #include <map>
@@ -99,11 +100,54 @@ static LogicalResult checkRecipe(Block &body, unsigned numParams,
   return failure();
 }
 
+/// The operands of `op` in the recipe's order: as written, except for a
+/// commutative op, whose operands are ordered by their structure
+/// (`structure`), so that `a * b` and `b * a` are one step.
+static SmallVector<Value, 2>
+orderedOperands(Operation *op, const llvm::DenseMap<Value, llvm::hash_code>
+                                   &structure) {
+  SmallVector<Value, 2> operands(op->getOperands());
+  if (op->hasTrait<OpTrait::IsCommutative>())
+    llvm::stable_sort(operands, [&](Value a, Value b) {
+      return static_cast<size_t>(structure.lookup(a)) <
+             static_cast<size_t>(structure.lookup(b));
+    });
+  return operands;
+}
+
+/// A hash of what each value of the checked recipe in `body` computes,
+/// independent of names and of the order of a commutative op's operands.
+static llvm::DenseMap<Value, llvm::hash_code> hashRecipe(Block &body) {
+  llvm::DenseMap<Value, llvm::hash_code> structure;
+  for (BlockArgument arg : body.getArguments())
+    structure[arg] = llvm::hash_combine(StringRef("arg"), arg.getArgNumber());
+  for (Operation &op : body) {
+    if (op.getNumResults() != 1)
+      continue;
+    llvm::hash_code h = llvm::hash_value(op.getName().getStringRef());
+    if (auto constant = dyn_cast<arith::ConstantOp>(op))
+      h = llvm::hash_combine(
+          h, llvm::bit_cast<uint64_t>(
+                 cast<FloatAttr>(constant.getValue()).getValueAsDouble()));
+    SmallVector<size_t> operands;
+    for (Value operand : op.getOperands())
+      operands.push_back(structure.lookup(operand));
+    if (op.hasTrait<OpTrait::IsCommutative>())
+      llvm::sort(operands);
+    for (size_t operand : operands)
+      h = llvm::hash_combine(h, operand);
+    structure[op.getResult(0)] = h;
+  }
+  return structure;
+}
+
 /// The steps of the checked recipe in `body`, numbered by a depth-first
-/// walk from its result (operands in order): the numbering depends only on
-/// the computation, not on the order the ops are written in. Steps the
-/// result does not use are left out and equal steps are one.
+/// walk from its result (operands in order; a commutative op's by their
+/// structure): the numbering depends only on the computation, not on the
+/// order or the names the ops are written with. Steps the result does not
+/// use are left out and equal steps are one.
 static RuntimeRecipe numberRecipe(Block &body, ArrayRef<std::string> params) {
+  llvm::DenseMap<Value, llvm::hash_code> structure = hashRecipe(body);
   RuntimeRecipe recipe;
   unsigned numArgs = body.getNumArguments();
   recipe.numOperands = numArgs - params.size();
@@ -123,7 +167,7 @@ static RuntimeRecipe numberRecipe(Block &body, ArrayRef<std::string> params) {
     Operation *op = value.getDefiningOp();
     if (!ready) {
       stack.push_back({value, true});
-      for (Value operand : llvm::reverse(op->getOperands()))
+      for (Value operand : llvm::reverse(orderedOperands(op, structure)))
         if (!number.count(operand))
           stack.push_back({operand, false});
       continue;
@@ -135,7 +179,7 @@ static RuntimeRecipe numberRecipe(Block &body, ArrayRef<std::string> params) {
       step.constant = cast<FloatAttr>(constant.getValue()).getValueAsDouble();
       bits = llvm::bit_cast<uint64_t>(step.constant);
     }
-    for (Value operand : op->getOperands())
+    for (Value operand : orderedOperands(op, structure))
       step.operands.push_back(number.lookup(operand));
     auto key = std::make_tuple(step.op, step.operands, bits);
     auto [it, inserted] =

@@ -123,12 +123,17 @@ def build(op_name: str, operands, params: dict, *, loc=None, ip=None):
             raise ValueError(f"{op_name}: no location and no operand to take a context from")
         loc = ir.Location.unknown(values[0].type.context)
     kind = ir.Attribute.parse(f"#fuel.kind<{op_name}>", loc.context)
+    attributes = {"kind": kind, "params": ir.DictAttr.get(attrs, loc.context)}
+    if entry.has_recipe and entry.is_runtime:
+        # An op defined by a recipe names it, and its module holds it.
+        attributes["recipe"] = ir.FlatSymbolRefAttr.get(op_name, loc.context)
+        _add_recipe(op_name, ip, loc.context)
     try:
         op = ir.Operation.create(
             "fuel.fused",
             results=None,
             operands=values,
-            attributes={"kind": kind, "params": ir.DictAttr.get(attrs, loc.context)},
+            attributes=attributes,
             loc=loc,
             ip=ip,
             infer_type=True,
@@ -146,6 +151,37 @@ def build(op_name: str, operands, params: dict, *, loc=None, ip=None):
     if not op.results:
         return op
     return tuple(op.results)
+
+
+def _add_recipe(op_name: str, ip, context) -> None:
+    """Puts the recipe of `op_name` (registered from Python) at the start of
+    the module that `ip` (or the current insertion point) builds in, unless
+    it holds one already."""
+    from . import registry
+
+    text = registry.recipe_text(op_name)
+    if text is None:
+        return
+    if ip is None:
+        try:
+            ip = ir.InsertionPoint.current
+        except ValueError:
+            return
+    op = ip.block.owner
+    while op is not None and op.name != "builtin.module":
+        op = op.parent
+    if op is None:
+        return
+    body = op.regions[0].blocks[0]
+    for existing in body.operations:
+        if (existing.operation.name == "fuel.recipe"
+                and ir.StringAttr(existing.operation.attributes["sym_name"]).value == op_name):
+            return
+    recipe = ir.Operation.parse(text, context=context)
+    if len(body.operations):
+        ir.InsertionPoint(body.operations[0]).insert(recipe)
+    else:
+        ir.InsertionPoint(body).insert(recipe)
 
 
 def _has_current_location() -> bool:

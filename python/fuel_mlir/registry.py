@@ -24,6 +24,7 @@ __all__ = [
     "lookup",
     "is_runtime_id",
     "register",
+    "recipe_text",
 ]
 
 RUNTIME_ID_BASE = 0x8000
@@ -167,15 +168,39 @@ def lookup(name_or_id: Union[str, int]) -> Entry:
     return entry
 
 
-def register(name: str, num_operands: int, params=()) -> Entry:
+# The text of each recipe registered from Python, by the name it was
+# registered under: builders put it into the modules that use the op.
+_RECIPE_TEXT = {}
+
+
+def register(name: str, recipe_or_num_operands, params=()) -> Entry:
     """Registers a fused op at run time and returns its entry.
 
-    The op takes `num_operands` float tensors, returns one value shaped like
-    the first, and has an f64 param for each name in `params`. Registering
-    the same name with the same signature again returns the same entry.
+    `register(name, recipe)` defines the op by a recipe: a Python function
+    over scalars (traced, see `fuel_mlir.recipes`) or the MLIR text of a
+    `fuel.recipe @name`. Its operands, params and family are read from the
+    recipe; a recipe equal to one registered before (in canonical form)
+    returns that op's entry, whatever its name; a name already used for
+    another computation, a static op's name, a step outside the recipe
+    vocabulary or a malformed body raise `ValueError` or `TypeError`.
+    Builders (`fuel.fused(name, ...)`) then put the recipe into the module
+    they build in, so that it is self-contained.
+
+    `register(name, num_operands, params)` registers an op without a
+    recipe: `num_operands` float tensors, one result shaped like the
+    first, an f64 param for each name in `params`. Registering the same
+    name with the same signature again returns the same entry.
     """
     from ._mlir_libs import _site_initialize_0 as _ext
 
+    if callable(recipe_or_num_operands) or isinstance(recipe_or_num_operands, str):
+        if params:
+            raise TypeError("a recipe's params are read from the recipe")
+        return _register_recipe(name, recipe_or_num_operands)
+    if isinstance(recipe_or_num_operands, bool) or not isinstance(recipe_or_num_operands, int):
+        raise TypeError("register(name, recipe) takes a function or MLIR text; "
+                        "register(name, num_operands, params) an int")
+    num_operands = recipe_or_num_operands
     params = tuple(params)
     op_id = _ext.register_runtime_op(name, int(num_operands), list(params))
     if op_id in _BY_ID:
@@ -198,3 +223,69 @@ def register(name: str, num_operands: int, params=()) -> Entry:
     _BY_ID[op_id] = entry
     _BY_NAME[name] = entry
     return entry
+
+
+def _register_recipe(name: str, recipe) -> Entry:
+    from . import ir
+    from ._mlir_libs import _site_initialize_0 as _ext
+    from ._fuel_builder_support import _diagnostics
+
+    if not isinstance(name, str) or not name:
+        raise TypeError("a recipe's name is a non-empty string")
+    if name in _BY_NAME and not _BY_NAME[name].is_runtime:
+        raise ValueError(f"{name!r} is a static fused op")
+    if callable(recipe):
+        from . import recipes
+        text = recipes.trace(recipe, name)
+    else:
+        text = recipe
+    with ir.Context():
+        try:
+            module = ir.Module.parse(text)
+        except ir.MLIRError as e:
+            raise ValueError(f"recipe {name!r}: {_diagnostics(e)}") from None
+        defs = [op for op in module.body.operations if op.operation.name == "fuel.recipe"]
+        others = [op for op in module.body.operations if op.operation.name != "fuel.recipe"]
+        if len(defs) != 1 or others:
+            raise ValueError(f"recipe {name!r}: expected the text of one fuel.recipe, "
+                             f"got {len(defs)} recipes and {len(others)} other ops")
+        recipe_op = defs[0].operation
+        defined = ir.StringAttr(recipe_op.attributes["sym_name"]).value
+        if defined != name:
+            raise ValueError(f"recipe {name!r}: the text defines @{defined}")
+        param_names = [ir.StringAttr(a).value for a in ir.ArrayAttr(recipe_op.attributes["param_names"])]
+        num_args = len(recipe_op.regions[0].blocks[0].arguments)
+        canonical_text = str(recipe_op)
+    op_id = _ext.lookup_id(name)
+    _RECIPE_TEXT[name] = canonical_text
+    if op_id in _BY_ID:
+        entry = _BY_ID[op_id]
+    else:
+        num_operands = num_args - len(param_names)
+        entry = Entry(
+            id=op_id,
+            name=name,
+            family="Forward",
+            operands=tuple(
+                Operand(f"in{i}", "AnyFloat", 0, None, False) for i in range(num_operands)
+            ),
+            results=(Result("y", "shaped like the operands"),),
+            params=tuple(
+                Param(p, "F64", None, False, False, (), "a param of the recipe")
+                for p in param_names
+            ),
+            backward=Backward("Decompose"),
+            destructive_input=None,
+            has_recipe=True,
+            decomposable=True,
+            summary="fused op defined by a recipe",
+            description=canonical_text,
+        )
+        _BY_ID[op_id] = entry
+    _BY_NAME[name] = entry
+    return entry
+
+
+def recipe_text(name: str) -> Optional[str]:
+    """The `fuel.recipe` text of an op registered from Python by `name`."""
+    return _RECIPE_TEXT.get(name)

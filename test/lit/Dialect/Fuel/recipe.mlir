@@ -127,3 +127,24 @@ func.func @canonical_forms(%t: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) 
   %1 = fuel.fused @four_exp (%t) : (tensor<4xf32>) -> tensor<4xf32>
   return %0, %1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// The operands of a commutative step are ordered by what they compute:
+// x * exp(x) and exp(x) * x are one op.
+// GENERIC-LABEL: sym_name = "commuted"
+// GENERIC:         kind = #fuel.kind<x_exp_x>, params = {}, recipe = @x_exp_x
+// GENERIC:         kind = #fuel.kind<x_exp_x>, params = {}, recipe = @exp_x_x
+fuel.recipe @x_exp_x(%x: f32) -> f32 {
+  %e = math.exp %x : f32
+  %y = arith.mulf %x, %e : f32
+  fuel.yield %y : f32
+}
+fuel.recipe @exp_x_x(%x: f32) -> f32 {
+  %e = math.exp %x : f32
+  %y = arith.mulf %e, %x : f32
+  fuel.yield %y : f32
+}
+func.func @commuted(%t: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = fuel.fused @x_exp_x (%t) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = fuel.fused @exp_x_x (%t) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
