@@ -21,6 +21,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Parser/Parser.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -65,29 +67,106 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
                << "fuel-fuse: " << name << " is not searched for ("
                << info->recipeNote << ")";
     }
-    for (const FusedOpInfo &info : getStaticOps()) {
-      if (!info.hasRecipe ||
-          (!ops.empty() && !llvm::is_contained(ops, info.name.str())))
-        continue;
-      if (getMatchableRecipes(info).empty())
-        continue;
-      RecipeBuilder rb(info, DictionaryAttr());
-      lookupRecipe(info)(rb);
-      Recipe recipe = rb.take();
-      if (llvm::none_of(recipe.nodes, [](const RecipeNode &n) {
-            return n.op == RecipeOp::ReduceSum ||
-                   n.op == RecipeOp::ReduceMax ||
-                   n.op == RecipeOp::Contract ||
-                   n.op == RecipeOp::CountKept;
-          }))
-        elementwiseRecipes.insert(&info);
-      candidates.push_back({&info, recipe.nodes.size()});
+    for (const FusedOpInfo &info : getStaticOps())
+      addCandidate(info);
+    // The recipe libraries: parsing them registers their ops.
+    libraries.clear();
+    libraryRecipes.clear();
+    for (const std::string &path : recipes) {
+      ParserConfig config(context);
+      OwningOpRef<ModuleOp> library =
+          parseSourceFile<ModuleOp>(path, config);
+      if (!library)
+        return emitError(UnknownLoc::get(context))
+               << "fuel-fuse: cannot read the recipes in '" << path << "'";
+      for (auto recipe : library->getOps<RecipeDefOp>()) {
+        std::string error;
+        const FusedOpInfo *info = recipe.getInfo(error);
+        if (!info)
+          return recipe.emitError() << "fuel-fuse: " << error;
+        libraryRecipes.try_emplace(info->id, recipe);
+        addCandidate(*info);
+      }
+      libraries.push_back(
+          std::make_shared<OwningOpRef<ModuleOp>>(std::move(library)));
     }
-    // Larger recipes first: a layer norm contains a mean that a smaller
-    // recipe could take for itself.
+    sortCandidates();
+    return success();
+  }
+
+  /// Adds `info`'s op to the candidates if it has a recipe fusion can
+  /// match and `ops=` selects it (or is empty).
+  void addCandidate(const FusedOpInfo &info) {
+    if (!info.hasRecipe ||
+        (!ops.empty() && !llvm::is_contained(ops, info.name.str())))
+      return;
+    if (llvm::any_of(candidates, [&](auto &c) { return c.first == &info; }))
+      return;
+    if (getMatchableRecipes(info).empty())
+      return;
+    RecipeBuilder rb(info, DictionaryAttr());
+    lookupRecipe(info)(rb);
+    Recipe recipe = rb.take();
+    if (llvm::none_of(recipe.nodes, [](const RecipeNode &n) {
+          return n.op == RecipeOp::ReduceSum || n.op == RecipeOp::ReduceMax ||
+                 n.op == RecipeOp::Contract || n.op == RecipeOp::CountKept;
+        }))
+      elementwiseRecipes.insert(&info);
+    candidates.push_back({&info, recipe.nodes.size()});
+  }
+
+  /// Larger recipes first: a layer norm contains a mean that a smaller
+  /// recipe could take for itself.
+  void sortCandidates() {
     llvm::stable_sort(candidates, [](auto &a, auto &b) {
       return a.second > b.second;
     });
+  }
+
+  /// The ops defined by recipes in the module join the candidates for this
+  /// run; returns the recipe that names each such op in the module, by id.
+  llvm::DenseMap<uint32_t, StringAttr> addModuleRecipes() {
+    llvm::DenseMap<uint32_t, StringAttr> names;
+    getOperation()->walk([&](RecipeDefOp recipe) {
+      std::string error;
+      if (const FusedOpInfo *info = recipe.getInfo(error)) {
+        names.try_emplace(info->id, recipe.getSymNameAttr());
+        addCandidate(*info);
+      }
+    });
+    sortCandidates();
+    return names;
+  }
+
+  /// Names each fused op the run created for an op defined by a recipe
+  /// (the module's own recipe, or a copy of the library's put into the
+  /// module); fails where the op the pass runs on cannot hold a recipe.
+  LogicalResult nameRecipes(llvm::DenseMap<uint32_t, StringAttr> &names) {
+    Operation *root = getOperation();
+    SmallVector<FusedOp> unnamed;
+    root->walk([&](FusedOp op) {
+      if (op.getInfo().runtimeRecipe && !op.getRecipeAttr())
+        unnamed.push_back(op);
+    });
+    for (FusedOp op : unnamed) {
+      uint32_t id = op.getInfo().id;
+      auto it = names.find(id);
+      if (it == names.end()) {
+        auto library = libraryRecipes.find(id);
+        if (library == libraryRecipes.end() ||
+            !root->hasTrait<OpTrait::SymbolTable>() ||
+            root->getNumRegions() != 1 || root->getRegion(0).empty())
+          return op.emitError()
+                 << "fuel-fuse: the recipe of " << op.getInfo().name
+                 << " cannot be put into the IR (run the pass on a module)";
+        OpBuilder b(&root->getRegion(0).front(),
+                    root->getRegion(0).front().begin());
+        auto copy = cast<RecipeDefOp>(b.clone(*library->second));
+        SymbolTable(root).insert(copy);
+        it = names.try_emplace(id, copy.getSymNameAttr()).first;
+      }
+      op.setRecipeAttr(FlatSymbolRefAttr::get(it->second));
+    }
     return success();
   }
 
@@ -134,6 +213,16 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   }
 
   void runOnOperation() override {
+    size_t staticCandidates = candidates.size();
+    llvm::DenseMap<uint32_t, StringAttr> recipeNames = addModuleRecipes();
+    fuse();
+    if (failed(nameRecipes(recipeNames)))
+      signalPassFailure();
+    // The module's recipes were this run's own candidates.
+    candidates.resize(staticCandidates);
+  }
+
+  void fuse() {
     ErasedOps erased;
     IRRewriter rewriter(&getContext(), &erased);
     // First the values an upstream fusion moved into a reduction's body (a
@@ -300,6 +389,9 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   }
 
   SmallVector<std::pair<const FusedOpInfo *, size_t>> candidates;
+  /// The recipe libraries (`recipes=`) and their recipes by op id.
+  SmallVector<std::shared_ptr<OwningOpRef<ModuleOp>>> libraries;
+  llvm::DenseMap<uint32_t, RecipeDefOp> libraryRecipes;
   /// The candidates whose recipes have no reductions.
   llvm::SmallPtrSet<const FusedOpInfo *, 8> elementwiseRecipes;
 };

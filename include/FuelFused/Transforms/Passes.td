@@ -71,6 +71,11 @@ def FuelFuse : Pass<"fuel-fuse"> {
     `report=near-misses` emits a remark at each root where a recipe got at
     least a third of the way before a rule stopped it, naming that rule.
 
+    Ops defined by recipes in IR are searched for too: the `fuel.recipe`s of
+    the module, and those of the files `recipes=` names (a library of
+    recipes; each one the pass uses is copied into the module, so that it
+    stays self-contained). Larger recipes are tried first, static or not.
+
     ```mlir
     // The normal form of softmax over the last dim (max, subtract, exp,
     // sum, divide) becomes:
@@ -80,6 +85,8 @@ def FuelFuse : Pass<"fuel-fuse"> {
   let options = [
     ListOption<"ops", "ops", "std::string",
                "Search only for these fused ops (default: all with a recipe)">,
+    ListOption<"recipes", "recipes", "std::string",
+               "Files of fuel.recipe definitions to search for as well">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "'near-misses': a remark at each candidate that almost matched, "
            "naming the rule that stopped it">
