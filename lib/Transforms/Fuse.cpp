@@ -23,6 +23,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -52,26 +53,10 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
       return emitError(UnknownLoc::get(context))
              << "fuel-fuse: unknown report '" << report
              << "' (expected 'near-misses')";
-    for (const std::string &name : ops) {
-      const FusedOpInfo *info = lookupFusedOp(name);
-      if (!info)
-        return emitError(UnknownLoc::get(context))
-               << "fuel-fuse: unknown fused op '" << name << "' in ops=";
-      if (!info->hasRecipe)
-        return emitError(UnknownLoc::get(context))
-               << "fuel-fuse: " << name
-               << " has no recipe, so it cannot be fused ("
-               << info->recipeNote << ")";
-      if (getMatchableRecipes(*info).empty())
-        return emitError(UnknownLoc::get(context))
-               << "fuel-fuse: " << name << " is not searched for ("
-               << info->recipeNote << ")";
-    }
-    for (const FusedOpInfo &info : getStaticOps())
-      addCandidate(info);
     // The recipe libraries: parsing them registers their ops.
     libraries.clear();
     libraryRecipes.clear();
+    SmallVector<const FusedOpInfo *> libraryOps;
     for (const std::string &path : recipes) {
       ParserConfig config(context);
       OwningOpRef<ModuleOp> library =
@@ -85,11 +70,32 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
         if (!info)
           return recipe.emitError() << "fuel-fuse: " << error;
         libraryRecipes.try_emplace(info->id, recipe);
-        addCandidate(*info);
+        libraryOps.push_back(info);
       }
       libraries.push_back(
           std::make_shared<OwningOpRef<ModuleOp>>(std::move(library)));
     }
+    selected.clear();
+    for (const std::string &name : ops) {
+      const FusedOpInfo *info = lookupFusedOp(name);
+      if (!info)
+        return emitError(UnknownLoc::get(context))
+               << "fuel-fuse: unknown fused op '" << name << "' in ops=";
+      selected.insert(info->id);
+      if (!info->hasRecipe)
+        return emitError(UnknownLoc::get(context))
+               << "fuel-fuse: " << name
+               << " has no recipe, so it cannot be fused ("
+               << info->recipeNote << ")";
+      if (getMatchableRecipes(*info).empty())
+        return emitError(UnknownLoc::get(context))
+               << "fuel-fuse: " << name << " is not searched for ("
+               << info->recipeNote << ")";
+    }
+    for (const FusedOpInfo &info : getStaticOps())
+      addCandidate(info);
+    for (const FusedOpInfo *info : libraryOps)
+      addCandidate(*info);
     sortCandidates();
     return success();
   }
@@ -97,8 +103,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   /// Adds `info`'s op to the candidates if it has a recipe fusion can
   /// match and `ops=` selects it (or is empty).
   void addCandidate(const FusedOpInfo &info) {
-    if (!info.hasRecipe ||
-        (!ops.empty() && !llvm::is_contained(ops, info.name.str())))
+    if (!info.hasRecipe || (!ops.empty() && !selected.contains(info.id)))
       return;
     if (llvm::any_of(candidates, [&](auto &c) { return c.first == &info; }))
       return;
@@ -148,6 +153,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
       if (op.getInfo().runtimeRecipe && !op.getRecipeAttr())
         unnamed.push_back(op);
     });
+    std::optional<SymbolTable> symbols;
     for (FusedOp op : unnamed) {
       uint32_t id = op.getInfo().id;
       auto it = names.find(id);
@@ -159,10 +165,12 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
           return op.emitError()
                  << "fuel-fuse: the recipe of " << op.getInfo().name
                  << " cannot be put into the IR (run the pass on a module)";
-        OpBuilder b(&root->getRegion(0).front(),
-                    root->getRegion(0).front().begin());
-        auto copy = cast<RecipeDefOp>(b.clone(*library->second));
-        SymbolTable(root).insert(copy);
+        // Renamed if the module has a symbol of its name (a function
+        // @silu): the copy is still the same op.
+        if (!symbols)
+          symbols.emplace(root);
+        auto copy = cast<RecipeDefOp>(library->second->clone());
+        symbols->insert(copy, root->getRegion(0).front().begin());
         it = names.try_emplace(id, copy.getSymNameAttr()).first;
       }
       op.setRecipeAttr(FlatSymbolRefAttr::get(it->second));
@@ -392,6 +400,8 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   /// The recipe libraries (`recipes=`) and their recipes by op id.
   SmallVector<std::shared_ptr<OwningOpRef<ModuleOp>>> libraries;
   llvm::DenseMap<uint32_t, RecipeDefOp> libraryRecipes;
+  /// The ids `ops=` names (any of an op's names selects it).
+  llvm::DenseSet<uint32_t> selected;
   /// The candidates whose recipes have no reductions.
   llvm::SmallPtrSet<const FusedOpInfo *, 8> elementwiseRecipes;
 };

@@ -4,6 +4,9 @@
 // RUN:   | FileCheck %s
 // RUN: fuel-opt %s --split-input-file --fuel-fuse \
 // RUN:   | FileCheck %s --check-prefix=NOLIB
+// RUN: fuel-opt %s --split-input-file \
+// RUN:   --fuel-fuse="recipes=%S/Inputs/recipes.mlir ops=leaky_relu,silu" \
+// RUN:   | FileCheck %s --check-prefix=SELECT
 // RUN: not fuel-opt %s --fuel-fuse="recipes=%S/Inputs/missing.mlir" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=MISSING
 // RUN: not fuel-opt %s --split-input-file \
@@ -19,6 +22,11 @@
 // CHECK-NEXT:    %[[S:.*]] = fuel.fused @silu (%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
 // CHECK-NEXT:    %[[L:.*]] = fuel.fused @leaky_relu {alpha = 2.500000e-01 : f64} (%[[S]])
 // CHECK-NEXT:    return %[[L]]
+// ops= selects ops by any of their names (the module's swish is the
+// library's silu).
+// SELECT-LABEL: func.func @silu_then_leaky
+// SELECT-NEXT:    fuel.fused @silu
+// SELECT-NEXT:    fuel.fused @leaky_relu
 // Without the library, nothing is found.
 // NOLIB-LABEL: func.func @silu_then_leaky
 // NOLIB-NOT:     fuel.fused
@@ -75,6 +83,8 @@ func.func @silu_then_leaky(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NOT:   fuel.recipe
 // CHECK-LABEL: func.func @own_recipe
 // CHECK-NEXT:    fuel.fused @swish (%arg0) : (tensor<16xf32>) -> tensor<16xf32>
+// SELECT-LABEL: func.func @own_recipe
+// SELECT-NEXT:    fuel.fused @swish
 // NOLIB-LABEL: func.func @own_recipe
 // NOLIB-NEXT:    fuel.fused @swish
 #id = affine_map<(d0) -> (d0)>
