@@ -167,7 +167,8 @@ static RuntimeRecipe numberRecipe(Block &body, ArrayRef<std::string> params) {
     Operation *op = value.getDefiningOp();
     if (!ready) {
       stack.push_back({value, true});
-      for (Value operand : llvm::reverse(orderedOperands(op, structure)))
+      SmallVector<Value, 2> operands = orderedOperands(op, structure);
+      for (Value operand : llvm::reverse(operands))
         if (!number.count(operand))
           stack.push_back({operand, false});
       continue;

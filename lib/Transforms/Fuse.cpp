@@ -277,9 +277,16 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
       // norm, fused into one generic; a RoPE inside the matmul that reads
       // it): look for the op inside it.
       if (!fused)
-        if (auto generic = dyn_cast<linalg::GenericOp>(g))
+        if (auto generic = dyn_cast<linalg::GenericOp>(g)) {
+          bool inBody = false;
           while (fuseInBody(rewriter, generic, nearMisses))
-            fused = true;
+            fused = inBody = true;
+          // What is left of the body reads the fused op as an input now:
+          // it may be an op itself (a leaky ReLU of a SiLU fused into one
+          // body).
+          if (inBody && !erased.ops.contains(g))
+            fuseResult(rewriter, g, nearMisses);
+        }
       if (!fused && !nearMisses.lines.empty())
         misses[g] = std::move(nearMisses.lines);
     }

@@ -110,3 +110,29 @@ func.func @own_recipe(%x: tensor<16xf32>) -> tensor<16xf32> {
   } -> tensor<16xf32>
   return %r : tensor<16xf32>
 }
+
+// -----
+
+// Both ops in one body (after elementwise fusion): SiLU is found inside
+// it, and what is left of the body is then found as the leaky ReLU of it.
+// CHECK-LABEL: func.func @one_body
+// CHECK:         %[[S:.*]] = fuel.fused @silu (%arg0)
+// CHECK-NEXT:    fuel.fused @leaky_relu {alpha = 2.500000e-01 : f64} (%[[S]])
+// CHECK-NOT:     linalg.generic
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+func.func @one_body(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %cst = arith.constant 2.500000e-01 : f32
+  %cst_0 = arith.constant 1.000000e+00 : f32
+  %0 = tensor.empty() : tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<4x8xf32>) outs(%0 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %2 = arith.negf %in : f32
+    %3 = math.exp %2 : f32
+    %4 = arith.addf %3, %cst_0 : f32
+    %5 = arith.divf %in, %4 : f32
+    %6 = arith.mulf %5, %cst : f32
+    %7 = arith.maximumf %6, %5 : f32
+    linalg.yield %7 : f32
+  } -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
