@@ -7,7 +7,8 @@ elementwise fusion: GELU (erf) written with the association the exports
 use, x * ((erf(x / sqrt 2) + 1) * 0.5), and SiLU, x * (1 / (1 + exp(-x))).
 Not found yet, and pinned so that a change shows: the same GELU written
 (0.5 * x) * (1 + erf(x / sqrt 2)) (the matcher does not reassociate
-products) and the SiLU gate of the Llama blocks.
+products), GELU (tanh) (the exports write x^3 as a power, and TOSA
+sqrt(2/pi) as one too) and the SiLU gate of the Llama blocks.
 """
 
 import pytest
@@ -41,6 +42,25 @@ fuel.recipe @gelu_erf_reassociated(%x: f32) -> f32 {
   %p = arith.addf %one, %e : f32
   %h = arith.mulf %half, %x : f32
   %y = arith.mulf %h, %p : f32
+  fuel.yield %y : f32
+}
+"""
+
+GELU_TANH = """
+fuel.recipe @gelu_tanh_act(%x: f32) -> f32 {
+  %half = arith.constant 0.5 : f32
+  %one = arith.constant 1.0 : f32
+  %c = arith.constant 0.797884583 : f32
+  %k = arith.constant 0.044715 : f32
+  %x2 = arith.mulf %x, %x : f32
+  %x3 = arith.mulf %x2, %x : f32
+  %t0 = arith.mulf %x3, %k : f32
+  %t1 = arith.addf %x, %t0 : f32
+  %t2 = arith.mulf %t1, %c : f32
+  %t3 = math.tanh %t2 : f32
+  %t4 = arith.addf %t3, %one : f32
+  %t5 = arith.mulf %t4, %half : f32
+  %y = arith.mulf %x, %t5 : f32
   fuel.yield %y : f32
 }
 """
@@ -109,9 +129,12 @@ def test_gelu_from_the_module(fuel_opt, path):
 
 @pytest.mark.parametrize("recipe,path", [
     (GELU_OTHER_ASSOCIATION, "torch_mlir/gelu.linalg.mlir"),
+    (GELU_TANH, "torch_mlir/gelu_tanh.linalg.mlir"),
+    (GELU_TANH, "tosa_to_linalg/gelu_tanh.tosa2linalg.mlir"),
     (SILU, "torch_mlir/llama_block.linalg.elided.mlir"),
     (SILU, "tosa_to_linalg/llama_block.tosa2linalg.elided.mlir"),
-], ids=["gelu-reassociated", "llama-silu-torch", "llama-silu-tosa"])
+], ids=["gelu-reassociated", "gelu-tanh-torch", "gelu-tanh-tosa", "llama-silu-torch",
+        "llama-silu-tosa"])
 def test_not_found_yet(fuel_opt, recipe, path):
     original = (CORPUS / path).read_text()
     fused = run_opt(fuel_opt, with_recipe(recipe, original), "--fuel-fuse")
