@@ -168,6 +168,25 @@ def lookup(name_or_id: Union[str, int]) -> Entry:
     return entry
 
 
+def _runtime_entry(op_id, name, num_operands, params, param_doc, *, result_doc,
+                   **fields) -> Entry:
+    """The entry of an op registered at run time: `num_operands` float
+    tensors, an f64 param per name in `params`, one result."""
+    return Entry(
+        id=op_id,
+        name=name,
+        family="Forward",
+        operands=tuple(
+            Operand(f"in{i}", "AnyFloat", 0, None, False) for i in range(num_operands)
+        ),
+        results=(Result("y", result_doc),),
+        params=tuple(Param(p, "F64", None, False, False, (), param_doc) for p in params),
+        backward=Backward("Decompose"),
+        destructive_input=None,
+        **fields,
+    )
+
+
 # The text of each recipe registered from Python, by the name it was
 # registered under: builders put it into the modules that use the op.
 _RECIPE_TEXT = {}
@@ -205,21 +224,9 @@ def register(name: str, recipe_or_num_operands, params=()) -> Entry:
     op_id = _ext.register_runtime_op(name, int(num_operands), list(params))
     if op_id in _BY_ID:
         return _BY_ID[op_id]
-    entry = Entry(
-        id=op_id,
-        name=name,
-        family="Forward",
-        operands=tuple(
-            Operand(f"in{i}", "AnyFloat", 0, None, False) for i in range(num_operands)
-        ),
-        results=(Result("y", "shaped like the first operand"),),
-        params=tuple(
-            Param(p, "F64", None, False, False, (), "recipe scalar slot") for p in params
-        ),
-        backward=Backward("Decompose"),
-        destructive_input=None,
-        summary="runtime-registered fused op",
-    )
+    entry = _runtime_entry(op_id, name, num_operands, params, "recipe scalar slot",
+                           result_doc="shaped like the first operand",
+                           summary="runtime-registered fused op")
     _BY_ID[op_id] = entry
     _BY_NAME[name] = entry
     return entry
@@ -262,25 +269,12 @@ def _register_recipe(name: str, recipe) -> Entry:
         entry = _BY_ID[op_id]
     else:
         num_operands = num_args - len(param_names)
-        entry = Entry(
-            id=op_id,
-            name=name,
-            family="Forward",
-            operands=tuple(
-                Operand(f"in{i}", "AnyFloat", 0, None, False) for i in range(num_operands)
-            ),
-            results=(Result("y", "shaped like the operands"),),
-            params=tuple(
-                Param(p, "F64", None, False, False, (), "a param of the recipe")
-                for p in param_names
-            ),
-            backward=Backward("Decompose"),
-            destructive_input=None,
-            has_recipe=True,
-            decomposable=True,
-            summary="fused op defined by a recipe",
-            description=canonical_text,
-        )
+        entry = _runtime_entry(op_id, name, num_operands, param_names,
+                               "a param of the recipe",
+                               result_doc="shaped like the operands",
+                               summary="fused op defined by a recipe",
+                               has_recipe=True, decomposable=True,
+                               description=canonical_text)
         _BY_ID[op_id] = entry
     _BY_NAME[name] = entry
     return entry
