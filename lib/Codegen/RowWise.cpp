@@ -281,18 +281,13 @@ static void divideByReciprocals(RewriterBase &rewriter,
           });
       decomposition.insert(empty.getDefiningOp());
       decomposition.insert(reciprocal);
-      rewriter.modifyOpInPlace(op, [&] {
-        input->set(reciprocal->getResult(0));
-        for (OpOperand &use : llvm::make_early_inc_range(arg.getUses())) {
-          auto div = cast<arith::DivFOp>(use.getOwner());
-          OpBuilder b(div);
-          Value product = arith::MulFOp::create(b, div.getLoc(), div.getLhs(),
-                                                div.getRhs(),
-                                                div.getFastmathAttr());
-          div.getResult().replaceAllUsesWith(product);
-          div.erase();
-        }
-      });
+      rewriter.modifyOpInPlace(op, [&] { input->set(reciprocal->getResult(0)); });
+      for (OpOperand &use : llvm::make_early_inc_range(arg.getUses())) {
+        auto div = cast<arith::DivFOp>(use.getOwner());
+        rewriter.setInsertionPoint(div);
+        rewriter.replaceOpWithNewOp<arith::MulFOp>(
+            div, div.getLhs(), div.getRhs(), div.getFastmathAttr());
+      }
     }
   }
 }
