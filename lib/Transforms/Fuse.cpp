@@ -221,13 +221,16 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   }
 
   void runOnOperation() override {
-    size_t staticCandidates = candidates.size();
+    // The module's recipes are this run's own candidates: a pass manager may
+    // run the pass again, on another module.
+    auto initialCandidates = candidates;
+    auto initialElementwise = elementwiseRecipes;
     llvm::DenseMap<uint32_t, StringAttr> recipeNames = addModuleRecipes();
     fuse();
     if (failed(nameRecipes(recipeNames)))
       signalPassFailure();
-    // The module's recipes were this run's own candidates.
-    candidates.resize(staticCandidates);
+    candidates = std::move(initialCandidates);
+    elementwiseRecipes = std::move(initialElementwise);
   }
 
   void fuse() {

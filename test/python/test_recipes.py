@@ -186,3 +186,46 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
 """, "f")
+
+
+def test_pass_manager_reused_across_modules():
+    # A module's recipes are searched for in that module only: run again on
+    # a module without the recipe, the pass leaves its SiLU spelling alone
+    # (and still finds the static ops).
+    from fuel_mlir import passmanager
+
+    silu = SILU.format(name="pm_silu")
+    normal_form = """
+func.func @g(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %y = fuel.fused @pm_silu (%x) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+"""
+    with ir.Context():
+        decompose = passmanager.PassManager.parse("builtin.module(fuel-decompose)")
+        with_recipe = ir.Module.parse(silu + normal_form)
+        decompose.run(with_recipe.operation)
+        spelled = str(with_recipe)
+        assert "fuel.recipe" not in spelled and "math.exp" in spelled
+
+        def inside(module_text, ops):
+            head, sep, tail = module_text.partition("module {\n")
+            return head + sep + ops + tail
+
+        fuse = passmanager.PassManager.parse("builtin.module(fuel-fuse)")
+        first = ir.Module.parse(inside(spelled, silu))
+        fuse.run(first.operation)
+        assert "fuel.fused @pm_silu" in str(first)
+        second = ir.Module.parse(inside(spelled, """
+func.func @s(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %y = fuel.fused softmax_last_dim (%x) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+"""))
+        decompose_softmax = passmanager.PassManager.parse(
+            "builtin.module(fuel-decompose{ops=softmax_last_dim})")
+        decompose_softmax.run(second.operation)
+        fuse.run(second.operation)
+        text = str(second)
+        assert "fuel.fused @" not in text and "math.exp" in text
+        assert "fuel.fused softmax_last_dim" in text
