@@ -13,7 +13,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/StableHashing.h"
 #include "llvm/Support/ScopedPrinter.h"
 
 #include <map>
@@ -100,43 +100,46 @@ static LogicalResult checkRecipe(Block &body, unsigned numParams,
   return failure();
 }
 
+/// What a value of a recipe computes, as a hash that is the same in every
+/// process (the order of a commutative op's operands, and so the recipe's
+/// numbering and the matcher's order of work, must not vary between runs).
+using StructureMap = llvm::DenseMap<Value, llvm::stable_hash>;
+
 /// The operands of `op` in the recipe's order: as written, except for a
 /// commutative op, whose operands are ordered by their structure
 /// (`structure`), so that `a * b` and `b * a` are one step.
-static SmallVector<Value, 2>
-orderedOperands(Operation *op, const llvm::DenseMap<Value, llvm::hash_code>
-                                   &structure) {
+static SmallVector<Value, 2> orderedOperands(Operation *op,
+                                             const StructureMap &structure) {
   SmallVector<Value, 2> operands(op->getOperands());
   if (op->hasTrait<OpTrait::IsCommutative>())
     llvm::stable_sort(operands, [&](Value a, Value b) {
-      return static_cast<size_t>(structure.lookup(a)) <
-             static_cast<size_t>(structure.lookup(b));
+      return structure.lookup(a) < structure.lookup(b);
     });
   return operands;
 }
 
 /// A hash of what each value of the checked recipe in `body` computes,
 /// independent of names and of the order of a commutative op's operands.
-static llvm::DenseMap<Value, llvm::hash_code> hashRecipe(Block &body) {
-  llvm::DenseMap<Value, llvm::hash_code> structure;
+static StructureMap hashRecipe(Block &body) {
+  StructureMap structure;
   for (BlockArgument arg : body.getArguments())
-    structure[arg] = llvm::hash_combine(StringRef("arg"), arg.getArgNumber());
+    structure[arg] = llvm::stable_hash_combine(llvm::stable_hash_name("arg"),
+                                               arg.getArgNumber());
   for (Operation &op : body) {
     if (op.getNumResults() != 1)
       continue;
-    llvm::hash_code h = llvm::hash_value(op.getName().getStringRef());
+    SmallVector<llvm::stable_hash> parts = {
+        llvm::stable_hash_name(op.getName().getStringRef())};
     if (auto constant = dyn_cast<arith::ConstantOp>(op))
-      h = llvm::hash_combine(
-          h, llvm::bit_cast<uint64_t>(
-                 cast<FloatAttr>(constant.getValue()).getValueAsDouble()));
-    SmallVector<size_t> operands;
+      parts.push_back(llvm::bit_cast<uint64_t>(
+          cast<FloatAttr>(constant.getValue()).getValueAsDouble()));
+    SmallVector<llvm::stable_hash> operands;
     for (Value operand : op.getOperands())
       operands.push_back(structure.lookup(operand));
     if (op.hasTrait<OpTrait::IsCommutative>())
       llvm::sort(operands);
-    for (size_t operand : operands)
-      h = llvm::hash_combine(h, operand);
-    structure[op.getResult(0)] = h;
+    llvm::append_range(parts, operands);
+    structure[op.getResult(0)] = llvm::stable_hash_combine(parts);
   }
   return structure;
 }
@@ -147,7 +150,7 @@ static llvm::DenseMap<Value, llvm::hash_code> hashRecipe(Block &body) {
 /// order or the names the ops are written with. Steps the result does not
 /// use are left out and equal steps are one.
 static RuntimeRecipe numberRecipe(Block &body, ArrayRef<std::string> params) {
-  llvm::DenseMap<Value, llvm::hash_code> structure = hashRecipe(body);
+  StructureMap structure = hashRecipe(body);
   RuntimeRecipe recipe;
   unsigned numArgs = body.getNumArguments();
   recipe.numOperands = numArgs - params.size();

@@ -205,29 +205,43 @@ LogicalResult Matcher::bindParam(StringRef name, FloatAttr value) {
 }
 
 
-LogicalResult Matcher::matchConstant(Want w, Value s, const Body *body) {
+/// A constant for a message: at most 9 significant digits (all of an f32).
+static std::string formatConstant(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g", v);
+  return text;
+}
+
+LogicalResult Matcher::matchConstantAttr(Want w, FloatAttr c) {
   const RecipeNode &n = recipe.nodes[w.node];
   double power = w.quarters / 4.0;
-  if (FloatAttr c = constantValue(s, body)) {
-    double v = c.getValueAsDouble();
-    switch (n.op) {
-    case RecipeOp::Param:
-      if (w.quarters != 4)
-        return fail("param '" + n.param + "' is not used as it is");
-      return bindParam(n.param, c);
-    case RecipeOp::Const:
-    case RecipeOp::Splat:
-      if (!closeTo(v, std::pow(n.constant, power), toleranceOf(c.getType())))
-        return fail("expected the constant " + std::to_string(n.constant));
-      return success();
-    case RecipeOp::DimSize:
-      st.dimChecks.push_back({Value(), 0, axisDims[n.index].front(), v,
-                              w.quarters, toleranceOf(c.getType())});
-      return success();
-    default:
-      return fail("expected a scalar");
-    }
+  double v = c.getValueAsDouble();
+  switch (n.op) {
+  case RecipeOp::Param:
+    if (w.quarters != 4)
+      return fail("param '" + n.param + "' is not used as it is");
+    return bindParam(n.param, c);
+  case RecipeOp::Const:
+  case RecipeOp::Splat:
+    if (!closeTo(v, std::pow(n.constant, power), toleranceOf(c.getType())))
+      return fail("expected the constant " +
+                  formatConstant(shortestDecimal(
+                      FloatAttr::get(c.getType(), n.constant))) +
+                  ", found " + formatConstant(shortestDecimal(c)));
+    return success();
+  case RecipeOp::DimSize:
+    st.dimChecks.push_back({Value(), 0, axisDims[n.index].front(), v,
+                            w.quarters, toleranceOf(c.getType())});
+    return success();
+  default:
+    return fail("expected a scalar");
   }
+}
+
+LogicalResult Matcher::matchConstant(Want w, Value s, const Body *body) {
+  const RecipeNode &n = recipe.nodes[w.node];
+  if (FloatAttr c = constantValue(s, body))
+    return matchConstantAttr(w, c);
   if (n.op != RecipeOp::DimSize || w.quarters != 4)
     return fail(n.op == RecipeOp::Param
                     ? "param '" + n.param + "' is not a constant"
@@ -374,6 +388,12 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
     std::optional<SmallVector<int64_t>> srcDims = throughReshape(def, vdims);
     if (!srcDims)
       break;
+    // An input the frontend holds with dims merged (a matmul's [B * T, N]
+    // result expanded to [B, T, N] for the op that reads it): the op reads
+    // the expanded value.
+    if (n.op == RecipeOp::Input && llvm::any_of(*srcDims, isGroup) &&
+        !llvm::any_of(vdims, isGroup))
+      break;
     vdims = std::move(*srcDims);
     views.push_back(def);
     v = def->getOperand(0);
@@ -419,6 +439,9 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
       st.leafOps.push_back(fill);
       return matchConstant(w, fill->getOperand(0), nullptr);
     }
+    // Constants computed by elementwise ops (TOSA's pow(2 / pi, 0.5)).
+    if (FloatAttr c = constantTensorValue(v))
+      return matchConstantAttr(w, c);
     return fail("expected a constant tensor");
   }
   // (A power of the count is taken in the body that computes it.)

@@ -200,18 +200,30 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
   if (n.op == RecipeOp::Gather)
     return matchGather(w, op, body);
 
+  // A product as written, or else as its factors in any association.
+  auto orAsProduct = [&](function_ref<LogicalResult()> asWritten) {
+    State before = st;
+    if (succeeded(asWritten()))
+      return success();
+    st = std::move(before);
+    return matchProduct(w, s, body);
+  };
   switch (n.op) {
   case RecipeOp::Div:
     if (isa<arith::DivFOp, arith::MulFOp>(op))
       reach(w.node);
     if (isa<arith::DivFOp>(op))
-      return matchPair({n.operands[0]}, {n.operands[1]}, op->getOperand(0),
-                       op->getOperand(1), body, /*commutative=*/false);
+      return orAsProduct([&] {
+        return matchPair({n.operands[0]}, {n.operands[1]}, op->getOperand(0),
+                         op->getOperand(1), body, /*commutative=*/false);
+      });
     // a / b as a * (1 / b), the reciprocal in any spelling.
     if (isa<arith::MulFOp>(op))
-      return matchPair({n.operands[0]}, {n.operands[1], -4},
-                       op->getOperand(0), op->getOperand(1), body,
-                       /*commutative=*/true);
+      return orAsProduct([&] {
+        return matchPair({n.operands[0]}, {n.operands[1], -4},
+                         op->getOperand(0), op->getOperand(1), body,
+                         /*commutative=*/true);
+      });
     break;
   case RecipeOp::Mul:
     // x * p as x / c, the param its reciprocal (scores / sqrt(d)).
@@ -249,14 +261,24 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
   }
   if (n.op == RecipeOp::Powi)
     return fail("powi recipes depend on params");
-  if (!isOpKind(op, n.op))
+  if (!isOpKind(op, n.op)) {
+    // x^3 as fpowi(x, 3) or powf(x, 3.0); a product divided.
+    if ((n.op == RecipeOp::Mul || n.op == RecipeOp::Div) &&
+        isa<arith::MulFOp, arith::DivFOp, math::FPowIOp, math::PowFOp>(op))
+      return matchProduct(w, s, body);
     return fail(Twine("expected ") + stringifyRecipeOp(n.op) + ", found " +
                 op->getName().getStringRef());
+  }
   if (n.operands.size() != op->getNumOperands())
     return fail("operand count mismatch");
   reach(w.node);
   if (n.operands.size() == 1)
     return matchScalar({n.operands[0]}, op->getOperand(0), body);
-  return matchPair({n.operands[0]}, {n.operands[1]}, op->getOperand(0),
-                   op->getOperand(1), body, isCommutative(n.op));
+  auto asWritten = [&] {
+    return matchPair({n.operands[0]}, {n.operands[1]}, op->getOperand(0),
+                     op->getOperand(1), body, isCommutative(n.op));
+  };
+  if (n.op == RecipeOp::Mul)
+    return orAsProduct(asWritten);
+  return asWritten();
 }

@@ -2,6 +2,8 @@
 
 #include "Matcher.h"
 
+#include "llvm/ADT/TypeSwitch.h"
+
 using namespace mlir;
 using namespace mlir::fuel;
 using namespace mlir::fuel::match;
@@ -12,8 +14,6 @@ bool isUnitDim(Type t, int64_t pos) {
   return cast<ShapedType>(t).getDimSize(pos) == 1;
 }
 
-/// The op that fills `t` with a scalar (its operand 0): linalg.fill, or
-/// its generic form (a body that yields a scalar input).
 Value withoutUnitReshapes(Value t, SmallVectorImpl<Operation *> *views) {
   while (Operation *view = t.getDefiningOp()) {
     if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
@@ -87,15 +87,89 @@ FloatAttr constantValue(Value s, const Body *body) {
   if (!body || !arg || arg.getOwner() != body->block() ||
       arg.getArgNumber() >= body->op.getNumDpsInputs())
     return {};
-  Value t = body->op.getDpsInputOperand(arg.getArgNumber())->get();
+  return constantTensorValue(
+      body->op.getDpsInputOperand(arg.getArgNumber())->get());
+}
+
+/// The value of scalar `v` of an elementwise body whose inputs are all
+/// constant (`inputs`), folded in double precision.
+static std::optional<double> foldScalar(Value v, Block *block,
+                                        ArrayRef<double> inputs,
+                                        unsigned depth) {
+  if (depth > 16)
+    return std::nullopt;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner() != block || arg.getArgNumber() >= inputs.size())
+      return std::nullopt;
+    return inputs[arg.getArgNumber()];
+  }
+  FloatAttr c;
+  if (matchPattern(v, m_Constant(&c)))
+    return c.getValueAsDouble();
+  Operation *op = v.getDefiningOp();
+  if (!op || op->getBlock() != block || op->getNumResults() != 1 ||
+      op->getNumOperands() == 0 || op->getNumOperands() > 2)
+    return std::nullopt;
+  SmallVector<double, 2> x;
+  for (Value operand : op->getOperands()) {
+    std::optional<double> e = foldScalar(operand, block, inputs, depth + 1);
+    if (!e)
+      return std::nullopt;
+    x.push_back(*e);
+  }
+  return llvm::TypeSwitch<Operation *, std::optional<double>>(op)
+      .Case([&](arith::AddFOp) { return x[0] + x[1]; })
+      .Case([&](arith::SubFOp) { return x[0] - x[1]; })
+      .Case([&](arith::MulFOp) { return x[0] * x[1]; })
+      .Case([&](arith::DivFOp) { return x[0] / x[1]; })
+      .Case([&](arith::NegFOp) { return -x[0]; })
+      .Case([&](arith::ExtFOp) { return x[0]; })
+      .Case([&](arith::TruncFOp) { return x[0]; })
+      .Case([&](math::PowFOp) { return std::pow(x[0], x[1]); })
+      .Case([&](math::SqrtOp) { return std::sqrt(x[0]); })
+      .Case([&](math::RsqrtOp) { return 1.0 / std::sqrt(x[0]); })
+      .Case([&](math::ExpOp) { return std::exp(x[0]); })
+      .Case([&](math::LogOp) { return std::log(x[0]); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// Tensors of constants computed by elementwise ops are folded this deep.
+static constexpr unsigned kMaxConstantDepth = 4;
+
+static FloatAttr constantTensorValue(Value t, unsigned depth) {
   DenseFPElementsAttr dense;
   if (matchPattern(t, m_Constant(&dense)) && dense.isSplat())
     return FloatAttr::get(dense.getElementType(),
                           dense.getSplatValue<APFloat>());
   if (Operation *fill = fillOf(t))
     return constantValue(fill->getOperand(0), nullptr);
-  return {};
+  // An elementwise op of constants (TOSA's pow(2 / pi, 0.5)).
+  t = withoutUnitReshapes(t);
+  auto op = t.getDefiningOp<linalg::LinalgOp>();
+  auto type = dyn_cast<FloatType>(getElementTypeOrSelf(t.getType()));
+  if (!op || !type || depth >= kMaxConstantDepth || !op.getBlock() ||
+      op.getNumReductionLoops() != 0 || !op.hasPureTensorSemantics())
+    return {};
+  SmallVector<double> inputs;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    FloatAttr c = constantTensorValue(in->get(), depth + 1);
+    if (!c)
+      return {};
+    inputs.push_back(c.getValueAsDouble());
+  }
+  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+  std::optional<double> v =
+      foldScalar(yield.getOperand(cast<OpResult>(t).getResultNumber()),
+                 op.getBlock(), inputs, 0);
+  if (!v || !std::isfinite(*v))
+    return {};
+  APFloat value(*v);
+  bool lost;
+  value.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+  return FloatAttr::get(type, value);
 }
+
+FloatAttr constantTensorValue(Value t) { return constantTensorValue(t, 0); }
 
 
 bool isUnitReshape(Operation *op) {

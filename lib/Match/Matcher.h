@@ -6,7 +6,8 @@
 // match starts and the checks once it is complete, MatchPositions.cpp the
 // patterns read through indices and slices (rotate_half, causal masks, the
 // fully-masked-row guard, sliding windows), MatchTargets.cpp those read
-// through a loss's class targets, MatchUtils.cpp the helpers they share.
+// through a loss's class targets, MatchProducts.cpp products in any
+// association, MatchUtils.cpp the helpers they share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,8 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <cmath>
+#include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -108,6 +111,15 @@ private:
     }
     return failure();
   }
+  /// A failure that also replaces one as deep: a product's verdict on its
+  /// factors tells more than the failure of the product as written.
+  LogicalResult failOverTies(const Twine &msg) {
+    if (why->empty() || st.reached.size() >= whyDepth) {
+      *why = msg.str();
+      whyDepth = st.reached.size();
+    }
+    return failure();
+  }
   /// A failure of the whole match (after every value was found).
   LogicalResult failMatch(const Twine &msg) {
     *why = msg.str();
@@ -172,10 +184,14 @@ private:
   LogicalResult matchTensor(Want w, Value v,
                             std::optional<SmallVector<int64_t>> given = {});
   LogicalResult matchScalar(Want w, Value s, const Body &body);
+  /// `s` as a product of the factors of recipe product `w` (a Mul or Div),
+  /// in any association and order (MatchProducts.cpp).
+  LogicalResult matchProduct(Want w, Value s, const Body &body);
   /// Matches `w` against tensor `t` read on concrete `dims` (seeing
   /// through data movement to a tensor on the recipe value's own layout).
   LogicalResult matchRead(Want w, Value t, SmallVector<int64_t> dims);
   LogicalResult matchConstant(Want w, Value s, const Body *body);
+  LogicalResult matchConstantAttr(Want w, FloatAttr c);
   /// `addend`: a recipe value the reduction accumulates onto (its init),
   /// for `sum + x` written as a reduction that starts from x.
   LogicalResult matchReduction(const RecipeNode &n, const Body &body,
@@ -341,6 +357,9 @@ Operation *fillOf(Value t);
 /// The float value of `s`: a constant, a float cast of one, or (inside a
 /// body) an input that is a splat constant or a fill of one.
 FloatAttr constantValue(Value s, const Body *body);
+/// The value every element of tensor `t` holds: a splat constant, a fill,
+/// or an elementwise op of such (folded); null when it is not a constant.
+FloatAttr constantTensorValue(Value t);
 /// Whether an expand/collapse_shape only adds or drops size-1 dims.
 bool isUnitReshape(Operation *op);
 /// `t` without the reshapes that only add or drop size-1 dims (collected in

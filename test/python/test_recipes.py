@@ -5,10 +5,12 @@ shapes, with and without the CPU schedules; recipes given params; and
 structurally equal recipes under two names as one op."""
 
 import math
+import subprocess
 
 import numpy as np
 import pytest
 
+from conftest import REPO_ROOT
 from fuel_mlir import ir, runner
 from numerics import BF16, MLIR_TYPES, assert_close, rand
 
@@ -229,3 +231,23 @@ func.func @s(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
         text = str(second)
         assert "fuel.fused @" not in text and "math.exp" in text
         assert "fuel.fused softmax_last_dim" in text
+
+
+def test_same_output_in_every_process(fuel_opt):
+    # A recipe's canonical form orders a commutative op's operands by a hash
+    # of their structure: one that is the same in every process, so that
+    # fusion, its near misses and the decomposition do not vary between
+    # runs (addresses do).
+    source = REPO_ROOT / "test" / "lit" / "Transforms" / "fuse-recipe-products.mlir"
+    outputs = set()
+    for _ in range(6):
+        fused = subprocess.run(
+            [fuel_opt, str(source), "--split-input-file",
+             "--fuel-fuse=report=near-misses"], capture_output=True, text=True)
+        assert fused.returncode == 0, fused.stderr
+        decomposed = subprocess.run(
+            [fuel_opt, str(source), "--split-input-file", "--fuel-fuse",
+             "--fuel-decompose"], capture_output=True, text=True)
+        assert decomposed.returncode == 0, decomposed.stderr
+        outputs.add((fused.stdout, fused.stderr, decomposed.stdout))
+    assert len(outputs) == 1
