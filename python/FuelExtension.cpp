@@ -52,6 +52,23 @@ NB_MODULE(_site_initialize_0, m) {
       "Registers a fused op at run time and returns its id (>= 0x8000).");
 
   m.def(
+      "add_fusion_recipe",
+      [](const std::string &name, const std::string &text) {
+        std::string error;
+        if (!fuelAddFusionRecipe(
+                mlirStringRefCreate(name.data(), name.size()),
+                mlirStringRefCreate(text.data(), text.size()),
+                [](MlirStringRef msg, void *user) {
+                  static_cast<std::string *>(user)->append(msg.data,
+                                                           msg.length);
+                },
+                &error))
+          throw nb::value_error(error.c_str());
+      },
+      nb::arg("name"), nb::arg("text"),
+      "Makes an op defined by a recipe a candidate of later fuel-fuse runs.");
+
+  m.def(
       "lookup_id",
       [](const std::string &name) {
         return fuelLookupFusedOpId(

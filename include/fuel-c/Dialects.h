@@ -12,6 +12,15 @@ extern "C" {
 
 MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Fuel, fuel);
 
+/// Makes the op defined by a recipe that `name` names a candidate of every
+/// later `--fuel-fuse` run in the process, its recipe `text` (see
+/// mlir::fuel::addFusionRecipe). Returns false, with `errorCallback` called
+/// on the error message, when `name` is not such an op.
+MLIR_CAPI_EXPORTED bool fuelAddFusionRecipe(MlirStringRef name,
+                                            MlirStringRef text,
+                                            MlirStringCallback errorCallback,
+                                            void *userData);
+
 /// Registers a fused op at run time (see mlir::fuel::registerRuntimeOp).
 /// Returns its id (>= 0x8000), or 0 with `errorCallback` called on the error
 /// message.

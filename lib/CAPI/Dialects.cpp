@@ -56,6 +56,17 @@ unsigned fuelRegisterRuntimeOp(MlirStringRef name, unsigned numOperands,
   return *id;
 }
 
+bool fuelAddFusionRecipe(MlirStringRef name, MlirStringRef text,
+                         MlirStringCallback errorCallback, void *userData) {
+  std::string error;
+  if (succeeded(
+          mlir::fuel::addFusionRecipe(unwrap(name), unwrap(text), error)))
+    return true;
+  if (errorCallback)
+    errorCallback(mlirStringRefCreate(error.data(), error.size()), userData);
+  return false;
+}
+
 unsigned fuelLookupFusedOpId(MlirStringRef name) {
   const mlir::fuel::FusedOpInfo *info = mlir::fuel::lookupFusedOp(unwrap(name));
   return info ? info->id : 0;

@@ -116,6 +116,8 @@ struct RuntimeRegistry {
   llvm::StringMap<uint32_t> byName;
   /// Ops defined by recipes, by structure.
   llvm::StringMap<uint32_t> byStructure;
+  /// The recipes every later fusion searches for (addFusionRecipe).
+  std::vector<std::pair<uint32_t, std::string>> fusionRecipes;
 };
 
 RuntimeRegistry &getRuntimeRegistry() {
@@ -330,6 +332,30 @@ const FusedOpInfo *mlir::fuel::lookupFusedOp(StringRef name) {
   if (it == reg.byName.end())
     return nullptr;
   return &reg.entries[it->second - kRuntimeIdBase]->info;
+}
+
+LogicalResult mlir::fuel::addFusionRecipe(StringRef name, StringRef text,
+                                          std::string &error) {
+  const FusedOpInfo *info = lookupFusedOp(name);
+  if (!info || !info->runtimeRecipe) {
+    error = ("'" + name + "' is not an op defined by a recipe").str();
+    return failure();
+  }
+  RuntimeRegistry &reg = getRuntimeRegistry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  if (llvm::none_of(reg.fusionRecipes,
+                    [&](auto &entry) { return entry.first == info->id; }))
+    reg.fusionRecipes.emplace_back(info->id, text.str());
+  return success();
+}
+
+std::vector<std::string> mlir::fuel::getFusionRecipes() {
+  RuntimeRegistry &reg = getRuntimeRegistry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  std::vector<std::string> texts;
+  for (auto &entry : reg.fusionRecipes)
+    texts.push_back(entry.second);
+  return texts;
 }
 
 //===----------------------------------------------------------------------===//

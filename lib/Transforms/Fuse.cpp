@@ -57,13 +57,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     libraries.clear();
     libraryRecipes.clear();
     SmallVector<const FusedOpInfo *> libraryOps;
-    for (const std::string &path : recipes) {
-      ParserConfig config(context);
-      OwningOpRef<ModuleOp> library =
-          parseSourceFile<ModuleOp>(path, config);
-      if (!library)
-        return emitError(UnknownLoc::get(context))
-               << "fuel-fuse: cannot read the recipes in '" << path << "'";
+    auto addLibrary = [&](OwningOpRef<ModuleOp> library) -> LogicalResult {
       for (auto recipe : library->getOps<RecipeDefOp>()) {
         std::string error;
         const FusedOpInfo *info = recipe.getInfo(error);
@@ -74,6 +68,23 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
       }
       libraries.push_back(
           std::make_shared<OwningOpRef<ModuleOp>>(std::move(library)));
+      return success();
+    };
+    ParserConfig config(context);
+    for (const std::string &path : recipes) {
+      OwningOpRef<ModuleOp> library = parseSourceFile<ModuleOp>(path, config);
+      if (!library)
+        return emitError(UnknownLoc::get(context))
+               << "fuel-fuse: cannot read the recipes in '" << path << "'";
+      if (failed(addLibrary(std::move(library))))
+        return failure();
+    }
+    // The recipes registered for fusion in this process (from Python).
+    for (const std::string &text : getFusionRecipes()) {
+      OwningOpRef<ModuleOp> library = parseSourceString<ModuleOp>(text, config);
+      if (!library || failed(addLibrary(std::move(library))))
+        return emitError(UnknownLoc::get(context))
+               << "fuel-fuse: a recipe registered for fusion does not parse";
     }
     selected.clear();
     for (const std::string &name : ops) {

@@ -203,7 +203,9 @@ def register(name: str, recipe_or_num_operands, params=()) -> Entry:
     another computation, a static op's name, a step outside the recipe
     vocabulary or a malformed body raise `ValueError` or `TypeError`.
     Builders (`fuel.fused(name, ...)`) then put the recipe into the module
-    they build in, so that it is self-contained.
+    they build in, so that it is self-contained, and `fuel-fuse` runs in
+    this process search for the op (putting the recipe into the modules
+    they find it in).
 
     `register(name, num_operands, params)` registers an op without a
     recipe: `num_operands` float tensors, one result shaped like the
@@ -265,6 +267,8 @@ def _register_recipe(name: str, recipe) -> Entry:
         canonical_text = str(recipe_op)
     op_id = _ext.lookup_id(name)
     _RECIPE_TEXT[name] = canonical_text
+    # `fuel-fuse` runs in this process search for it, as for a library's.
+    _ext.add_fusion_recipe(name, canonical_text)
     if op_id in _BY_ID:
         entry = _BY_ID[op_id]
     else:

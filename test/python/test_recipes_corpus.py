@@ -195,3 +195,34 @@ def test_gelu_from_the_module(fuel_opt, path):
     fused = run_opt(fuel_opt, with_recipe(GELU_AS_EXPORTED, original), "--fuel-fuse")
     assert count_fused(fused) == {"@gelu_erf_exported": 1}
     check_same_numerics(original, fused)
+
+
+def fuse_in_process(text):
+    """--fuel-fuse run in this process, through the Python bindings."""
+    from fuel_mlir import ir, passmanager
+
+    with ir.Context():
+        module = ir.Module.parse(text)
+        passmanager.PassManager.parse("builtin.module(fuel-fuse)").run(module.operation)
+        return str(module)
+
+
+@pytest.mark.parametrize("path", [
+    "tosa_to_linalg/gelu_tanh.tosa2linalg.mlir",
+    "torch_mlir/llama_block.linalg.elided.mlir",
+    "tosa_to_linalg/llama_block_sdpa.tosa2linalg.elided.mlir"])
+def test_registered_from_python_found_in_process(path):
+    # Registered from Python, the ops are searched for by every fusion the
+    # process runs after; the module they are found in gets their recipes.
+    from fuel_mlir import recipes, registry
+
+    gelu = registry.register("gelu_tanh_registered", lambda x: 0.5 * x * (
+        1.0 + recipes.tanh(0.7978845608 * (x + 0.044715 * x ** 3))))
+    silu = registry.register("silu_registered", lambda x: x * recipes.sigmoid(x))
+    expected = ({f"@{gelu.name}": 1} if "gelu" in path
+                else {f"@{silu.name}": 1, **LLAMA})
+    original = corpus_text(path)
+    fused = fuse_in_process(original)
+    assert count_fused(fused) == expected
+    assert f"fuel.recipe @{next(iter(expected))[1:]}" in fused
+    check_same_numerics(original, fused)

@@ -163,6 +163,18 @@ std::optional<uint32_t> registerRuntimeRecipe(StringRef name,
                                               const RuntimeRecipe &recipe,
                                               std::string &error);
 
+/// Makes the op `name` names, defined by a recipe, a candidate of every
+/// `--fuel-fuse` run that starts later in this process, as if its recipe
+/// (`text`, a module holding the `fuel.recipe`) were in a recipe library
+/// (`recipes=`): what registering a recipe from Python does. The first text
+/// given for an op is kept. Fails (with `error` set) when `name` is not an
+/// op defined by a recipe.
+LogicalResult addFusionRecipe(StringRef name, StringRef text,
+                              std::string &error);
+
+/// The texts addFusionRecipe kept, in the order they were added.
+std::vector<std::string> getFusionRecipes();
+
 /// Checks the params dictionary of an op against its schema: only known
 /// names, right attribute kinds, values in range, required params present.
 /// An optional param may be a unit attribute, meaning explicitly unset.

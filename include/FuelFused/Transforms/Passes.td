@@ -74,7 +74,12 @@ def FuelFuse : Pass<"fuel-fuse"> {
     Ops defined by recipes in IR are searched for too: the `fuel.recipe`s of
     the module, and those of the files `recipes=` names (a library of
     recipes; each one the pass uses is copied into the module, so that it
-    stays self-contained). Larger recipes are tried first, static or not.
+    stays self-contained), and those registered for fusion in the process
+    (`fuel_mlir.registry.register` from Python), as if in such a library.
+    A product is matched in any association and order of its factors
+    (through multiplies, divisions and integer powers up to 4, in one body
+    or over several ops); constants computed by elementwise ops of
+    constants are folded. Larger recipes are tried first, static or not.
 
     ```mlir
     // The normal form of softmax over the last dim (max, subtract, exp,

@@ -194,3 +194,61 @@ func.func @other_constant(%arg0: tensor<8xf32>) -> tensor<8xf32> {
   } -> tensor<8xf32>
   return %1 : tensor<8xf32>
 }
+
+// -----
+
+// Two recipes overlap: the larger one (the gate times the up projection)
+// is found, not the SiLU inside it; where only the SiLU is computed, the
+// SiLU is.
+// CHECK-LABEL: func.func @gated
+// CHECK-NEXT:    %[[R:.*]] = fuel.fused @swiglu (%arg0, %arg1) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+// CHECK-NEXT:    return %[[R]]
+// CHECK-LABEL: func.func @ungated
+// CHECK-NEXT:    %[[R:.*]] = fuel.fused @silu (%arg0) : (tensor<8xf32>) -> tensor<8xf32>
+// CHECK-NEXT:    return %[[R]]
+fuel.recipe @silu(%x: f32) -> f32 {
+  %one = arith.constant 1.0 : f32
+  %n = arith.negf %x : f32
+  %e = math.exp %n : f32
+  %d = arith.addf %one, %e : f32
+  %y = arith.divf %x, %d : f32
+  fuel.yield %y : f32
+}
+fuel.recipe @swiglu(%g: f32, %u: f32) -> f32 {
+  %one = arith.constant 1.0 : f32
+  %n = arith.negf %g : f32
+  %e = math.exp %n : f32
+  %d = arith.addf %one, %e : f32
+  %s = arith.divf %one, %d : f32
+  %a = arith.mulf %g, %s : f32
+  %y = arith.mulf %a, %u : f32
+  fuel.yield %y : f32
+}
+#id = affine_map<(d0) -> (d0)>
+func.func @gated(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {
+  %one = arith.constant 1.0 : f32
+  %0 = tensor.empty() : tensor<8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%arg0, %arg1 : tensor<8xf32>, tensor<8xf32>) outs(%0 : tensor<8xf32>) {
+  ^bb0(%g: f32, %u: f32, %out: f32):
+    %2 = arith.negf %g : f32
+    %3 = math.exp %2 : f32
+    %4 = arith.addf %3, %one : f32
+    %5 = arith.divf %g, %4 : f32
+    %6 = arith.mulf %u, %5 : f32
+    linalg.yield %6 : f32
+  } -> tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+func.func @ungated(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %one = arith.constant 1.0 : f32
+  %0 = tensor.empty() : tensor<8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%arg0 : tensor<8xf32>) outs(%0 : tensor<8xf32>) {
+  ^bb0(%g: f32, %out: f32):
+    %2 = arith.negf %g : f32
+    %3 = math.exp %2 : f32
+    %4 = arith.addf %3, %one : f32
+    %5 = arith.divf %g, %4 : f32
+    linalg.yield %5 : f32
+  } -> tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
