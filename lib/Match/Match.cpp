@@ -466,6 +466,32 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
     return fail("expected a linalg op");
   unsigned k = cast<OpResult>(v).getResultNumber();
   st.ops.push_back(op);
+  // A copy onto the same dims and size-1 ones (StableHLO's broadcast_in_dim
+  // of a reduction to its keepdim shape) holds its input's values.
+  if (isDataMovement(op)) {
+    FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, vdims, {});
+    if (succeeded(loops)) {
+      FailureOr<SmallVector<int64_t>> inner =
+          operandDims(Body{op, std::move(*loops)}, 0);
+      if (succeeded(inner))
+        return matchRead(w, op.getDpsInputOperand(0)->get(), *inner);
+    }
+  }
+  // A value combined with the identity of the combining op (StableHLO's
+  // max of a max reduction with a -inf splat): the value.
+  if (op.getNumReductionLoops() == 0) {
+    auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+    Operation *scalar = withoutScalarTensors(yield.getOperand(k)).getDefiningOp();
+    FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, vdims, {});
+    if (scalar && scalar->getBlock() == op.getBlock() &&
+        !isOpKind(scalar, n.op) && succeeded(loops)) {
+      Body body{op, std::move(*loops)};
+      if (std::optional<unsigned> i = identityOperand(scalar, &body))
+        if (auto read = readInput(
+                withoutScalarTensors(scalar->getOperand(*i)), body))
+          return matchRead(w, read->first, read->second);
+    }
+  }
   // scale * (a . b) as a contraction of scaled inputs (or of unscaled ones,
   // scale 1 when the frontend folded it elsewhere is not assumed: a factor
   // must be found).

@@ -75,12 +75,15 @@ LogicalResult Matcher::matchCombiner(const RecipeNode &n, const Body &body,
   bool isMax = n.op == RecipeOp::ReduceMax;
   Block *block = body.block();
   auto yield = cast<linalg::YieldOp>(block->getTerminator());
-  Operation *op = yield.getOperand(k).getDefiningOp();
+  Operation *op = withoutScalarTensors(yield.getOperand(k)).getDefiningOp();
   Value out = block->getArgument(body.op.getNumDpsInputs() + k);
-  if (!op || op->getBlock() != block || op->getNumOperands() != 2 ||
-      !llvm::is_contained(op->getOperands(), out))
+  if (!op || op->getBlock() != block || op->getNumOperands() != 2)
     return fail("expected a reduction combiner");
-  Value in = op->getOperand(0) == out ? op->getOperand(1) : op->getOperand(0);
+  Value lhs = withoutScalarTensors(op->getOperand(0));
+  Value rhs = withoutScalarTensors(op->getOperand(1));
+  if (lhs != out && rhs != out)
+    return fail("expected a reduction combiner");
+  Value in = lhs == out ? rhs : lhs;
   if (n.op == RecipeOp::Contract) {
     auto mul = in.getDefiningOp<arith::MulFOp>();
     if (!isa<arith::AddFOp>(op) || !mul || mul->getBlock() != block)
@@ -104,8 +107,10 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
   Block *block = body.block();
   // Float casts between types at least as wide as the result: frontends
   // compute some intermediates wider (PyTorch's layer norm variance in f64).
-  while (Operation *def = s.getDefiningOp()) {
-    if (!isCastToSkip(def))
+  while (true) {
+    s = withoutScalarTensors(s);
+    Operation *def = s.getDefiningOp();
+    if (!def || !isCastToSkip(def))
       break;
     s = def->getOperand(0);
   }
@@ -150,6 +155,10 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
   Operation *op = s.getDefiningOp();
   if (!op || op->getBlock() != block)
     return fail("expected a scalar op in the body");
+  // x combined with the combining op's identity (max with -inf): x.
+  if (!isOpKind(op, n.op))
+    if (std::optional<unsigned> i = identityOperand(op, &body))
+      return matchScalar(w, op->getOperand(*i), body);
   auto isOne = [&](Value x) {
     FloatAttr c = constantValue(x, &body);
     return c && c.getValueAsDouble() == 1.0;

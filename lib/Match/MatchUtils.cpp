@@ -161,7 +161,7 @@ static FloatAttr constantTensorValue(Value t, unsigned depth) {
   std::optional<double> v =
       foldScalar(yield.getOperand(cast<OpResult>(t).getResultNumber()),
                  op.getBlock(), inputs, 0);
-  if (!v || !std::isfinite(*v))
+  if (!v || std::isnan(*v))
     return {};
   APFloat value(*v);
   bool lost;
@@ -225,6 +225,40 @@ std::optional<double> scaleFactorOf(linalg::LinalgOp op) {
   if (!c || c.getValueAsDouble() == 0.0)
     return std::nullopt;
   return isDiv ? 1.0 / c.getValueAsDouble() : c.getValueAsDouble();
+}
+
+Value withoutScalarTensors(Value s) {
+  while (auto extract = s.getDefiningOp<tensor::ExtractOp>()) {
+    auto from = extract.getTensor().getDefiningOp<tensor::FromElementsOp>();
+    if (!from || from.getElements().size() != 1)
+      break;
+    s = from.getElements().front();
+  }
+  return s;
+}
+
+std::optional<unsigned> identityOperand(Operation *op, const Body *body) {
+  if (op->getNumOperands() != 2 || op->getNumResults() != 1)
+    return std::nullopt;
+  for (unsigned i = 0; i < 2; ++i) {
+    FloatAttr c = constantValue(withoutScalarTensors(op->getOperand(1 - i)), body);
+    if (!c)
+      continue;
+    APFloat v = c.getValue();
+    bool rhs = i == 0;
+    bool identity =
+        (isa<arith::MaximumFOp, arith::MaxNumFOp>(op) && v.isInfinity() &&
+         v.isNegative()) ||
+        (isa<arith::MinimumFOp, arith::MinNumFOp>(op) && v.isInfinity() &&
+         !v.isNegative()) ||
+        (isa<arith::MulFOp>(op) && v.isExactlyValue(1.0)) ||
+        (isa<arith::DivFOp>(op) && rhs && v.isExactlyValue(1.0)) ||
+        (isa<arith::AddFOp>(op) && v.isZero() && v.isNegative()) ||
+        (isa<arith::SubFOp>(op) && rhs && v.isPosZero());
+    if (identity)
+      return i;
+  }
+  return std::nullopt;
 }
 
 Value withoutIntCasts(Value v) {

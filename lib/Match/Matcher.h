@@ -377,6 +377,14 @@ bool isDataMovement(linalg::LinalgOp op);
 /// If `op` multiplies its one tensor input by a constant (or divides it by
 /// one), elementwise: that factor.
 std::optional<double> scaleFactorOf(linalg::LinalgOp op);
+/// Scalar `s` without the round trips through 0-d tensors some lowerings
+/// leave in bodies: tensor.extract(tensor.from_elements(x)) is x.
+Value withoutScalarTensors(Value s);
+/// If binary `op` returns one of its operands unchanged, the other being
+/// that op's identity constant (max with -inf, min with +inf, a multiply
+/// or a division by 1, an addition of -0 or a subtraction of +0): that
+/// operand's index.
+std::optional<unsigned> identityOperand(Operation *op, const Body *body);
 /// `v` without integer casts (index casts, extensions, truncations).
 Value withoutIntCasts(Value v);
 bool isOpKind(Operation *op, RecipeOp kind);
