@@ -261,19 +261,15 @@ static Attribute choiceAttr(MLIRContext *ctx, const ParamSpec &spec,
   return BoolAttr::get(ctx, value != 0);
 }
 
-static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
-                                      linalg::GenericOp inBody,
-                                      ArrayRef<unsigned> bodyLoops,
-                                      std::string &why, unsigned *progress) {
-  SmallVector<MatchableRecipe> variants = getMatchableRecipes(info);
-  if (variants.empty()) {
-    why = info.hasRecipe ? "the recipe's structure depends on params"
-                      : "the op has no recipe";
-    return failure();
-  }
+/// Matches the recipe `recipeFn` builds for `info`'s op (its own, or a
+/// value-changing form of it) at `root`; `best` and `bestWhy` keep the
+/// nearest miss.
+static FailureOr<RecipeMatch>
+matchRecipeFn(const FusedOpInfo &info, RecipeFn recipeFn,
+              ArrayRef<MatchableRecipe> variants, Value root,
+              linalg::GenericOp inBody, ArrayRef<unsigned> bodyLoops,
+              unsigned &best, std::string &bestWhy) {
   MLIRContext *ctx = root.getContext();
-  unsigned best = 0;
-  std::string bestWhy;
   for (const MatchableRecipe &variant : variants) {
     SmallVector<NamedAttribute> flags;
     for (auto [name, value] : variant.choices)
@@ -282,7 +278,7 @@ static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
           choiceAttr(ctx, *info.getParam(name), value)));
     RecipeBuilder rb(info, DictionaryAttr::get(ctx, flags));
     rb.assumePresent(variant.present);
-    lookupRecipe(info)(rb);
+    recipeFn(rb);
     Recipe recipe = rb.take();
     if (!recipe.unsupported.empty())
       continue;
@@ -340,14 +336,55 @@ static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
         if (flag.getValue() != byDefault)
           result.params.push_back(flag);
       }
-      if (progress)
-        *progress = 100;
       return result;
     }
     if (reached >= best) {
       best = reached;
       bestWhy = w;
     }
+  }
+  return failure();
+}
+
+static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
+                                      linalg::GenericOp inBody,
+                                      ArrayRef<unsigned> bodyLoops,
+                                      const MatchOptions &options,
+                                      std::string &why, unsigned *progress) {
+  SmallVector<MatchableRecipe> variants = getMatchableRecipes(info);
+  if (variants.empty()) {
+    why = info.hasRecipe ? "the recipe's structure depends on params"
+                      : "the op has no recipe";
+    return failure();
+  }
+  unsigned best = 0;
+  std::string bestWhy;
+  FailureOr<RecipeMatch> result =
+      matchRecipeFn(info, lookupRecipe(info), variants, root, inBody,
+                    bodyLoops, best, bestWhy);
+  // The forms that round otherwise than the op's definition: fused when
+  // asked, named in the report when not.
+  for (const ValueChangingForm &form : getValueChangingForms()) {
+    if (succeeded(result) || form.op != info.name)
+      continue;
+    unsigned formBest = 0;
+    std::string formWhy;
+    result = matchRecipeFn(info, form.recipe, variants, root, inBody,
+                           bodyLoops, formBest, formWhy);
+    if (succeeded(result) && !options.valueChanging) {
+      best = 100;
+      bestWhy = ("computes it with " + form.description +
+                 ", which rounds otherwise than its definition (fused "
+                 "under --fuel-fuse=value-changing)")
+                    .str();
+      result = failure();
+      break;
+    }
+  }
+  if (succeeded(result)) {
+    if (progress)
+      *progress = 100;
+    return result;
   }
   if (progress)
     *progress = best;
@@ -357,14 +394,16 @@ static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
 
 FailureOr<RecipeMatch> mlir::fuel::matchRecipe(const FusedOpInfo &info,
                                                Value root, std::string &why,
-                                               unsigned *progress) {
-  return matchAt(info, root, {}, {}, why, progress);
+                                               unsigned *progress,
+                                               const MatchOptions &options) {
+  return matchAt(info, root, {}, {}, options, why, progress);
 }
 
 FailureOr<RecipeMatch>
 mlir::fuel::matchRecipeInBody(const FusedOpInfo &info, Value scalar,
                               linalg::GenericOp op, ArrayRef<unsigned> loops,
-                              std::string &why, unsigned *progress) {
+                              std::string &why, unsigned *progress,
+                              const MatchOptions &options) {
   if (op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics()) {
     why = "the op is not a generic on tensors with one result";
     return failure();
@@ -379,6 +418,6 @@ mlir::fuel::matchRecipeInBody(const FusedOpInfo &info, Value scalar,
     why = "a value inside a body over part of its loops needs static sizes";
     return failure();
   }
-  return matchAt(info, scalar, op, whole ? ArrayRef<unsigned>() : loops, why,
-                 progress);
+  return matchAt(info, scalar, op, whole ? ArrayRef<unsigned>() : loops,
+                 options, why, progress);
 }

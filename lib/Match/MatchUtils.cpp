@@ -125,6 +125,7 @@ static std::optional<double> foldScalar(Value v, Block *block,
       .Case([&](arith::NegFOp) { return -x[0]; })
       .Case([&](arith::ExtFOp) { return x[0]; })
       .Case([&](arith::TruncFOp) { return x[0]; })
+      .Case([&](arith::SIToFPOp) { return x[0]; })
       .Case([&](math::PowFOp) { return std::pow(x[0], x[1]); })
       .Case([&](math::SqrtOp) { return std::sqrt(x[0]); })
       .Case([&](math::RsqrtOp) { return 1.0 / std::sqrt(x[0]); })
@@ -136,40 +137,60 @@ static std::optional<double> foldScalar(Value v, Block *block,
 /// Tensors of constants computed by elementwise ops are folded this deep.
 static constexpr unsigned kMaxConstantDepth = 4;
 
-static FloatAttr constantTensorValue(Value t, unsigned depth) {
+/// The value every element of `t` holds, integer or float: a splat, a fill,
+/// or an elementwise op of such, folded in double precision.
+static std::optional<double> splatValue(Value t, unsigned depth) {
   DenseFPElementsAttr dense;
   if (matchPattern(t, m_Constant(&dense)) && dense.isSplat())
-    return FloatAttr::get(dense.getElementType(),
-                          dense.getSplatValue<APFloat>());
-  if (Operation *fill = fillOf(t))
-    return constantValue(fill->getOperand(0), nullptr);
-  // An elementwise op of constants (TOSA's pow(2 / pi, 0.5)).
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  DenseIntElementsAttr ints;
+  if (matchPattern(t, m_Constant(&ints)) && ints.isSplat() &&
+      ints.getElementType().getIntOrFloatBitWidth() > 1)
+    return static_cast<double>(ints.getSplatValue<APInt>().getSExtValue());
+  if (Operation *fill = fillOf(t)) {
+    if (FloatAttr c = constantValue(fill->getOperand(0), nullptr))
+      return c.getValueAsDouble();
+    return std::nullopt;
+  }
+  // An elementwise op of constants (TOSA's pow(2 / pi, 0.5), StableHLO's
+  // clip bound converted from an integer).
   t = withoutUnitReshapes(t);
   auto op = t.getDefiningOp<linalg::LinalgOp>();
-  auto type = dyn_cast<FloatType>(getElementTypeOrSelf(t.getType()));
-  if (!op || !type || depth >= kMaxConstantDepth || !op.getBlock() ||
+  if (!op || depth >= kMaxConstantDepth || !op.getBlock() ||
       op.getNumReductionLoops() != 0 || !op.hasPureTensorSemantics())
-    return {};
+    return std::nullopt;
   SmallVector<double> inputs;
   for (OpOperand *in : op.getDpsInputOperands()) {
-    FloatAttr c = constantTensorValue(in->get(), depth + 1);
+    std::optional<double> c = splatValue(in->get(), depth + 1);
     if (!c)
-      return {};
-    inputs.push_back(c.getValueAsDouble());
+      return std::nullopt;
+    inputs.push_back(*c);
   }
   auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
   std::optional<double> v =
       foldScalar(yield.getOperand(cast<OpResult>(t).getResultNumber()),
                  op.getBlock(), inputs, 0);
   if (!v || std::isnan(*v))
+    return std::nullopt;
+  return v;
+}
+
+FloatAttr constantTensorValue(Value t) {
+  DenseFPElementsAttr dense;
+  if (matchPattern(t, m_Constant(&dense)) && dense.isSplat())
+    return FloatAttr::get(dense.getElementType(),
+                          dense.getSplatValue<APFloat>());
+  if (Operation *fill = fillOf(t))
+    return constantValue(fill->getOperand(0), nullptr);
+  auto type = dyn_cast<FloatType>(getElementTypeOrSelf(t.getType()));
+  std::optional<double> v = type ? splatValue(t, 0) : std::nullopt;
+  if (!v)
     return {};
   APFloat value(*v);
   bool lost;
   value.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
   return FloatAttr::get(type, value);
 }
-
-FloatAttr constantTensorValue(Value t) { return constantTensorValue(t, 0); }
 
 
 bool isUnitReshape(Operation *op) {

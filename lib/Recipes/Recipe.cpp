@@ -80,6 +80,18 @@ RecipeFn mlir::fuel::lookupRecipe(const FusedOpInfo &info) {
                                                          : nullptr;
 }
 
+ArrayRef<ValueChangingForm> mlir::fuel::getValueChangingForms() {
+  static const ValueChangingForm forms[] = {
+      {"layer_norm_last_dim",
+       "the variance as mean(x^2) - mean(x)^2 (jax.nn.standardize)",
+       recipes::layerNormLastDimOneSweep},
+      {"layer_norm_last_dim",
+       "the variance as max(0, mean(x^2) - mean(x)^2) (Flax's LayerNorm)",
+       recipes::layerNormLastDimOneSweepClamped},
+  };
+  return forms;
+}
+
 StringRef mlir::fuel::stringifyRecipeOp(RecipeOp op) {
   switch (op) {
   case RecipeOp::Input:

@@ -8,6 +8,10 @@
 namespace mlir::fuel::recipes {
 #define GET_FUSED_OP_RECIPE_DECLS
 #include "FusedOpRecipes.inc"
+
+// Value-changing forms (Recipe.cpp's table).
+void layerNormLastDimOneSweep(RecipeBuilder &r);
+void layerNormLastDimOneSweepClamped(RecipeBuilder &r);
 } // namespace mlir::fuel::recipes
 
 #endif // FUEL_LIB_RECIPES_RECIPEDECLS_H

@@ -45,6 +45,31 @@ void recipes::layerNormLastDim(RecipeBuilder &r) {
   r.output(r.div(c, r.sqrt(r.add(var, eps))));
 }
 
+/// layer_norm_last_dim with the variance as mean(x^2) - mean(x)^2, clamped
+/// at 0 (Flax's LayerNorm) or not (jax.nn.standardize): equal to the
+/// recipe's mean((x - mean(x))^2) in exact arithmetic, rounded otherwise
+/// (it cancels where the mean is large against the spread).
+static void layerNormOneSweep(RecipeBuilder &r, bool clamped) {
+  RecipeAxis n = r.axis("n");
+  RecipeValue x = r.input("x", {r.batch(), n});
+  RecipeValue mean = r.mean(x, n);
+  RecipeValue meanOfSquares = r.mean(r.mul(x, x), n);
+  RecipeValue var = r.sub(meanOfSquares, r.mul(mean, mean));
+  if (clamped)
+    var = r.max(r.constant(0.0), var);
+  RecipeValue c = r.sub(x, mean);
+  RecipeValue eps = r.param("eps");
+  r.output(r.div(c, r.sqrt(r.add(var, eps))));
+}
+
+void recipes::layerNormLastDimOneSweep(RecipeBuilder &r) {
+  layerNormOneSweep(r, /*clamped=*/false);
+}
+
+void recipes::layerNormLastDimOneSweepClamped(RecipeBuilder &r) {
+  layerNormOneSweep(r, /*clamped=*/true);
+}
+
 /// dx = y * (g - sum(g * y)) over n.
 void recipes::softmaxLastDimBackward(RecipeBuilder &r) {
   RecipeAxis n = r.axis("n");

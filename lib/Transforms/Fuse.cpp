@@ -143,6 +143,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   /// run; returns the recipe that names each such op in the module, by id.
   llvm::DenseMap<uint32_t, StringAttr> addModuleRecipes() {
     llvm::DenseMap<uint32_t, StringAttr> names;
+    size_t before = candidates.size();
     getOperation()->walk([&](RecipeDefOp recipe) {
       std::string error;
       if (const FusedOpInfo *info = recipe.getInfo(error)) {
@@ -150,6 +151,10 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
         addCandidate(*info);
       }
     });
+    // The module's own recipes win ties with the others (a library's or a
+    // registered SiLU spelled otherwise that matches the same IR).
+    std::rotate(candidates.begin(), candidates.begin() + before,
+                candidates.end());
     sortCandidates();
     return names;
   }
@@ -187,6 +192,12 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
       op.setRecipeAttr(FlatSymbolRefAttr::get(it->second));
     }
     return success();
+  }
+
+  MatchOptions matchOptions() const {
+    MatchOptions options;
+    options.valueChanging = valueChanging;
+    return options;
   }
 
   /// How much of its recipe (percent) a failed match must have found to
@@ -327,7 +338,8 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
               nearMisses, /*elementwiseOnly=*/false,
               [&](const FusedOpInfo &info, std::string &why,
                   unsigned &progress) {
-                return matchRecipe(info, root, why, &progress);
+                return matchRecipe(info, root, why, &progress,
+                                   matchOptions());
               },
               [&](const FusedOpInfo &info, const RecipeMatch &m,
                   std::string &why) {
@@ -347,7 +359,8 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     return fuseFirst(
         nearMisses, /*elementwiseOnly=*/false,
         [&](const FusedOpInfo &info, std::string &why, unsigned &progress) {
-          return matchRecipe(info, root, why, &progress);
+          return matchRecipe(info, root, why, &progress,
+                                   matchOptions());
         },
         [&](const FusedOpInfo &info, const RecipeMatch &m, std::string &why) {
           return replaceMatchedResult(rewriter, g, info, m, why);
@@ -405,7 +418,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
               [&](const FusedOpInfo &info, std::string &why,
                   unsigned &progress) {
                 return matchRecipeInBody(info, scalar, g, *loops, why,
-                                         &progress);
+                                         &progress, matchOptions());
               },
               [&](const FusedOpInfo &info, const RecipeMatch &m,
                   std::string &why) {

@@ -149,3 +149,41 @@ def check_same_numerics(original, fused):
     want, got = f0(*args), f1(*args)
     for w, g in zip(want if isinstance(want, tuple) else (want,), got if isinstance(got, tuple) else (got,)):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+# The forms that equal an op's formula in exact arithmetic but round
+# otherwise, fused only under --fuel-fuse=value-changing. (torch-mlir's
+# route keeps jax.nn.standardize and jnp.clip as private functions, eps an
+# argument of one: inlined first.)
+VALUE_CHANGING = [("jax_iree/layernorm.iree-input.mlir", []),
+                  ("jax_stablehlo/layernorm.stablehlo2linalg.mlir", []),
+                  ("jax_iree/standardize.iree-input.mlir", []),
+                  ("jax_stablehlo/standardize.stablehlo2linalg.mlir", ["--inline"])]
+
+
+@pytest.mark.parametrize("path,flags", VALUE_CHANGING, ids=[p for p, _ in VALUE_CHANGING])
+def test_value_changing_forms(fuel_opt, path, flags):
+    original = (CORPUS / path).read_text()
+    prepared = run_opt(fuel_opt, original, *flags) if flags else original
+    assert count_fused(run_opt(fuel_opt, prepared, "--fuel-fuse")) == {}
+    fused = run_opt(fuel_opt, prepared, "--fuel-fuse=value-changing")
+    assert count_fused(fused) == {"layer_norm_last_dim": 1}
+    check_same_numerics(prepared, fused)
+
+
+def test_value_changing_form_rounds_otherwise(fuel_opt):
+    # Rows whose mean is large against their spread: mean(x^2) - mean(x)^2
+    # cancels in f32, the op's definition does not. The fused op is nearer
+    # a float64 reference than the export it replaced.
+    original = (CORPUS / "jax_iree/standardize.iree-input.mlir").read_text()
+    fused = run_opt(fuel_opt, original, "--fuel-fuse=value-changing")
+    rng = np.random.default_rng(3)
+    x = (300.0 + rng.standard_normal((2, 16, 64))).astype(np.float32)
+    x64 = x.astype(np.float64)
+    c = x64 - x64.mean(-1, keepdims=True)
+    want = c / np.sqrt((c * c).mean(-1, keepdims=True) + 1e-6)
+    export = runner.compile(original, "main")(x)
+    ours = runner.compile(fused, "main")(x)
+    export_error = np.abs(export - want).max()
+    our_error = np.abs(ours - want).max()
+    assert our_error < 1e-3 < export_error

@@ -57,6 +57,13 @@ struct MatchableRecipe {
 };
 SmallVector<MatchableRecipe> getMatchableRecipes(const FusedOpInfo &info);
 
+/// What fusion accepts beyond an op's recipe and its spellings.
+struct MatchOptions {
+  /// The value-changing forms of the op (getValueChangingForms): equal to
+  /// its recipe in exact arithmetic, rounded otherwise.
+  bool valueChanging = false;
+};
+
 /// Checks that `root` is computed by `info`'s recipe, in the normal form that
 /// decomposition produces or in a frontend's spelling of the same formula,
 /// and recovers the inputs and params (bool params by trying the recipe
@@ -65,7 +72,8 @@ SmallVector<MatchableRecipe> getMatchableRecipes(const FusedOpInfo &info);
 /// recipe's values the match found a computation of (0 below 3 values).
 FailureOr<RecipeMatch> matchRecipe(const FusedOpInfo &info, Value root,
                                    std::string &why,
-                                   unsigned *progress = nullptr);
+                                   unsigned *progress = nullptr,
+                                   const MatchOptions &options = {});
 
 /// As matchRecipe, for a scalar computed inside the body of a generic `op`
 /// (a frontend that fuses elementwise ops puts a norm's last steps and the
@@ -77,7 +85,8 @@ FailureOr<RecipeMatch> matchRecipeInBody(const FusedOpInfo &info,
                                          Value scalar, linalg::GenericOp op,
                                          ArrayRef<unsigned> loops,
                                          std::string &why,
-                                         unsigned *progress = nullptr);
+                                         unsigned *progress = nullptr,
+                                         const MatchOptions &options = {});
 
 } // namespace fuel
 } // namespace mlir

@@ -283,6 +283,21 @@ using RecipeFn = void (*)(RecipeBuilder &);
 /// (`info.recipeNote` says why).
 RecipeFn lookupRecipe(const FusedOpInfo &info);
 
+/// A formula equal to an op's recipe in exact arithmetic that rounds
+/// otherwise: a frontend's spelling that fusion accepts only when asked
+/// (`--fuel-fuse=value-changing`), since the fused op computes its own
+/// definition.
+struct ValueChangingForm {
+  /// The op it computes.
+  StringRef op;
+  /// What it computes otherwise, for the docs and the near-miss report.
+  StringRef description;
+  RecipeFn recipe;
+};
+
+/// Every value-changing form, in the order fusion tries them.
+ArrayRef<ValueChangingForm> getValueChangingForms();
+
 } // namespace fuel
 } // namespace mlir
 

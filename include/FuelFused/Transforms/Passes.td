@@ -81,6 +81,12 @@ def FuelFuse : Pass<"fuel-fuse"> {
     or over several ops); constants computed by elementwise ops of
     constants are folded. Larger recipes are tried first, static or not.
 
+    `value-changing` also fuses forms equal to an op's formula in exact
+    arithmetic that round otherwise (a layer norm whose variance is
+    mean(x^2) - mean(x)^2, as Flax and jax.nn.standardize compute it): the
+    fused op computes its own definition, so results change. Without it,
+    the near-miss report names the option where such a form matched.
+
     ```mlir
     // The normal form of softmax over the last dim (max, subtract, exp,
     // sum, divide) becomes:
@@ -92,6 +98,9 @@ def FuelFuse : Pass<"fuel-fuse"> {
                "Search only for these fused ops (default: all with a recipe)">,
     ListOption<"recipes", "recipes", "std::string",
                "Files of fuel.recipe definitions to search for as well">,
+    Option<"valueChanging", "value-changing", "bool", /*default=*/"false",
+           "Also fuse the forms that equal an op's formula in exact arithmetic "
+           "but round otherwise (the README lists them)">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "'near-misses': a remark at each candidate that almost matched, "
            "naming the rule that stopped it">
