@@ -291,6 +291,12 @@ static Value applyElementwise(OpBuilder &b, Location loc, RecipeOp op,
     return math::TanhOp::create(b, loc, args[0]);
   case RecipeOp::Erf:
     return math::ErfOp::create(b, loc, args[0]);
+  case RecipeOp::Abs:
+    return math::AbsFOp::create(b, loc, args[0]);
+  case RecipeOp::Log1p:
+    return math::Log1pOp::create(b, loc, args[0]);
+  case RecipeOp::Expm1:
+    return math::ExpM1Op::create(b, loc, args[0]);
   case RecipeOp::Add:
     return arith::AddFOp::create(b, loc, args[0], args[1]);
   case RecipeOp::Sub:
@@ -301,6 +307,8 @@ static Value applyElementwise(OpBuilder &b, Location loc, RecipeOp op,
     return arith::DivFOp::create(b, loc, args[0], args[1]);
   case RecipeOp::Max:
     return arith::MaximumFOp::create(b, loc, args[0], args[1]);
+  case RecipeOp::Min:
+    return arith::MinimumFOp::create(b, loc, args[0], args[1]);
   case RecipeOp::Powi: {
     Value n = arith::ConstantOp::create(b, loc, b.getI32Type(),
                                         b.getI32IntegerAttr(intValue));

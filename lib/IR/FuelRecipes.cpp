@@ -25,9 +25,10 @@ using namespace mlir::fuel;
 /// The ops a recipe's body may use: those recipes are made of.
 static bool isRecipeStep(Operation &op) {
   return isa<arith::ConstantOp, arith::AddFOp, arith::SubFOp, arith::MulFOp,
-             arith::DivFOp, arith::MaximumFOp, arith::NegFOp, math::ExpOp,
-             math::LogOp, math::SqrtOp, math::RsqrtOp, math::TanhOp,
-             math::ErfOp>(op);
+             arith::DivFOp, arith::MaximumFOp, arith::MinimumFOp,
+             arith::NegFOp, math::ExpOp, math::LogOp, math::SqrtOp,
+             math::RsqrtOp, math::TanhOp, math::ErfOp, math::AbsFOp,
+             math::Log1pOp, math::ExpM1Op>(op);
 }
 
 /// Checks the recipe in `body` (whose last `numParams` arguments are
@@ -77,8 +78,8 @@ static LogicalResult checkRecipe(Block &body, unsigned numParams,
     if (!isRecipeStep(op)) {
       error = "'" + op.getName().getStringRef().str() +
               "' is not a recipe step (expected a float arith.constant, "
-              "arith.addf/subf/mulf/divf/maximumf/negf or "
-              "math.exp/log/sqrt/rsqrt/tanh/erf)";
+              "arith.addf/subf/mulf/divf/maximumf/minimumf/negf or "
+              "math.exp/log/log1p/expm1/sqrt/rsqrt/tanh/erf/absf)";
       return failure();
     }
     if (op.getNumResults() != 1 || op.getResult(0).getType() != element) {

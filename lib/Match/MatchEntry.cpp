@@ -11,6 +11,8 @@
 
 #include "Matcher.h"
 
+#include <mutex>
+
 using namespace mlir;
 using namespace mlir::fuel;
 using namespace mlir::fuel::match;
@@ -208,8 +210,27 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
   return success();
 }
 
-SmallVector<MatchableRecipe>
-mlir::fuel::getMatchableRecipes(const FusedOpInfo &info) {
+namespace {
+/// What matching builds from an op's registry entry alone, kept for the
+/// process: the variants of each op and the recipe of each variant (and of
+/// each value-changing form). Building them again for every candidate at
+/// every root was most of fusion's time. Entries are never removed (ops,
+/// static or registered, are never unregistered).
+struct RecipeCache {
+  std::mutex mutex;
+  std::map<uint32_t, SmallVector<MatchableRecipe>> variants;
+  std::map<std::tuple<uint32_t, RecipeFn, size_t>, std::unique_ptr<Recipe>>
+      recipes;
+};
+
+RecipeCache &getRecipeCache() {
+  static RecipeCache cache;
+  return cache;
+}
+} // namespace
+
+static SmallVector<MatchableRecipe>
+computeMatchableRecipes(const FusedOpInfo &info) {
   SmallVector<MatchableRecipe> variants;
   if (!info.hasRecipe)
     return variants;
@@ -253,6 +274,16 @@ mlir::fuel::getMatchableRecipes(const FusedOpInfo &info) {
   return variants;
 }
 
+SmallVector<MatchableRecipe>
+mlir::fuel::getMatchableRecipes(const FusedOpInfo &info) {
+  RecipeCache &cache = getRecipeCache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto it = cache.variants.find(info.id);
+  if (it == cache.variants.end())
+    it = cache.variants.emplace(info.id, computeMatchableRecipes(info)).first;
+  return it->second;
+}
+
 /// The attribute of a choice param's value.
 static Attribute choiceAttr(MLIRContext *ctx, const ParamSpec &spec,
                             int64_t value) {
@@ -270,16 +301,30 @@ matchRecipeFn(const FusedOpInfo &info, RecipeFn recipeFn,
               linalg::GenericOp inBody, ArrayRef<unsigned> bodyLoops,
               unsigned &best, std::string &bestWhy) {
   MLIRContext *ctx = root.getContext();
-  for (const MatchableRecipe &variant : variants) {
-    SmallVector<NamedAttribute> flags;
-    for (auto [name, value] : variant.choices)
-      flags.push_back(NamedAttribute(
-          StringAttr::get(ctx, name),
-          choiceAttr(ctx, *info.getParam(name), value)));
-    RecipeBuilder rb(info, DictionaryAttr::get(ctx, flags));
-    rb.assumePresent(variant.present);
-    recipeFn(rb);
-    Recipe recipe = rb.take();
+  for (auto [index, variant] : llvm::enumerate(variants)) {
+    auto getFlags = [&, &variant = variant] {
+      SmallVector<NamedAttribute> flags;
+      for (auto [name, value] : variant.choices)
+        flags.push_back(NamedAttribute(
+            StringAttr::get(ctx, name),
+            choiceAttr(ctx, *info.getParam(name), value)));
+      return flags;
+    };
+    const Recipe *built;
+    {
+      RecipeCache &cache = getRecipeCache();
+      std::lock_guard<std::mutex> lock(cache.mutex);
+      std::unique_ptr<Recipe> &slot =
+          cache.recipes[std::make_tuple(info.id, recipeFn, index)];
+      if (!slot) {
+        RecipeBuilder rb(info, DictionaryAttr::get(ctx, getFlags()));
+        rb.assumePresent(variant.present);
+        recipeFn(rb);
+        slot = std::make_unique<Recipe>(rb.take());
+      }
+      built = slot.get();
+    }
+    const Recipe &recipe = *built;
     if (!recipe.unsupported.empty())
       continue;
     // An output without the batch axis (a loss summed over it): the batch
@@ -329,7 +374,7 @@ matchRecipeFn(const FusedOpInfo &info, RecipeFn recipeFn,
         numReached >= 3 ? 100 * numReached / recipe.nodes.size() : 0;
     if (succeeded(matched)) {
       // The choices that differ from their defaults are params of the op.
-      for (NamedAttribute flag : flags) {
+      for (NamedAttribute flag : getFlags()) {
         const ParamSpec *spec = info.getParam(flag.getName());
         Attribute byDefault =
             spec->hasDefault() ? spec->getDefault(ctx) : BoolAttr::get(ctx, false);

@@ -58,14 +58,25 @@ static std::optional<int64_t> smallIntegerPower(Operation *op,
 }
 
 namespace {
-/// One factor of a flattened product: a recipe value to a power (in
-/// quarters, 4 or -4), or an IR scalar in a body, inverted or not.
+/// One factor of a flattened product: an IR scalar in a body, inverted or
+/// not.
 struct IRFactor {
   Value value;
-  unsigned body; // Index into ProductSearch::bodies.
+  unsigned body; // Index into the bodies of matchProduct.
   bool inverted;
 };
+
+/// A way to take an IR product apart: its factors, and the elementwise
+/// producers whose values were taken apart on the way (they become part of
+/// the match).
+struct Cut {
+  SmallVector<IRFactor> factors;
+  SmallVector<Operation *> producers;
+};
 } // namespace
+
+/// The cuts of a product beyond this many are not tried.
+static constexpr size_t kMaxCuts = 64;
 
 /// The recipe's factors of `node`, raised to `sign` (1 or -1): through Mul,
 /// and Div (the divisor inverted); constant factors of 1 left out. `chain`:
@@ -93,67 +104,92 @@ LogicalResult Matcher::matchProduct(Want w, Value s, const Body &body) {
 
   // The IR's factors, and the bodies they live in: `body`, and those of the
   // elementwise producers of its inputs that compute part of the product.
+  // Each product inside the product may be a factor itself or be taken
+  // apart (a SiLU's quotient feeding a product is one factor to a recipe
+  // that reads SiLU's result, two to one that spells SiLU out): every way
+  // of cutting is a candidate.
   std::deque<Body> bodies;
   bodies.push_back(body);
-  SmallVector<Operation *> producers;
-  SmallVector<IRFactor> factors;
-  bool tooMany = false;
-  std::function<void(Value, unsigned, bool)> collect = [&](Value v,
-                                                           unsigned b,
-                                                           bool inverted) {
-    if (factors.size() > kMaxFactors) {
-      tooMany = true;
-      return;
-    }
-    const Body &in = bodies[b];
-    if (FloatAttr c = constantValue(v, &in); c && c.getValueAsDouble() == 1.0)
-      return;
-    Operation *op = v.getDefiningOp();
-    if (op && op->getBlock() == in.block()) {
-      if (isa<arith::MulFOp>(op)) {
-        collect(op->getOperand(0), b, inverted);
-        collect(op->getOperand(1), b, inverted);
-        return;
-      }
-      if (isa<arith::DivFOp>(op)) {
-        collect(op->getOperand(0), b, inverted);
-        collect(op->getOperand(1), b, !inverted);
-        return;
-      }
-      if (std::optional<int64_t> k = smallIntegerPower(op, in)) {
-        for (int64_t i = 0; i < *k; ++i)
-          collect(op->getOperand(0), b, inverted);
-        return;
-      }
-    }
-    // An input computed by an elementwise op whose result is a product
-    // too (TOSA's one op per multiply).
-    if (auto read = readInput(v, in)) {
-      if (auto producer = elementwiseProducer(read->first, read->second)) {
-        Operation *def = producer->first.getDefiningOp();
-        if (def && def->getBlock() == producer->second.block() &&
-            (isa<arith::MulFOp, arith::DivFOp>(def) ||
-             smallIntegerPower(def, producer->second))) {
-          producers.push_back(read->first.getDefiningOp());
-          bodies.push_back(std::move(producer->second));
-          collect(producer->first, bodies.size() - 1, inverted);
-          return;
+  std::function<SmallVector<Cut>(Value, unsigned, bool, bool)> cutsOf =
+      [&](Value v, unsigned b, bool inverted, bool mustSplit) {
+        SmallVector<Cut> cuts;
+        const Body &in = bodies[b];
+        if (FloatAttr c = constantValue(v, &in);
+            c && c.getValueAsDouble() == 1.0) {
+          cuts.emplace_back();
+          return cuts;
         }
-      }
-    }
-    factors.push_back({v, b, inverted});
-  };
-  collect(s, 0, false);
+        if (!mustSplit)
+          cuts.push_back(Cut{{{v, b, inverted}}, {}});
+        // The factors of `v`'s op, in the body `at`.
+        SmallVector<std::pair<Value, bool>> parts;
+        unsigned at = b;
+        Operation *crossed = nullptr;
+        Operation *op = v.getDefiningOp();
+        if (!op || op->getBlock() != in.block()) {
+          // An input computed by an elementwise op (TOSA's one op per
+          // multiply).
+          op = nullptr;
+          if (auto read = readInput(v, in))
+            if (auto producer =
+                    elementwiseProducer(read->first, read->second)) {
+              Operation *def = producer->first.getDefiningOp();
+              if (def && def->getBlock() == producer->second.block()) {
+                crossed = read->first.getDefiningOp();
+                bodies.push_back(std::move(producer->second));
+                at = bodies.size() - 1;
+                op = def;
+              }
+            }
+        }
+        if (!op)
+          return cuts;
+        if (isa<arith::MulFOp>(op)) {
+          parts = {{op->getOperand(0), inverted}, {op->getOperand(1), inverted}};
+        } else if (isa<arith::DivFOp>(op)) {
+          parts = {{op->getOperand(0), inverted},
+                   {op->getOperand(1), !inverted}};
+        } else if (std::optional<int64_t> k =
+                       smallIntegerPower(op, bodies[at])) {
+          for (int64_t i = 0; i < *k; ++i)
+            parts.push_back({op->getOperand(0), inverted});
+        } else {
+          return cuts;
+        }
+        // The cartesian product of the parts' cuts.
+        SmallVector<Cut> split = {Cut{{}, crossed ? SmallVector<Operation *>{crossed}
+                                                  : SmallVector<Operation *>{}}};
+        for (auto [part, inv] : parts) {
+          SmallVector<Cut> partCuts = cutsOf(part, at, inv, false);
+          SmallVector<Cut> next;
+          for (const Cut &left : split)
+            for (const Cut &right : partCuts) {
+              if (next.size() >= kMaxCuts ||
+                  left.factors.size() + right.factors.size() > kMaxFactors)
+                continue;
+              Cut both = left;
+              llvm::append_range(both.factors, right.factors);
+              llvm::append_range(both.producers, right.producers);
+              next.push_back(std::move(both));
+            }
+          split = std::move(next);
+        }
+        for (Cut &cut : split)
+          if (cuts.size() < kMaxCuts)
+            cuts.push_back(std::move(cut));
+        return cuts;
+      };
+  // (The product as written was tried before: it is taken apart.)
+  SmallVector<Cut> cuts = cutsOf(s, 0, false, /*mustSplit=*/true);
 
   // The product is found, whatever its factors turn out to be.
   for (unsigned node : chain)
     reach(node);
-  if (tooMany || wanted.size() > kMaxFactors)
+  if (wanted.size() > kMaxFactors)
     return failOverTies("a product has too many factors to reassociate");
-  if (factors.size() != wanted.size())
-    return failOverTies("a product of " + Twine(factors.size()) +
-                        " factors where the recipe has " +
-                        Twine(wanted.size()));
+  auto sameCount = [&](const Cut &cut) {
+    return cut.factors.size() == wanted.size();
+  };
   // Factors with structure first: constants and params match any constant,
   // so they go last, once the rest is bound.
   llvm::stable_sort(wanted, [&](const Want &a, const Want &b) {
@@ -161,34 +197,58 @@ LogicalResult Matcher::matchProduct(Want w, Value s, const Body &body) {
            isScalarKind(recipe.nodes[b.node].op);
   });
 
-  SmallVector<bool> used(factors.size(), false);
-  unsigned tries = 0;
-  std::function<LogicalResult(size_t)> assign = [&](size_t i) {
-    if (i == wanted.size())
-      return success();
-    for (auto [j, f] : llvm::enumerate(factors)) {
-      if (used[j])
-        continue;
-      if (++tries > kMaxProductTries)
-        return failure();
-      // An inverted IR factor is matched by the inverse of the wanted one.
-      Want want = wanted[i];
-      if (f.inverted)
-        want.quarters = -want.quarters;
-      State before = st;
-      used[j] = true;
-      if (succeeded(matchScalar(want, f.value, bodies[f.body])) &&
-          succeeded(assign(i + 1)))
-        return success();
-      used[j] = false;
-      st = std::move(before);
-    }
-    return failure();
+  // Where the IR has another number of factors however it is cut, that is
+  // what the report says, not where a pairing of the factors failed.
+  size_t most = 0;
+  for (const Cut &cut : cuts)
+    most = std::max(most, cut.factors.size());
+  std::string whyBefore = *why;
+  unsigned depthBefore = whyDepth;
+  auto failOnFactors = [&]() -> LogicalResult {
+    if (most == wanted.size())
+      return failure();
+    *why = std::move(whyBefore);
+    whyDepth = depthBefore;
+    return failOverTies("a product of " + Twine(most) +
+                        " factors where the recipe has " +
+                        Twine(wanted.size()));
   };
-  if (failed(assign(0)))
-    return tries > kMaxProductTries
-               ? failOverTies("a product has too many factors to reassociate")
-               : failure();
-  llvm::append_range(st.ops, producers);
-  return success();
+  unsigned tries = 0;
+  for (const Cut &cut : cuts) {
+    if (!sameCount(cut))
+      continue;
+    ArrayRef<IRFactor> factors = cut.factors;
+    SmallVector<bool> used(factors.size(), false);
+    std::function<LogicalResult(size_t)> assign = [&](size_t i) {
+      if (i == wanted.size())
+        return success();
+      for (auto [j, f] : llvm::enumerate(factors)) {
+        if (used[j])
+          continue;
+        if (++tries > kMaxProductTries)
+          return failure();
+        // An inverted IR factor is matched by the inverse of the wanted one.
+        Want want = wanted[i];
+        if (f.inverted)
+          want.quarters = -want.quarters;
+        State before = st;
+        used[j] = true;
+        if (succeeded(matchScalar(want, f.value, bodies[f.body])) &&
+            succeeded(assign(i + 1)))
+          return success();
+        used[j] = false;
+        st = std::move(before);
+      }
+      return failure();
+    };
+    State before = st;
+    if (succeeded(assign(0))) {
+      llvm::append_range(st.ops, cut.producers);
+      return success();
+    }
+    st = std::move(before);
+    if (tries > kMaxProductTries)
+      return failOverTies("a product has too many factors to reassociate");
+  }
+  return failOnFactors();
 }

@@ -304,6 +304,12 @@ bool isOpKind(Operation *op, RecipeOp kind) {
     return isa<math::TanhOp>(op);
   case RecipeOp::Erf:
     return isa<math::ErfOp>(op);
+  case RecipeOp::Abs:
+    return isa<math::AbsFOp>(op);
+  case RecipeOp::Log1p:
+    return isa<math::Log1pOp>(op);
+  case RecipeOp::Expm1:
+    return isa<math::ExpM1Op>(op);
   case RecipeOp::Add:
     return isa<arith::AddFOp>(op);
   case RecipeOp::Sub:
@@ -314,13 +320,16 @@ bool isOpKind(Operation *op, RecipeOp kind) {
     return isa<arith::DivFOp>(op);
   case RecipeOp::Max:
     return isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
+  case RecipeOp::Min:
+    return isa<arith::MinimumFOp, arith::MinNumFOp>(op);
   default:
     return false;
   }
 }
 
 bool isCommutative(RecipeOp kind) {
-  return kind == RecipeOp::Add || kind == RecipeOp::Mul || kind == RecipeOp::Max;
+  return kind == RecipeOp::Add || kind == RecipeOp::Mul ||
+         kind == RecipeOp::Max || kind == RecipeOp::Min;
 }
 
 bool isScalarKind(RecipeOp kind) {

@@ -61,6 +61,14 @@ static void buildRuntimeRecipe(RecipeBuilder &rb) {
       v = rb.tanh(arg(0));
     else if (op == "math.erf")
       v = rb.erf(arg(0));
+    else if (op == "math.absf")
+      v = rb.abs(arg(0));
+    else if (op == "math.log1p")
+      v = rb.log1p(arg(0));
+    else if (op == "math.expm1")
+      v = rb.expm1(arg(0));
+    else if (op == "arith.minimumf")
+      v = rb.min(arg(0), arg(1));
     else
       llvm_unreachable("fuel.recipe's verifier admits only recipe steps");
     values.push_back(v);
@@ -118,6 +126,12 @@ StringRef mlir::fuel::stringifyRecipeOp(RecipeOp op) {
     return "tanh";
   case RecipeOp::Erf:
     return "erf";
+  case RecipeOp::Abs:
+    return "abs";
+  case RecipeOp::Log1p:
+    return "log1p";
+  case RecipeOp::Expm1:
+    return "expm1";
   case RecipeOp::Add:
     return "add";
   case RecipeOp::Sub:
@@ -128,6 +142,8 @@ StringRef mlir::fuel::stringifyRecipeOp(RecipeOp op) {
     return "div";
   case RecipeOp::Max:
     return "max";
+  case RecipeOp::Min:
+    return "min";
   case RecipeOp::Powi:
     return "powi";
   case RecipeOp::ReduceSum:

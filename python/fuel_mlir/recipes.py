@@ -16,8 +16,8 @@ its params (f64 attributes of the op)::
     registry.register("gelu_tanh", gelu_tanh)
     registry.register("leaky_relu", leaky_relu)
 
-Values support `+ - * /`, unary `-` and `** n` for a small integer n (as
-products), with Python numbers on either side; the functions below are the
+Values support `+ - * /`, unary `-`, `abs()` and `** n` for a small integer
+n (as products), with Python numbers on either side; the functions below are the
 recipe vocabulary's other steps. Anything else (comparisons, `math` or
 numpy functions, branching on a value) raises `TypeError`: a recipe is one
 computation for every element.
@@ -28,7 +28,8 @@ from __future__ import annotations
 import inspect
 import math
 
-__all__ = ["exp", "log", "sqrt", "rsqrt", "tanh", "erf", "maximum", "sigmoid", "trace"]
+__all__ = ["exp", "log", "sqrt", "rsqrt", "tanh", "erf", "log1p", "expm1", "maximum",
+           "minimum", "sigmoid", "trace"]
 
 _MAX_POWER = 16
 
@@ -117,6 +118,9 @@ class Value:
     def __pos__(self):
         return self
 
+    def __abs__(self):
+        return self.tracer.step("math.absf", self)
+
     def __pow__(self, exponent):
         if isinstance(exponent, bool) or not isinstance(exponent, int) or not (
                 1 <= exponent <= _MAX_POWER):
@@ -163,6 +167,8 @@ sqrt = _unary("math.sqrt")
 rsqrt = _unary("math.rsqrt")
 tanh = _unary("math.tanh")
 erf = _unary("math.erf")
+log1p = _unary("math.log1p")
+expm1 = _unary("math.expm1")
 
 
 def maximum(a, b):
@@ -171,6 +177,14 @@ def maximum(a, b):
     if tracer is None:
         raise TypeError("maximum in a recipe takes at least one recipe value")
     return tracer.step("arith.maximumf", a, b)
+
+
+def minimum(a, b):
+    """The smaller of two values (NaN if either is)."""
+    tracer = a.tracer if isinstance(a, Value) else getattr(b, "tracer", None)
+    if tracer is None:
+        raise TypeError("minimum in a recipe takes at least one recipe value")
+    return tracer.step("arith.minimumf", a, b)
 
 
 def sigmoid(x):

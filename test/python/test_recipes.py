@@ -78,6 +78,50 @@ fuel.recipe @swiglu(%g: f32, %u: f32) -> f32 {
 }
 """
 
+# The other steps: absolute value, minimum, log1p and expm1.
+SOFTSIGN = """
+fuel.recipe @softsign(%x: f32) -> f32 {
+  %one = arith.constant 1.0 : f32
+  %a = math.absf %x : f32
+  %d = arith.addf %one, %a : f32
+  %y = arith.divf %x, %d : f32
+  fuel.yield %y : f32
+}
+"""
+
+HARD_SWISH = """
+fuel.recipe @hard_swish(%x: f32) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %three = arith.constant 3.0 : f32
+  %six = arith.constant 6.0 : f32
+  %s = arith.addf %x, %three : f32
+  %r = arith.maximumf %s, %zero : f32
+  %c = arith.minimumf %r, %six : f32
+  %p = arith.mulf %x, %c : f32
+  %y = arith.divf %p, %six : f32
+  fuel.yield %y : f32
+}
+"""
+
+MISH = """
+fuel.recipe @mish(%x: f32) -> f32 {
+  %e = math.exp %x : f32
+  %sp = math.log1p %e : f32
+  %t = math.tanh %sp : f32
+  %y = arith.mulf %x, %t : f32
+  fuel.yield %y : f32
+}
+"""
+
+EXPM1_RATIO = """
+fuel.recipe @expm1_half(%x: f32) -> f32 {
+  %half = arith.constant 0.5 : f32
+  %h = arith.mulf %x, %half : f32
+  %y = math.expm1 %h : f32
+  fuel.yield %y : f32
+}
+"""
+
 erf = np.vectorize(math.erf)
 
 
@@ -91,6 +135,10 @@ RECIPES = {
         math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))),
     "silu": (SILU.format(name="silu"), {}, ref_silu),
     "leaky_relu": (LEAKY, {"alpha": 0.125}, lambda x: np.where(x > 0, x, 0.125 * x)),
+    "softsign": (SOFTSIGN, {}, lambda x: x / (1.0 + np.abs(x))),
+    "hard_swish": (HARD_SWISH, {}, lambda x: x * np.clip(x + 3.0, 0.0, 6.0) / 6.0),
+    "mish": (MISH, {}, lambda x: x * np.tanh(np.log1p(np.exp(x)))),
+    "expm1_half": (EXPM1_RATIO, {}, lambda x: np.expm1(0.5 * x)),
 }
 
 DTYPES = [("f32", np.float32), ("f16", np.float16)]

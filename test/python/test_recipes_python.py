@@ -33,6 +33,22 @@ def leaky(x, *, alpha):
     return recipes.maximum(x, alpha * x)
 
 
+def softsign(x):
+    return x / (1.0 + abs(x))
+
+
+def hard_swish(x):
+    return x * recipes.minimum(recipes.maximum(x + 3.0, 0.0), 6.0) / 6.0
+
+
+def mish(x):
+    return x * recipes.tanh(recipes.log1p(recipes.exp(x)))
+
+
+def expm1_half(x):
+    return recipes.expm1(0.5 * x)
+
+
 def build(names_params, shape, dtype="f32"):
     """A module whose @f applies the ops in order to one tensor."""
     with ir.Context(), ir.Location.unknown():
@@ -83,6 +99,10 @@ def test_traced_recipes_run(dname, dtype):
     registry.register("py_gelu_tanh", gelu_tanh)
     registry.register("py_silu", silu)
     registry.register("py_leaky", leaky)
+    registry.register("py_softsign", softsign)
+    registry.register("py_hard_swish", hard_swish)
+    registry.register("py_mish", mish)
+    registry.register("py_expm1_half", expm1_half)
     x = (rand((4, 48), np.float32, seed=11) * 4.0).astype(dtype)
     x64 = np.asarray(x, np.float64)
     refs = {
@@ -91,6 +111,10 @@ def test_traced_recipes_run(dname, dtype):
                                                    * (x64 + 0.044715 * x64 ** 3))),
         "py_silu": x64 / (1.0 + np.exp(-x64)),
         "py_leaky": np.where(x64 > 0, x64, 0.25 * x64),
+        "py_softsign": x64 / (1.0 + np.abs(x64)),
+        "py_hard_swish": x64 * np.clip(x64 + 3.0, 0.0, 6.0) / 6.0,
+        "py_mish": x64 * np.tanh(np.log1p(np.exp(x64))),
+        "py_expm1_half": np.expm1(0.5 * x64),
     }
     for name, want in refs.items():
         params = {"alpha": 0.25} if name == "py_leaky" else {}

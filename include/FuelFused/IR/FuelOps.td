@@ -92,8 +92,8 @@ def Fuel_RecipeDefOp : Fuel_Op<"recipe", [
     result's element. Every value has one float type (the recipe is
     instantiated for each float element type). The ops a body may use are
     those recipes are made of: `arith.constant` (a float), `arith.addf`,
-    `subf`, `mulf`, `divf`, `maximumf`, `negf`, `math.exp`, `log`, `sqrt`,
-    `rsqrt`, `tanh`, `erf`.
+    `subf`, `mulf`, `divf`, `maximumf`, `minimumf`, `negf`, `math.exp`, `log`,
+    `log1p`, `expm1`, `sqrt`, `rsqrt`, `tanh`, `erf`, `absf`.
 
     ```mlir
     fuel.recipe @leaky_relu(%x: f32) params(%alpha: f32) -> f32 {

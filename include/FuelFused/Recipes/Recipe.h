@@ -52,12 +52,16 @@ enum class RecipeOp {
   Rsqrt,
   Tanh,
   Erf,
+  Abs,
+  Log1p, ///< log(1 + x), accurate near 0.
+  Expm1, ///< exp(x) - 1, accurate near 0.
   // Elementwise (binary).
   Add,
   Sub,
   Mul,
   Div,
   Max,
+  Min,
   // x^n for an integer n (the node's `intValue`).
   Powi,
   // Reductions along one axis.
@@ -206,6 +210,9 @@ public:
   RecipeValue rsqrt(RecipeValue x) { return unary(RecipeOp::Rsqrt, x); }
   RecipeValue tanh(RecipeValue x) { return unary(RecipeOp::Tanh, x); }
   RecipeValue erf(RecipeValue x) { return unary(RecipeOp::Erf, x); }
+  RecipeValue abs(RecipeValue x) { return unary(RecipeOp::Abs, x); }
+  RecipeValue log1p(RecipeValue x) { return unary(RecipeOp::Log1p, x); }
+  RecipeValue expm1(RecipeValue x) { return unary(RecipeOp::Expm1, x); }
   RecipeValue add(RecipeValue a, RecipeValue b) {
     return binary(RecipeOp::Add, a, b);
   }
@@ -220,6 +227,9 @@ public:
   }
   RecipeValue max(RecipeValue a, RecipeValue b) {
     return binary(RecipeOp::Max, a, b);
+  }
+  RecipeValue min(RecipeValue a, RecipeValue b) {
+    return binary(RecipeOp::Min, a, b);
   }
   RecipeValue powi(RecipeValue x, int64_t exponent);
   RecipeValue reduceSum(RecipeValue x, RecipeAxis axis) {

@@ -252,3 +252,72 @@ func.func @ungated(%arg0: tensor<8xf32>) -> tensor<8xf32> {
   } -> tensor<8xf32>
   return %1 : tensor<8xf32>
 }
+
+// -----
+
+// Recipes with absf, minimumf, log1p and expm1 (a softsign, a hard swish
+// clamped by min and max, mish) are found like the others.
+// CHECK-LABEL: func.func @steps
+// CHECK-NEXT:    %[[S:.*]] = fuel.fused @softsign (%arg0)
+// CHECK-NEXT:    %[[H:.*]] = fuel.fused @hard_swish (%[[S]])
+// CHECK-NEXT:    %[[M:.*]] = fuel.fused @mish (%[[H]])
+// CHECK-NEXT:    return %[[M]]
+fuel.recipe @softsign(%x: f32) -> f32 {
+  %one = arith.constant 1.0 : f32
+  %a = math.absf %x : f32
+  %d = arith.addf %one, %a : f32
+  %y = arith.divf %x, %d : f32
+  fuel.yield %y : f32
+}
+fuel.recipe @hard_swish(%x: f32) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %three = arith.constant 3.0 : f32
+  %six = arith.constant 6.0 : f32
+  %s = arith.addf %x, %three : f32
+  %r = arith.maximumf %s, %zero : f32
+  %c = arith.minimumf %r, %six : f32
+  %p = arith.mulf %x, %c : f32
+  %y = arith.divf %p, %six : f32
+  fuel.yield %y : f32
+}
+fuel.recipe @mish(%x: f32) -> f32 {
+  %e = math.exp %x : f32
+  %sp = math.log1p %e : f32
+  %t = math.tanh %sp : f32
+  %y = arith.mulf %x, %t : f32
+  fuel.yield %y : f32
+}
+#id = affine_map<(d0) -> (d0)>
+func.func @steps(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %three = arith.constant 3.0 : f32
+  %six = arith.constant 6.0 : f32
+  %sixth = arith.constant 0.166666672 : f32
+  %0 = tensor.empty() : tensor<8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%arg0 : tensor<8xf32>) outs(%0 : tensor<8xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %a = math.absf %x : f32
+    %d = arith.addf %a, %one : f32
+    %y = arith.divf %x, %d : f32
+    linalg.yield %y : f32
+  } -> tensor<8xf32>
+  %2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%1 : tensor<8xf32>) outs(%0 : tensor<8xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %s = arith.addf %x, %three : f32
+    %r = arith.maximumf %zero, %s : f32
+    %c = arith.minimumf %six, %r : f32
+    %p = arith.mulf %c, %sixth : f32
+    %y = arith.mulf %x, %p : f32
+    linalg.yield %y : f32
+  } -> tensor<8xf32>
+  %3 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%2 : tensor<8xf32>) outs(%0 : tensor<8xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %e = math.exp %x : f32
+    %sp = math.log1p %e : f32
+    %t = math.tanh %sp : f32
+    %y = arith.mulf %t, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<8xf32>
+  return %3 : tensor<8xf32>
+}
