@@ -17,6 +17,16 @@ using namespace mlir;
 using namespace mlir::fuel;
 using namespace mlir::fuel::match;
 
+std::string Matcher::where() const {
+  if (!current)
+    return "";
+  std::string text = (" (at " + current->getName().getStringRef()).str();
+  if (auto loc = dyn_cast<FileLineColLoc>(current->getLoc()))
+    text += (", line " + Twine(loc.getLine()) + ":" + Twine(loc.getColumn()))
+                .str();
+  return text + ")";
+}
+
 FailureOr<Want> Matcher::normalize(Want w) {
   while (true) {
     const RecipeNode &n = recipe.nodes[w.node];
@@ -466,6 +476,7 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
     return fail("expected a linalg op");
   unsigned k = cast<OpResult>(v).getResultNumber();
   st.ops.push_back(op);
+  llvm::SaveAndRestore<Operation *> at(current, op);
   // A copy onto the same dims and size-1 ones (StableHLO's broadcast_in_dim
   // of a reduction to its keepdim shape) holds its input's values.
   if (isDataMovement(op)) {
@@ -546,8 +557,16 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
           reach(w.node);
           return matchReduction(n, body, k);
         });
-    if (!loopsFound)
-      return fail("wrong iterators");
+    if (!loopsFound) {
+      std::string found;
+      llvm::raw_string_ostream os(found);
+      llvm::interleaveComma(op.getIteratorTypesArray(), os,
+                            [&](utils::IteratorType t) {
+                              os << utils::stringifyIteratorType(t);
+                            });
+      return fail("wrong iterators: expected " + stringifyRecipeOp(n.op) +
+                  " over the recipe's axes, found [" + found + "]");
+    }
     return matched;
   }
   FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, vdims, {});
@@ -595,13 +614,26 @@ LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
       }
     }
     auto move = t.getDefiningOp<linalg::LinalgOp>();
+    // What an operand read off the recipe's axes is, for the report.
+    auto offAxes = [&](StringRef how) {
+      std::string type;
+      llvm::raw_string_ostream os(type);
+      os << t.getType();
+      return fail("an operand is not on the recipe's axes: a " + type +
+                  " (" + stringifyRecipeOp(n.op) + " of the recipe) " + how);
+    };
     if (!move || !isDataMovement(move)) {
       if (llvm::any_of(dims, isGroup))
-        return fail("an operand is not on the recipe's axes");
+        return offAxes("read with merged dims");
       SmallVector<int64_t> want = layout(n);
       if (!std::is_permutation(dims.begin(), dims.end(), want.begin(),
                                want.end()))
-        return fail("an operand is not on the recipe's axes");
+        return offAxes(dims.size() == want.size()
+                           ? "read on other axes"
+                           : ("read on " + Twine(dims.size()) +
+                              " axes where the recipe's value has " +
+                              Twine(want.size()))
+                                 .str());
       // A value computed in another layout (an NHWC convolution transposed
       // back to NCHW): the op computing it says on which loops.
       if (n.op != RecipeOp::Input && n.op != RecipeOp::RotateHalf &&
@@ -614,7 +646,7 @@ LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
       auto type = dyn_cast<RankedTensorType>(t.getType());
       if (n.op != RecipeOp::Input || !type ||
           type.getRank() != static_cast<int64_t>(dims.size()))
-        return fail("an operand is not on the recipe's axes");
+        return offAxes("read transposed");
       SmallVector<int64_t> perm;
       for (int64_t d : want)
         perm.push_back(llvm::find(dims, d) - dims.begin());
@@ -627,11 +659,11 @@ LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
     FailureOr<SmallVector<int64_t>> loops =
         loopsOf(move, cast<OpResult>(t).getResultNumber(), dims, {});
     if (failed(loops))
-      return fail("an operand is not on the recipe's axes");
+      return offAxes("copied by an op that moves it off them");
     FailureOr<SmallVector<int64_t>> inner =
         operandDims(Body{move, std::move(*loops)}, 0);
     if (failed(inner))
-      return fail("an operand is not on the recipe's axes");
+      return offAxes("copied by an op that moves it off them");
     dims = std::move(*inner);
     moves.push_back(move);
     t = move.getDpsInputOperand(0)->get();

@@ -179,7 +179,13 @@ LogicalResult Matcher::matchProduct(Want w, Value s, const Body &body) {
             cuts.push_back(std::move(cut));
         return cuts;
       };
-  // (The product as written was tried before: it is taken apart.)
+  // (The product as written was tried before: it is taken apart.) Not
+  // when the IR is no product at all: one factor for a recipe of several.
+  Operation *rootOp = s.getDefiningOp();
+  if (!rootOp || rootOp->getBlock() != body.block() ||
+      !(isa<arith::MulFOp, arith::DivFOp>(rootOp) ||
+        smallIntegerPower(rootOp, body)))
+    return fail("expected a product");
   SmallVector<Cut> cuts = cutsOf(s, 0, false, /*mustSplit=*/true);
 
   // The product is found, whatever its factors turn out to be.

@@ -148,13 +148,19 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
     if (i >= body.op.getNumDpsInputs())
       return fail("a body reads its init");
     FailureOr<SmallVector<int64_t>> dims = operandDims(body, i);
-    if (failed(dims))
-      return fail("an operand is not on the recipe's axes");
+    if (failed(dims)) {
+      std::string map;
+      llvm::raw_string_ostream os(map);
+      os << body.op.getMatchingIndexingMap(body.op.getDpsInputOperand(i));
+      return fail("an operand is not on the recipe's axes: input " + Twine(i) +
+                  " read by " + map);
+    }
     return matchRead(w, body.op.getDpsInputOperand(i)->get(), *dims);
   }
   Operation *op = s.getDefiningOp();
   if (!op || op->getBlock() != block)
     return fail("expected a scalar op in the body");
+  llvm::SaveAndRestore<Operation *> at(current, op);
   // x combined with the combining op's identity (max with -inf): x.
   if (!isOpKind(op, n.op))
     if (std::optional<unsigned> i = identityOperand(op, &body))

@@ -159,6 +159,11 @@ static std::optional<double> splatValue(Value t, unsigned depth) {
   if (!op || depth >= kMaxConstantDepth || !op.getBlock() ||
       op.getNumReductionLoops() != 0 || !op.hasPureTensorSemantics())
     return std::nullopt;
+  // (No input is a value from outside: an argument is no constant.)
+  if (llvm::any_of(op.getDpsInputOperands(), [](OpOperand *in) {
+        return isa<BlockArgument>(in->get());
+      }))
+    return std::nullopt;
   SmallVector<double> inputs;
   for (OpOperand *in : op.getDpsInputOperands()) {
     std::optional<double> c = splatValue(in->get(), depth + 1);
@@ -259,7 +264,10 @@ Value withoutScalarTensors(Value s) {
 }
 
 std::optional<unsigned> identityOperand(Operation *op, const Body *body) {
-  if (op->getNumOperands() != 2 || op->getNumResults() != 1)
+  if (op->getNumOperands() != 2 || op->getNumResults() != 1 ||
+      !isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+           arith::MinNumFOp, arith::MulFOp, arith::DivFOp, arith::AddFOp,
+           arith::SubFOp>(op))
     return std::nullopt;
   for (unsigned i = 0; i < 2; ++i) {
     FloatAttr c = constantValue(withoutScalarTensors(op->getOperand(1 - i)), body);

@@ -27,6 +27,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/SaveAndRestore.h"
 
 #include <cmath>
 #include <deque>
@@ -106,16 +107,20 @@ private:
   /// found the most recipe values (the one a user wants to read about).
   LogicalResult fail(const Twine &msg) {
     if (why->empty() || st.reached.size() > whyDepth) {
-      *why = msg.str();
+      *why = msg.str() + where();
       whyDepth = st.reached.size();
     }
     return failure();
   }
+  /// Where the match stopped, for a message: " (at <op>, <line>:<col>)".
+  std::string where() const;
+  /// The IR op the match is looking at (for where()).
+  Operation *current = nullptr;
   /// A failure that also replaces one as deep: a product's verdict on its
   /// factors tells more than the failure of the product as written.
   LogicalResult failOverTies(const Twine &msg) {
     if (why->empty() || st.reached.size() >= whyDepth) {
-      *why = msg.str();
+      *why = msg.str() + where();
       whyDepth = st.reached.size();
     }
     return failure();

@@ -69,7 +69,9 @@ def FuelFuse : Pass<"fuel-fuse"> {
     an integer param, are not searched for. A subgraph is fused only when its intermediate values have
     no other users; what is not fused is left exactly as it was.
     `report=near-misses` emits a remark at each root where a recipe got at
-    least a third of the way before a rule stopped it, naming that rule.
+    least a third of the way before a rule stopped it, naming that rule, the
+    IR op where the match stopped (its line and column) and what was
+    expected against what was found.
 
     Ops defined by recipes in IR are searched for too: the `fuel.recipe`s of
     the module, and those of the files `recipes=` names (a library of

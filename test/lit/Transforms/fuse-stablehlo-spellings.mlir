@@ -102,7 +102,8 @@ module {
 
 // -----
 
-// A max with 0 is a ReLU of the row max, not its identity: not softmax.
+// A max with 0 is a ReLU of the row max, not its identity: not softmax. The
+// report says which op stopped the match (the max, line 138) and why.
 // CHECK-LABEL: func.func @joined_with_zero
 // CHECK-NOT:     fuel.fused
 #map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -187,7 +188,7 @@ module {
       linalg.yield %in : f32
     } -> tensor<2x16x64xf32>
     %22 = tensor.empty() : tensor<2x16x64xf32>
-    // expected-remark @+1 {{fuel-fuse near miss: softmax_last_dim: wrong iterators}}
+    // expected-remark @+1 {{fuel-fuse near miss: softmax_last_dim: wrong iterators: expected reduce_max over the recipe's axes, found [parallel, parallel] (at linalg.generic, line 138:10)}}
     %23 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%14, %21 : tensor<2x16x64xf32>, tensor<2x16x64xf32>) outs(%22 : tensor<2x16x64xf32>) {
     ^bb0(%in: f32, %in_4: f32, %out: f32):
       %24 = arith.divf %in, %in_4 : f32
