@@ -10,6 +10,8 @@
 
 #include "Matcher.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 using namespace mlir;
 using namespace mlir::fuel;
 using namespace mlir::fuel::match;
@@ -75,9 +77,90 @@ static bool isInsertedHalf(tensor::InsertSliceOp insert, int64_t axis,
                       insert.getDest(), axis, half);
 }
 
+/// The value of an index computed from constants and static sizes
+/// (`arith.addi %c0, tensor.dim %t, %c3` of a static dim).
+static std::optional<int64_t> staticIndex(Value v, unsigned depth = 0) {
+  if (depth > 4)
+    return std::nullopt;
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return c;
+  if (auto dim = v.getDefiningOp<tensor::DimOp>()) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    auto type = dyn_cast<RankedTensorType>(dim.getSource().getType());
+    if (!index || !type || type.isDynamicDim(*index))
+      return std::nullopt;
+    return type.getDimSize(*index);
+  }
+  if (auto add = v.getDefiningOp<arith::AddIOp>()) {
+    std::optional<int64_t> a = staticIndex(add.getLhs(), depth + 1);
+    std::optional<int64_t> b = staticIndex(add.getRhs(), depth + 1);
+    if (a && b)
+      return *a + *b;
+  }
+  return std::nullopt;
+}
+
+/// Whether `v` is `linalg.index d` minus a static `offset` (or the index
+/// itself when the offset is 0).
+static bool isIndexMinus(Value v, int64_t d, int64_t offset) {
+  if (auto sub = v.getDefiningOp<arith::SubIOp>()) {
+    std::optional<int64_t> c = staticIndex(sub.getRhs());
+    return c && *c == offset && isIndexMinus(sub.getLhs(), d, 0);
+  }
+  auto index = v.getDefiningOp<linalg::IndexOp>();
+  return offset == 0 && index && static_cast<int64_t>(index.getDim()) == d;
+}
+
+/// A concat along `axis` written as a generic that reads its two pieces by
+/// index (StableHLO's concatenate through torch-mlir: an scf.if on
+/// `index(axis) < size(first)` whose arms extract from either piece): the
+/// pieces.
+static std::optional<std::pair<Value, Value>> indexedConcat(Value v,
+                                                            int64_t axis) {
+  auto op = v.getDefiningOp<linalg::GenericOp>();
+  if (!op || op.getNumDpsInputs() != 0 || op->getNumResults() != 1 ||
+      op.getNumReductionLoops() != 0 ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+    return std::nullopt;
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  auto branch = yield.getOperand(0).getDefiningOp<scf::IfOp>();
+  auto cond = branch ? branch.getCondition().getDefiningOp<arith::CmpIOp>()
+                     : arith::CmpIOp();
+  if (!cond || cond.getPredicate() != arith::CmpIPredicate::ult ||
+      !isIndexMinus(cond.getLhs(), axis, 0))
+    return std::nullopt;
+  std::optional<int64_t> size = staticIndex(cond.getRhs());
+  if (!size)
+    return std::nullopt;
+  // Each arm yields one piece's element at the loops (the axis offset).
+  auto piece = [&](Region &arm, int64_t offset) -> Value {
+    if (!arm.hasOneBlock())
+      return Value();
+    auto armYield = cast<scf::YieldOp>(arm.front().getTerminator());
+    auto extract = armYield.getNumOperands() == 1
+                       ? armYield.getOperand(0).getDefiningOp<tensor::ExtractOp>()
+                       : tensor::ExtractOp();
+    if (!extract ||
+        static_cast<int64_t>(extract.getIndices().size()) != op.getNumLoops())
+      return Value();
+    for (auto [d, index] : llvm::enumerate(extract.getIndices()))
+      if (!isIndexMinus(index, d, static_cast<int64_t>(d) == axis ? offset : 0))
+        return Value();
+    return extract.getTensor();
+  };
+  Value first = piece(branch.getThenRegion(), 0);
+  Value second = piece(branch.getElseRegion(), *size);
+  auto firstType = first ? dyn_cast<RankedTensorType>(first.getType())
+                         : RankedTensorType();
+  if (!first || !second || !firstType || firstType.getDimSize(axis) != *size)
+    return std::nullopt;
+  return std::pair(first, second);
+}
+
 LogicalResult Matcher::matchRotateHalf(const RecipeNode &n, Value v) {
   // rotate_half(x) = [-x2, x1] along the axis, with x1, x2 the halves of x:
-  // a concat, or two insert_slices into an empty tensor.
+  // a concat, two insert_slices into an empty tensor, or a generic that
+  // reads the halves by index.
   SmallVector<int64_t> dims = layout(recipe.nodes[n.operands[0]]);
   auto pos = llvm::find(dims, static_cast<int64_t>(axisDims[n.index].front()));
   if (pos == dims.end())
@@ -108,6 +191,9 @@ LogicalResult Matcher::matchRotateHalf(const RecipeNode &n, Value v) {
       return fail("expected rotate_half's halves");
     }
     pieces.append({outer, inner});
+  } else if (auto pieces2 = indexedConcat(v, axis)) {
+    std::tie(first, second) = *pieces2;
+    pieces.push_back(v.getDefiningOp());
   } else {
     return fail("expected rotate_half's concat");
   }

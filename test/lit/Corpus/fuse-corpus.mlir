@@ -40,7 +40,7 @@
 // CHECK-NEXT: jax_stablehlo/linear.stablehlo2linalg.mlir elementwise-fused: fused_linear=1
 // CHECK-NEXT: jax_stablehlo/rmsnorm.stablehlo2linalg.mlir as-exported: rms_norm_last_dim=1
 // CHECK-NEXT: jax_stablehlo/rmsnorm.stablehlo2linalg.mlir elementwise-fused: rms_norm_last_dim=1
-// CHECK-NEXT: jax_stablehlo/rope.stablehlo2linalg.mlir as-exported: none
+// CHECK-NEXT: jax_stablehlo/rope.stablehlo2linalg.mlir as-exported: rope=1
 // CHECK-NEXT: jax_stablehlo/rope.stablehlo2linalg.mlir elementwise-fused: none
 // CHECK-NEXT: jax_stablehlo/sdpa.stablehlo2linalg.mlir as-exported: none
 // CHECK-NEXT: jax_stablehlo/sdpa.stablehlo2linalg.mlir elementwise-fused: none
