@@ -66,11 +66,42 @@ Operation *fillOf(Value t) {
 
 /// The float value of `s`: a constant, a float cast of one, or (inside a
 /// body) an input that is a splat constant or a fill of one.
+/// The value of integer scalar `s`: a constant, or (inside a body) an input
+/// that is an integer splat or a fill of a constant.
+static std::optional<int64_t> intConstantValue(Value s, const Body *body) {
+  APInt i;
+  if (matchPattern(s, m_ConstantInt(&i)))
+    return i.getSExtValue();
+  auto arg = dyn_cast<BlockArgument>(s);
+  if (!body || !arg || arg.getOwner() != body->block() ||
+      arg.getArgNumber() >= body->op.getNumDpsInputs())
+    return std::nullopt;
+  Value t = body->op.getDpsInputOperand(arg.getArgNumber())->get();
+  DenseIntElementsAttr ints;
+  if (matchPattern(t, m_Constant(&ints)) && ints.isSplat())
+    return ints.getSplatValue<APInt>().getSExtValue();
+  if (Operation *fill = fillOf(t))
+    if (matchPattern(fill->getOperand(0), m_ConstantInt(&i)))
+      return i.getSExtValue();
+  return std::nullopt;
+}
+
 FloatAttr constantValue(Value s, const Body *body) {
   FloatAttr c;
   if (matchPattern(s, m_Constant(&c)))
     return c;
   if (Operation *op = s.getDefiningOp()) {
+    // An integer constant converted (ONNX's ignored-row 0, an i64 splat).
+    if (isa<arith::SIToFPOp, arith::UIToFPOp>(op)) {
+      std::optional<int64_t> i = intConstantValue(op->getOperand(0), body);
+      auto type = dyn_cast<FloatType>(op->getResult(0).getType());
+      if (!i || !type || (isa<arith::UIToFPOp>(op) && *i < 0))
+        return {};
+      APFloat v(static_cast<double>(*i));
+      bool lost;
+      v.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      return FloatAttr::get(type, v);
+    }
     if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
       FloatAttr inner = constantValue(op->getOperand(0), body);
       auto type = dyn_cast<FloatType>(op->getResult(0).getType());

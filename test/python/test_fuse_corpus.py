@@ -76,11 +76,16 @@ JAX_FILES = {f"{route}/{model}.{suffix}": counts
                                    ("jax_stablehlo", "stablehlo2linalg.mlir"))
              for model, counts in JAX_FOUND_BY_ROUTE[route].items()}
 
-EXPECTED = {**per_file(BY_MODEL), **JAX_FILES}
+# ONNX's SoftmaxCrossEntropyLoss through torch-mlir (test/corpus/make_onnx.py),
+# each reduction and an ignore index.
+ONNX_FILES = {f"onnx_torch_mlir/softmax_cross_entropy_{kind}.linalg.mlir":
+              {"fused_softmax_cross_entropy": 1} for kind in ("mean", "sum", "none", "ignore")}
+
+EXPECTED = {**per_file(BY_MODEL), **JAX_FILES, **ONNX_FILES}
 # After elementwise fusion the causal mask and the softmax of
 # dot_product_attention share bodies the softmax is not found in.
 EXPECTED_AFTER_ELEMENTWISE_FUSION = {
-    **per_file(BY_MODEL_AFTER_ELEMENTWISE_FUSION),
+    **per_file(BY_MODEL_AFTER_ELEMENTWISE_FUSION), **ONNX_FILES,
     **{k: v for k, v in JAX_FILES.items()
        if "sdpa_causal" not in k and k != "jax_stablehlo/rope.stablehlo2linalg.mlir"}}
 
@@ -191,3 +196,17 @@ def test_value_changing_form_rounds_otherwise(fuel_opt):
     export_error = np.abs(export - want).max()
     our_error = np.abs(ours - want).max()
     assert our_error < 1e-3 < export_error
+
+
+@pytest.mark.parametrize("kind", ["mean", "sum", "none", "ignore"])
+def test_onnx_cross_entropy_on_every_class(fuel_opt, kind):
+    # Targets over all 10 classes (3 is the ignored one in "ignore"): the
+    # fused op computes what the export computed, ignored rows included.
+    original = (CORPUS / f"onnx_torch_mlir/softmax_cross_entropy_{kind}.linalg.mlir").read_text()
+    fused = run_opt(fuel_opt, original, "--fuel-fuse")
+    rng = np.random.default_rng(5)
+    logits = rng.standard_normal((8, 10)).astype(np.float32)
+    labels = np.array([3, 0, 9, 3, 5, 1, 7, 2], dtype=np.int64)
+    want = runner.compile(original, "loss")(logits, labels)
+    got = runner.compile(fused, "loss")(logits, labels)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
