@@ -363,6 +363,24 @@ Matcher::evalCondTensor(Value t, ArrayRef<int64_t> dims, unsigned depth) {
   return evalCond(producer->first, producer->second, depth + 1);
 }
 
+bool Matcher::isFalse(Value x, const Body &body, unsigned depth) {
+  if (depth > 24)
+    return false;
+  if (matchPattern(x, m_Zero()))
+    return true;
+  auto read = readInput(x, body);
+  if (!read)
+    return false;
+  Value t = withoutUnitReshapes(read->first);
+  DenseIntElementsAttr dense;
+  if (matchPattern(t, m_Constant(&dense)))
+    return dense.isSplat() && dense.getElementType().isInteger(1) &&
+           !dense.getSplatValue<bool>();
+  std::optional<std::pair<Value, Body>> producer =
+      elementwiseProducer(t, read->second);
+  return producer && isFalse(producer->first, producer->second, depth + 1);
+}
+
 std::optional<Matcher::Cond> Matcher::evalCond(Value x, const Body &body,
                                                unsigned depth) {
   if (depth > 24)
@@ -406,9 +424,17 @@ std::optional<Matcher::Cond> Matcher::evalCond(Value x, const Body &body,
       return std::nullopt;
     }
   }
-  if (isa<arith::AndIOp>(op)) {
-    std::optional<Cond> a = evalCond(op->getOperand(0), body, depth + 1);
-    std::optional<Cond> b = evalCond(op->getOperand(1), body, depth + 1);
+  // select(c, a, false) is c and a (jnp.tril's select of a mask of ones).
+  auto sel = dyn_cast<arith::SelectOp>(op);
+  bool andLike =
+      isa<arith::AndIOp>(op) ||
+      (sel && sel.getType().isInteger(1) &&
+       isFalse(sel.getFalseValue(), body, depth + 1));
+  if (andLike) {
+    Value lhs = sel ? sel.getCondition() : op->getOperand(0);
+    Value rhs = sel ? sel.getTrueValue() : op->getOperand(1);
+    std::optional<Cond> a = evalCond(lhs, body, depth + 1);
+    std::optional<Cond> b = evalCond(rhs, body, depth + 1);
     if (!a || !b)
       return std::nullopt;
     if (a->always)

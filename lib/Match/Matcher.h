@@ -273,6 +273,8 @@ private:
   std::optional<Linear> evalIndexTensor(Value t, ArrayRef<int64_t> dims,
                                         unsigned depth);
   std::optional<Cond> evalCond(Value x, const Body &body, unsigned depth);
+  /// Whether bool `x` (in `body`) is false everywhere.
+  bool isFalse(Value x, const Body &body, unsigned depth);
   std::optional<Cond> evalCondTensor(Value t, ArrayRef<int64_t> dims,
                                      unsigned depth);
   /// `y` is 0 where the condition holds and -inf (or the lowest float)

@@ -210,3 +210,15 @@ def test_onnx_cross_entropy_on_every_class(fuel_opt, kind):
     want = runner.compile(original, "loss")(logits, labels)
     got = runner.compile(fused, "loss")(logits, labels)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_jax_einsum_attention_after_inlining(fuel_opt):
+    # torch-mlir's route keeps jnp.tril and jnp.where as private functions:
+    # inlined, the mask (a select of a tril of ones) is the causal mask and
+    # the whole attention is found.
+    original = (CORPUS / "jax_stablehlo/einsum_attention.stablehlo2linalg.mlir").read_text()
+    prepared = run_opt(fuel_opt, original, "--inline")
+    fused = run_opt(fuel_opt, prepared, "--fuel-fuse")
+    assert count_fused(fused) == {"flash_attn": 1}
+    assert "causal = true" in fused and "softmax_scale = 2.500000e-01" in fused
+    check_same_numerics(prepared, fused)
