@@ -1,19 +1,25 @@
 """How --fuel-fuse's cost grows with the size of a module.
 
-Two modules of growing size, timed under --fuel-fuse, with the time per
+Modules of growing size, timed under --fuel-fuse, with the time per
 layer printed (a flat column means linear cost):
 
 - the normal form: N "layers" (rms_norm, fused_linear, softmax, layer_norm,
   chained) decomposed with --fuel-decompose, one function;
 - a real export: N copies of a torch-mlir Llama block (corpus, weights
-  elided: 2 RMSNorms, 2 RoPEs and attention found), one function each.
+  elided: 2 RMSNorms, 2 RoPEs and attention found), one function each;
+- and the pass's time next to --canonicalize and
+  --linalg-fuse-elementwise-ops on N functions of a torch-mlir RMS norm and
+  softmax each (--mlir-timing, threads on and off).
 
     python bench/fuse_scaling.py [--fuel-opt PATH] [--layers 250 500 1000 2000]
                                  [--blocks 25 50 100 200] [--corpus DIR]
+                                 [--functions 1250 2500 5000]
 """
 
 import argparse
+import re
 import shutil
+import statistics
 import subprocess
 import tempfile
 import time
@@ -46,6 +52,33 @@ def llama_module(corpus: Path, n: int) -> str:
     return maps + "module {" + funcs + "}\n"
 
 
+def norm_softmax_module(corpus: Path, n: int) -> str:
+    """n functions, each a torch-mlir RMS norm and softmax (the exports of
+    test/corpus, their map aliases written out)."""
+    funcs = []
+    for name in ("rmsnorm", "softmax"):
+        text = (corpus / "torch_mlir" / f"{name}.linalg.mlir").read_text().split("{-#")[0]
+        text = re.sub(r"dense_resource<[^>]*>", "dense<1.0>", text)
+        aliases = dict(re.findall(r"^(#map\d*) = (affine_map<.*>)$", text, re.M))
+        body = text[text.index("  func.func"):text.rindex("}")]
+        for alias in sorted(aliases, key=len, reverse=True):
+            body = re.sub(re.escape(alias) + r"\b", aliases[alias], body)
+        funcs.append(body)
+    return "module {\n" + "".join(
+        re.sub(r"func\.func @(\w+)", rf"func.func @\1_{i}", f)
+        for i in range(n) for f in funcs) + "}\n"
+
+
+def pass_time(fuel_opt: str, path: Path, flags: list[str], pass_name: str) -> float:
+    """The pass's own time from --mlir-timing (parsing and printing left out)."""
+    err = subprocess.run([fuel_opt, str(path), *flags, "--mlir-timing", "-o", "/dev/null"],
+                         check=True, capture_output=True, text=True).stderr
+    for line in err.splitlines():
+        if line.rstrip().endswith(pass_name):
+            return float(line.split()[0])
+    raise RuntimeError(f"no {pass_name} in the timing report:\n{err}")
+
+
 def time_fuse(fuel_opt: str, path: Path, repeat: int) -> tuple[float, str]:
     best, out = float("inf"), ""
     for _ in range(repeat):
@@ -63,6 +96,7 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, nargs="+", default=[25, 50, 100, 200])
     parser.add_argument("--corpus", type=Path,
                         default=Path(__file__).resolve().parents[2] / "shared" / "corpus")
+    parser.add_argument("--functions", type=int, nargs="+", default=[1250, 2500, 5000])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     print("normal form (decomposed layers, one function)")
@@ -78,6 +112,27 @@ def main() -> None:
             fused = out.count("fuel.fused")
             assert fused == 4 * n, f"expected {4 * n} fused ops, found {fused}"
             print(f"{n:>8} {generics:>9} {best:>8.2f} {1000 * best / n:>9.3f}")
+        # The pass next to upstream passes on the same module: medians of
+        # --mlir-timing's pass times, threads on and off.
+        print("pass time, torch-mlir RMS norm + softmax per function (median s)")
+        print(f"{'funcs':>8} {'threads':>8} {'fuel-fuse':>10} {'canonicalize':>13} "
+              f"{'elementwise':>12} {'ratio':>6}")
+        repo_corpus = Path(__file__).resolve().parents[1] / "test" / "corpus"
+        for n in args.functions:
+            src = Path(tmp) / f"ns{n}.mlir"
+            src.write_text(norm_softmax_module(repo_corpus, n))
+            for threads in ([], ["--mlir-disable-threading"]):
+                times = {name: statistics.median(
+                    pass_time(args.fuel_opt, src, [flag, *threads], name)
+                    for _ in range(args.repeat))
+                    for name, flag in (("FuelFuse", "--fuel-fuse"),
+                                       ("Canonicalizer", "--canonicalize"),
+                                       ("LinalgElementwiseOpFusionPass",
+                                        "--linalg-fuse-elementwise-ops"))}
+                print(f"{n:>8} {'off' if threads else 'on':>8} {times['FuelFuse']:>10.3f} "
+                      f"{times['Canonicalizer']:>13.3f} "
+                      f"{times['LinalgElementwiseOpFusionPass']:>12.3f} "
+                      f"{times['FuelFuse'] / times['Canonicalizer']:>6.2f}")
         if not (args.corpus / "torch_mlir").is_dir():
             print(f"(no corpus at {args.corpus}: the Llama blocks are skipped)")
             return

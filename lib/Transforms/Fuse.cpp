@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
@@ -255,14 +256,18 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     elementwiseRecipes = std::move(initialElementwise);
   }
 
-  void fuse() {
+  /// The near misses of one scope, in the order of its roots.
+  using MissList = SmallVector<std::pair<Operation *, SmallVector<std::string>>>;
+
+  /// Fuses what `scope` (a function, or the op the pass runs on) computes.
+  void fuseIn(Operation *scope, MissList &out) {
     ErasedOps erased;
     IRRewriter rewriter(&getContext(), &erased);
     // First the values an upstream fusion moved into a reduction's body (a
     // RoPE inside the matmul that reads it), so that what reads the
     // reduction can match; then every result.
     SmallVector<linalg::GenericOp> reductions;
-    getOperation()->walk([&](linalg::GenericOp g) {
+    scope->walk([&](linalg::GenericOp g) {
       if (g.getNumReductionLoops() > 0)
         reductions.push_back(g);
     });
@@ -278,7 +283,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     // result expanded back to [B, H, ...]). A fused op is an aggregate
     // too: what its decomposition computes may be found as another op.
     SmallVector<Operation *> roots;
-    getOperation()->walk([&](Operation *op) {
+    scope->walk([&](Operation *op) {
       if (op->getNumResults() != 1)
         return;
       if ((isa<linalg::LinalgOp>(op) && !isa<linalg::FillOp>(op)) ||
@@ -315,9 +320,32 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
       if (!fused && !nearMisses.lines.empty())
         misses[g] = std::move(nearMisses.lines);
     }
+    for (auto &[op, lines] : misses)
+      if (!erased.ops.contains(op))
+        out.emplace_back(op, std::move(lines));
+  }
+
+  /// Functions are fused independently, on the context's threads; the near
+  /// misses are reported afterwards, in the order of the IR.
+  void fuse() {
+    Operation *root = getOperation();
+    SmallVector<Operation *> scopes;
+    if (root->hasTrait<OpTrait::SymbolTable>()) {
+      for (Region &region : root->getRegions())
+        for (Block &block : region)
+          for (Operation &op : block)
+            if (op.hasTrait<OpTrait::IsIsolatedFromAbove>() &&
+                op.getNumRegions() > 0 && !isa<RecipeDefOp>(op))
+              scopes.push_back(&op);
+    } else {
+      scopes.push_back(root);
+    }
+    SmallVector<MissList> misses(scopes.size());
+    parallelFor(&getContext(), 0, scopes.size(),
+                [&](size_t i) { fuseIn(scopes[i], misses[i]); });
     if (report == "near-misses")
-      for (auto &[op, lines] : misses)
-        if (!erased.ops.contains(op))
+      for (MissList &list : misses)
+        for (auto &[op, lines] : list)
           for (const std::string &miss : lines)
             op->emitRemark() << "fuel-fuse near miss: " << miss;
   }

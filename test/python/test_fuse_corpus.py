@@ -222,3 +222,35 @@ def test_jax_einsum_attention_after_inlining(fuel_opt):
     assert count_fused(fused) == {"flash_attn": 1}
     assert "causal = true" in fused and "softmax_scale = 2.500000e-01" in fused
     check_same_numerics(prepared, fused)
+
+
+def one_module(paths):
+    """The functions of several exports in one module (each export's
+    affine map aliases written out, functions renamed apart)."""
+    funcs = []
+    for i, path in enumerate(paths):
+        text = (CORPUS / path).read_text().split("{-#")[0]
+        aliases = dict(re.findall(r"^(#map\d*) = (affine_map<.*>)$", text, re.M))
+        body = text[text.index("  func.func"):text.rindex("}")]
+        for alias in sorted(aliases, key=len, reverse=True):
+            body = re.sub(re.escape(alias) + r"\b", aliases[alias], body)
+        funcs.append(re.sub(r"func\.func (public |private )?@(\w+)", rf"func.func \1@\2_{i}", body))
+    return "module {\n" + "\n".join(funcs) + "}\n"
+
+
+def test_same_result_with_and_without_threads(fuel_opt):
+    # Functions are fused on the context's threads: the result and the
+    # near-miss report are the same as on one thread, in the IR's order.
+    text = one_module(["torch_mlir/softmax.linalg.mlir", "jax_iree/sdpa.iree-input.mlir",
+                       "tosa_to_linalg/rmsnorm.tosa2linalg.mlir",
+                       "jax_iree/layernorm.iree-input.mlir", "torch_mlir/linear.linalg.mlir"] * 3)
+    runs = []
+    for threads in ([], ["--mlir-disable-threading"]):
+        p = subprocess.run([fuel_opt, "--fuel-fuse=report=near-misses", *threads],
+                           input=text, capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        runs.append((p.stdout, p.stderr))
+    assert runs[0] == runs[1]
+    assert count_fused(runs[0][0]) == {"softmax_last_dim": 3, "rms_norm_last_dim": 3,
+                                       "fused_linear": 3}
+    assert runs[0][1].count("near miss: layer_norm_last_dim") == 3

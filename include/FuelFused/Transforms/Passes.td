@@ -83,6 +83,9 @@ def FuelFuse : Pass<"fuel-fuse"> {
     or over several ops); constants computed by elementwise ops of
     constants are folded. Larger recipes are tried first, static or not.
 
+    The functions of a module are fused independently, on the context's
+    threads; the result and the report are those of a single thread.
+
     `value-changing` also fuses forms equal to an op's formula in exact
     arithmetic that round otherwise (a layer norm whose variance is
     mean(x^2) - mean(x)^2, as Flax and jax.nn.standardize compute it): the
