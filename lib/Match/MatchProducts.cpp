@@ -77,6 +77,8 @@ struct Cut {
 
 /// The cuts of a product beyond this many are not tried.
 static constexpr size_t kMaxCuts = 64;
+/// The values a product's walk visits at most.
+static constexpr unsigned kMaxVisits = 256;
 
 /// The recipe's factors of `node`, raised to `sign` (1 or -1): through Mul,
 /// and Div (the divisor inverted); constant factors of 1 left out. `chain`:
@@ -110,9 +112,14 @@ LogicalResult Matcher::matchProduct(Want w, Value s, const Body &body) {
   // of cutting is a candidate.
   std::deque<Body> bodies;
   bodies.push_back(body);
+  // (A budget on the walk: a product whose factors share subproducts, x^2
+  // squared and squared again, would be walked once per path.)
+  unsigned visits = 0;
   std::function<SmallVector<Cut>(Value, unsigned, bool, bool)> cutsOf =
       [&](Value v, unsigned b, bool inverted, bool mustSplit) {
         SmallVector<Cut> cuts;
+        if (++visits > kMaxVisits)
+          return cuts;
         const Body &in = bodies[b];
         if (FloatAttr c = constantValue(v, &in);
             c && c.getValueAsDouble() == 1.0) {

@@ -53,3 +53,34 @@ def test_compile_work_does_not_grow(fuel_opt, tmp_path, pipeline):
         sizes.append(len(out.stdout))
     small, big = sizes
     assert big < 1.2 * small + 4096, (small, big)
+
+
+def test_fuse_work_is_bounded_on_shared_products(fuel_opt, tmp_path):
+    # A body that squares a value 40 times shares every subproduct: matched
+    # against a recipe's product, the factors' walk is bounded, not one
+    # visit per path (2^40); nothing is found and the module is left as it was.
+    squares = ["    %v0 = arith.mulf %in, %in : f32"] + [
+        f"    %v{i} = arith.mulf %v{i - 1}, %v{i - 1} : f32" for i in range(1, 40)]
+    text = "\n".join([
+        "fuel.recipe @cube(%x: f32) -> f32 {",
+        "  %a = arith.mulf %x, %x : f32",
+        "  %b = arith.mulf %a, %x : f32",
+        "  fuel.yield %b : f32",
+        "}",
+        "#id = affine_map<(d0) -> (d0)>",
+        "func.func @deep(%arg0: tensor<8xf32>) -> tensor<8xf32> {",
+        "  %0 = tensor.empty() : tensor<8xf32>",
+        '  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}'
+        " ins(%arg0 : tensor<8xf32>) outs(%0 : tensor<8xf32>) {",
+        "  ^bb0(%in: f32, %out: f32):", *squares,
+        "    linalg.yield %v39 : f32",
+        "  } -> tensor<8xf32>",
+        "  return %1 : tensor<8xf32>",
+        "}", ""])
+    path = tmp_path / "deep.mlir"
+    path.write_text(text)
+    out = subprocess.run([fuel_opt, str(path), "--fuel-fuse"], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "fuel.fused" not in out.stdout
+    assert out.stdout.count("arith.mulf") == 40 + 2
