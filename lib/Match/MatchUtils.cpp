@@ -295,10 +295,10 @@ Value withoutScalarTensors(Value s) {
 }
 
 std::optional<unsigned> identityOperand(Operation *op, const Body *body) {
+  // (Not maxnumf/minnumf: maxnumf(NaN, -inf) is -inf, not the NaN.)
   if (op->getNumOperands() != 2 || op->getNumResults() != 1 ||
-      !isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
-           arith::MinNumFOp, arith::MulFOp, arith::DivFOp, arith::AddFOp,
-           arith::SubFOp>(op))
+      !isa<arith::MaximumFOp, arith::MinimumFOp, arith::MulFOp, arith::DivFOp,
+           arith::AddFOp, arith::SubFOp>(op))
     return std::nullopt;
   for (unsigned i = 0; i < 2; ++i) {
     FloatAttr c = constantValue(withoutScalarTensors(op->getOperand(1 - i)), body);
@@ -307,10 +307,8 @@ std::optional<unsigned> identityOperand(Operation *op, const Body *body) {
     APFloat v = c.getValue();
     bool rhs = i == 0;
     bool identity =
-        (isa<arith::MaximumFOp, arith::MaxNumFOp>(op) && v.isInfinity() &&
-         v.isNegative()) ||
-        (isa<arith::MinimumFOp, arith::MinNumFOp>(op) && v.isInfinity() &&
-         !v.isNegative()) ||
+        (isa<arith::MaximumFOp>(op) && v.isInfinity() && v.isNegative()) ||
+        (isa<arith::MinimumFOp>(op) && v.isInfinity() && !v.isNegative()) ||
         (isa<arith::MulFOp>(op) && v.isExactlyValue(1.0)) ||
         (isa<arith::DivFOp>(op) && rhs && v.isExactlyValue(1.0)) ||
         (isa<arith::AddFOp>(op) && v.isZero() && v.isNegative()) ||

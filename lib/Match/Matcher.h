@@ -388,9 +388,9 @@ std::optional<double> scaleFactorOf(linalg::LinalgOp op);
 /// leave in bodies: tensor.extract(tensor.from_elements(x)) is x.
 Value withoutScalarTensors(Value s);
 /// If binary `op` returns one of its operands unchanged, the other being
-/// that op's identity constant (max with -inf, min with +inf, a multiply
-/// or a division by 1, an addition of -0 or a subtraction of +0): that
-/// operand's index.
+/// that op's identity constant (maximumf with -inf, minimumf with +inf, a
+/// multiply or a division by 1, an addition of -0 or a subtraction of +0),
+/// NaNs included: that operand's index.
 std::optional<unsigned> identityOperand(Operation *op, const Body *body);
 /// `v` without integer casts (index casts, extensions, truncations).
 Value withoutIntCasts(Value v);
