@@ -16,6 +16,11 @@
 
 namespace nb = nanobind;
 
+/// An error callback of the C API: appends the message to a std::string.
+static void appendMessage(MlirStringRef msg, void *user) {
+  static_cast<std::string *>(user)->append(msg.data, msg.length);
+}
+
 NB_MODULE(_site_initialize_0, m) {
   m.doc() = "fuel-mlir: dialect registration and the runtime registry";
   fuelRegisterPasses();
@@ -39,9 +44,7 @@ NB_MODULE(_site_initialize_0, m) {
         unsigned id = fuelRegisterRuntimeOp(
             mlirStringRefCreate(name.data(), name.size()), numOperands,
             params.size(), params.data(),
-            [](MlirStringRef msg, void *user) {
-              static_cast<std::string *>(user)->append(msg.data, msg.length);
-            },
+            appendMessage,
             &error);
         if (!id)
           throw nb::value_error(error.c_str());
@@ -58,10 +61,7 @@ NB_MODULE(_site_initialize_0, m) {
         if (!fuelAddFusionRecipe(
                 mlirStringRefCreate(name.data(), name.size()),
                 mlirStringRefCreate(text.data(), text.size()),
-                [](MlirStringRef msg, void *user) {
-                  static_cast<std::string *>(user)->append(msg.data,
-                                                           msg.length);
-                },
+                appendMessage,
                 &error))
           throw nb::value_error(error.c_str());
       },

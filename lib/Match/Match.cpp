@@ -479,15 +479,8 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
   llvm::SaveAndRestore<Operation *> at(current, op);
   // A copy onto the same dims and size-1 ones (StableHLO's broadcast_in_dim
   // of a reduction to its keepdim shape) holds its input's values.
-  if (isDataMovement(op)) {
-    FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, vdims, {});
-    if (succeeded(loops)) {
-      FailureOr<SmallVector<int64_t>> inner =
-          operandDims(Body{op, std::move(*loops)}, 0);
-      if (succeeded(inner))
-        return matchRead(w, op.getDpsInputOperand(0)->get(), *inner);
-    }
-  }
+  if (auto source = throughMove(op, k, vdims))
+    return matchRead(w, source->first, std::move(source->second));
   // A value combined with the identity of the combining op (StableHLO's
   // max of a max reduction with a -inf splat): the value.
   if (op.getNumReductionLoops() == 0) {
@@ -577,6 +570,20 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
   return matchScalar(w, yield.getOperand(k), body);
 }
 
+std::optional<std::pair<Value, SmallVector<int64_t>>>
+Matcher::throughMove(linalg::LinalgOp op, unsigned k, ArrayRef<int64_t> dims) {
+  if (!isDataMovement(op))
+    return std::nullopt;
+  FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, dims, {});
+  if (failed(loops))
+    return std::nullopt;
+  FailureOr<SmallVector<int64_t>> inner =
+      operandDims(Body{op, std::move(*loops)}, 0);
+  if (failed(inner))
+    return std::nullopt;
+  return std::pair(op.getDpsInputOperand(0)->get(), std::move(*inner));
+}
+
 LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
   const RecipeNode &n = recipe.nodes[w.node];
   // Broadcasts and transposes written as ops of their own (StableHLO's
@@ -656,17 +663,12 @@ LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
       pendingPerm = std::move(saved);
       return bound;
     }
-    FailureOr<SmallVector<int64_t>> loops =
-        loopsOf(move, cast<OpResult>(t).getResultNumber(), dims, {});
-    if (failed(loops))
+    auto source = throughMove(move, cast<OpResult>(t).getResultNumber(), dims);
+    if (!source)
       return offAxes("copied by an op that moves it off them");
-    FailureOr<SmallVector<int64_t>> inner =
-        operandDims(Body{move, std::move(*loops)}, 0);
-    if (failed(inner))
-      return offAxes("copied by an op that moves it off them");
-    dims = std::move(*inner);
+    dims = std::move(source->second);
     moves.push_back(move);
-    t = move.getDpsInputOperand(0)->get();
+    t = source->first;
   }
   llvm::append_range(n.op == RecipeOp::Input ? st.leafOps : st.ops, moves);
   return matchTensor(w, t, dims);

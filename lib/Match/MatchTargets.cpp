@@ -16,25 +16,6 @@ using namespace mlir;
 using namespace mlir::fuel;
 using namespace mlir::fuel::match;
 
-/// The integer constant `v` is, in `body` (a scalar, or an input that is a
-/// splat constant or a fill of one).
-static std::optional<int64_t> intConstant(Value v, const Body *body) {
-  APInt value;
-  if (matchPattern(v, m_ConstantInt(&value)))
-    return value.getSExtValue();
-  auto arg = dyn_cast<BlockArgument>(v);
-  if (!body || !arg || arg.getOwner() != body->block() ||
-      arg.getArgNumber() >= body->op.getNumDpsInputs())
-    return std::nullopt;
-  Value t = body->op.getDpsInputOperand(arg.getArgNumber())->get();
-  DenseIntElementsAttr dense;
-  if (matchPattern(t, m_Constant(&dense)) && dense.isSplat())
-    return dense.getSplatValue<APInt>().getSExtValue();
-  if (Operation *fill = fillOf(t))
-    return intConstant(fill->getOperand(0), nullptr);
-  return std::nullopt;
-}
-
 LogicalResult Matcher::matchKept(Value c, const Body &body, unsigned targets,
                                  StringRef param, bool &keptWhenTrue,
                                  unsigned depth) {

@@ -64,28 +64,26 @@ Operation *fillOf(Value t) {
                                                       : nullptr;
 }
 
-/// The float value of `s`: a constant, a float cast of one, or (inside a
-/// body) an input that is a splat constant or a fill of one.
-/// The value of integer scalar `s`: a constant, or (inside a body) an input
-/// that is an integer splat or a fill of a constant.
-static std::optional<int64_t> intConstantValue(Value s, const Body *body) {
-  APInt i;
-  if (matchPattern(s, m_ConstantInt(&i)))
-    return i.getSExtValue();
-  auto arg = dyn_cast<BlockArgument>(s);
+std::optional<int64_t> intConstant(Value v, const Body *body) {
+  APInt value;
+  if (matchPattern(v, m_ConstantInt(&value)))
+    return value.getSExtValue();
+  auto arg = dyn_cast<BlockArgument>(v);
   if (!body || !arg || arg.getOwner() != body->block() ||
       arg.getArgNumber() >= body->op.getNumDpsInputs())
     return std::nullopt;
   Value t = body->op.getDpsInputOperand(arg.getArgNumber())->get();
-  DenseIntElementsAttr ints;
-  if (matchPattern(t, m_Constant(&ints)) && ints.isSplat())
-    return ints.getSplatValue<APInt>().getSExtValue();
+  DenseIntElementsAttr dense;
+  if (matchPattern(t, m_Constant(&dense)) && dense.isSplat())
+    return dense.getSplatValue<APInt>().getSExtValue();
   if (Operation *fill = fillOf(t))
-    if (matchPattern(fill->getOperand(0), m_ConstantInt(&i)))
-      return i.getSExtValue();
+    return intConstant(fill->getOperand(0), nullptr);
   return std::nullopt;
 }
 
+/// The float value of `s`: a constant, a float cast of one or of an
+/// integer constant, or (inside a body) an input whose elements are all one
+/// constant (constantTensorValue).
 FloatAttr constantValue(Value s, const Body *body) {
   FloatAttr c;
   if (matchPattern(s, m_Constant(&c)))
@@ -93,7 +91,7 @@ FloatAttr constantValue(Value s, const Body *body) {
   if (Operation *op = s.getDefiningOp()) {
     // An integer constant converted (ONNX's ignored-row 0, an i64 splat).
     if (isa<arith::SIToFPOp, arith::UIToFPOp>(op)) {
-      std::optional<int64_t> i = intConstantValue(op->getOperand(0), body);
+      std::optional<int64_t> i = intConstant(op->getOperand(0), body);
       auto type = dyn_cast<FloatType>(op->getResult(0).getType());
       if (!i || !type || (isa<arith::UIToFPOp>(op) && *i < 0))
         return {};
@@ -212,12 +210,7 @@ static std::optional<double> splatValue(Value t, unsigned depth) {
 }
 
 FloatAttr constantTensorValue(Value t) {
-  DenseFPElementsAttr dense;
-  if (matchPattern(t, m_Constant(&dense)) && dense.isSplat())
-    return FloatAttr::get(dense.getElementType(),
-                          dense.getSplatValue<APFloat>());
-  if (Operation *fill = fillOf(t))
-    return constantValue(fill->getOperand(0), nullptr);
+  // (Float values of the types tensors hold are exact in a double.)
   auto type = dyn_cast<FloatType>(getElementTypeOrSelf(t.getType()));
   std::optional<double> v = type ? splatValue(t, 0) : std::nullopt;
   if (!v)

@@ -195,6 +195,11 @@ private:
   /// Matches `w` against tensor `t` read on concrete `dims` (seeing
   /// through data movement to a tensor on the recipe value's own layout).
   LogicalResult matchRead(Want w, Value t, SmallVector<int64_t> dims);
+  /// If `op` only moves data (a broadcast, a transpose, a copy) and its
+  /// result `k` holds a value on `dims`: its input and the dims that input
+  /// is read on.
+  std::optional<std::pair<Value, SmallVector<int64_t>>>
+  throughMove(linalg::LinalgOp op, unsigned k, ArrayRef<int64_t> dims);
   LogicalResult matchConstant(Want w, Value s, const Body *body);
   LogicalResult matchConstantAttr(Want w, FloatAttr c);
   /// `addend`: a recipe value the reduction accumulates onto (its init),
@@ -361,7 +366,11 @@ bool isUnitDim(Type t, int64_t pos);
 /// The op that fills `t` with a scalar (its operand 0): linalg.fill, or its
 /// generic form (a body that yields a scalar input), maybe reshaped.
 Operation *fillOf(Value t);
-/// The float value of `s`: a constant, a float cast of one, or (inside a
+/// The integer value of `v`: a constant, or (inside `body`) an input that is
+/// a splat constant or a fill of one.
+std::optional<int64_t> intConstant(Value v, const Body *body);
+/// The float value of `s`: a constant, a float cast of one or of an integer
+/// constant (intConstant), or (inside a
 /// body) an input that is a splat constant or a fill of one.
 FloatAttr constantValue(Value s, const Body *body);
 /// The value every element of tensor `t` holds: a splat constant, a fill,

@@ -387,8 +387,7 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     return fuseFirst(
         nearMisses, /*elementwiseOnly=*/false,
         [&](const FusedOpInfo &info, std::string &why, unsigned &progress) {
-          return matchRecipe(info, root, why, &progress,
-                                   matchOptions());
+          return matchRecipe(info, root, why, &progress, matchOptions());
         },
         [&](const FusedOpInfo &info, const RecipeMatch &m, std::string &why) {
           return replaceMatchedResult(rewriter, g, info, m, why);

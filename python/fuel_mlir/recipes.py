@@ -171,20 +171,19 @@ log1p = _unary("math.log1p")
 expm1 = _unary("math.expm1")
 
 
-def maximum(a, b):
-    """The larger of two values (NaN if either is)."""
-    tracer = a.tracer if isinstance(a, Value) else getattr(b, "tracer", None)
-    if tracer is None:
-        raise TypeError("maximum in a recipe takes at least one recipe value")
-    return tracer.step("arith.maximumf", a, b)
+def _binary(op, doc):
+    def apply(a, b):
+        tracer = a.tracer if isinstance(a, Value) else getattr(b, "tracer", None)
+        if tracer is None:
+            raise TypeError(f"{apply.__name__} in a recipe takes at least one recipe value")
+        return tracer.step(op, a, b)
+    apply.__name__ = op.split(".")[1][:-1]
+    apply.__doc__ = doc
+    return apply
 
 
-def minimum(a, b):
-    """The smaller of two values (NaN if either is)."""
-    tracer = a.tracer if isinstance(a, Value) else getattr(b, "tracer", None)
-    if tracer is None:
-        raise TypeError("minimum in a recipe takes at least one recipe value")
-    return tracer.step("arith.minimumf", a, b)
+maximum = _binary("arith.maximumf", "The larger of two values (NaN if either is).")
+minimum = _binary("arith.minimumf", "The smaller of two values (NaN if either is).")
 
 
 def sigmoid(x):

@@ -244,9 +244,9 @@ def test_pass_manager_reused_across_modules():
     # (and still finds the static ops).
     from fuel_mlir import passmanager
 
-    # (x / (2 + exp(-x)): no recipe registered elsewhere in the process
-    # computes it.)
-    silu = SILU.format(name="pm_silu").replace("constant 1.0", "constant 2.0")
+    # (x / (1.75 + exp(-x)): no other test registers it, so the first
+    # module's SiLU spelling can only be found as @pm_silu.)
+    silu = SILU.format(name="pm_silu").replace("constant 1.0", "constant 1.75")
     normal_form = """
 func.func @g(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %y = fuel.fused @pm_silu (%x) : (tensor<4x16xf32>) -> tensor<4x16xf32>
@@ -279,7 +279,10 @@ func.func @s(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
         decompose_softmax.run(second.operation)
         fuse.run(second.operation)
         text = str(second)
-        assert "fuel.fused @" not in text and "math.exp" in text
+        # (Recipes registered from Python earlier in the process are
+        # searched for in every module: the SiLU spelling may be found as
+        # one of those, never as the first module's @pm_silu.)
+        assert "@pm_silu" not in text
         assert "fuel.fused softmax_last_dim" in text
 
 
