@@ -17,12 +17,15 @@
 #include "FuelFused/IR/FuelOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/CSE.h"
@@ -230,6 +233,64 @@ static void computeSharedMathIntoResult(RewriterBase &rewriter,
   }
 }
 
+/// When a reduction over the row reads an elementwise step that is written
+/// into the result row too (softmax's exponentials, once
+/// computeSharedMathIntoResult has run), tiles the reduction in steps of
+/// `step` with partial results and computes the step's slice inside the same
+/// loop, which also writes it to the row: the row is read once for both, not
+/// written by one loop and read back by the next. Returns whether it did.
+static bool fuseStepIntoReduction(RewriterBase &rewriter,
+                                  linalg::GenericOp reduction,
+                                  int64_t rowLength, int64_t step) {
+  SmallVector<unsigned> dims;
+  reduction.getReductionDims(dims);
+  unsigned last = reduction.getNumLoops() - 1;
+  if (dims.size() != 1 || dims.front() != last ||
+      reduction.getNumDpsInits() != 1 || !spansRow(reduction, rowLength) ||
+      rowLength % step != 0)
+    return false;
+  linalg::GenericOp producer;
+  for (OpOperand *input : reduction.getDpsInputOperands()) {
+    auto generic = input->get().getDefiningOp<linalg::GenericOp>();
+    if (generic && generic.getNumReductionLoops() == 0 &&
+        generic->getNumResults() == 1 && spansRow(generic, rowLength) &&
+        computesMath(generic) && !generic->hasOneUse() &&
+        isa_and_nonnull<tensor::ExtractSliceOp, tensor::EmptyOp>(
+            generic.getDpsInitOperand(0)->get().getDefiningOp()))
+      producer = generic;
+  }
+  if (!producer)
+    return false;
+  SmallVector<OpFoldResult> sizes(reduction.getNumLoops(),
+                                  rewriter.getIndexAttr(0));
+  sizes[last] = rewriter.getIndexAttr(step);
+  scf::SCFTileAndFuseOptions options;
+  options.tilingOptions.setTileSizes(sizes)
+      .setReductionTilingStrategy(
+          ReductionTilingStrategy::PartialReductionOuterReduction)
+      .setReductionDims({last});
+  options.setFusionControlFn(
+      [&](tensor::ExtractSliceOp, OpResult result, bool isDestination)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (isDestination || result.getOwner() != producer.getOperation())
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{
+            /*yieldProducerReplacement=*/true};
+      });
+  rewriter.setInsertionPoint(reduction);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(reduction.getOperation()), options);
+  if (failed(fused))
+    return false;
+  for (auto [original, replacement] : fused->replacements)
+    rewriter.replaceAllUsesWith(original, replacement);
+  rewriter.eraseOp(reduction);
+  if (producer->use_empty())
+    rewriter.eraseOp(producer);
+  return true;
+}
+
 /// Whether `map` reads the same element for every point of the row (the
 /// last loop): a row statistic.
 static bool isRowStatistic(AffineMap map, unsigned rowLoop) {
@@ -292,6 +353,96 @@ static void divideByReciprocals(RewriterBase &rewriter,
   }
 }
 
+/// Whether `loop` computes a function of the math dialect.
+static bool loopComputesMath(scf::ForOp loop) {
+  return loop
+      ->walk([](Operation *op) {
+        return isa<math::MathDialect>(op->getDialect())
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The row loops read their input from memory in the first pass over a row
+/// (the maximum, the mean) and from cache in the next; the first has little
+/// to compute and waits on memory, the one that computes the math functions
+/// (softmax's exponentials) waits on arithmetic. So the latter asks for the
+/// next row's input, one prefetch per cache line, and the next row's first
+/// pass finds it in cache: the two overlap.
+static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp rows,
+                            int64_t rowLength) {
+  constexpr int64_t kCacheLine = 64;
+  scf::ForOp heavy;
+  for (scf::ForOp loop : rows.getBody()->getOps<scf::ForOp>())
+    if (loopComputesMath(loop)) {
+      heavy = loop;
+      break;
+    }
+  std::optional<int64_t> step =
+      heavy ? getConstantIntValue(heavy.getStep()) : std::nullopt;
+  std::optional<int64_t> upper =
+      heavy ? getConstantIntValue(heavy.getUpperBound()) : std::nullopt;
+  if (!step || upper != rowLength)
+    return;
+
+  // The inputs read a row at a time: tensors from outside the loop, indexed
+  // by the row loop's indices and then along the row.
+  SmallVector<Value> ivs(rows.getInductionVars());
+  llvm::SetVector<Value> inputs;
+  rows.getBody()->walk([&](vector::TransferReadOp read) {
+    Value source = read.getBase();
+    auto type = dyn_cast<RankedTensorType>(source.getType());
+    if (!type || !type.hasStaticShape() || rows->isAncestor(source.getParentBlock()->getParentOp()) ||
+        type.getRank() != static_cast<int64_t>(ivs.size()) + 1 ||
+        type.getShape().back() != rowLength ||
+        !llvm::equal(read.getIndices().drop_back(), ivs))
+      return;
+    inputs.insert(source);
+  });
+  if (inputs.empty())
+    return;
+
+  Location loc = rows.getLoc();
+  for (Value input : inputs) {
+    auto type = cast<RankedTensorType>(input.getType());
+    int64_t bytes = type.getElementTypeBitWidth() / 8;
+    if (bytes == 0 || (*step * bytes) % kCacheLine != 0)
+      continue;
+    // The buffer, read-only, with any layout the input bufferizes to.
+    rewriter.setInsertionPoint(rows);
+    SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+    auto layout = StridedLayoutAttr::get(rewriter.getContext(),
+                                         ShapedType::kDynamic, strides);
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType(),
+                                      layout);
+    Value buffer = bufferization::ToBufferOp::create(
+        rewriter, loc, memrefType, input, /*read_only=*/true);
+    // The next row's index (the last row asks for itself again).
+    rewriter.setInsertionPoint(heavy);
+    SmallVector<Value> index(ivs.begin(), ivs.end());
+    int64_t lastRow = type.getShape()[type.getRank() - 2] - 1;
+    Value next = arith::AddIOp::create(
+        rewriter, loc, index.back(),
+        arith::ConstantIndexOp::create(rewriter, loc, 1));
+    index.back() = arith::MinSIOp::create(
+        rewriter, loc, next,
+        arith::ConstantIndexOp::create(rewriter, loc, lastRow));
+    rewriter.setInsertionPointToStart(heavy.getBody());
+    for (int64_t offset = 0; offset < *step * bytes; offset += kCacheLine) {
+      Value column = heavy.getInductionVar();
+      if (offset != 0)
+        column = arith::AddIOp::create(
+            rewriter, loc, column,
+            arith::ConstantIndexOp::create(rewriter, loc, offset / bytes));
+      SmallVector<Value> at(index);
+      at.push_back(column);
+      memref::PrefetchOp::create(rewriter, loc, buffer, at, /*isWrite=*/false,
+                                 /*localityHint=*/2, /*isDataCache=*/true);
+    }
+  }
+}
+
 LogicalResult mlir::fuel::scheduleRowWise(
     RewriterBase &rewriter, linalg::LinalgOp root,
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
@@ -328,6 +479,18 @@ LogicalResult mlir::fuel::scheduleRowWise(
   int64_t reductionStep = options.vectorWidth * options.unroll;
   if (rowLength % reductionStep != 0)
     reductionStep = options.vectorWidth;
+  SmallVector<linalg::GenericOp> reductions;
+  for (linalg::LinalgOp op : inRow)
+    if (op.getNumReductionLoops() != 0)
+      if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+        reductions.push_back(generic);
+  bool fusedAny = false;
+  for (linalg::GenericOp op : reductions)
+    fusedAny |= fuseStepIntoReduction(rewriter, op, rowLength, reductionStep);
+  if (fusedAny) {
+    inRow.clear();
+    loop->walk([&](linalg::LinalgOp op) { inRow.push_back(op); });
+  }
   for (linalg::LinalgOp op : inRow)
     tileAlongRow(rewriter, op, rowLength,
                  op.getNumReductionLoops() ? reductionStep
@@ -335,5 +498,8 @@ LogicalResult mlir::fuel::scheduleRowWise(
 
   // 3. Vectorize everything in the loop that has static shapes now.
   vectorizeInside(rewriter, loop, /*contractions=*/false);
+
+  // 4. While computing, ask for the next row.
+  prefetchNextRow(rewriter, *rows, rowLength);
   return success();
 }

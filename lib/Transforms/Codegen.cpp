@@ -9,6 +9,7 @@
 #include "FuelFused/IR/FuelOps.h"
 #include "FuelFused/Transforms/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"

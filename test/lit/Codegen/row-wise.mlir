@@ -11,6 +11,7 @@
 // CHECK-LABEL: func.func @softmax
 // CHECK-NOT:     fuel.fused
 // CHECK-NOT:     linalg.generic
+// CHECK:         %[[BUF:.*]] = bufferization.to_buffer %{{.*}} read_only
 // CHECK:         scf.forall (%[[ROW:.*]]) in (8)
 // The max: partial maxima in four vectors (independent chains), reduced
 // once per row.
@@ -18,14 +19,18 @@
 // CHECK:             arith.maximumf %{{.*}} : vector<1x64xf32>
 // CHECK:           vector.multi_reduction <maximumf>, %{{.*}} [1] : vector<1x64xf32> to vector<1xf32>
 // The subtract fuses into the exp, which is computed once, into the
-// result's row; the sum reads it back.
-// CHECK:           scf.for %{{.*}} step %c16
-// CHECK:             arith.subf %{{.*}} : vector<1x16xf32>
-// CHECK-NEXT:        math.exp %{{.*}} : vector<1x16xf32>
-// CHECK-NOT:         arith.addf
-// CHECK:           scf.for %{{.*}} step %c64
-// CHECK-NOT:         math.exp
+// result's row, in the loop that sums it (four partial vectors); that loop
+// asks for the next row's input (the last row's next is itself), one
+// prefetch per 64-byte line.
+// CHECK:           %[[NEXT:.*]] = arith.addi %[[ROW]], %c1
+// CHECK:           %[[CLAMPED:.*]] = arith.minsi %[[NEXT]], %c7
+// CHECK:           scf.for %[[COL:.*]] = %{{.*}} to %c256{{.*}} step %c64
+// CHECK:             memref.prefetch %[[BUF]][%[[CLAMPED]], %[[COL]]], read, locality<2>, data
+// CHECK-COUNT-3:     memref.prefetch %[[BUF]][%[[CLAMPED]], %{{.*}}], read
+// CHECK:             arith.subf %{{.*}} : vector<1x64xf32>
+// CHECK-NEXT:        math.exp %{{.*}} : vector<1x64xf32>
 // CHECK:             arith.addf %{{.*}} : vector<1x64xf32>
+// CHECK:             scf.yield
 // CHECK:           vector.multi_reduction <add>
 // One reciprocal of the sum per row; the row is scaled in place by it.
 // CHECK:           %[[INV:.*]] = arith.divf %{{.*}} : vector<1xf32>
@@ -36,7 +41,7 @@
 // CHECK:         scf.forall.in_parallel
 // CHECK-NEXT:      tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[ROW]], 0] [1, 256] [1, 1]
 // W8-LABEL:    func.func @softmax
-// W8:            math.exp %{{.*}} : vector<1x8xf32>
+// W8:            math.exp %{{.*}} : vector<1x32xf32>
 // EXACT-LABEL: func.func @softmax
 // EXACT-NOT:     arith.mulf
 // EXACT:         arith.divf %{{.*}} : vector<1x16xf32>
