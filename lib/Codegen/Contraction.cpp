@@ -7,9 +7,12 @@
 // `regN`), and the contraction of a register tile over the reduction dim in
 // steps of `regK`: the accumulator stays in vector registers across the
 // reduction loop, and the contraction becomes outer products
-// (`vector.contract` lowered by convert-vector-to-llvm). f16 and bf16
-// operands are widened to f32 in registers, step by step of the reduction;
-// the accumulator is f32. No packing yet.
+// (`vector.contract` lowered by convert-vector-to-llvm). A reduction longer
+// than `kTileK` runs in blocks: each block runs every register tile of the
+// cache tile, so the operands' blocks stay in cache between register tiles,
+// and the register tiles accumulate into the output tile from block to
+// block. f16 and bf16 operands are widened to f32 in registers, step by
+// step of the reduction; the accumulator is f32 (no blocks yet). No packing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +36,8 @@ namespace {
 constexpr int64_t kRegM = 8, kRegN = 32, kRegK = 16;
 /// The cache tile of the output, at most (one scf.forall iteration).
 constexpr int64_t kTileM = 64, kTileN = 256;
+/// The block of the reduction a cache tile runs over between register tiles.
+constexpr int64_t kTileK = 256;
 } // namespace
 
 LogicalResult mlir::fuel::canScheduleContraction(
@@ -95,6 +100,83 @@ void mlir::fuel::tileContractionReductions(RewriterBase &rewriter,
   }
 }
 
+/// Tiles the contraction in `loop` (a cache tile) along its reduction in
+/// blocks of at most kTileK (an scf.for carrying the output tile), then the
+/// block's contraction and the cache tile's last op (`root`: the bias add)
+/// into register tiles of `regSizes`. Fails, changing nothing, when the
+/// contraction's operands are computed in the loop (widening casts: they
+/// are fused per step instead) or the reduction has no such block.
+static LogicalResult blockReduction(RewriterBase &rewriter, Operation *loop,
+                                    TilingInterface root, unsigned rank,
+                                    ArrayRef<OpFoldResult> regSizes) {
+  SmallVector<linalg::LinalgOp> contractions;
+  loop->walk([&](linalg::LinalgOp op) {
+    if (op.getNumReductionLoops() == 1)
+      contractions.push_back(op);
+  });
+  if (contractions.size() != 1)
+    return failure();
+  linalg::LinalgOp contraction = contractions.front();
+  if (llvm::any_of(contraction.getDpsInputs(), [&](Value v) {
+        Operation *producer = v.getDefiningOp();
+        return producer && !isa<tensor::ExtractSliceOp>(producer) &&
+               loop->isProperAncestor(producer);
+      }))
+    return failure();
+  SmallVector<unsigned> reductions;
+  contraction.getReductionDims(reductions);
+  SmallVector<int64_t> ranges = contraction.getStaticLoopRanges();
+  int64_t k = ranges[reductions.front()];
+  int64_t block = tileOf(k, kTileK, kRegK);
+  if (k <= kTileK || !block)
+    return failure();
+
+  bool rootIsContraction = root.getOperation() == contraction.getOperation();
+  SmallVector<OpFoldResult> sizes(contraction.getNumLoops(),
+                                  rewriter.getIndexAttr(0));
+  sizes[reductions.front()] = rewriter.getIndexAttr(block);
+  scf::SCFTilingOptions options;
+  options.setTileSizes(sizes);
+  rewriter.setInsertionPoint(contraction);
+  FailureOr<scf::SCFTilingResult> blocks = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(contraction.getOperation()), options);
+  if (failed(blocks))
+    return failure();
+  rewriter.replaceOp(contraction, blocks->replacements);
+
+  // Register tiles of each block's contraction: the contraction's loops
+  // are those of the output with the reduction last.
+  auto tiled = cast<linalg::LinalgOp>(blocks->tiledOps.front());
+  SmallVector<OpFoldResult> contractionTile(tiled.getNumLoops(),
+                                            rewriter.getIndexAttr(0));
+  SmallVector<unsigned> parallel;
+  tiled.getParallelDims(parallel);
+  if (parallel.size() != rank)
+    return failure();
+  for (auto [dim, size] : llvm::zip(parallel, regSizes))
+    contractionTile[dim] = size;
+  scf::SCFTilingOptions registerOptions;
+  registerOptions.setTileSizes(contractionTile);
+  rewriter.setInsertionPoint(tiled);
+  FailureOr<scf::SCFTilingResult> registers = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(tiled.getOperation()), registerOptions);
+  if (failed(registers))
+    return failure();
+  rewriter.replaceOp(tiled, registers->replacements);
+
+  // The last op (the bias add) in register tiles of its own.
+  if (!rootIsContraction) {
+    scf::SCFTilingOptions rootOptions;
+    rootOptions.setTileSizes(regSizes);
+    rewriter.setInsertionPoint(root);
+    FailureOr<scf::SCFTilingResult> tiledRoot =
+        scf::tileUsingSCF(rewriter, root, rootOptions);
+    if (succeeded(tiledRoot))
+      rewriter.replaceOp(root, tiledRoot->replacements);
+  }
+  return success();
+}
+
 LogicalResult mlir::fuel::scheduleContraction(
     RewriterBase &rewriter, linalg::LinalgOp root,
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
@@ -123,6 +205,19 @@ LogicalResult mlir::fuel::scheduleContraction(
   if (failed(cacheTiles))
     return failure();
   Operation *loop = cacheTiles->loop;
+
+  // 2. Blocks of the reduction: the contraction of the cache tile runs over
+  // the reduction `kTileK` steps at a time, all its register tiles per
+  // block, so that the blocks of both operands it reads stay in cache
+  // between register tiles (a [kTileK, tileN] block of the right operand is
+  // read by every register row). The register tiles then accumulate into
+  // the output tile in memory from one block to the next.
+  if (succeeded(blockReduction(rewriter, loop, cacheTiles->tiled, rank,
+                               sizes(1, kRegM, kRegN)))) {
+    tileContractionReductions(rewriter, loop, kRegK);
+    vectorizeInside(rewriter, loop, /*contractions=*/true);
+    return success();
+  }
 
   // 2. Register tiles of the cache tile, the contraction fused.
   if (failed(tileAndFuseRoot(

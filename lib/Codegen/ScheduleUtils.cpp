@@ -76,9 +76,12 @@ FailureOr<TiledRoot>
 mlir::fuel::tileAndFuseRoot(RewriterBase &rewriter, TilingInterface root,
                             ArrayRef<OpFoldResult> tileSizes,
                             scf::SCFTilingOptions::LoopType loopType,
-                            function_ref<bool(Operation *)> fuse) {
+                            function_ref<bool(Operation *)> fuse,
+                            ArrayRef<int64_t> interchange) {
   scf::SCFTileAndFuseOptions options;
   options.tilingOptions.setTileSizes(tileSizes).setLoopType(loopType);
+  if (!interchange.empty())
+    options.tilingOptions.setInterchange(interchange);
   options.setFusionControlFn(
       [&](tensor::ExtractSliceOp, OpResult producer, bool)
           -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {

@@ -45,12 +45,14 @@ struct TiledRoot {
 /// Tiles `root` (an op with one result) by `tileSizes` in loops of
 /// `loopType`, fusing in the producers `fuse` accepts; replaces `root` by
 /// the loops' result and erases it and the producers nothing uses any more.
-/// Fails, changing nothing, when tiling does.
+/// Fails, changing nothing, when tiling does. `interchange`, when given,
+/// orders the loops (outermost first) as scf::SCFTilingOptions does.
 FailureOr<TiledRoot> tileAndFuseRoot(RewriterBase &rewriter,
                                      TilingInterface root,
                                      ArrayRef<OpFoldResult> tileSizes,
                                      scf::SCFTilingOptions::LoopType loopType,
-                                     function_ref<bool(Operation *)> fuse);
+                                     function_ref<bool(Operation *)> fuse,
+                                     ArrayRef<int64_t> interchange = {});
 
 /// The largest power-of-two multiple of `unit` (itself a power of two), at
 /// most `most`, that divides `size`; 0 when there is none.

@@ -193,14 +193,19 @@ def test_threaded_functions_outlive_each_other():
 # fused_linear's contraction schedule: a[..., M, K] @ b[K, N] + bias, with M
 # a multiple of 8, N of 32 and K of 16 (f32, and f16/bf16 widened in
 # registers); the other shapes go the scalar way.
+# A reduction longer than 256 runs in blocks (of 256, or of 128 for 384),
+# accumulated in the output tile.
 LINEAR = [((16, 32), 64), ((2, 8, 16), 32), ((128, 96), 512), ((72, 48), 96),
-          ((4, 16), 20), ((6, 16), 32), ((8, 20), 32)]
+          ((4, 16), 20), ((6, 16), 32), ((8, 20), 32),
+          ((16, 512), 64), ((8, 384), 32), ((2, 8, 768), 32)]
 
 
 @pytest.mark.parametrize("a_shape,n", LINEAR, ids=lambda v: str(v))
 @pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
 def test_fused_linear(a_shape, n, dname, dtype):
-    a = rand(a_shape, dtype, seed=1)
+    # Scaled so that a row's products sum to O(1) whatever K is, the scale
+    # the tolerances are for.
+    a = rand(a_shape, dtype, seed=1, scale=a_shape[-1] ** -0.5)
     b = rand((a_shape[-1], n), dtype, seed=2)
     bias = rand((n,), dtype, seed=3)
     text = fused_text("fused_linear", [a, b, bias])
@@ -212,7 +217,8 @@ def test_fused_linear(a_shape, n, dname, dtype):
 
 
 def test_fused_linear_threads():
-    a, b, bias = rand((64, 64), seed=4), rand((64, 256), seed=5), rand((256,), seed=6)
+    a = rand((64, 512), seed=4, scale=512 ** -0.5)
+    b, bias = rand((512, 512), seed=5), rand((512,), seed=6)
     text = fused_text("fused_linear", [a, b, bias])
     one = runner.compile(text, "f")(a, b, bias)
     two = runner.compile(text, "f", threads=2)(a, b, bias)

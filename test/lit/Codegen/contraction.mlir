@@ -1,6 +1,7 @@
 // The contraction schedule: fused_linear as cache tiles of the output in an
 // scf.forall, 8x32 register tiles inside, the reduction in steps of 16 with
-// the accumulator carried as a vector, the bias added once per tile.
+// the accumulator carried as a vector, the bias added once per tile; a long
+// reduction in blocks, each block over all the register tiles.
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
@@ -20,6 +21,31 @@
 func.func @linear(%a: tensor<128x96xf32>, %b: tensor<96x512xf32>, %c: tensor<512xf32>) -> tensor<128x512xf32> {
   %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<128x96xf32>, tensor<96x512xf32>, tensor<512xf32>) -> tensor<128x512xf32>
   return %y : tensor<128x512xf32>
+}
+
+// -----
+
+// A reduction longer than 256 runs in blocks of 256 (the largest power of
+// two up to 256 that divides it, here 128): the output tile is filled once,
+// each block runs all the register tiles of the cache tile, accumulating
+// into the tile, and the bias is added once, after the last block.
+// CHECK-LABEL: func.func @long_reduction
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (64, 256) step (64, 256)
+// CHECK:           vector.transfer_write %{{.*}} : vector<64x256xf32>, tensor<64x256xf32>
+// CHECK:           scf.for %[[BLOCK:.*]] = %{{.*}} to %c640{{.*}} step %c128
+// CHECK:             scf.for %{{.*}} step %c8
+// CHECK:               scf.for %{{.*}} step %c32
+// CHECK:                 scf.for %{{.*}} = %{{.*}} to %c128{{.*}} step %c16
+// CHECK:                   vector.contract {{.*}} vector<8x16xf32>, vector<16x32xf32> into vector<8x32xf32>
+// CHECK-NOT:               arith.addf
+// CHECK:           scf.for %{{.*}} step %c8
+// CHECK:             scf.for %{{.*}} step %c32
+// CHECK:               vector.broadcast %{{.*}} : vector<32xf32> to vector<8x32xf32>
+// CHECK:               arith.addf %{{.*}} : vector<8x32xf32>
+// CHECK:         scf.forall.in_parallel
+func.func @long_reduction(%a: tensor<64x640xf32>, %b: tensor<640x256xf32>, %c: tensor<256xf32>) -> tensor<64x256xf32> {
+  %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<64x640xf32>, tensor<640x256xf32>, tensor<256xf32>) -> tensor<64x256xf32>
+  return %y : tensor<64x256xf32>
 }
 
 // -----
