@@ -16,16 +16,20 @@
 
 #include "FuelFused/IR/FuelOps.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/CSE.h"
@@ -43,18 +47,85 @@ LogicalResult mlir::fuel::canScheduleRowWise(FusedOp op,
     return failure();
   }
   int64_t row = type.getShape().back();
-  if (row < options.vectorWidth || row % options.vectorWidth != 0) {
-    why = "the row length (" + std::to_string(row) +
-          ") is not a multiple of the vector width (" +
+  // (Dynamic shapes are turned away before: the schedules need static ones.)
+  if (row < options.vectorWidth) {
+    why = "the row (" + std::to_string(row) + ") is shorter than a vector (" +
           std::to_string(options.vectorWidth) + ")";
     return failure();
   }
   return success();
 }
 
+/// When `width` does not divide `rowLength`, splits the loop `tiling` made
+/// into whole steps and the last, partial one, and makes the whole steps'
+/// slices static again (so that they vectorize; the partial step stays as
+/// a linalg op on dynamic shapes and lowers to scalar loops).
+static void peelPartialStep(RewriterBase &rewriter,
+                            ArrayRef<LoopLikeOpInterface> loops,
+                            int64_t rowLength, int64_t width) {
+  if (rowLength % width == 0 || loops.size() != 1)
+    return;
+  auto loop = dyn_cast<scf::ForOp>(
+      LoopLikeOpInterface(loops.front()).getOperation());
+  scf::ForOp partial;
+  if (!loop || failed(scf::peelForLoopAndSimplifyBounds(rewriter, loop,
+                                                        partial)))
+    return;
+  MLIRContext *ctx = loop.getContext();
+  RewritePatternSet patterns(ctx);
+  affine::AffineMinOp::getCanonicalizationPatterns(patterns, ctx);
+  tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, ctx);
+  tensor::InsertSliceOp::getCanonicalizationPatterns(patterns, ctx);
+  tensor::CastOp::getCanonicalizationPatterns(patterns, ctx);
+  tensor::EmptyOp::getCanonicalizationPatterns(patterns, ctx);
+  linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
+  ctx->getLoadedDialect<linalg::LinalgDialect>()->getCanonicalizationPatterns(
+      patterns);
+  ctx->getLoadedDialect<tensor::TensorDialect>()->getCanonicalizationPatterns(
+      patterns);
+  SmallVector<Operation *> inside;
+  loop->walk([&](Operation *op) {
+    if (op != loop)
+      inside.push_back(op);
+  });
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  (void)applyOpPatternsGreedily(inside, std::move(patterns), config);
+
+  // The partial step in one masked vector of `width` lanes (AVX-512 masks
+  // its loads and stores; the lanes past the row compute what they compute
+  // and are not stored): not scalar code, whose math functions are libm
+  // calls.
+  SmallVector<linalg::LinalgOp> rest;
+  partial->walk([&](linalg::LinalgOp op) { rest.push_back(op); });
+  for (linalg::LinalgOp op : rest) {
+    SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+    if (sizes.empty() || !ShapedType::isDynamic(sizes.back()) ||
+        llvm::any_of(ArrayRef<int64_t>(sizes).drop_back(),
+                     ShapedType::isDynamic))
+      continue;
+    sizes.back() = width;
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::VectorizationResult> vectorized =
+        linalg::vectorize(rewriter, op, sizes,
+                          SmallVector<bool>(sizes.size(), false));
+    if (succeeded(vectorized))
+      rewriter.replaceOp(op, vectorized->replacements);
+  }
+  // The masks as operands of the transfers they mask: canonicalization
+  // patterns rewrite transfers without keeping a vector.mask region around
+  // them to one op.
+  RewritePatternSet masks(ctx);
+  vector::populateVectorMaskLoweringPatternsForSideEffectingOps(masks);
+  SmallVector<Operation *> masked;
+  partial->walk([&](vector::MaskOp op) { masked.push_back(op); });
+  (void)applyOpPatternsGreedily(masked, std::move(masks));
+}
+
 /// Tiles `op` (inside a row) along its last loop by `width`: reductions as
-/// partial vector sums, elementwise ops as a loop over the row. Leaves ops
-/// whose last loop is not a whole, static, divisible row as they are.
+/// partial vector sums, elementwise ops as a loop over the row; a last
+/// partial step, when `width` does not divide the row, peeled off. Leaves
+/// ops whose last loop is not a whole, static row as they are.
 static void tileAlongRow(RewriterBase &rewriter, linalg::LinalgOp op,
                          int64_t rowLength, int64_t width) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -73,16 +144,20 @@ static void tileAlongRow(RewriterBase &rewriter, linalg::LinalgOp op,
     FailureOr<scf::SCFTilingResult> tiled = scf::tileReductionUsingScf(
         rewriter, cast<PartialReductionOpInterface>(op.getOperation()),
         sizes);
-    if (succeeded(tiled))
+    if (succeeded(tiled)) {
       rewriter.replaceOp(op, tiled->replacements);
+      peelPartialStep(rewriter, tiled->loops, rowLength, width);
+    }
     return;
   }
   scf::SCFTilingOptions options;
   options.setTileSizes(sizes);
   FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
       rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (succeeded(tiled))
+  if (succeeded(tiled)) {
     rewriter.replaceOp(op, tiled->replacements);
+    peelPartialStep(rewriter, tiled->loops, rowLength, width);
+  }
 }
 
 /// Whether `op` runs over a whole row: its last loop is the row's.
@@ -246,8 +321,7 @@ static bool fuseStepIntoReduction(RewriterBase &rewriter,
   reduction.getReductionDims(dims);
   unsigned last = reduction.getNumLoops() - 1;
   if (dims.size() != 1 || dims.front() != last ||
-      reduction.getNumDpsInits() != 1 || !spansRow(reduction, rowLength) ||
-      rowLength % step != 0)
+      reduction.getNumDpsInits() != 1 || !spansRow(reduction, rowLength))
     return false;
   linalg::GenericOp producer;
   for (OpOperand *input : reduction.getDpsInputOperands()) {
@@ -288,6 +362,7 @@ static bool fuseStepIntoReduction(RewriterBase &rewriter,
   rewriter.eraseOp(reduction);
   if (producer->use_empty())
     rewriter.eraseOp(producer);
+  peelPartialStep(rewriter, fused->loops, rowLength, step);
   return true;
 }
 
@@ -383,7 +458,7 @@ static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp rows,
       heavy ? getConstantIntValue(heavy.getStep()) : std::nullopt;
   std::optional<int64_t> upper =
       heavy ? getConstantIntValue(heavy.getUpperBound()) : std::nullopt;
-  if (!step || upper != rowLength)
+  if (!step || upper != rowLength - rowLength % *step)
     return;
 
   // The inputs read a row at a time: tensors from outside the loop, indexed
@@ -422,6 +497,8 @@ static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp rows,
     rewriter.setInsertionPoint(heavy);
     SmallVector<Value> index(ivs.begin(), ivs.end());
     int64_t lastRow = type.getShape()[type.getRank() - 2] - 1;
+    // (Further ahead was slower for rows of 4 KiB and no faster for rows of
+    // 128 KiB.)
     Value next = arith::AddIOp::create(
         rewriter, loc, index.back(),
         arith::ConstantIndexOp::create(rewriter, loc, 1));
@@ -477,7 +554,8 @@ LogicalResult mlir::fuel::scheduleRowWise(
   // instructions) do not wait on each other. Elementwise steps in one
   // vector: nothing carries from one to the next.
   int64_t reductionStep = options.vectorWidth * options.unroll;
-  if (rowLength % reductionStep != 0)
+  if (rowLength % reductionStep != 0 &&
+      (rowLength % options.vectorWidth == 0 || rowLength < reductionStep))
     reductionStep = options.vectorWidth;
   SmallVector<linalg::GenericOp> reductions;
   for (linalg::LinalgOp op : inRow)

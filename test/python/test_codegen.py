@@ -37,9 +37,13 @@ OPS = [("softmax_last_dim", {}, ref_softmax),
        ("layer_norm_last_dim", {"eps": EPS}, ref_layer)]
 
 # Scheduled: rows of 16, 64 and 4096 (with the default vector width 16),
-# leading dims of rank 1 and 3. Not scheduled: a row of 20, a 1-D input.
-SCHEDULED = [(8, 64), (2, 3, 2, 16), (3, 4096)]
-UNSCHEDULED = [(4, 20), (48,)]
+# leading dims of rank 1 and 3; rows that are not a multiple of the vector
+# width (a last partial step in scalar loops; 1000 = 15 steps of 64 and 40,
+# or 62 steps of 16 and 8). Not scheduled: a row shorter than a vector, a
+# 1-D input.
+SCHEDULED = [(8, 64), (2, 3, 2, 16), (3, 4096), (4, 20), (5, 1000), (2, 3, 17),
+             (3, 127)]
+UNSCHEDULED = [(4, 15), (48,)]
 
 
 def run(name, x, params, **options):

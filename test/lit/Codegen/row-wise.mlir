@@ -112,20 +112,47 @@ func.func @dead_candidate(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
 
 // -----
 
+// A row that is not a multiple of the vector width: each pass runs its
+// whole steps in vectors and its last, partial step (here 4 of 20) in one
+// masked vector: loads and stores under a mask of the row's remaining
+// lanes. (Reductions step by one vector when the row is shorter than four.)
+// CHECK-LABEL: func.func @partial_step
+// CHECK:         scf.forall
+// CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %c16
+// CHECK:             arith.maximumf %{{.*}} : vector<1x16xf32>
+// CHECK:           scf.for %{{.*}} = %c16{{.*}} to %c20{{.*}} step %c16
+// CHECK:             %[[MASK:.*]] = vector.create_mask %{{.*}}, %{{.*}} : vector<1x16xi1>
+// CHECK:             vector.transfer_read %{{.*}}, %[[MASK]] {{.*}} : tensor<1x?xf32>, vector<1x16xf32>
+// CHECK:             arith.maximumf %{{.*}} : vector<1x16xf32>
+// CHECK:             vector.transfer_write %{{.*}}, %[[MASK]] {{.*}} : vector<1x16xf32>, tensor<1x?xf32>
+// CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %c16
+// CHECK:             math.exp %{{.*}} : vector<1x16xf32>
+// CHECK:           scf.for %{{.*}} = %c16{{.*}} to %c20{{.*}} step %c16
+// CHECK:             vector.create_mask
+// CHECK:             math.exp %{{.*}} : vector<1x16xf32>
+// CHECK-NOT:       linalg.generic
+// CHECK:         scf.forall.in_parallel
+func.func @partial_step(%x: tensor<4x20xf32>) -> tensor<4x20xf32> {
+  %y = fuel.fused softmax_last_dim (%x) : (tensor<4x20xf32>) -> tensor<4x20xf32>
+  return %y : tensor<4x20xf32>
+}
+
+// -----
+
 // Not scheduled, left fused for fuel-decompose, with the reason when asked.
 // CHECK-LABEL: func.func @unscheduled
 // CHECK-COUNT-4: fuel.fused
 // REPORT: not scheduled: the schedule needs static tensor shapes
-// REPORT: not scheduled: the row length (20) is not a multiple of the vector width (16)
+// REPORT: not scheduled: the row (12) is shorter than a vector (16)
 // REPORT: not scheduled: the row-wise schedule needs rows: a rank of at least 2
 // REPORT-NOT: not scheduled
-func.func @unscheduled(%d: tensor<?x64xf32>, %odd: tensor<4x20xf32>, %flat: tensor<64xf32>,
+func.func @unscheduled(%d: tensor<?x64xf32>, %short: tensor<4x12xf32>, %flat: tensor<64xf32>,
                        %x: tensor<4x16xf32>, %cs: tensor<4x16xf32>)
-    -> (tensor<?x64xf32>, tensor<4x20xf32>, tensor<64xf32>, tensor<4x16xf32>) {
+    -> (tensor<?x64xf32>, tensor<4x12xf32>, tensor<64xf32>, tensor<4x16xf32>) {
   %0 = fuel.fused softmax_last_dim (%d) : (tensor<?x64xf32>) -> tensor<?x64xf32>
-  %1 = fuel.fused softmax_last_dim (%odd) : (tensor<4x20xf32>) -> tensor<4x20xf32>
+  %1 = fuel.fused softmax_last_dim (%short) : (tensor<4x12xf32>) -> tensor<4x12xf32>
   %2 = fuel.fused softmax_last_dim (%flat) : (tensor<64xf32>) -> tensor<64xf32>
   // No schedule at all: not reported.
   %3 = fuel.fused rope (%x, %cs, %cs) : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
-  return %0, %1, %2, %3 : tensor<?x64xf32>, tensor<4x20xf32>, tensor<64xf32>, tensor<4x16xf32>
+  return %0, %1, %2, %3 : tensor<?x64xf32>, tensor<4x12xf32>, tensor<64xf32>, tensor<4x16xf32>
 }
