@@ -11,7 +11,8 @@
 // than `kTileK` runs in blocks: each block runs every register tile of the
 // cache tile, so the operands' blocks stay in cache between register tiles,
 // and the register tiles accumulate into the output tile from block to
-// block. f16 and bf16 operands are widened to f32 in registers, step by
+// block. Sizes that are not multiples of the register tile's are padded
+// with zeros first (padContraction). f16 and bf16 operands are widened to f32 in registers, step by
 // step of the reduction; the accumulator is f32 (no blocks yet). No packing.
 //
 //===----------------------------------------------------------------------===//
@@ -21,7 +22,10 @@
 
 #include "FuelFused/IR/FusedOpViews.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -50,21 +54,98 @@ LogicalResult mlir::fuel::canScheduleContraction(
       return failure();
     }
   }
-  // fused_linear: a[..., M, K] @ b[K, N].
+  // fused_linear: a[..., M, K] @ b[K, N]; sizes that are not multiples of
+  // the register tile's are padded (padContraction), empty ones are not.
   FusedLinearView linear(op);
   auto a = cast<RankedTensorType>(linear.getA().getType());
   auto b = cast<RankedTensorType>(linear.getB().getType());
-  int64_t m = a.getShape()[a.getRank() - 2], k = a.getShape().back(),
-          n = b.getShape().back();
-  if (m % kRegM != 0 || n % kRegN != 0 || k % kRegK != 0) {
-    why = "the contraction schedule needs M a multiple of " +
-          std::to_string(kRegM) + ", N of " + std::to_string(kRegN) +
-          " and K of " + std::to_string(kRegK) + " (got " +
-          std::to_string(m) + ", " + std::to_string(n) + ", " +
-          std::to_string(k) + ")";
+  if (a.getNumElements() == 0 || b.getNumElements() == 0) {
+    why = "the contraction schedule needs operands that are not empty";
     return failure();
   }
   return success();
+}
+
+/// The largest multiple of `unit` up to `most` that divides `size` (not
+/// only powers of two: 4000 has tiles of 160 columns); 0 when none does.
+static int64_t dividingTile(int64_t size, int64_t most, int64_t unit) {
+  for (int64_t t = most - most % unit; t >= unit; t -= unit)
+    if (size % t == 0)
+      return t;
+  return 0;
+}
+
+/// `size` padded to a multiple of `unit`, and further to a multiple of
+/// `wide` when it is larger than `most` and no tile of at least `least`
+/// divides it (M = 104 has only tiles of 8 rows: one register tile per
+/// cache tile, which reuses nothing).
+static int64_t paddedSize(int64_t size, int64_t unit, int64_t most,
+                          int64_t least, int64_t wide) {
+  int64_t padded = llvm::alignTo(size, unit);
+  if (padded > most && dividingTile(padded, most, unit) < least)
+    padded = llvm::alignTo(size, wide);
+  return padded;
+}
+
+/// `x` with zeros after it up to `shape` (as large in every dim).
+static Value padWithZeros(RewriterBase &rewriter, Location loc, Value x,
+                          ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getShape() == shape)
+    return x;
+  Type elt = type.getElementType();
+  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, elt);
+  Value zero =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(elt));
+  Value zeros =
+      linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
+  SmallVector<OpFoldResult> offsets(shape.size(), rewriter.getIndexAttr(0)),
+      strides(shape.size(), rewriter.getIndexAttr(1)), sizes;
+  for (int64_t d : type.getShape())
+    sizes.push_back(rewriter.getIndexAttr(d));
+  return tensor::InsertSliceOp::create(rewriter, loc, x, zeros, offsets, sizes,
+                                       strides);
+}
+
+FusedOp mlir::fuel::padContraction(RewriterBase &rewriter, FusedOp op) {
+  FusedLinearView linear(op);
+  auto a = cast<RankedTensorType>(linear.getA().getType());
+  auto b = cast<RankedTensorType>(linear.getB().getType());
+  auto y = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t rank = a.getRank();
+  int64_t m = a.getShape()[rank - 2], k = a.getShape().back(),
+          n = b.getShape().back();
+  int64_t pm = paddedSize(m, kRegM, kTileM, kTileM, kTileM / 2);
+  int64_t pn = paddedSize(n, kRegN, kTileN, kTileN / 2, kTileN / 2);
+  int64_t pk = paddedSize(k, kRegK, kTileK, kTileK / 4, kTileK / 2);
+  if (pm == m && pk == k && pn == n)
+    return op;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  SmallVector<int64_t> aShape(a.getShape());
+  aShape[rank - 2] = pm;
+  aShape[rank - 1] = pk;
+  SmallVector<int64_t> yShape(y.getShape());
+  yShape[rank - 2] = pm;
+  yShape[rank - 1] = pn;
+  SmallVector<Value> operands(op->getOperands());
+  operands[FusedLinearView::A] =
+      padWithZeros(rewriter, loc, linear.getA(), aShape);
+  operands[FusedLinearView::B] =
+      padWithZeros(rewriter, loc, linear.getB(), {pk, pn});
+  operands[FusedLinearView::Bias] =
+      padWithZeros(rewriter, loc, linear.getBias(), {pn});
+  auto padded = cast<FusedOp>(rewriter.clone(*op));
+  padded->setOperands(operands);
+  padded->getResult(0).setType(y.clone(yShape));
+  SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+      strides(rank, rewriter.getIndexAttr(1)), sizes;
+  for (int64_t d : y.getShape())
+    sizes.push_back(rewriter.getIndexAttr(d));
+  Value result = tensor::ExtractSliceOp::create(
+      rewriter, loc, y, padded->getResult(0), offsets, sizes, strides);
+  rewriter.replaceOp(op, result);
+  return padded;
 }
 
 void mlir::fuel::tileContractionReductions(RewriterBase &rewriter,
@@ -127,7 +208,7 @@ static LogicalResult blockReduction(RewriterBase &rewriter, Operation *loop,
   contraction.getReductionDims(reductions);
   SmallVector<int64_t> ranges = contraction.getStaticLoopRanges();
   int64_t k = ranges[reductions.front()];
-  int64_t block = tileOf(k, kTileK, kRegK);
+  int64_t block = dividingTile(k, kTileK, kRegK);
   if (k <= kTileK || !block)
     return failure();
 
@@ -187,7 +268,8 @@ LogicalResult mlir::fuel::scheduleContraction(
     return failure();
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
   int64_t m = ranges[rank - 2], n = ranges[rank - 1];
-  int64_t tileM = tileOf(m, kTileM, kRegM), tileN = tileOf(n, kTileN, kRegN);
+  int64_t tileM = dividingTile(m, kTileM, kRegM),
+          tileN = dividingTile(n, kTileN, kRegN);
   if (!tileM || !tileN)
     return failure();
 

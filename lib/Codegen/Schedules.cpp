@@ -100,6 +100,8 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
     return buildConvolution(rewriter, op, options);
   if (*kind == ScheduleKind::RowLoss)
     return buildRowLoss(rewriter, op, options);
+  if (*kind == ScheduleKind::Contraction)
+    op = padContraction(rewriter, op);
   FailureOr<Decomposition> decomposed = decomposeInPlace(rewriter, op, why);
   if (failed(decomposed))
     return failure();

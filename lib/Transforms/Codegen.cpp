@@ -49,12 +49,16 @@ struct FuelCodegenCPUPass
     IRRewriter rewriter(&getContext());
     for (FusedOp op : candidates) {
       std::string why;
+      // (A failed decomposeWithSchedule may have replaced the op: by a
+      // padded one, for the contraction schedule.)
+      Location loc = op.getLoc();
+      StringRef name = op.getInfo().name;
       if (succeeded(canSchedule(op, options, why)) &&
           succeeded(decomposeWithSchedule(rewriter, op, options, why)))
         continue;
       if (report)
-        op.emitRemark() << "fuel-codegen-cpu: " << op.getInfo().name
-                        << " not scheduled: " << why;
+        mlir::emitRemark(loc) << "fuel-codegen-cpu: " << name
+                              << " not scheduled: " << why;
     }
   }
 };

@@ -197,11 +197,14 @@ def test_threaded_functions_outlive_each_other():
 # fused_linear's contraction schedule: a[..., M, K] @ b[K, N] + bias, with M
 # a multiple of 8, N of 32 and K of 16 (f32, and f16/bf16 widened in
 # registers); the other shapes go the scalar way.
-# A reduction longer than 256 runs in blocks (of 256, or of 128 for 384),
-# accumulated in the output tile.
+# A reduction longer than 256 runs in blocks (of 256, or of 192 for 384),
+# accumulated in the output tile. M, N and K that are not multiples of 8, 32
+# and 16 are padded with zeros (and further when no cache tile or block of
+# a useful size divides them: M = 100 to 128, K = 300 to 384).
 LINEAR = [((16, 32), 64), ((2, 8, 16), 32), ((128, 96), 512), ((72, 48), 96),
           ((4, 16), 20), ((6, 16), 32), ((8, 20), 32),
-          ((16, 512), 64), ((8, 384), 32), ((2, 8, 768), 32)]
+          ((16, 512), 64), ((8, 384), 32), ((2, 8, 768), 32),
+          ((1, 1), 1), ((3, 5, 7), 9), ((33, 300), 65), ((100, 1000), 40)]
 
 
 @pytest.mark.parametrize("a_shape,n", LINEAR, ids=lambda v: str(v))

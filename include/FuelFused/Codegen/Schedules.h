@@ -107,8 +107,9 @@ LogicalResult canSchedule(FusedOp op, const ScheduleOptions &options,
                           std::string &why);
 
 /// Decomposes `op` (which `canSchedule` accepts) and applies its schedule to
-/// the decomposition; replaces and erases `op`. Fails, leaving `op` as it
-/// was, with `why` set, when decomposition fails.
+/// the decomposition; replaces and erases `op`. Fails, with `why` set, when
+/// decomposition fails, leaving `op` as it was, or replaced by the same op
+/// on padded operands (the contraction schedule pads them first).
 LogicalResult decomposeWithSchedule(RewriterBase &rewriter, FusedOp op,
                                     const ScheduleOptions &options,
                                     std::string &why);

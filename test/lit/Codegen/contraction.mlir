@@ -25,17 +25,18 @@ func.func @linear(%a: tensor<128x96xf32>, %b: tensor<96x512xf32>, %c: tensor<512
 
 // -----
 
-// A reduction longer than 256 runs in blocks of 256 (the largest power of
-// two up to 256 that divides it, here 128): the output tile is filled once,
-// each block runs all the register tiles of the cache tile, accumulating
-// into the tile, and the bias is added once, after the last block.
+// A reduction longer than 256 runs in blocks of up to 256 (the largest
+// multiple of 16 up to 256 that divides it, here 160): the output tile is
+// filled once, each block runs all the register tiles of the cache tile,
+// accumulating into the tile, and the bias is added once, after the last
+// block.
 // CHECK-LABEL: func.func @long_reduction
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (64, 256) step (64, 256)
 // CHECK:           vector.transfer_write %{{.*}} : vector<64x256xf32>, tensor<64x256xf32>
-// CHECK:           scf.for %[[BLOCK:.*]] = %{{.*}} to %c640{{.*}} step %c128
+// CHECK:           scf.for %[[BLOCK:.*]] = %{{.*}} to %c640{{.*}} step %c160
 // CHECK:             scf.for %{{.*}} step %c8
 // CHECK:               scf.for %{{.*}} step %c32
-// CHECK:                 scf.for %{{.*}} = %{{.*}} to %c128{{.*}} step %c16
+// CHECK:                 scf.for %{{.*}} = %{{.*}} to %c160{{.*}} step %c16
 // CHECK:                   vector.contract {{.*}} vector<8x16xf32>, vector<16x32xf32> into vector<8x32xf32>
 // CHECK-NOT:               arith.addf
 // CHECK:           scf.for %{{.*}} step %c8
@@ -77,14 +78,33 @@ func.func @half(%a: tensor<8x32xf16>, %b: tensor<32x64xf16>, %c: tensor<64xf16>)
 
 // -----
 
+// M, N and K that are not multiples of the register tile's are padded with
+// zeros (K past a block, 256, to a multiple of 128 when no block of at least
+// 64 divides it), the padded op scheduled
+// and its result sliced.
+// CHECK-LABEL: func.func @padded
+// CHECK-DAG:     %[[A:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [5, 300] [1, 1] : tensor<5x300xf32> into tensor<8x384xf32>
+// CHECK-DAG:     %[[B:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [300, 20] [1, 1] : tensor<300x20xf32> into tensor<384x32xf32>
+// CHECK-DAG:     %[[C:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0] [20] [1] : tensor<20xf32> into tensor<32xf32>
+// CHECK:         %[[Y:.*]] = scf.forall {{.*}} -> (tensor<8x32xf32>)
+// CHECK:           scf.for %{{.*}} to %c384{{.*}} step %c192
+// CHECK:         tensor.extract_slice %[[Y]][0, 0] [5, 20] [1, 1] : tensor<8x32xf32> to tensor<5x20xf32>
+// CHECK-NOT:     fuel.fused
+func.func @padded(%a: tensor<5x300xf32>, %b: tensor<300x20xf32>, %c: tensor<20xf32>) -> tensor<5x20xf32> {
+  %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<5x300xf32>, tensor<300x20xf32>, tensor<20xf32>) -> tensor<5x20xf32>
+  return %y : tensor<5x20xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @unscheduled
 // CHECK-COUNT-2: fuel.fused fused_linear
-// REPORT: not scheduled: the contraction schedule needs M a multiple of 8, N of 32 and K of 16 (got 8, 20, 16)
+// REPORT: not scheduled: the contraction schedule needs operands that are not empty
 // REPORT: not scheduled: the contraction schedule handles f32, f16 and bf16
-func.func @unscheduled(%a: tensor<8x16xf32>, %b: tensor<16x20xf32>, %c: tensor<20xf32>,
+func.func @unscheduled(%a: tensor<8x0xf32>, %b: tensor<0x32xf32>, %c: tensor<32xf32>,
                        %ad: tensor<8x16xf64>, %bd: tensor<16x32xf64>, %cd: tensor<32xf64>)
-    -> (tensor<8x20xf32>, tensor<8x32xf64>) {
-  %0 = fuel.fused fused_linear (%a, %b, %c) : (tensor<8x16xf32>, tensor<16x20xf32>, tensor<20xf32>) -> tensor<8x20xf32>
+    -> (tensor<8x32xf32>, tensor<8x32xf64>) {
+  %0 = fuel.fused fused_linear (%a, %b, %c) : (tensor<8x0xf32>, tensor<0x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
   %1 = fuel.fused fused_linear (%ad, %bd, %cd) : (tensor<8x16xf64>, tensor<16x32xf64>, tensor<32xf64>) -> tensor<8x32xf64>
-  return %0, %1 : tensor<8x20xf32>, tensor<8x32xf64>
+  return %0, %1 : tensor<8x32xf32>, tensor<8x32xf64>
 }
