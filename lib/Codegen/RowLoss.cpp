@@ -4,7 +4,8 @@
 // loss[r] = logsumexp(x[r, :]) - x[r, t[r]] (0 where t[r] is the ignored
 // index), then the mean over the rows not ignored, the sum, or the losses
 // as they are. One row per scf.forall iteration, each row read twice in
-// 16-lane vectors (its max, then the sum of exponentials), the target's
+// 16-lane vectors (its max, then the sum of exponentials; a last partial
+// vector under a mask), the target's
 // logit read once; the [R, V] log-softmax the decomposition materializes
 // (and then gathers one element of per row) never exists. The reduction
 // over rows is a small linalg op after the loop.
@@ -37,10 +38,10 @@ LogicalResult mlir::fuel::canScheduleRowLoss(FusedOp op,
   FusedSoftmaxCrossEntropyView ce(op);
   auto logits = cast<RankedTensorType>(ce.getLogits().getType());
   int64_t v = logits.getShape().back();
-  if (v % options.vectorWidth != 0) {
-    why = "the row-loss schedule needs a class count that is a multiple of "
-          "the vector width (" + std::to_string(options.vectorWidth) +
-          "; got " + std::to_string(v) + ")";
+  if (v < options.vectorWidth) {
+    why = "the row-loss schedule needs at least a vector of classes (" +
+          std::to_string(options.vectorWidth) + "; got " + std::to_string(v) +
+          ")";
     return failure();
   }
   Type elt = logits.getElementType();
@@ -111,23 +112,34 @@ LogicalResult mlir::fuel::buildRowLoss(RewriterBase &rewriter, FusedOp op,
   Block *body = forall.getBody();
   rewriter.setInsertionPointToStart(body);
   Value r = body->getArgument(0), outArg = body->getArgument(1);
+  // The lanes past the row (a class count that is not a multiple of the
+  // width: its last vector is read under a mask) read as -inf, which adds
+  // nothing to the max and exp(-inf) = 0 to the sum.
   Value padE = arith::ConstantOp::create(rewriter, loc, elt,
-                                         rewriter.getFloatAttr(elt, 0.0));
-  auto readRow = [&](OpBuilder &b, Value col) -> Value {
+                                         rewriter.getFloatAttr(elt, -INFINITY));
+  auto readRow = [&](OpBuilder &b, Value col, bool inBounds) -> Value {
     Value x = vector::TransferReadOp::create(
         b, loc, VectorType::get({width}, elt), logits, ValueRange{r, col},
-        padE, ArrayRef<bool>{true});
+        padE, ArrayRef<bool>{inBounds});
     return elt == f32 ? x : arith::ExtFOp::create(b, loc, lanes, x).getResult();
   };
+  int64_t whole = v - v % width;
   auto overRow = [&](Value init,
                      function_ref<Value(OpBuilder &, Value, Value)> step) {
-    return scf::ForOp::create(
-               rewriter, loc, index(rewriter, 0), index(rewriter, v),
-               index(rewriter, width), ValueRange{init},
-               [&](OpBuilder &b, Location, Value col, ValueRange acc) {
-                 scf::YieldOp::create(b, loc, step(b, readRow(b, col), acc[0]));
-               })
-        .getResult(0);
+    Value acc =
+        scf::ForOp::create(
+            rewriter, loc, index(rewriter, 0), index(rewriter, whole),
+            index(rewriter, width), ValueRange{init},
+            [&](OpBuilder &b, Location, Value col, ValueRange acc) {
+              scf::YieldOp::create(
+                  b, loc, step(b, readRow(b, col, /*inBounds=*/true), acc[0]));
+            })
+            .getResult(0);
+    if (whole == v)
+      return acc;
+    return step(rewriter,
+                readRow(rewriter, index(rewriter, whole), /*inBounds=*/false),
+                acc);
   };
   auto splat = [&](double x) -> Value {
     return arith::ConstantOp::create(
