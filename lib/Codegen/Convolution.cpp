@@ -70,6 +70,8 @@ LogicalResult checkTiles(FusedOp op, std::string &why) {
 
 LogicalResult mlir::fuel::canScheduleConvolution(
     FusedOp op, const ScheduleOptions &options, std::string &why) {
+  if (CausalConv1dView::match(op))
+    return canScheduleCausalConv1d(op, options, why);
   if (std::optional<ConvTranspose2dView> ct = ConvTranspose2dView::match(op)) {
     auto w = cast<RankedTensorType>(ct->getW().getType()).getShape();
     std::array<int64_t, 2> pad = ct->getPadding(), dil = ct->getDilation();
@@ -251,6 +253,8 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
 
 LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
                                            const ScheduleOptions &options) {
+  if (CausalConv1dView::match(op))
+    return buildCausalConv1d(rewriter, op, options);
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   MLIRContext *ctx = rewriter.getContext();

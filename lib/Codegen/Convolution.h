@@ -19,6 +19,16 @@ LogicalResult canScheduleConvolution(FusedOp op,
 LogicalResult buildConvolution(RewriterBase &rewriter, FusedOp op,
                                const ScheduleOptions &options);
 
+/// canScheduleConvolution's checks for causal_conv1d (CausalConv.cpp).
+LogicalResult canScheduleCausalConv1d(FusedOp op,
+                                      const ScheduleOptions &options,
+                                      std::string &why);
+
+/// Replaces `op` (a causal_conv1d) by one scf.forall iteration per channel
+/// of each batch, each over time in vectors (CausalConv.cpp).
+LogicalResult buildCausalConv1d(RewriterBase &rewriter, FusedOp op,
+                                const ScheduleOptions &options);
+
 } // namespace fuel
 } // namespace mlir
 

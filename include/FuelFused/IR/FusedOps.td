@@ -393,6 +393,7 @@ def Fused_CausalConv1d : FusedOp<18, "causal_conv1d", Forward> {
   let params = [DefaultParam<"use_silu", FuelParamBool, "false">];
   let rule = "causalConv1d";
   let decomposition = "causalConv1d";
+  let schedule = "Convolution";
   let recipeNote = "decompose-only: no recipe yet; frontends write it as a grouped "
                    "convolution over padding on both sides and a slice of its output, "
                    "which the matcher does not read";

@@ -65,3 +65,36 @@ func.func @transposed_unscheduled(%x: tensor<1x4x8x8xf32>, %w: tensor<4x16x3x3xf
   %y = fuel.fused conv_transpose_2d {padding = array<i64: 3, 3>, dilation = array<i64: 2, 2>} (%x, %w) : (tensor<1x4x8x8xf32>, tensor<4x16x3x3xf32>) -> tensor<1x16x6x6xf32>
   return %y : tensor<1x16x6x6xf32>
 }
+
+// -----
+
+// causal_conv1d: one scf.forall iteration per (batch, channel); the bias
+// and the K = 3 weights read once per channel as vectors; along time, each
+// vector of 16 outputs adds the 3 shifted input vectors times their
+// weights, then SiLU, and is written once; the last 4 of 20 under a mask
+// (transfers that may go out of bounds).
+// CHECK-LABEL: func.func @causal
+// CHECK:         scf.forall (%[[B:.*]], %[[C:.*]]) in (2, 5)
+// CHECK-COUNT-4:   vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK:           scf.for %[[T:.*]] = %{{.*}} to %c16{{.*}} step %c16
+// CHECK:             vector.transfer_read %{{.*}}[%[[B]], %[[C]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<2x5x22xf32>, vector<16xf32>
+// CHECK-COUNT-3:     math.fma %{{.*}} : vector<16xf32>
+// CHECK:             math.exp %{{.*}} : vector<16xf32>
+// CHECK:             arith.divf %{{.*}} : vector<16xf32>
+// CHECK:             vector.transfer_write %{{.*}}, %{{.*}}[%[[T]]] {in_bounds = [true]} : vector<16xf32>, tensor<20xf32>
+// CHECK:           vector.transfer_read %{{.*}}[%[[B]], %[[C]], %{{.*}}], %{{.*}} : tensor<2x5x22xf32>, vector<16xf32>
+// CHECK:           vector.transfer_write %{{.*}}, %{{.*}}[%c16{{.*}}] : vector<16xf32>, tensor<20xf32>
+// CHECK:         scf.forall.in_parallel
+// CHECK-NOT:     linalg.generic
+func.func @causal(%x: tensor<2x5x22xf32>, %w: tensor<5x1x3xf32>, %b: tensor<5xf32>) -> tensor<2x5x20xf32> {
+  %y = fuel.fused causal_conv1d {use_silu = true} (%x, %w, %b) : (tensor<2x5x22xf32>, tensor<5x1x3xf32>, tensor<5xf32>) -> tensor<2x5x20xf32>
+  return %y : tensor<2x5x20xf32>
+}
+
+// -----
+
+// REPORT: not scheduled: the convolution schedule needs a result that is not empty
+func.func @causal_empty(%x: tensor<0x5x22xf32>, %w: tensor<5x1x3xf32>, %b: tensor<5xf32>) -> tensor<0x5x20xf32> {
+  %y = fuel.fused causal_conv1d (%x, %w, %b) : (tensor<0x5x22xf32>, tensor<5x1x3xf32>, tensor<5xf32>) -> tensor<0x5x20xf32>
+  return %y : tensor<0x5x20xf32>
+}

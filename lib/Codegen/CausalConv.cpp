@@ -1,0 +1,166 @@
+//===- CausalConv.cpp - The convolution schedule of causal_conv1d --------===//
+//
+// causal_conv1d, a depthwise convolution along time: y[b, c, t] = bias[c] +
+// sum_j w[c, 0, j] * x[b, c, t + j], then SiLU if use_silu. Each channel of
+// each batch is one scf.forall iteration; along time, each vector of
+// `vectorWidth` outputs starts from the bias and adds the K shifted input
+// vectors times their weights (read once per channel), applies SiLU, and is
+// written once. A length that is not a multiple of the width ends with one
+// vector read and written under a mask. f16 and bf16 compute in f32, as the
+// decomposition does.
+//
+// The decomposition is one generic whose input map has a sum of dims
+// (t + j), which upstream's vectorizer does not vectorize, so the schedule
+// builds this form itself, in the vector dialect on tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Convolution.h"
+
+#include "FuelFused/IR/FusedOpViews.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+LogicalResult mlir::fuel::canScheduleCausalConv1d(
+    FusedOp op, const ScheduleOptions &options, std::string &why) {
+  CausalConv1dView conv(op);
+  for (Type t : op->getOperandTypes()) {
+    Type elt = cast<RankedTensorType>(t).getElementType();
+    if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
+      why = "the convolution schedule handles f32, f16 and bf16";
+      return failure();
+    }
+  }
+  auto y = cast<RankedTensorType>(op->getResult(0).getType());
+  if (y.getNumElements() == 0) {
+    why = "the convolution schedule needs a result that is not empty";
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult mlir::fuel::buildCausalConv1d(RewriterBase &rewriter,
+                                            FusedOp op,
+                                            const ScheduleOptions &options) {
+  CausalConv1dView conv(op);
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value x = conv.getX(), w = conv.getW(), bias = conv.getBias();
+  auto yType = cast<RankedTensorType>(op->getResult(0).getType());
+  ArrayRef<int64_t> shape = yType.getShape();
+  int64_t batches = shape[0], channels = shape[1], length = shape[2];
+  int64_t k = cast<RankedTensorType>(w.getType()).getShape()[2];
+  int64_t width = options.vectorWidth;
+  Type f32 = rewriter.getF32Type();
+  auto lanes = VectorType::get({width}, f32);
+  auto index = [&](OpBuilder &b, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto widen = [&](OpBuilder &b, Value v) -> Value {
+    Type elt = getElementTypeOrSelf(v.getType());
+    if (elt == f32)
+      return v;
+    Type to = isa<VectorType>(v.getType()) ? Type(lanes) : f32;
+    return arith::ExtFOp::create(b, loc, to, v);
+  };
+
+  Value empty = tensor::EmptyOp::create(rewriter, loc, shape,
+                                        yType.getElementType());
+  auto forall = scf::ForallOp::create(
+      rewriter, loc,
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(batches),
+                             rewriter.getIndexAttr(channels)},
+      ValueRange{empty}, std::nullopt);
+  Block *body = forall.getBody();
+  rewriter.setInsertionPointToStart(body);
+  Value b = body->getArgument(0), c = body->getArgument(1);
+  Value out = body->getArgument(2);
+
+  // The channel's bias and weights, once, as vectors of lanes.
+  Value biasLanes = vector::BroadcastOp::create(
+      rewriter, loc, lanes,
+      widen(rewriter, tensor::ExtractOp::create(rewriter, loc, bias,
+                                                ValueRange{c})));
+  SmallVector<Value> weights;
+  for (int64_t j = 0; j < k; ++j)
+    weights.push_back(vector::BroadcastOp::create(
+        rewriter, loc, lanes,
+        widen(rewriter,
+              tensor::ExtractOp::create(
+                  rewriter, loc, w,
+                  ValueRange{c, index(rewriter, 0), index(rewriter, j)}))));
+
+  // The channel's row of the result, written vector by vector.
+  auto rowType = RankedTensorType::get({length}, yType.getElementType());
+  Value row = tensor::ExtractSliceOp::create(
+      rewriter, loc, rowType, out,
+      ArrayRef<OpFoldResult>{b, c, rewriter.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                             rewriter.getIndexAttr(1),
+                             rewriter.getIndexAttr(length)},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                             rewriter.getIndexAttr(1),
+                             rewriter.getIndexAttr(1)});
+  Type xElt = cast<RankedTensorType>(x.getType()).getElementType();
+  Value padX = arith::ConstantOp::create(rewriter, loc, xElt,
+                                         rewriter.getFloatAttr(xElt, 0.0));
+  Value one = arith::ConstantOp::create(
+      rewriter, loc, lanes, DenseElementsAttr::get(lanes, 1.0f));
+  // The outputs from `t` on: one vector, under a mask past the row when
+  // not `inBounds`.
+  auto step = [&](OpBuilder &nb, Value t, Value into, bool inBounds) {
+    Value acc = biasLanes;
+    for (int64_t j = 0; j < k; ++j) {
+      Value at = arith::AddIOp::create(nb, loc, t, index(nb, j));
+      Value in = vector::TransferReadOp::create(
+          nb, loc, VectorType::get({width}, xElt), x, ValueRange{b, c, at},
+          padX, ArrayRef<bool>{inBounds});
+      acc = math::FmaOp::create(nb, loc, widen(nb, in), weights[j], acc);
+    }
+    if (conv.getUseSilu()) {
+      // SiLU(y) = y / (1 + exp(-y)), as the decomposition computes it.
+      Value e = math::ExpOp::create(nb, loc,
+                                    arith::NegFOp::create(nb, loc, acc));
+      acc = arith::DivFOp::create(nb, loc, acc,
+                                  arith::AddFOp::create(nb, loc, one, e));
+    }
+    Type yElt = yType.getElementType();
+    if (yElt != f32)
+      acc = arith::TruncFOp::create(
+          nb, loc, VectorType::get({width}, yElt), acc);
+    return vector::TransferWriteOp::create(nb, loc, acc, into, ValueRange{t},
+                                           ArrayRef<bool>{inBounds})
+        .getResult();
+  };
+  int64_t whole = length - length % width;
+  row = scf::ForOp::create(
+            rewriter, loc, index(rewriter, 0), index(rewriter, whole),
+            index(rewriter, width), ValueRange{row},
+            [&](OpBuilder &nb, Location, Value t, ValueRange iter) {
+              scf::YieldOp::create(nb, loc,
+                                   step(nb, t, iter[0], /*inBounds=*/true));
+            })
+            .getResult(0);
+  if (whole != length)
+    row = step(rewriter, index(rewriter, whole), row, /*inBounds=*/false);
+
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      rewriter, loc, row, out,
+      ArrayRef<OpFoldResult>{b, c, rewriter.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                             rewriter.getIndexAttr(1),
+                             rewriter.getIndexAttr(length)},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                             rewriter.getIndexAttr(1),
+                             rewriter.getIndexAttr(1)});
+  rewriter.replaceOp(op, forall->getResults());
+  return success();
+}
