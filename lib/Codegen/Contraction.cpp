@@ -87,26 +87,6 @@ static int64_t paddedSize(int64_t size, int64_t unit, int64_t most,
   return padded;
 }
 
-/// `x` with zeros after it up to `shape` (as large in every dim).
-static Value padWithZeros(RewriterBase &rewriter, Location loc, Value x,
-                          ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(x.getType());
-  if (type.getShape() == shape)
-    return x;
-  Type elt = type.getElementType();
-  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, elt);
-  Value zero =
-      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(elt));
-  Value zeros =
-      linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
-  SmallVector<OpFoldResult> offsets(shape.size(), rewriter.getIndexAttr(0)),
-      strides(shape.size(), rewriter.getIndexAttr(1)), sizes;
-  for (int64_t d : type.getShape())
-    sizes.push_back(rewriter.getIndexAttr(d));
-  return tensor::InsertSliceOp::create(rewriter, loc, x, zeros, offsets, sizes,
-                                       strides);
-}
-
 FusedOp mlir::fuel::padContraction(RewriterBase &rewriter, FusedOp op) {
   FusedLinearView linear(op);
   auto a = cast<RankedTensorType>(linear.getA().getType());

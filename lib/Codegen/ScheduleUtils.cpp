@@ -5,6 +5,7 @@
 #include "FuelFused/Decompose/Decompose.h"
 #include "FuelFused/IR/FuelOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -159,4 +160,23 @@ FailureOr<Decomposition> mlir::fuel::decomposeInPlace(RewriterBase &rewriter,
     result.ops.insert(built);
   rewriter.replaceOp(op, *values);
   return result;
+}
+
+Value mlir::fuel::padWithZeros(RewriterBase &rewriter, Location loc,
+                               Value x, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getShape() == shape)
+    return x;
+  Type elt = type.getElementType();
+  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, elt);
+  Value zero =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(elt));
+  Value zeros =
+      linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
+  SmallVector<OpFoldResult> offsets(shape.size(), rewriter.getIndexAttr(0)),
+      strides(shape.size(), rewriter.getIndexAttr(1)), sizes;
+  for (int64_t d : type.getShape())
+    sizes.push_back(rewriter.getIndexAttr(d));
+  return tensor::InsertSliceOp::create(rewriter, loc, x, zeros, offsets, sizes,
+                                       strides);
 }

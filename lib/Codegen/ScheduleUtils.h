@@ -54,6 +54,12 @@ FailureOr<TiledRoot> tileAndFuseRoot(RewriterBase &rewriter,
                                      function_ref<bool(Operation *)> fuse,
                                      ArrayRef<int64_t> interchange = {});
 
+/// `x` with zeros after it up to `shape` (as large in every dim): a fill
+/// of zeros with `x` inserted at the origin; `x` itself when it has that
+/// shape.
+Value padWithZeros(RewriterBase &rewriter, Location loc, Value x,
+                   ArrayRef<int64_t> shape);
+
 /// The largest power-of-two multiple of `unit` (itself a power of two), at
 /// most `most`, that divides `size`; 0 when there is none.
 int64_t tileOf(int64_t size, int64_t most, int64_t unit);

@@ -14,6 +14,7 @@
 #include "Quantized.h"
 #include "RowLoss.h"
 #include "RowWise.h"
+#include "Scan.h"
 #include "ScheduleUtils.h"
 
 #include "FuelFused/Decompose/Decompose.h"
@@ -77,6 +78,8 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
     return canScheduleConvolution(op, options, why);
   case ScheduleKind::RowLoss:
     return canScheduleRowLoss(op, options, why);
+  case ScheduleKind::Scan:
+    return canScheduleScan(op, options, why);
   }
   llvm_unreachable("unknown schedule");
 }
@@ -87,9 +90,9 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
                                                 std::string &why) {
   std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
   assert(kind && "decomposeWithSchedule needs an op canSchedule accepts");
-  // Attention, quantized matmuls, convolutions and row losses are built in
-  // their tiled form, not scheduled from their decomposition (see
-  // Attention.cpp, Quantized.cpp, Convolution.cpp, RowLoss.cpp).
+  // Attention, quantized matmuls, convolutions, row losses and scans are
+  // built in their tiled form, not scheduled from their decomposition (see
+  // Attention.cpp, Quantized.cpp, Convolution.cpp, RowLoss.cpp, Scan.cpp).
   if (*kind == ScheduleKind::Attention)
     return FlashAttnView::match(op)
                ? buildAttention(rewriter, op, options)
@@ -100,6 +103,8 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
     return buildConvolution(rewriter, op, options);
   if (*kind == ScheduleKind::RowLoss)
     return buildRowLoss(rewriter, op, options);
+  if (*kind == ScheduleKind::Scan)
+    return buildScan(rewriter, op, options);
   if (*kind == ScheduleKind::Contraction)
     op = padContraction(rewriter, op);
   FailureOr<Decomposition> decomposed = decomposeInPlace(rewriter, op, why);
@@ -127,6 +132,7 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
     case ScheduleKind::Quantized:
     case ScheduleKind::Convolution:
     case ScheduleKind::RowLoss:
+    case ScheduleKind::Scan:
       llvm_unreachable("built, not scheduled");
     }
   }

@@ -58,11 +58,11 @@ std::vector<FusedOpRec> loadOps(const RecordKeeper &records) {
     if (!op.schedule.empty() && op.schedule != "RowWise" &&
         op.schedule != "Contraction" && op.schedule != "Attention" &&
         op.schedule != "Quantized" && op.schedule != "Convolution" &&
-        op.schedule != "RowLoss")
+        op.schedule != "RowLoss" && op.schedule != "Scan")
       PrintFatalError(op.def->getLoc(),
                       "unknown schedule '" + op.schedule +
                           "' (expected RowWise, Contraction, Attention, "
-                          "Quantized, Convolution or RowLoss)");
+                          "Quantized, Convolution, RowLoss or Scan)");
     if (op.results.empty())
       PrintFatalError(op.def->getLoc(), "fused op " + op.name + " has no result");
     if (op.destructiveInput >= (int64_t)op.operands.size())

@@ -76,6 +76,11 @@ enum class ScheduleKind {
   /// decomposition gathers from a full log-softmax, which tile-and-fuse
   /// cannot fuse into a row loop.
   RowLoss,
+  /// Recurrences along a sequence (selective_scan): channels in the lanes
+  /// of a vector, the state in registers through a loop over the
+  /// sequence, an scf.forall over batches and channel vectors. Built: the
+  /// decomposition's per-step linalg ops on slices lower to scalar loops.
+  Scan,
 };
 
 /// The schedule of `info`'s op; std::nullopt when it has none (it is lowered

@@ -416,6 +416,7 @@ def Fused_SelectiveScan : FusedOp<19, "selective_scan", Forward> {
   let params = [DefaultParam<"delta_softplus", FuelParamBool, "false">];
   let rule = "selectiveScan";
   let decomposition = "selectiveScan";
+  let schedule = "Scan";
   let recipeNote = "decompose-only: a recurrence along the sequence needs a scan primitive";
   let summary = "Mamba-1 selective scan";
   let description = "`dt = softplus(delta)` if delta_softplus; "

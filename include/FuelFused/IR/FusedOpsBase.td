@@ -199,7 +199,7 @@ class FusedOp<int id, string name, FusedFamily fam> {
   string recipeNote = "";
   /// How codegen schedules the op's decomposition (lib/Codegen,
   /// `ScheduleKind`): "RowWise", "Contraction", "Attention",
-  /// "Quantized", "Convolution", "RowLoss", or empty for none (lowered as
+  /// "Quantized", "Convolution", "RowLoss", "Scan", or empty for none (lowered as
   /// decomposed).
   string schedule = "";
   string summary = "";
