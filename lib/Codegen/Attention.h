@@ -38,6 +38,17 @@ LogicalResult canScheduleAttentionBackward(FusedOp op,
 LogicalResult buildAttentionBackward(RewriterBase &rewriter, FusedOp op,
                                      const ScheduleOptions &options);
 
+/// The checks of canSchedule for paged_attn (PagedAttention.cpp).
+LogicalResult canSchedulePagedAttention(FusedOp op,
+                                        const ScheduleOptions &options,
+                                        std::string &why);
+
+/// Replaces `op` (a paged_attn) by one scf.forall iteration per sequence
+/// and query head, scores and the weighted sum of values in vectors
+/// (PagedAttention.cpp).
+LogicalResult buildPagedAttention(RewriterBase &rewriter, FusedOp op,
+                                  const ScheduleOptions &options);
+
 } // namespace fuel
 } // namespace mlir
 

@@ -46,6 +46,10 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
     why = "the op has no GPU schedule";
     return failure();
   }
+  if (*kind == ScheduleKind::Attention && PagedAttnView::match(op)) {
+    why = "paged_attn has no GPU schedule yet";
+    return failure();
+  }
   if (*kind == ScheduleKind::Attention && !FlashAttnView::match(op)) {
     why = "flash_attn's backwards have no GPU schedule yet";
     return failure();

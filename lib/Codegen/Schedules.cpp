@@ -69,6 +69,8 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
   case ScheduleKind::Contraction:
     return canScheduleContraction(op, options, why);
   case ScheduleKind::Attention:
+    if (PagedAttnView::match(op))
+      return canSchedulePagedAttention(op, options, why);
     if (!FlashAttnView::match(op))
       return canScheduleAttentionBackward(op, options, why);
     return canScheduleAttention(op, options, why);
@@ -93,6 +95,8 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
   // Attention, quantized matmuls, convolutions, row losses and scans are
   // built in their tiled form, not scheduled from their decomposition (see
   // Attention.cpp, Quantized.cpp, Convolution.cpp, RowLoss.cpp, Scan.cpp).
+  if (*kind == ScheduleKind::Attention && PagedAttnView::match(op))
+    return buildPagedAttention(rewriter, op, options);
   if (*kind == ScheduleKind::Attention)
     return FlashAttnView::match(op)
                ? buildAttention(rewriter, op, options)

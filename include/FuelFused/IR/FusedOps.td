@@ -296,6 +296,7 @@ def Fused_PagedAttn : FusedOp<13, "paged_attn", Attention> {
   ];
   let rule = "pagedAttn";
   let decomposition = "pagedAttn";
+  let schedule = "Attention";
   let recipeNote = "decompose-only: gathers through the block table";
   let summary = "decode attention over a paged KV cache (vLLM)";
   let description = "One query token per sequence; sequence s attends its first "

@@ -56,3 +56,13 @@ func.func @backward(%q: tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32> {
   %g = fuel.fused flash_attn_backward_q {softmax_scale = 0.25 : f32} (%q, %q, %q, %q) : (tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32>
   return %g : tensor<1x2x32x16xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @paged
+// CHECK:         fuel.fused paged_attn
+// REPORT: remark: fuel-codegen-gpu: paged_attn not scheduled: paged_attn has no GPU schedule yet
+func.func @paged(%q: tensor<3x8x64xf32>, %kc: tensor<10x2x16x64xf32>, %bt: tensor<3x4xi32>, %cl: tensor<3xi32>) -> tensor<3x8x64xf32> {
+  %o = fuel.fused paged_attn {softmax_scale = 0.125 : f32, block_size = 16 : i64} (%q, %kc, %kc, %bt, %cl) : (tensor<3x8x64xf32>, tensor<10x2x16x64xf32>, tensor<10x2x16x64xf32>, tensor<3x4xi32>, tensor<3xi32>) -> tensor<3x8x64xf32>
+  return %o : tensor<3x8x64xf32>
+}
