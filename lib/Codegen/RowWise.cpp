@@ -401,8 +401,9 @@ static void divideByReciprocals(RewriterBase &rewriter,
         continue;
       Location loc = op.getLoc();
       rewriter.setInsertionPoint(op);
-      Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                            type.getElementType());
+      Value empty = tensor::EmptyOp::create(
+          rewriter, loc, tensor::getMixedSizes(rewriter, loc, input->get()),
+          type.getElementType());
       AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
       auto reciprocal = linalg::GenericOp::create(
           rewriter, loc, TypeRange{type}, ValueRange{input->get()},

@@ -21,7 +21,10 @@
 #include "FuelFused/IR/FuelOps.h"
 #include "FuelFused/IR/FusedOpViews.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 using namespace mlir::fuel;
@@ -58,8 +61,16 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
     if (!isa<ShapedType>(t))
       continue; // A scalar operand (an index).
     auto tensor = dyn_cast<RankedTensorType>(t);
-    if (!tensor || !tensor.hasStaticShape()) {
-      why = "the schedule needs static tensor shapes";
+    // The row-wise schedule takes any number of rows: only the row length
+    // (the last dim) must be static.
+    bool staticEnough =
+        tensor && (tensor.hasStaticShape() ||
+                   (*kind == ScheduleKind::RowWise && tensor.getRank() > 0 &&
+                    !tensor.isDynamicDim(tensor.getRank() - 1)));
+    if (!staticEnough) {
+      why = *kind == ScheduleKind::RowWise
+                ? "the row-wise schedule needs a static row length"
+                : "the schedule needs static tensor shapes";
       return failure();
     }
   }
@@ -84,6 +95,47 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
     return canScheduleScan(op, options, why);
   }
   llvm_unreachable("unknown schedule");
+}
+
+/// With dynamic shapes, the decomposition and the tiling read sizes from
+/// the intermediate results of the decomposition (tensor.dim of them),
+/// which keeps the full-size ops computing them alive next to the loops
+/// that now compute them tile by tile. Reads those sizes from the ops'
+/// inputs instead, then erases what that left dead: the ops the dims read
+/// and, from them, their operands' ops, when trivially dead. (Pointers in
+/// `decomposition` may be to ops the schedule erased: they are only
+/// compared against.)
+static void
+dropFullSizeLeftovers(RewriterBase &rewriter, Region &region,
+                      const llvm::SmallPtrSetImpl<Operation *> &decomposition) {
+  SmallVector<Operation *> dims;
+  llvm::SetVector<Operation *> candidates;
+  region.walk([&](tensor::DimOp dim) {
+    Operation *source = dim.getSource().getDefiningOp();
+    if (source && isa<linalg::LinalgOp, tensor::EmptyOp>(source)) {
+      dims.push_back(dim);
+      candidates.insert(source);
+    }
+  });
+  if (dims.empty())
+    return;
+  RewritePatternSet patterns(region.getContext());
+  memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  (void)applyOpPatternsGreedily(dims, std::move(patterns), config);
+  // Dead code elimination from the candidates, through their operands.
+  while (!candidates.empty()) {
+    Operation *op = candidates.pop_back_val();
+    if (!isOpTriviallyDead(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && (decomposition.contains(def) || def->getParentRegion() ==
+                                                    &region))
+        candidates.insert(def);
+    rewriter.eraseOp(op);
+  }
 }
 
 LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
@@ -111,6 +163,7 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
     return buildScan(rewriter, op, options);
   if (*kind == ScheduleKind::Contraction)
     op = padContraction(rewriter, op);
+  Region *region = op->getParentRegion();
   FailureOr<Decomposition> decomposed = decomposeInPlace(rewriter, op, why);
   if (failed(decomposed))
     return failure();
@@ -140,5 +193,6 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
       llvm_unreachable("built, not scheduled");
     }
   }
+  dropFullSizeLeftovers(rewriter, *region, decomposition);
   return success();
 }

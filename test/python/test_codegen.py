@@ -60,6 +60,36 @@ def test_row_ops(name, params, ref, shape, dname, dtype):
     assert_close(run(name, x, params), ref(f64(x)), dname)
 
 
+# Any number of rows: leading dims dynamic (`?`), the row length static.
+# One compiled function runs every row count, including none.
+@pytest.mark.parametrize("name,params,ref", OPS, ids=[o[0] for o in OPS])
+@pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_row_ops_dynamic_rows(name, params, ref, dname, dtype):
+    x = rand((2, 5, 40), dtype, seed=12)
+    text = fused_text(name, [x], params, dynamic={0: (0, 1)})
+    assert "tensor<?x?x40x" in text
+    f = runner.compile(text, "f")
+    for shape in [(2, 5, 40), (7, 1, 40), (1, 3, 40), (0, 4, 40)]:
+        y = rand(shape, dtype, seed=len(shape) + shape[0])
+        got = f(y)
+        assert got.shape == shape
+        assert_close(got, ref(f64(y)), dname)
+
+
+def test_dynamic_rows_compile_without_full_size_passes():
+    # No full-size op is left next to the row loop: every op of the
+    # decomposition runs a row at a time.
+    from fuel_mlir import ir, passmanager
+    x = rand((4, 64), np.float32)
+    text = fused_text("softmax_last_dim", [x], {}, dynamic={0: (0,)})
+    with ir.Context():
+        module = ir.Module.parse(text)
+        passmanager.PassManager.parse("builtin.module(fuel-codegen-cpu)").run(module.operation)
+        out = str(module)
+    assert "fuel.fused" not in out and "scf.forall" in out
+    assert "linalg.generic" not in out and "linalg.fill" not in out
+
+
 def ref_layer_bwd(x, g):
     return references.ref_layer_bwd(x, g, EPS)
 

@@ -139,20 +139,34 @@ func.func @partial_step(%x: tensor<4x20xf32>) -> tensor<4x20xf32> {
 
 // -----
 
+// Any number of rows: the loop over rows runs to the input's dynamic dims;
+// only the row length must be static. Sizes are read from the input, and
+// no full-size op of the decomposition is left next to the loop.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK-NOT:     linalg.generic
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}})
+// CHECK:           arith.mulf %{{.*}} : vector<1x1x64xf32>
+func.func @dynamic_rows(%x: tensor<?x?x64xf32>) -> tensor<?x?x64xf32> {
+  %y = fuel.fused rms_norm_last_dim {eps = 1.0e-05 : f64} (%x) : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  return %y : tensor<?x?x64xf32>
+}
+
+// -----
+
 // Not scheduled, left fused for fuel-decompose, with the reason when asked.
 // CHECK-LABEL: func.func @unscheduled
 // CHECK-COUNT-4: fuel.fused
-// REPORT: not scheduled: the schedule needs static tensor shapes
+// REPORT: not scheduled: the row-wise schedule needs a static row length
 // REPORT: not scheduled: the row (12) is shorter than a vector (16)
 // REPORT: not scheduled: the row-wise schedule needs rows: a rank of at least 2
 // REPORT-NOT: not scheduled
-func.func @unscheduled(%d: tensor<?x64xf32>, %short: tensor<4x12xf32>, %flat: tensor<64xf32>,
+func.func @unscheduled(%d: tensor<4x?xf32>, %short: tensor<4x12xf32>, %flat: tensor<64xf32>,
                        %x: tensor<4x16xf32>, %cs: tensor<4x16xf32>)
-    -> (tensor<?x64xf32>, tensor<4x12xf32>, tensor<64xf32>, tensor<4x16xf32>) {
-  %0 = fuel.fused softmax_last_dim (%d) : (tensor<?x64xf32>) -> tensor<?x64xf32>
+    -> (tensor<4x?xf32>, tensor<4x12xf32>, tensor<64xf32>, tensor<4x16xf32>) {
+  %0 = fuel.fused softmax_last_dim (%d) : (tensor<4x?xf32>) -> tensor<4x?xf32>
   %1 = fuel.fused softmax_last_dim (%short) : (tensor<4x12xf32>) -> tensor<4x12xf32>
   %2 = fuel.fused softmax_last_dim (%flat) : (tensor<64xf32>) -> tensor<64xf32>
   // No schedule at all: not reported.
   %3 = fuel.fused rope (%x, %cs, %cs) : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
-  return %0, %1, %2, %3 : tensor<?x64xf32>, tensor<4x12xf32>, tensor<64xf32>, tensor<4x16xf32>
+  return %0, %1, %2, %3 : tensor<4x?xf32>, tensor<4x12xf32>, tensor<64xf32>, tensor<4x16xf32>
 }
