@@ -56,10 +56,15 @@ LogicalResult mlir::fuel::canScheduleContraction(
   }
   // fused_linear: a[..., M, K] @ b[K, N]; sizes that are not multiples of
   // the register tile's are padded (padContraction), empty ones are not.
+  // Rows (M and the dims before it) may be dynamic.
   FusedLinearView linear(op);
   auto a = cast<RankedTensorType>(linear.getA().getType());
   auto b = cast<RankedTensorType>(linear.getB().getType());
-  if (a.getNumElements() == 0 || b.getNumElements() == 0) {
+  if (a.isDynamicDim(a.getRank() - 1) || !b.hasStaticShape()) {
+    why = "the contraction schedule needs static K and N";
+    return failure();
+  }
+  if (llvm::is_contained(a.getShape(), 0) || b.getNumElements() == 0) {
     why = "the contraction schedule needs operands that are not empty";
     return failure();
   }
@@ -87,12 +92,97 @@ static int64_t paddedSize(int64_t size, int64_t unit, int64_t most,
   return padded;
 }
 
+/// padContraction for an `a` with dynamic rows (any dim but K dynamic):
+/// a[..., M, K] is padded with zero rows to a multiple of kRegM and viewed
+/// as [..., M' / kRegM, kRegM, K], so that the schedule's tiles are kRegM
+/// static rows each (the leading dims are tiled by one); K and N are padded
+/// as for static shapes. The result [..., M' / kRegM, kRegM, N] is viewed as
+/// [..., M', N] and sliced to [..., M, N]. (The views split or merge one
+/// dynamic dim with a static one: upstream's memref lowering takes no
+/// more.)
+static FusedOp padDynamicRows(RewriterBase &rewriter, FusedOp op, int64_t pk,
+                              int64_t pn) {
+  FusedLinearView linear(op);
+  Value a = linear.getA();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto y = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t rank = aType.getRank(), k = aType.getShape().back(),
+          n = y.getShape().back();
+  Type elt = aType.getElementType();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto one = rewriter.getIndexAttr(1), zero = rewriter.getIndexAttr(0);
+  Value m = tensor::DimOp::create(rewriter, loc, a, rank - 2);
+  Value tiles = arith::CeilDivUIOp::create(
+      rewriter, loc, m, arith::ConstantIndexOp::create(rewriter, loc, kRegM));
+  Value rows = arith::MulIOp::create(
+      rewriter, loc, tiles,
+      arith::ConstantIndexOp::create(rewriter, loc, kRegM));
+  // Zeros [..., M', K'] with a inserted, viewed as [..., M' / 8, 8, K'].
+  SmallVector<OpFoldResult> lead;
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    lead.push_back(tensor::getMixedSize(rewriter, loc, a, d));
+  SmallVector<OpFoldResult> paddedShape(lead), aSizes(lead);
+  paddedShape.append({rows, rewriter.getIndexAttr(pk)});
+  aSizes.append({m, rewriter.getIndexAttr(k)});
+  Value zeroElt =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(elt));
+  Value empty = tensor::EmptyOp::create(rewriter, loc, paddedShape, elt);
+  Value zeros =
+      linalg::FillOp::create(rewriter, loc, zeroElt, empty).getResult(0);
+  SmallVector<OpFoldResult> zerosAt(rank, zero), ones(rank, one);
+  Value aPadded = tensor::InsertSliceOp::create(rewriter, loc, a, zeros,
+                                                zerosAt, aSizes, ones);
+  SmallVector<ReassociationIndices> split;
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    split.push_back({d});
+  split.push_back({rank - 2, rank - 1});
+  split.push_back({rank});
+  SmallVector<OpFoldResult> tiledShape(lead);
+  tiledShape.append(
+      {tiles, rewriter.getIndexAttr(kRegM), rewriter.getIndexAttr(pk)});
+  SmallVector<int64_t> tiledStatic(aType.getShape().drop_back(2));
+  tiledStatic.append({ShapedType::kDynamic, kRegM, pk});
+  Value aTiles = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(tiledStatic, elt), aPadded, split,
+      tiledShape);
+  SmallVector<Value> operands(op->getOperands());
+  operands[FusedLinearView::A] = aTiles;
+  operands[FusedLinearView::B] =
+      padWithZeros(rewriter, loc, linear.getB(), {pk, pn});
+  operands[FusedLinearView::Bias] =
+      padWithZeros(rewriter, loc, linear.getBias(), {pn});
+  auto tiled = cast<FusedOp>(rewriter.clone(*op));
+  tiled->setOperands(operands);
+  SmallVector<int64_t> yTiled(tiledStatic);
+  yTiled.back() = pn;
+  tiled->getResult(0).setType(RankedTensorType::get(yTiled, y.getElementType()));
+  // Back to [..., M', N'], then [..., M, N].
+  Value yRows = tensor::CollapseShapeOp::create(rewriter, loc,
+                                                tiled->getResult(0), split);
+  SmallVector<OpFoldResult> ySizes(lead);
+  ySizes.append({m, rewriter.getIndexAttr(n)});
+  Value result = tensor::ExtractSliceOp::create(rewriter, loc, yRows, zerosAt,
+                                                ySizes, ones);
+  if (result.getType() != y)
+    result = tensor::CastOp::create(rewriter, loc, y, result);
+  rewriter.replaceOp(op, result);
+  return tiled;
+}
+
 FusedOp mlir::fuel::padContraction(RewriterBase &rewriter, FusedOp op) {
   FusedLinearView linear(op);
   auto a = cast<RankedTensorType>(linear.getA().getType());
   auto b = cast<RankedTensorType>(linear.getB().getType());
   auto y = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t rank = a.getRank();
+  if (!a.hasStaticShape())
+    return padDynamicRows(
+        rewriter, op,
+        paddedSize(a.getShape().back(), kRegK, kTileK, kTileK / 4,
+                   kTileK / 2),
+        paddedSize(b.getShape().back(), kRegN, kTileN, kTileN / 2,
+                   kTileN / 2));
   int64_t m = a.getShape()[rank - 2], k = a.getShape().back(),
           n = b.getShape().back();
   int64_t pm = paddedSize(m, kRegM, kTileM, kTileM, kTileM / 2);

@@ -62,15 +62,17 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
       continue; // A scalar operand (an index).
     auto tensor = dyn_cast<RankedTensorType>(t);
     // The row-wise schedule takes any number of rows: only the row length
-    // (the last dim) must be static.
+    // (the last dim) must be static; the contraction schedule checks its
+    // own.
+    bool rows = *kind == ScheduleKind::RowWise;
     bool staticEnough =
         tensor && (tensor.hasStaticShape() ||
-                   (*kind == ScheduleKind::RowWise && tensor.getRank() > 0 &&
+                   *kind == ScheduleKind::Contraction ||
+                   (rows && tensor.getRank() > 0 &&
                     !tensor.isDynamicDim(tensor.getRank() - 1)));
     if (!staticEnough) {
-      why = *kind == ScheduleKind::RowWise
-                ? "the row-wise schedule needs a static row length"
-                : "the schedule needs static tensor shapes";
+      why = rows ? "the row-wise schedule needs a static row length"
+                 : "the schedule needs static tensor shapes";
       return failure();
     }
   }

@@ -253,6 +253,26 @@ def test_fused_linear(a_shape, n, dname, dtype):
     assert_close(got, want, dname, loose=True)
 
 
+# Rows that are dynamic (M and the dims before K): one compiled function
+# for every row count, the rows padded to a multiple of 8 at run time.
+@pytest.mark.parametrize("a_shape,n,dynamic", [((20, 48), 64, (0,)), ((2, 5, 300), 40, (0, 1)),
+                                               ((3, 16), 32, (0,))],
+                         ids=lambda v: str(v))
+@pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_fused_linear_dynamic_rows(a_shape, n, dynamic, dname, dtype):
+    k = a_shape[-1]
+    b = rand((k, n), dtype, seed=2)
+    bias = rand((n,), dtype, seed=3)
+    a = rand(a_shape, dtype, seed=1, scale=k ** -0.5)
+    text = fused_text("fused_linear", [a, b, bias], dynamic={0: dynamic})
+    f = runner.compile(text, "f")
+    for rows in [a_shape[:-1], tuple(d + 3 for d in a_shape[:-1]), (1,) * (len(a_shape) - 1)]:
+        x = rand(rows + (k,), dtype, seed=sum(rows), scale=k ** -0.5)
+        got = f(x, b, bias)
+        assert got.shape == rows + (n,)
+        assert_close(got, f64(x) @ f64(b) + f64(bias), dname, loose=True)
+
+
 def test_fused_linear_threads():
     a = rand((64, 512), seed=4, scale=512 ** -0.5)
     b, bias = rand((512, 512), seed=5), rand((512,), seed=6)

@@ -108,3 +108,29 @@ func.func @unscheduled(%a: tensor<8x0xf32>, %b: tensor<0x32xf32>, %c: tensor<32x
   %1 = fuel.fused fused_linear (%ad, %bd, %cd) : (tensor<8x16xf64>, tensor<16x32xf64>, tensor<32xf64>) -> tensor<8x32xf64>
   return %0, %1 : tensor<8x32xf32>, tensor<8x32xf64>
 }
+
+// -----
+
+// Dynamic rows: a[?, ?, K] padded with zero rows to a multiple of 8 at run
+// time and viewed as [?, ?/8, 8, K]: the schedule's tiles are 8 static rows
+// (the leading dims tiled by one); the result viewed back and sliced.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK:         %[[T:.*]] = arith.ceildivui %{{.*}}, %c8
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0] [%{{.*}}, %{{.*}}, 300] [1, 1, 1] : tensor<?x?x300xf32> into tensor<?x?x384xf32>
+// CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3]] output_shape [%{{.*}}, %[[T]], 8, 384] : tensor<?x?x384xf32> into tensor<?x?x8x384xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0, 0) to (%{{.*}}, %[[T]], 8, 64) step (1, 1, 8, 64)
+// CHECK:           vector.contract {{.*}} vector<1x1x8x16xf32>, vector<16x32xf32> into vector<1x1x8x32xf32>
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3]] : tensor<?x?x8x64xf32> into tensor<?x?x64xf32>
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0] [%{{.*}}, %{{.*}}, 40] [1, 1, 1] : tensor<?x?x64xf32> to tensor<?x?x40xf32>
+func.func @dynamic_rows(%a: tensor<?x?x300xf32>, %b: tensor<300x40xf32>, %c: tensor<40xf32>) -> tensor<?x?x40xf32> {
+  %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<?x?x300xf32>, tensor<300x40xf32>, tensor<40xf32>) -> tensor<?x?x40xf32>
+  return %y : tensor<?x?x40xf32>
+}
+
+// -----
+
+// REPORT: not scheduled: the contraction schedule needs static K and N
+func.func @dynamic_k(%a: tensor<8x?xf32>, %b: tensor<?x32xf32>, %c: tensor<32xf32>) -> tensor<8x32xf32> {
+  %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<8x?xf32>, tensor<?x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+  return %y : tensor<8x32xf32>
+}
