@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import threading
 import warnings
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple
@@ -155,6 +156,49 @@ def _diagnostics(error) -> str:
     return "\n".join(lines) if lines else str(error)
 
 
+class _ArgumentFrame:
+    """The packed arguments of one call, in one int64 buffer reused from call
+    to call (one per thread): the `void *` array the packed entry point
+    takes, the slots its memref entries point to and the descriptors the
+    slots point to (an index entry points at its value directly). A call writes only what changes: data
+    pointers, and the sizes and strides of dynamic shapes. (Building ctypes
+    objects per call costs about ten times more Python, most of a short
+    call's time when the interpreter's caches are cold.)"""
+
+    def __init__(self, kinds):
+        # kinds: per argument, a rank (memref) or None (index).
+        n = len(kinds)
+        words = 2 * n + sum(1 if r is None else 3 + 2 * r for r in kinds)
+        self.words = np.zeros(words, dtype=np.int64)
+        base = self.words.ctypes.data
+        self.address = base
+        self.offsets = []
+        at = 2 * n
+        for i, rank in enumerate(kinds):
+            if rank is None:
+                self.words[i] = base + 8 * at       # packed[i] -> the value
+            else:
+                self.words[i] = base + 8 * (n + i)  # packed[i] -> slot i
+                self.words[n + i] = base + 8 * at   # slot i -> descriptor
+            self.offsets.append(at)
+            at += 1 if rank is None else 3 + 2 * rank
+
+    def set_memref(self, i, array):
+        at = self.offsets[i]
+        w = self.words
+        ptr = array.__array_interface__["data"][0]
+        w[at] = ptr
+        w[at + 1] = ptr
+        rank = array.ndim
+        if rank:
+            w[at + 3:at + 3 + rank] = array.shape
+            itemsize = array.itemsize
+            w[at + 3 + rank:at + 3 + 2 * rank] = [s // itemsize for s in array.strides]
+
+    def set_index(self, i, value):
+        self.words[self.offsets[i]] = value
+
+
 class CompiledFunction:
     """A function compiled for the CPU; call it with numpy arrays."""
 
@@ -185,6 +229,7 @@ class CompiledFunction:
         self.threads = threads
         self.name = function
         self._entry = None
+        self._frames = threading.local()
         self._context = ir.Context()
         with self._context, ir.Location.unknown():
             text = module if isinstance(module, str) else str(module)
@@ -305,52 +350,81 @@ class CompiledFunction:
                 raise RunnerError(f"out[{i}] must be a writable C-contiguous array")
         return outs
 
+    def _frame(self):
+        """This thread's argument frame (made on its first call)."""
+        frame = getattr(self._frames, "frame", None)
+        if frame is None:
+            kinds = [None if p.kind == "index" else len(p.shape) for p in self.inputs]
+            kinds += [len(r.shape) for r in self.results]
+            frame = _ArgumentFrame(kinds)
+            self._frames.frame = frame
+        return frame
+
+    def _input_array(self, i, arg, param):
+        """`arg` as the array input #i passes, checked against `param`."""
+        array = np.asarray(arg)
+        # Signless integers take either signedness of the same width.
+        if (param.dtype.kind in "iu" and array.dtype.kind in "iu"
+                and array.dtype.itemsize == param.dtype.itemsize):
+            array = array.view(param.dtype)
+        if array.dtype != param.dtype:
+            raise RunnerError(
+                f"input #{i} must have dtype {param.dtype} ({param.text}), got {array.dtype}")
+        if array.ndim != len(param.shape) or any(
+                want is not None and want != got for want, got in zip(param.shape, array.shape)):
+            raise RunnerError(
+                f"input #{i} must have shape {self._shape_text(param.shape)} ({param.text}), "
+                f"got {list(array.shape)}")
+        return np.ascontiguousarray(array)
+
+    @staticmethod
+    def _index_value(i, arg):
+        if isinstance(arg, (bool, np.bool_)) or not isinstance(arg, (int, np.integer)):
+            raise RunnerError(f"input #{i} is an index: pass an int, got {type(arg).__name__}")
+        return int(arg)
+
+    def _call_with_frame(self, args, dests):
+        """A call whose results go into `dests` (static result shapes)."""
+        frame = self._frame()
+        arrays = []  # alive until the call returns
+        for i, (arg, param) in enumerate(zip(args, self.inputs)):
+            if param.kind == "index":
+                frame.set_index(i, self._index_value(i, arg))
+                continue
+            array = self._input_array(i, arg, param)
+            arrays.append(array)
+            frame.set_memref(i, array)
+        for j, array in enumerate(dests):
+            frame.set_memref(len(self.inputs) + j, array)
+        if self._entry is None:
+            self._entry = self._engine.lookup(self.name)
+        self._entry(frame.address)
+
     def __call__(self, *args, out=None):
         if len(args) != len(self.inputs):
             raise RunnerError(
                 f"{self.name} takes {len(self.inputs)} inputs, got {len(args)}")
         dests = self._destinations(out) if self._out_params or out is not None else None
-        keep_alive = []
-        ctypes_args = []
-        for i, (arg, param) in enumerate(zip(args, self.inputs)):
-            if param.kind == "index":
-                if isinstance(arg, (bool, np.bool_)) or not isinstance(arg, (int, np.integer)):
-                    raise RunnerError(f"input #{i} is an index: pass an int, got {type(arg).__name__}")
-                value = ctypes.c_int64(int(arg))
-                keep_alive.append(value)
-                ctypes_args.append(ctypes.pointer(value))
-                continue
-            array = np.asarray(arg)
-            # Signless integers take either signedness of the same width.
-            if (param.dtype.kind in "iu" and array.dtype.kind in "iu"
-                    and array.dtype.itemsize == param.dtype.itemsize):
-                array = array.view(param.dtype)
-            if array.dtype != param.dtype:
-                raise RunnerError(
-                    f"input #{i} must have dtype {param.dtype} ({param.text}), got {array.dtype}")
-            if array.ndim != len(param.shape) or any(
-                    want is not None and want != got for want, got in zip(param.shape, array.shape)):
-                raise RunnerError(
-                    f"input #{i} must have shape {self._shape_text(param.shape)} ({param.text}), "
-                    f"got {list(array.shape)}")
-            array = np.ascontiguousarray(array)
-            keep_alive.append(array)
-            desc = _descriptor(array)
-            keep_alive.append(desc)
-            ctypes_args.append(ctypes.pointer(ctypes.c_void_p(ctypes.addressof(desc))))
-
         if self._out_params:
-            # The results are the function's last arguments.
-            for array in dests:
-                desc = _descriptor(array)
-                keep_alive.append(desc)
-                ctypes_args.append(ctypes.pointer(ctypes.c_void_p(ctypes.addressof(desc))))
-            self._invoke(ctypes_args)
+            self._call_with_frame(args, dests)
             if not dests:
                 return None
             if out is not None:
                 return out
             return dests[0] if len(dests) == 1 else tuple(dests)
+        keep_alive = []
+        ctypes_args = []
+        for i, (arg, param) in enumerate(zip(args, self.inputs)):
+            if param.kind == "index":
+                value = ctypes.c_int64(self._index_value(i, arg))
+                keep_alive.append(value)
+                ctypes_args.append(ctypes.pointer(value))
+                continue
+            array = self._input_array(i, arg, param)
+            keep_alive.append(array)
+            desc = _descriptor(array)
+            keep_alive.append(desc)
+            ctypes_args.append(ctypes.pointer(ctypes.c_void_p(ctypes.addressof(desc))))
 
         result_descs = [
             np_to_memref.make_nd_memref_descriptor(len(r.shape), np_to_memref.as_ctype(r.dtype))()

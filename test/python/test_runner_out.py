@@ -132,3 +132,40 @@ func.func @twice(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
     f(x, out=out)
     np.testing.assert_array_equal(out[0], a)
     np.testing.assert_array_equal(out[1], a)
+
+
+DYNAMIC_IN = """
+func.func @s(%x: tensor<?x16xf32>, %n: index) -> tensor<4x16xf32> {
+  %head = tensor.extract_slice %x[%n, 0] [4, 16] [1, 1] : tensor<?x16xf32> to tensor<4x16xf32>
+  %y = fuel.fused softmax_last_dim (%head) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+"""
+
+
+def test_dynamic_inputs_and_index_into_static_results():
+    # Static results go into arrays (the packed-arguments frame): an input
+    # of any row count and an index argument, call after call.
+    f = runner.compile(DYNAMIC_IN, "s")
+    for rows, start in [(4, 0), (9, 5), (6, 1)]:
+        x = np.random.default_rng(rows).standard_normal((rows, 16)).astype(np.float32)
+        np.testing.assert_allclose(f(x, start), softmax(x[start:start + 4]), rtol=1e-5, atol=1e-7)
+
+
+def test_calls_from_many_threads():
+    # Each thread has its own argument frame: concurrent calls with
+    # different inputs each get their own results.
+    import concurrent.futures
+    f = runner.compile(TWO, "two")
+    inputs = [np.random.default_rng(i).standard_normal((4, 32)).astype(np.float32)
+              for i in range(16)]
+
+    def call(x):
+        for _ in range(20):
+            y, _, z = f(x)
+            assert np.array_equal(z, x)
+        return y
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        for x, y in zip(inputs, pool.map(call, inputs)):
+            np.testing.assert_allclose(y, softmax(x), rtol=1e-5, atol=1e-7)
