@@ -99,15 +99,13 @@ LogicalResult mlir::fuel::buildCausalConv1d(RewriterBase &rewriter,
 
   // The channel's row of the result, written vector by vector.
   auto rowType = RankedTensorType::get({length}, yType.getElementType());
-  Value row = tensor::ExtractSliceOp::create(
-      rewriter, loc, rowType, out,
-      ArrayRef<OpFoldResult>{b, c, rewriter.getIndexAttr(0)},
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
-                             rewriter.getIndexAttr(1),
-                             rewriter.getIndexAttr(length)},
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
-                             rewriter.getIndexAttr(1),
-                             rewriter.getIndexAttr(1)});
+  OpFoldResult unit = rewriter.getIndexAttr(1);
+  SmallVector<OpFoldResult> rowAt = {b, c, rewriter.getIndexAttr(0)};
+  SmallVector<OpFoldResult> rowSizes = {unit, unit,
+                                        rewriter.getIndexAttr(length)};
+  SmallVector<OpFoldResult> unitStrides(3, unit);
+  Value row = tensor::ExtractSliceOp::create(rewriter, loc, rowType, out, rowAt,
+                                             rowSizes, unitStrides);
   Type xElt = cast<RankedTensorType>(x.getType()).getElementType();
   Value padX = arith::ConstantOp::create(rewriter, loc, xElt,
                                          rewriter.getFloatAttr(xElt, 0.0));
@@ -152,15 +150,8 @@ LogicalResult mlir::fuel::buildCausalConv1d(RewriterBase &rewriter,
     row = step(rewriter, index(rewriter, whole), row, /*inBounds=*/false);
 
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(
-      rewriter, loc, row, out,
-      ArrayRef<OpFoldResult>{b, c, rewriter.getIndexAttr(0)},
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
-                             rewriter.getIndexAttr(1),
-                             rewriter.getIndexAttr(length)},
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
-                             rewriter.getIndexAttr(1),
-                             rewriter.getIndexAttr(1)});
+  tensor::ParallelInsertSliceOp::create(rewriter, loc, row, out, rowAt,
+                                        rowSizes, unitStrides);
   rewriter.replaceOp(op, forall->getResults());
   return success();
 }

@@ -83,14 +83,7 @@ static void peelPartialStep(RewriterBase &rewriter,
       patterns);
   ctx->getLoadedDialect<tensor::TensorDialect>()->getCanonicalizationPatterns(
       patterns);
-  SmallVector<Operation *> inside;
-  loop->walk([&](Operation *op) {
-    if (op != loop)
-      inside.push_back(op);
-  });
-  GreedyRewriteConfig config;
-  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
-  (void)applyOpPatternsGreedily(inside, std::move(patterns), config);
+  applyInside(loop, std::move(patterns));
 
   // The partial step in one masked vector of `width` lanes (AVX-512 masks
   // its loads and stores; the lanes past the row compute what they compute

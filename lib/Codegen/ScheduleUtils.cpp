@@ -38,6 +38,10 @@ void mlir::fuel::vectorizeInside(RewriterBase &rewriter, Operation *loop,
   vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
   vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
   tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+  applyInside(loop, std::move(patterns));
+}
+
+void mlir::fuel::applyInside(Operation *loop, RewritePatternSet &&patterns) {
   SmallVector<Operation *> inside;
   loop->walk([&](Operation *op) {
     if (op != loop)

@@ -36,6 +36,10 @@ FailureOr<Decomposition> decomposeInPlace(RewriterBase &rewriter, FusedOp op,
 void vectorizeInside(RewriterBase &rewriter, Operation *loop,
                      bool contractions);
 
+/// Applies `patterns` greedily to the ops inside `loop` (not `loop`
+/// itself), and to the ops they create.
+void applyInside(Operation *loop, RewritePatternSet &&patterns);
+
 /// What tileAndFuseRoot made: the outermost loop and the tiled root.
 struct TiledRoot {
   Operation *loop;
