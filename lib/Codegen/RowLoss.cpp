@@ -38,6 +38,20 @@ LogicalResult mlir::fuel::canScheduleRowLoss(FusedOp op,
   FusedSoftmaxCrossEntropyView ce(op);
   auto logits = cast<RankedTensorType>(ce.getLogits().getType());
   int64_t v = logits.getShape().back();
+  auto targets = cast<RankedTensorType>(ce.getTargets().getType());
+  if (ShapedType::isDynamic(v)) {
+    why = "the row-loss schedule needs a static class count";
+    return failure();
+  }
+  // Rows may be dynamic; per-row losses are returned in the targets' shape,
+  // and upstream's memref lowering cannot split one dim into several
+  // dynamic ones.
+  if (ce.getReduction() == Reduction::None && targets.getRank() > 1 &&
+      !targets.hasStaticShape()) {
+    why = "the row-loss schedule returns per-row losses of dynamic rows "
+          "only for one dim of targets";
+    return failure();
+  }
   if (v < options.vectorWidth) {
     why = "the row-loss schedule needs at least a vector of classes (" +
           std::to_string(options.vectorWidth) + "; got " + std::to_string(v) +
@@ -77,9 +91,6 @@ LogicalResult mlir::fuel::buildRowLoss(RewriterBase &rewriter, FusedOp op,
   auto lType = cast<RankedTensorType>(ce.getLogits().getType());
   Type elt = lType.getElementType();
   int64_t width = options.vectorWidth, v = lType.getShape().back();
-  int64_t rows = 1;
-  for (int64_t d : lType.getShape().drop_back())
-    rows *= d;
 
   // logits as [rows, V], targets as [rows].
   Value logits = ce.getLogits();
@@ -98,6 +109,8 @@ LogicalResult mlir::fuel::buildRowLoss(RewriterBase &rewriter, FusedOp op,
     }
   }
   Value targets = flatten(rewriter, loc, ce.getTargets());
+  // The number of rows (dynamic when a leading dim is).
+  OpFoldResult rows = tensor::getMixedSize(rewriter, loc, logits, 0);
   int64_t ignore = ce.getIgnoreIndex();
 
   auto index = [&](OpBuilder &b, int64_t x) -> Value {
@@ -105,9 +118,9 @@ LogicalResult mlir::fuel::buildRowLoss(RewriterBase &rewriter, FusedOp op,
   };
   auto lanes = VectorType::get({width}, f32);
   Value losses = tensor::EmptyOp::create(rewriter, loc,
-                                         ArrayRef<int64_t>{rows}, f32);
+                                         ArrayRef<OpFoldResult>{rows}, f32);
   auto forall = scf::ForallOp::create(
-      rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(rows)},
+      rewriter, loc, ArrayRef<OpFoldResult>{rows},
       ValueRange{losses}, std::nullopt);
   Block *body = forall.getBody();
   rewriter.setInsertionPointToStart(body);

@@ -40,6 +40,27 @@ def test_scheduled(reduction, shape):
     assert_close(got, want, "f32", loose=True)
 
 
+# Any number of rows: leading dims dynamic, one compiled function for every
+# batch; per-row losses ("none") of one dim of targets.
+@pytest.mark.parametrize("reduction,shape,dynamic", [("mean", (2, 3, 40), (0, 1)),
+                                                     ("sum", (5, 33), (0,)),
+                                                     ("none", (6, 48), (0,))],
+                         ids=lambda v: str(v))
+def test_dynamic_rows(reduction, shape, dynamic):
+    logits = rand(shape, np.float32, 7, scale=3.0)
+    t = targets_for(shape[:-1], shape[-1])
+    text = fused_text("fused_softmax_cross_entropy", [logits, t], {"reduction": reduction},
+                      dynamic={0: dynamic, 1: dynamic})
+    f = runner.compile(text, "f")
+    for lead in [shape[:-1], tuple(d + 2 for d in shape[:-1])]:
+        x = rand(lead + shape[-1:], np.float32, sum(lead), scale=3.0)
+        y = targets_for(lead, shape[-1], seed=len(lead))
+        got = f(x, y)
+        want = ref.cross_entropy(x.astype(np.float64), y, reduction)
+        assert np.shape(got) == np.shape(want)
+        assert_close(got, want, "f32", loose=True)
+
+
 def test_custom_ignore_index_and_all_ignored():
     logits = rand((8, 48), np.float32, 2)
     t = targets_for((8,), 48, ignore=7, every=2)

@@ -62,6 +62,28 @@ func.func @ragged(%l: tensor<4x53xf32>, %t: tensor<4xi64>) -> tensor<f32> {
 
 // -----
 
+// Dynamic rows: the loop runs to the row count read from the logits.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<?x?x40xf32> into tensor<?x40xf32>
+// CHECK:         %[[R:.*]] = tensor.dim %{{.*}}, %c0{{.*}} : tensor<?x40xf32>
+// CHECK:         scf.forall (%{{.*}}) in (%[[R]])
+func.func @dynamic_rows(%l: tensor<?x?x40xf32>, %t: tensor<?x?xi64>) -> tensor<f32> {
+  %y = fuel.fused fused_softmax_cross_entropy (%l, %t) : (tensor<?x?x40xf32>, tensor<?x?xi64>) -> tensor<f32>
+  return %y : tensor<f32>
+}
+
+// -----
+
+// REPORT: not scheduled: the row-loss schedule needs a static class count
+// REPORT: not scheduled: the row-loss schedule returns per-row losses of dynamic rows only for one dim of targets
+func.func @dynamic_unscheduled(%l: tensor<4x?xf32>, %t: tensor<4xi64>, %l3: tensor<?x?x40xf32>, %t2: tensor<?x?xi64>) -> (tensor<f32>, tensor<?x?xf32>) {
+  %y = fuel.fused fused_softmax_cross_entropy (%l, %t) : (tensor<4x?xf32>, tensor<4xi64>) -> tensor<f32>
+  %z = fuel.fused fused_softmax_cross_entropy {reduction = #fuel.reduction<none>} (%l3, %t2) : (tensor<?x?x40xf32>, tensor<?x?xi64>) -> tensor<?x?xf32>
+  return %y, %z : tensor<f32>, tensor<?x?xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @unscheduled
 // CHECK: fuel.fused fused_softmax_cross_entropy
 // REPORT: not scheduled: the row-loss schedule needs at least a vector of classes (16; got 10)
