@@ -62,6 +62,24 @@ int64_t tileRowsOfW(int64_t tileM, int64_t n) {
   return n % 4 == 0 ? 4 : 1;
 }
 
+/// The rows of activations [..., K] with their leading dims folded: their
+/// product, or dynamic when one is.
+int64_t foldedRows(Value act) {
+  int64_t rows = 1;
+  for (int64_t d : cast<RankedTensorType>(act.getType()).getShape().drop_back()) {
+    if (ShapedType::isDynamic(d))
+      return ShapedType::kDynamic;
+    rows *= d;
+  }
+  return rows;
+}
+
+/// Rows of A per tile: 4 when they divide the rows, else 1 (also for a
+/// dynamic number of rows).
+int64_t rowTile(int64_t rows) {
+  return !ShapedType::isDynamic(rows) && rows % 4 == 0 ? 4 : 1;
+}
+
 /// The shapes of one qmatmul the schedule handles.
 struct QShape {
   QuantType type;
@@ -72,15 +90,12 @@ struct QShape {
 };
 
 QShape shapeOf(QmatmulView qm) {
-  auto a = cast<RankedTensorType>(qm.getA().getType());
   QShape s;
   s.type = qm.getQuantType();
   s.k = qm.getK();
   s.n = qm.getN();
-  s.rows = 1;
-  for (int64_t d : a.getShape().drop_back())
-    s.rows *= d;
-  s.tileM = s.rows % 4 == 0 ? 4 : 1;
+  s.rows = foldedRows(qm.getA());
+  s.tileM = rowTile(s.rows);
   s.tileN = tileRowsOfW(s.tileM, s.n);
   s.pairWords = 2 * getQuantBlockGeometry(s.type).second / 4;
   return s;
@@ -95,6 +110,23 @@ static LogicalResult buildNf4(RewriterBase &rewriter, Nf4MatmulView nf4);
 LogicalResult mlir::fuel::canScheduleQuantized(FusedOp op,
                                                const ScheduleOptions &options,
                                                std::string &why) {
+  // Activations [..., K] may have dynamic rows (the leading dims, at most
+  // one of them dynamic: upstream's memref lowering cannot split one dim
+  // into several dynamic ones); everything else is static.
+  auto act = cast<RankedTensorType>(op->getOperand(0).getType());
+  int64_t dynamicRows = llvm::count_if(act.getShape().drop_back(),
+                                       ShapedType::isDynamic);
+  bool othersStatic = llvm::all_of(
+      llvm::drop_begin(op->getOperandTypes()), [](Type t) {
+        auto shaped = dyn_cast<ShapedType>(t);
+        return !shaped || shaped.hasStaticShape();
+      });
+  if (act.isDynamicDim(act.getRank() - 1) || !othersStatic ||
+      dynamicRows > 1) {
+    why = "the quantized schedule needs static weights and K, and at most "
+          "one dynamic dim of rows";
+    return failure();
+  }
   if (std::optional<AwqMatmulView> awq = AwqMatmulView::match(op))
     return canScheduleAwq(*awq, why);
   if (std::optional<Nf4MatmulView> nf4 = Nf4MatmulView::match(op))
@@ -202,7 +234,7 @@ namespace {
 /// over tiles of `tileM` rows of A by `tileN` columns of C (the builder's
 /// insertion point inside it), and the write of each tile and of C.
 struct TileFrame {
-  Value a;
+  Value act, a;
   SmallVector<ReassociationIndices> fold;
   scf::ForallOp forall;
   Value m0, n0, outArg;
@@ -219,7 +251,7 @@ struct TileFrame {
     f.tileN = tileN;
     f.cType = cast<RankedTensorType>(op->getResult(0).getType());
     auto aType = cast<RankedTensorType>(act.getType());
-    f.a = act;
+    f.act = f.a = act;
     if (aType.getRank() > 2) {
       ReassociationIndices lead;
       for (int64_t d = 0; d + 1 < aType.getRank(); ++d)
@@ -227,10 +259,19 @@ struct TileFrame {
       f.fold = {lead, {aType.getRank() - 1}};
       f.a = tensor::CollapseShapeOp::create(rewriter, loc, act, f.fold);
     }
+    // (A dynamic number of rows is tiled by one row.)
+    OpFoldResult rowCount =
+        ShapedType::isDynamic(rows)
+            ? OpFoldResult(tensor::DimOp::create(rewriter, loc, f.a, 0).getResult())
+            : OpFoldResult(rewriter.getIndexAttr(rows));
     Value out = tensor::EmptyOp::create(
-        rewriter, loc, ArrayRef<int64_t>{rows, n}, f.cType.getElementType());
-    SmallVector<OpFoldResult> ubs = {rewriter.getIndexAttr(rows / tileM),
-                                     rewriter.getIndexAttr(n / tileN)};
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{rowCount, rewriter.getIndexAttr(n)},
+        f.cType.getElementType());
+    SmallVector<OpFoldResult> ubs = {
+        ShapedType::isDynamic(rows) ? rowCount
+                                    : rewriter.getIndexAttr(rows / tileM),
+        rewriter.getIndexAttr(n / tileN)};
     f.forall = scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out},
                                      std::nullopt);
     Block *body = f.forall.getBody();
@@ -307,8 +348,12 @@ struct TileFrame {
         SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
     rewriter.setInsertionPointAfter(forall);
     Value c = forall.getResult(0);
-    if (!fold.empty())
-      c = tensor::ExpandShapeOp::create(rewriter, loc, cType, c, fold);
+    if (!fold.empty()) {
+      SmallVector<OpFoldResult> shape =
+          tensor::getMixedSizes(rewriter, loc, act);
+      shape.back() = rewriter.getIndexAttr(cType.getShape().back());
+      c = tensor::ExpandShapeOp::create(rewriter, loc, cType, c, fold, shape);
+    }
     rewriter.replaceOp(op, c);
   }
 };
@@ -420,16 +465,13 @@ struct AwqShape {
 };
 
 AwqShape shapeOf(AwqMatmulView awq) {
-  auto a = cast<RankedTensorType>(awq.getAct().getType());
   auto q = cast<RankedTensorType>(awq.getQweight().getType());
   AwqShape s;
-  s.rows = 1;
-  for (int64_t d : a.getShape().drop_back())
-    s.rows *= d;
+  s.rows = foldedRows(awq.getAct());
   s.k = q.getDimSize(0);
   s.n = q.getDimSize(1) * 8;
   s.group = awq.getGroupSize();
-  s.tileM = s.rows % 4 == 0 ? 4 : 1;
+  s.tileM = rowTile(s.rows);
   s.tileN = s.n % 64 == 0 ? 64 : (s.n % 32 == 0 ? 32 : 16);
   return s;
 }
@@ -590,13 +632,11 @@ Nf4Shape shapeOf(Nf4MatmulView nf4) {
   auto a = cast<RankedTensorType>(nf4.getAct().getType());
   auto w = cast<RankedTensorType>(nf4.getWPacked().getType());
   Nf4Shape s;
-  s.rows = 1;
-  for (int64_t d : a.getShape().drop_back())
-    s.rows *= d;
+  s.rows = foldedRows(nf4.getAct());
   s.k = a.getShape().back();
   s.n = w.getDimSize(0);
   s.block = nf4.getBlockSize();
-  s.tileM = s.rows % 4 == 0 ? 4 : 1;
+  s.tileM = rowTile(s.rows);
   s.tileN = tileRowsOfW(s.tileM, s.n);
   return s;
 }

@@ -152,3 +152,35 @@ def test_nf4_low_precision(dname, dtype):
     out = runner.compile(text, "f")(a, packed, absmax)
     assert out.dtype == dtype
     assert_close(out, a.astype(np.float64) @ w.T, dname)
+
+
+# Dynamic rows (one dynamic leading dim of the activations): one compiled
+# function for every row count, a row per tile.
+@pytest.mark.parametrize("qtype", ["q8_0", "q4_0"])
+@pytest.mark.parametrize("a_shape,dynamic", [((3, 128), (0,)), ((2, 3, 64), (1,))],
+                         ids=lambda v: str(v))
+def test_dynamic_rows(qtype, a_shape, dynamic):
+    k, n = a_shape[-1], 8
+    rows = random_blocks(qtype, n, k, seed=3)
+    text = fused_text("qmatmul", [rand(a_shape, np.float32, 1), as_words(rows)],
+                      {"quant_type": qtype, "k": k, "n": n}, dynamic={0: dynamic})
+    f = runner.compile(text, "f")
+    for m in (1, 5):
+        shape = tuple(m if i in dynamic else d for i, d in enumerate(a_shape))
+        a = rand(shape, np.float32, m)
+        assert_close(f(a, as_words(rows)), reference(a, rows, qtype, k), "f32", loose=True)
+
+
+def test_awq_and_nf4_dynamic_rows():
+    a, qw, qz, s, w = awq_inputs((4, 128), 64, 64)
+    f = runner.compile(fused_text("awq_matmul", [a, qw, qz, s], {"group_size": 64},
+                                  dynamic={0: (0,)}), "f")
+    for m in (1, 3):
+        x = rand((m, 128), np.float32, m)
+        assert_close(f(x, qw, qz, s), x.astype(np.float64) @ w, "f32", loose=True)
+    a, packed, absmax, w = nf4_inputs((4, 128), 8, 64)
+    f = runner.compile(fused_text("nf4_matmul", [a, packed, absmax], {"block_size": 64},
+                                  dynamic={0: (0,)}), "f")
+    for m in (2, 7):
+        x = rand((m, 128), np.float32, m)
+        assert_close(f(x, packed, absmax), x.astype(np.float64) @ w.T, "f32", loose=True)

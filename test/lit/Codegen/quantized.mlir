@@ -53,6 +53,28 @@ func.func @q4_0(%a: tensor<1x1x64xf16>, %w: tensor<36xi32>) -> tensor<1x1x4xf16>
 
 // -----
 
+// Dynamic rows: one row of A per tile, the loop to the row count read from
+// A; the result's dynamic dim from A's.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK:         %[[ROWS:.*]] = tensor.dim %{{.*}}, %c0{{.*}} : tensor<?x128xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (%[[ROWS]], 1)
+// CHECK:             vector.fma
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [2, %{{.*}}, 16] : tensor<?x16xf32> into tensor<2x?x16xf32>
+func.func @dynamic_rows(%a: tensor<2x?x128xf32>, %w: tensor<544xi32>) -> tensor<2x?x16xf32> {
+  %c = fuel.fused qmatmul {quant_type = #fuel.quant<q8_0>, k = 128 : i64, n = 16 : i64} (%a, %w) : (tensor<2x?x128xf32>, tensor<544xi32>) -> tensor<2x?x16xf32>
+  return %c : tensor<2x?x16xf32>
+}
+
+// -----
+
+// REPORT: not scheduled: the quantized schedule needs static weights and K, and at most one dynamic dim of rows
+func.func @two_dynamic_dims(%a: tensor<?x?x128xf32>, %w: tensor<544xi32>) -> tensor<?x?x16xf32> {
+  %c = fuel.fused qmatmul {quant_type = #fuel.quant<q8_0>, k = 128 : i64, n = 16 : i64} (%a, %w) : (tensor<?x?x128xf32>, tensor<544xi32>) -> tensor<?x?x16xf32>
+  return %c : tensor<?x?x16xf32>
+}
+
+// -----
+
 // What the schedule leaves to the decomposition, with the reason.
 // CHECK-LABEL: func.func @unscheduled
 // CHECK-COUNT-2: fuel.fused qmatmul
