@@ -106,24 +106,29 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
 /// which keeps the full-size ops computing them alive next to the loops
 /// that now compute them tile by tile. Reads those sizes from the ops'
 /// inputs instead, then erases what that left dead: the ops the dims read
-/// and, from them, their operands' ops, when trivially dead. (Pointers in
-/// `decomposition` may be to ops the schedule erased: they are only
-/// compared against.)
+/// and, from them, their operands' ops, when trivially dead. Looks only at
+/// the ops the decomposition and the schedule put between `before` (or the
+/// start of `block`) and `after`, so that scheduling every op of a large
+/// function stays linear. (Pointers in `decomposition` may be to ops the
+/// schedule erased: they are only compared against.)
 static void
-dropFullSizeLeftovers(RewriterBase &rewriter, Region &region,
+dropFullSizeLeftovers(RewriterBase &rewriter, Block *block, Operation *before,
+                      Operation *after,
                       const llvm::SmallPtrSetImpl<Operation *> &decomposition) {
   SmallVector<Operation *> dims;
   llvm::SetVector<Operation *> candidates;
-  region.walk([&](tensor::DimOp dim) {
-    Operation *source = dim.getSource().getDefiningOp();
-    if (source && isa<linalg::LinalgOp, tensor::EmptyOp>(source)) {
-      dims.push_back(dim);
-      candidates.insert(source);
-    }
-  });
+  for (Operation *op = before ? before->getNextNode() : &block->front();
+       op && op != after; op = op->getNextNode())
+    op->walk([&](tensor::DimOp dim) {
+      Operation *source = dim.getSource().getDefiningOp();
+      if (source && isa<linalg::LinalgOp, tensor::EmptyOp>(source)) {
+        dims.push_back(dim);
+        candidates.insert(source);
+      }
+    });
   if (dims.empty())
     return;
-  RewritePatternSet patterns(region.getContext());
+  RewritePatternSet patterns(block->getParent()->getContext());
   memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
   GreedyRewriteConfig config;
   config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
@@ -135,8 +140,7 @@ dropFullSizeLeftovers(RewriterBase &rewriter, Region &region,
       continue;
     for (Value operand : op->getOperands())
       if (Operation *def = operand.getDefiningOp();
-          def && (decomposition.contains(def) || def->getParentRegion() ==
-                                                    &region))
+          def && (decomposition.contains(def) || def->getBlock() == block))
         candidates.insert(def);
     rewriter.eraseOp(op);
   }
@@ -167,7 +171,8 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
     return buildScan(rewriter, op, options);
   if (*kind == ScheduleKind::Contraction)
     op = padContraction(rewriter, op);
-  Region *region = op->getParentRegion();
+  Block *block = op->getBlock();
+  Operation *before = op->getPrevNode(), *after = op->getNextNode();
   FailureOr<Decomposition> decomposed = decomposeInPlace(rewriter, op, why);
   if (failed(decomposed))
     return failure();
@@ -197,6 +202,6 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
       llvm_unreachable("built, not scheduled");
     }
   }
-  dropFullSizeLeftovers(rewriter, *region, decomposition);
+  dropFullSizeLeftovers(rewriter, block, before, after, decomposition);
   return success();
 }
