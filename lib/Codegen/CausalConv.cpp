@@ -20,6 +20,7 @@
 #include "FuelFused/IR/FusedOpViews.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -38,8 +39,15 @@ LogicalResult mlir::fuel::canScheduleCausalConv1d(
       return failure();
     }
   }
+  // The batch and the length may be dynamic; channels and the kernel not.
+  auto x = cast<RankedTensorType>(conv.getX().getType());
+  if (x.isDynamicDim(1) || !cast<RankedTensorType>(conv.getW().getType())
+                                .hasStaticShape()) {
+    why = "the convolution schedule needs static channels and kernel";
+    return failure();
+  }
   auto y = cast<RankedTensorType>(op->getResult(0).getType());
-  if (y.getNumElements() == 0) {
+  if (llvm::is_contained(y.getShape(), 0)) {
     why = "the convolution schedule needs a result that is not empty";
     return failure();
   }
@@ -54,9 +62,19 @@ LogicalResult mlir::fuel::buildCausalConv1d(RewriterBase &rewriter,
   rewriter.setInsertionPoint(op);
   Value x = conv.getX(), w = conv.getW(), bias = conv.getBias();
   auto yType = cast<RankedTensorType>(op->getResult(0).getType());
-  ArrayRef<int64_t> shape = yType.getShape();
-  int64_t batches = shape[0], channels = shape[1], length = shape[2];
+  int64_t channels = yType.getShape()[1], staticLength = yType.getShape()[2];
   int64_t k = cast<RankedTensorType>(w.getType()).getShape()[2];
+  // The batch and the length (x's minus K - 1), static or dynamic.
+  OpFoldResult batches = tensor::getMixedSize(rewriter, loc, x, 0);
+  OpFoldResult length =
+      ShapedType::isDynamic(staticLength)
+          ? OpFoldResult(arith::SubIOp::create(
+                             rewriter, loc,
+                             tensor::DimOp::create(rewriter, loc, x, 2),
+                             arith::ConstantIndexOp::create(rewriter, loc,
+                                                            k - 1))
+                             .getResult())
+          : OpFoldResult(rewriter.getIndexAttr(staticLength));
   int64_t width = options.vectorWidth;
   Type f32 = rewriter.getF32Type();
   auto lanes = VectorType::get({width}, f32);
@@ -71,12 +89,12 @@ LogicalResult mlir::fuel::buildCausalConv1d(RewriterBase &rewriter,
     return arith::ExtFOp::create(b, loc, to, v);
   };
 
-  Value empty = tensor::EmptyOp::create(rewriter, loc, shape,
-                                        yType.getElementType());
+  OpFoldResult channelCount = rewriter.getIndexAttr(channels);
+  Value empty = tensor::EmptyOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{batches, channelCount, length},
+      yType.getElementType());
   auto forall = scf::ForallOp::create(
-      rewriter, loc,
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(batches),
-                             rewriter.getIndexAttr(channels)},
+      rewriter, loc, ArrayRef<OpFoldResult>{batches, channelCount},
       ValueRange{empty}, std::nullopt);
   Block *body = forall.getBody();
   rewriter.setInsertionPointToStart(body);
@@ -98,11 +116,11 @@ LogicalResult mlir::fuel::buildCausalConv1d(RewriterBase &rewriter,
                   ValueRange{c, index(rewriter, 0), index(rewriter, j)}))));
 
   // The channel's row of the result, written vector by vector.
-  auto rowType = RankedTensorType::get({length}, yType.getElementType());
+  auto rowType =
+      RankedTensorType::get({staticLength}, yType.getElementType());
   OpFoldResult unit = rewriter.getIndexAttr(1);
   SmallVector<OpFoldResult> rowAt = {b, c, rewriter.getIndexAttr(0)};
-  SmallVector<OpFoldResult> rowSizes = {unit, unit,
-                                        rewriter.getIndexAttr(length)};
+  SmallVector<OpFoldResult> rowSizes = {unit, unit, length};
   SmallVector<OpFoldResult> unitStrides(3, unit);
   Value row = tensor::ExtractSliceOp::create(rewriter, loc, rowType, out, rowAt,
                                              rowSizes, unitStrides);
@@ -113,13 +131,28 @@ LogicalResult mlir::fuel::buildCausalConv1d(RewriterBase &rewriter,
       rewriter, loc, lanes, DenseElementsAttr::get(lanes, 1.0f));
   // The outputs from `t` on: one vector, under a mask past the row when
   // not `inBounds`.
+  // The lanes from `from` on of a row of `size`, as a mask. (Masks, not
+  // transfers that may run out of bounds: upstream lowers those through a
+  // memref.dim after memrefs are lowered, which a dynamic length leaves.)
+  auto lanesBefore = [&](OpBuilder &nb, Value size, Value from) -> Value {
+    return vector::CreateMaskOp::create(
+        nb, loc, VectorType::get({width}, nb.getI1Type()),
+        ValueRange{arith::SubIOp::create(nb, loc, size, from)});
+  };
+  Value xLength = getValueOrCreateConstantIndexOp(
+      rewriter, loc, tensor::getMixedSize(rewriter, loc, x, 2));
+  Value yLength = getValueOrCreateConstantIndexOp(rewriter, loc, length);
+  AffineMap alongTime =
+      AffineMap::getMinorIdentityMap(3, 1, rewriter.getContext());
   auto step = [&](OpBuilder &nb, Value t, Value into, bool inBounds) {
     Value acc = biasLanes;
+    ArrayAttr inBoundsAttr = nb.getBoolArrayAttr({true});
     for (int64_t j = 0; j < k; ++j) {
       Value at = arith::AddIOp::create(nb, loc, t, index(nb, j));
+      Value mask = inBounds ? Value() : lanesBefore(nb, xLength, at);
       Value in = vector::TransferReadOp::create(
           nb, loc, VectorType::get({width}, xElt), x, ValueRange{b, c, at},
-          padX, ArrayRef<bool>{inBounds});
+          alongTime, padX, mask, inBoundsAttr);
       acc = math::FmaOp::create(nb, loc, widen(nb, in), weights[j], acc);
     }
     if (conv.getUseSilu()) {
@@ -133,21 +166,53 @@ LogicalResult mlir::fuel::buildCausalConv1d(RewriterBase &rewriter,
     if (yElt != f32)
       acc = arith::TruncFOp::create(
           nb, loc, VectorType::get({width}, yElt), acc);
-    return vector::TransferWriteOp::create(nb, loc, acc, into, ValueRange{t},
-                                           ArrayRef<bool>{inBounds})
+    Value mask = inBounds ? Value() : lanesBefore(nb, yLength, t);
+    return vector::TransferWriteOp::create(
+               nb, loc, into.getType(), acc, into, ValueRange{t},
+               AffineMap::getMultiDimIdentityMap(1, nb.getContext()), mask,
+               inBoundsAttr)
         .getResult();
   };
-  int64_t whole = length - length % width;
-  row = scf::ForOp::create(
-            rewriter, loc, index(rewriter, 0), index(rewriter, whole),
-            index(rewriter, width), ValueRange{row},
-            [&](OpBuilder &nb, Location, Value t, ValueRange iter) {
-              scf::YieldOp::create(nb, loc,
-                                   step(nb, t, iter[0], /*inBounds=*/true));
-            })
-            .getResult(0);
-  if (whole != length)
-    row = step(rewriter, index(rewriter, whole), row, /*inBounds=*/false);
+  // Whole vectors, then the rest under a mask.
+  if (!ShapedType::isDynamic(staticLength)) {
+    int64_t whole = staticLength - staticLength % width;
+    row = scf::ForOp::create(
+              rewriter, loc, index(rewriter, 0), index(rewriter, whole),
+              index(rewriter, width), ValueRange{row},
+              [&](OpBuilder &nb, Location, Value t, ValueRange iter) {
+                scf::YieldOp::create(nb, loc,
+                                     step(nb, t, iter[0], /*inBounds=*/true));
+              })
+              .getResult(0);
+    if (whole != staticLength)
+      row = step(rewriter, index(rewriter, whole), row, /*inBounds=*/false);
+  } else {
+    Value n = yLength;
+    Value whole = arith::SubIOp::create(
+        rewriter, loc, n,
+        arith::RemUIOp::create(rewriter, loc, n, index(rewriter, width)));
+    row = scf::ForOp::create(
+              rewriter, loc, index(rewriter, 0), whole, index(rewriter, width),
+              ValueRange{row},
+              [&](OpBuilder &nb, Location, Value t, ValueRange iter) {
+                scf::YieldOp::create(nb, loc,
+                                     step(nb, t, iter[0], /*inBounds=*/true));
+              })
+              .getResult(0);
+    Value rest = arith::CmpIOp::create(rewriter, loc,
+                                       arith::CmpIPredicate::ult, whole, n);
+    Value full = row;
+    row = scf::IfOp::create(
+              rewriter, loc, rest,
+              [&](OpBuilder &nb, Location) {
+                scf::YieldOp::create(
+                    nb, loc, step(nb, whole, full, /*inBounds=*/false));
+              },
+              [&](OpBuilder &nb, Location) {
+                scf::YieldOp::create(nb, loc, full);
+              })
+              .getResult(0);
+  }
 
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(rewriter, loc, row, out, rowAt,

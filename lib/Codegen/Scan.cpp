@@ -30,6 +30,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -54,7 +55,16 @@ LogicalResult mlir::fuel::canScheduleScan(FusedOp op,
   // (The op's dtype rule gives every operand u's element type.)
   ArrayRef<int64_t> u =
       cast<RankedTensorType>(scan.getU().getType()).getShape();
-  int64_t n = cast<RankedTensorType>(scan.getA().getType()).getShape()[1];
+  ArrayRef<int64_t> a =
+      cast<RankedTensorType>(scan.getA().getType()).getShape();
+  // Batches and the sequence may be dynamic; channels and the state not.
+  if (ShapedType::isDynamic(u[2]) || !cast<RankedTensorType>(
+                                          scan.getA().getType())
+                                          .hasStaticShape()) {
+    why = "the scan schedule needs static channels and state";
+    return failure();
+  }
+  int64_t n = a[1];
   if (u[0] == 0 || u[1] == 0 || u[2] == 0 || n == 0 || n > kMaxState) {
     why = "the scan schedule needs a sequence, channels and a state of 1 "
           "to " + std::to_string(kMaxState) + " (got N = " +
@@ -71,7 +81,11 @@ LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
   rewriter.setInsertionPoint(op);
   ArrayRef<int64_t> uShape =
       cast<RankedTensorType>(scan.getU().getType()).getShape();
-  int64_t batches = uShape[0], length = uShape[1], channels = uShape[2];
+  int64_t channels = uShape[2];
+  // Batches and the sequence, static or dynamic.
+  OpFoldResult batches = tensor::getMixedSize(rewriter, loc, scan.getU(), 0);
+  OpFoldResult length = tensor::getMixedSize(rewriter, loc, scan.getU(), 1);
+  int64_t staticLength = uShape[1];
   int64_t n = cast<RankedTensorType>(scan.getA().getType()).getShape()[1];
   int64_t width = options.vectorWidth;
   int64_t padded = llvm::alignTo(channels, width);
@@ -95,11 +109,15 @@ LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
 
   // The channels padded to whole vectors; a as [N, D] (f32), so that a
   // step reads a[:, n] for its channels as one vector.
-  Value u = padWithZeros(rewriter, loc, scan.getU(),
-                         {batches, length, padded});
-  Value delta = padWithZeros(rewriter, loc, scan.getDelta(),
-                             {batches, length, padded});
-  Value aPadded = padWithZeros(rewriter, loc, scan.getA(), {padded, n});
+  SmallVector<OpFoldResult> paddedShape = {batches, length,
+                                           rewriter.getIndexAttr(padded)};
+  Value u = scan.getU(), delta = scan.getDelta();
+  if (padded != channels) {
+    u = padWithZeros(rewriter, loc, u, paddedShape);
+    delta = padWithZeros(rewriter, loc, delta, paddedShape);
+  }
+  Value aPadded = padWithZeros(rewriter, loc, scan.getA(),
+                               ArrayRef<int64_t>{padded, n});
   Value aT = linalg::TransposeOp::create(
                  rewriter, loc, aPadded,
                  tensor::EmptyOp::create(rewriter, loc,
@@ -108,14 +126,15 @@ LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
                  .getResult()[0];
   Value bm = scan.getB(), cm = scan.getC();
 
-  Value yEmpty = tensor::EmptyOp::create(
-      rewriter, loc, ArrayRef<int64_t>{batches, length, padded}, elt);
+  Value yEmpty = tensor::EmptyOp::create(rewriter, loc, paddedShape, elt);
   Value sEmpty = tensor::EmptyOp::create(
-      rewriter, loc, ArrayRef<int64_t>{batches, padded, n}, elt);
+      rewriter, loc,
+      ArrayRef<OpFoldResult>{batches, rewriter.getIndexAttr(padded),
+                             rewriter.getIndexAttr(n)},
+      elt);
   auto forall = scf::ForallOp::create(
       rewriter, loc,
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(batches),
-                             rewriter.getIndexAttr(padded / width)},
+      ArrayRef<OpFoldResult>{batches, rewriter.getIndexAttr(padded / width)},
       ValueRange{yEmpty, sEmpty}, std::nullopt);
   Block *body = forall.getBody();
   rewriter.setInsertionPointToStart(body);
@@ -124,12 +143,11 @@ LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
                                    index(rewriter, width));
   Value yOut = body->getArgument(2), sOut = body->getArgument(3);
   auto one = [&] { return rewriter.getIndexAttr(1); };
-  auto yTileType = RankedTensorType::get({length, width}, elt);
+  auto yTileType = RankedTensorType::get({staticLength, width}, elt);
   Value yTile = tensor::ExtractSliceOp::create(
       rewriter, loc, yTileType, yOut,
       ArrayRef<OpFoldResult>{b, rewriter.getIndexAttr(0), d0},
-      ArrayRef<OpFoldResult>{one(), rewriter.getIndexAttr(length),
-                             rewriter.getIndexAttr(width)},
+      ArrayRef<OpFoldResult>{one(), length, rewriter.getIndexAttr(width)},
       ArrayRef<OpFoldResult>{one(), one(), one()});
   Value pad = arith::ConstantOp::create(rewriter, loc, elt,
                                         rewriter.getFloatAttr(elt, 0.0));
@@ -139,7 +157,8 @@ LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
 
   bool softplus = scan.getDeltaSoftplus();
   auto loop = scf::ForOp::create(
-      rewriter, loc, index(rewriter, 0), index(rewriter, length),
+      rewriter, loc, index(rewriter, 0),
+      getValueOrCreateConstantIndexOp(rewriter, loc, length),
       index(rewriter, 1), ValueRange{state0, yTile},
       [&](OpBuilder &nb, Location, Value t, ValueRange iter) {
         auto read = [&](Value from, ValueRange at) -> Value {
@@ -208,8 +227,7 @@ LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
   tensor::ParallelInsertSliceOp::create(
       rewriter, loc, loop.getResult(1), yOut,
       ArrayRef<OpFoldResult>{b, rewriter.getIndexAttr(0), d0},
-      ArrayRef<OpFoldResult>{one(), rewriter.getIndexAttr(length),
-                             rewriter.getIndexAttr(width)},
+      ArrayRef<OpFoldResult>{one(), length, rewriter.getIndexAttr(width)},
       ArrayRef<OpFoldResult>{one(), one(), one()});
   tensor::ParallelInsertSliceOp::create(
       rewriter, loc, sTile, sOut,
@@ -221,19 +239,18 @@ LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
   // The padded channels dropped.
   rewriter.setInsertionPointAfter(forall);
   SmallVector<Value> results;
-  auto slice = [&](Value v, ArrayRef<int64_t> shape) -> Value {
-    if (cast<RankedTensorType>(v.getType()).getShape() == shape)
+  auto slice = [&](Value v, ArrayRef<OpFoldResult> sizes) -> Value {
+    if (padded == channels)
       return v;
-    SmallVector<OpFoldResult> zeros(shape.size(), rewriter.getIndexAttr(0)),
-        ones(shape.size(), one()), sizes;
-    for (int64_t s : shape)
-      sizes.push_back(rewriter.getIndexAttr(s));
+    SmallVector<OpFoldResult> zeros(sizes.size(), rewriter.getIndexAttr(0)),
+        ones(sizes.size(), one());
     return tensor::ExtractSliceOp::create(rewriter, loc, v, zeros, sizes,
                                           ones);
   };
+  OpFoldResult d = rewriter.getIndexAttr(channels);
+  results.push_back(slice(forall.getResult(0), {batches, length, d}));
   results.push_back(
-      slice(forall.getResult(0), {batches, length, channels}));
-  results.push_back(slice(forall.getResult(1), {batches, channels, n}));
+      slice(forall.getResult(1), {batches, d, rewriter.getIndexAttr(n)}));
   rewriter.replaceOp(op, results);
   return success();
 }

@@ -184,3 +184,18 @@ Value mlir::fuel::padWithZeros(RewriterBase &rewriter, Location loc,
   return tensor::InsertSliceOp::create(rewriter, loc, x, zeros, offsets, sizes,
                                        strides);
 }
+
+Value mlir::fuel::padWithZeros(RewriterBase &rewriter, Location loc,
+                               Value x, ArrayRef<OpFoldResult> shape) {
+  Type elt = cast<RankedTensorType>(x.getType()).getElementType();
+  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, elt);
+  Value zero =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(elt));
+  Value zeros =
+      linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
+  SmallVector<OpFoldResult> offsets(shape.size(), rewriter.getIndexAttr(0)),
+      strides(shape.size(), rewriter.getIndexAttr(1));
+  return tensor::InsertSliceOp::create(
+      rewriter, loc, x, zeros, offsets,
+      tensor::getMixedSizes(rewriter, loc, x), strides);
+}

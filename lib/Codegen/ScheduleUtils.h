@@ -64,6 +64,11 @@ FailureOr<TiledRoot> tileAndFuseRoot(RewriterBase &rewriter,
 Value padWithZeros(RewriterBase &rewriter, Location loc, Value x,
                    ArrayRef<int64_t> shape);
 
+/// `x` inserted into zeros of `shape` (dims that may be dynamic; each at
+/// least x's), at the origin.
+Value padWithZeros(RewriterBase &rewriter, Location loc, Value x,
+                   ArrayRef<OpFoldResult> shape);
+
 /// The largest power-of-two multiple of `unit` (itself a power of two), at
 /// most `most`, that divides `size`; 0 when there is none.
 int64_t tileOf(int64_t size, int64_t most, int64_t unit);

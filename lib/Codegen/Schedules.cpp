@@ -62,14 +62,16 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
       continue; // A scalar operand (an index).
     auto tensor = dyn_cast<RankedTensorType>(t);
     // The row-wise schedule takes any number of rows: only the row length
-    // (the last dim) must be static; the contraction, row-loss and
-    // quantized schedules check their own.
+    // (the last dim) must be static; the contraction, row-loss, quantized,
+    // scan and convolution schedules check their own.
     bool rows = *kind == ScheduleKind::RowWise;
     bool staticEnough =
         tensor && (tensor.hasStaticShape() ||
                    *kind == ScheduleKind::Contraction ||
                    *kind == ScheduleKind::RowLoss ||
                    *kind == ScheduleKind::Quantized ||
+                   *kind == ScheduleKind::Scan ||
+                   *kind == ScheduleKind::Convolution ||
                    (rows && tensor.getRank() > 0 &&
                     !tensor.isDynamicDim(tensor.getRank() - 1)));
     if (!staticEnough) {

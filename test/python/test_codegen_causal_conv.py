@@ -63,3 +63,19 @@ def test_scheduled_not_decomposed():
         out = str(module)
     assert "fuel.fused" not in out and "linalg.generic" not in out
     assert "math.fma" in out and "vector<16xf32>" in out
+
+
+# Batch and length dynamic: one compiled function for every batch and
+# sequence length, lengths below, at and past whole vectors.
+@pytest.mark.parametrize("silu", [False, True])
+def test_dynamic_batch_and_length(silu):
+    x, w, bias = make(2, 6, 40, 4, np.float32)
+    text = fused_text("causal_conv1d", [x, w, bias], {"use_silu": silu},
+                      dynamic={0: (0, 2)})
+    assert "tensor<?x6x?x" in text
+    f = runner.compile(text, "f")
+    for b, s in [(2, 40), (1, 5), (3, 32), (1, 17)]:
+        xs, _, _ = make(b, 6, s, 4, np.float32, seed=b + s)
+        got = f(xs, w, bias)
+        assert got.shape == (b, 6, s)
+        assert_close(got, reference(xs, w, bias, silu), "f32")

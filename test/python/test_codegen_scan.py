@@ -95,3 +95,21 @@ def test_left_to_the_decomposition():
     want_y, want_state = reference(args, False)
     assert_close(y, want_y, "f32", loose=True)
     assert_close(state, want_state, "f32", loose=True)
+
+
+# Batches and the sequence dynamic (one compiled function for every batch
+# and length), channels a multiple of 16 and not.
+@pytest.mark.parametrize("d", [32, 20])
+def test_dynamic_batch_and_sequence(d):
+    args = make(2, 6, d, 8, np.float32)
+    text = fused_text("selective_scan", args, {"delta_softplus": True},
+                      dynamic={0: (0, 1), 1: (0, 1), 3: (0, 1), 4: (0, 1)})
+    assert "tensor<?x?x" in text
+    f = runner.compile(text, "f")
+    for b, l in [(2, 6), (1, 13), (3, 1)]:
+        call = make(b, l, d, 8, np.float32, seed=b + l)
+        call[2] = args[2]
+        y, state = f(*call)
+        want_y, want_state = reference(call, True)
+        assert_close(y, want_y, "f32", loose=True)
+        assert_close(state, want_state, "f32", loose=True)

@@ -71,8 +71,8 @@ func.func @transposed_unscheduled(%x: tensor<1x4x8x8xf32>, %w: tensor<4x16x3x3xf
 // causal_conv1d: one scf.forall iteration per (batch, channel); the bias
 // and the K = 3 weights read once per channel as vectors; along time, each
 // vector of 16 outputs adds the 3 shifted input vectors times their
-// weights, then SiLU, and is written once; the last 4 of 20 under a mask
-// (transfers that may go out of bounds).
+// weights, then SiLU, and is written once; the last 4 of 20 under masks
+// of the lanes left in the rows (22 - (16 + j) of x, 20 - 16 of y).
 // CHECK-LABEL: func.func @causal
 // CHECK:         scf.forall (%[[B:.*]], %[[C:.*]]) in (2, 5)
 // CHECK-COUNT-4:   vector.broadcast %{{.*}} : f32 to vector<16xf32>
@@ -82,13 +82,38 @@ func.func @transposed_unscheduled(%x: tensor<1x4x8x8xf32>, %w: tensor<4x16x3x3xf
 // CHECK:             math.exp %{{.*}} : vector<16xf32>
 // CHECK:             arith.divf %{{.*}} : vector<16xf32>
 // CHECK:             vector.transfer_write %{{.*}}, %{{.*}}[%[[T]]] {in_bounds = [true]} : vector<16xf32>, tensor<20xf32>
-// CHECK:           vector.transfer_read %{{.*}}[%[[B]], %[[C]], %{{.*}}], %{{.*}} : tensor<2x5x22xf32>, vector<16xf32>
-// CHECK:           vector.transfer_write %{{.*}}, %{{.*}}[%c16{{.*}}] : vector<16xf32>, tensor<20xf32>
+// CHECK:           %[[XM:.*]] = vector.create_mask %{{.*}} : vector<16xi1>
+// CHECK:           vector.transfer_read %{{.*}}[%[[B]], %[[C]], %{{.*}}], %{{.*}}, %[[XM]] {in_bounds = [true]} : tensor<2x5x22xf32>, vector<16xf32>
+// CHECK:           vector.transfer_write %{{.*}}, %{{.*}}[%c16{{.*}}], %{{.*}} {in_bounds = [true]} : vector<16xf32>, tensor<20xf32>
 // CHECK:         scf.forall.in_parallel
 // CHECK-NOT:     linalg.generic
 func.func @causal(%x: tensor<2x5x22xf32>, %w: tensor<5x1x3xf32>, %b: tensor<5xf32>) -> tensor<2x5x20xf32> {
   %y = fuel.fused causal_conv1d {use_silu = true} (%x, %w, %b) : (tensor<2x5x22xf32>, tensor<5x1x3xf32>, tensor<5xf32>) -> tensor<2x5x20xf32>
   return %y : tensor<2x5x20xf32>
+}
+
+// -----
+
+// A dynamic batch and length: the loop over whole vectors to the length
+// less its remainder, the rest under masks when there is one.
+// CHECK-LABEL: func.func @causal_dynamic
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, 5)
+// CHECK:           %[[REM:.*]] = arith.remui %{{.*}}, %c16
+// CHECK:           %[[WHOLE:.*]] = arith.subi %{{.*}}, %[[REM]]
+// CHECK:           scf.for %{{.*}} = %c0{{.*}} to %[[WHOLE]] step %c16
+// CHECK:           scf.if %{{.*}} -> (tensor<?xf32>)
+// CHECK:             vector.create_mask
+func.func @causal_dynamic(%x: tensor<?x5x?xf32>, %w: tensor<5x1x3xf32>, %b: tensor<5xf32>) -> tensor<?x5x?xf32> {
+  %y = fuel.fused causal_conv1d (%x, %w, %b) : (tensor<?x5x?xf32>, tensor<5x1x3xf32>, tensor<5xf32>) -> tensor<?x5x?xf32>
+  return %y : tensor<?x5x?xf32>
+}
+
+// -----
+
+// REPORT: not scheduled: the convolution schedule needs static channels and kernel
+func.func @causal_dynamic_channels(%x: tensor<1x?x8xf32>, %w: tensor<?x1x3xf32>, %b: tensor<?xf32>) -> tensor<1x?x6xf32> {
+  %y = fuel.fused causal_conv1d (%x, %w, %b) : (tensor<1x?x8xf32>, tensor<?x1x3xf32>, tensor<?xf32>) -> tensor<1x?x6xf32>
+  return %y : tensor<1x?x6xf32>
 }
 
 // -----

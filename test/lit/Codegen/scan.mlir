@@ -28,6 +28,31 @@ func.func @scan(%u: tensor<2x7x20xf32>, %dl: tensor<2x7x20xf32>, %a: tensor<20x4
 
 // -----
 
+// Batches and the sequence dynamic: the forall to the batch count and the
+// loop to the sequence length, both read from u; 32 channels, no padding.
+// CHECK-LABEL: func.func @dynamic
+// CHECK-DAG:     %[[B:.*]] = tensor.dim %{{.*}}, %c0{{.*}} : tensor<?x?x32xf32>
+// CHECK-DAG:     %[[L:.*]] = tensor.dim %{{.*}}, %c1{{.*}} : tensor<?x?x32xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (%[[B]], 2)
+// CHECK:           scf.for %{{.*}} = %c0{{.*}} to %[[L]] step %c1{{.*}} iter_args({{.*}}) -> (vector<4x16xf32>, tensor<?x16xf32>)
+// CHECK-NOT:     fuel.fused
+func.func @dynamic(%u: tensor<?x?x32xf32>, %a: tensor<32x4xf32>, %b: tensor<?x?x4xf32>) -> (tensor<?x?x32xf32>, tensor<?x32x4xf32>) {
+  %y:2 = fuel.fused selective_scan (%u, %u, %a, %b, %b) : (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<32x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>) -> (tensor<?x?x32xf32>, tensor<?x32x4xf32>)
+  return %y#0, %y#1 : tensor<?x?x32xf32>, tensor<?x32x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dynamic_channels
+// CHECK:         fuel.fused selective_scan
+// REPORT: not scheduled: the scan schedule needs static channels and state
+func.func @dynamic_channels(%u: tensor<1x3x?xf32>, %a: tensor<?x2xf32>, %b: tensor<1x3x2xf32>) -> tensor<1x3x?xf32> {
+  %y:2 = fuel.fused selective_scan (%u, %u, %a, %b, %b) : (tensor<1x3x?xf32>, tensor<1x3x?xf32>, tensor<?x2xf32>, tensor<1x3x2xf32>, tensor<1x3x2xf32>) -> (tensor<1x3x?xf32>, tensor<1x?x2xf32>)
+  return %y#0 : tensor<1x3x?xf32>
+}
+
+// -----
+
 // Left fused for fuel-decompose, with the reason when asked.
 // CHECK-LABEL: func.func @unscheduled
 // CHECK-COUNT-2: fuel.fused selective_scan
