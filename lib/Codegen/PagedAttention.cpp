@@ -42,9 +42,26 @@ LogicalResult mlir::fuel::canSchedulePagedAttention(
     why = "the attention schedule handles f32, f16 and bf16";
     return failure();
   }
+  // The number of sequences may be dynamic (dim 0 of q, the table, the
+  // lengths and the output); nothing else.
+  for (Type t : llvm::concat<Type>(op->getOperandTypes(),
+                                   op->getResultTypes())) {
+    auto shaped = cast<RankedTensorType>(t);
+    bool bySequence = t == paged.getQ().getType() ||
+                      t == paged.getBlockTable().getType() ||
+                      t == paged.getContextLens().getType() ||
+                      t == op->getResult(0).getType();
+    for (auto [i, size] : llvm::enumerate(shaped.getShape()))
+      if (ShapedType::isDynamic(size) && !(bySequence && i == 0)) {
+        why = "the attention schedule needs static shapes but for the "
+              "number of sequences";
+        return failure();
+      }
+  }
   auto out = cast<RankedTensorType>(op->getResult(0).getType());
   auto table = cast<RankedTensorType>(paged.getBlockTable().getType());
-  if (out.getNumElements() == 0 || table.getNumElements() == 0) {
+  if (llvm::is_contained(out.getShape(), 0) ||
+      llvm::is_contained(table.getShape(), 0)) {
     why = "the attention schedule needs non-empty sequences and head dims";
     return failure();
   }
@@ -63,7 +80,8 @@ LogicalResult mlir::fuel::buildPagedAttention(RewriterBase &rewriter,
   ArrayRef<int64_t> qShape = cast<RankedTensorType>(q.getType()).getShape();
   ArrayRef<int64_t> kShape = cast<RankedTensorType>(kc.getType()).getShape();
   auto outType = cast<RankedTensorType>(op->getResult(0).getType());
-  int64_t seqs = qShape[0], heads = qShape[1], d = qShape[2];
+  int64_t heads = qShape[1], d = qShape[2];
+  OpFoldResult seqs = tensor::getMixedSize(rewriter, loc, q, 0);
   int64_t dv = outType.getShape()[2];
   int64_t group = heads / kShape[1], blockSize = paged.getBlockSize();
   int64_t tokens =
@@ -97,10 +115,14 @@ LogicalResult mlir::fuel::buildPagedAttention(RewriterBase &rewriter,
     return arith::ExtFOp::create(b, loc, VectorType::get({n}, f32), v);
   };
 
-  Value empty = tensor::EmptyOp::create(rewriter, loc, outType.getShape(), elt);
+  Value empty = tensor::EmptyOp::create(
+      rewriter, loc,
+      ArrayRef<OpFoldResult>{seqs, rewriter.getIndexAttr(heads),
+                             rewriter.getIndexAttr(dv)},
+      elt);
   auto forall = scf::ForallOp::create(
       rewriter, loc,
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(seqs),
+      ArrayRef<OpFoldResult>{seqs,
                              rewriter.getIndexAttr(heads)},
       ValueRange{empty}, std::nullopt);
   Block *body = forall.getBody();

@@ -63,7 +63,7 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
     auto tensor = dyn_cast<RankedTensorType>(t);
     // The row-wise schedule takes any number of rows: only the row length
     // (the last dim) must be static; the contraction, row-loss, quantized,
-    // scan and convolution schedules check their own.
+    // scan, convolution and paged attention schedules check their own.
     bool rows = *kind == ScheduleKind::RowWise;
     bool staticEnough =
         tensor && (tensor.hasStaticShape() ||
@@ -72,6 +72,8 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
                    *kind == ScheduleKind::Quantized ||
                    *kind == ScheduleKind::Scan ||
                    *kind == ScheduleKind::Convolution ||
+                   (*kind == ScheduleKind::Attention &&
+                    PagedAttnView::match(op)) ||
                    (rows && tensor.getRank() > 0 &&
                     !tensor.isDynamicDim(tensor.getRank() - 1)));
     if (!staticEnough) {

@@ -95,3 +95,20 @@ def test_structure():
     assert "fuel.fused" not in out and "linalg.generic" not in out
     assert "scf.forall" in out and "vector.reduction <add>" in out
     assert "math.exp %" in out and "vector<16xf32>" in out
+
+
+def test_dynamic_number_of_sequences():
+    # One compiled function for every decode batch (sequences dynamic).
+    args = make(3, 4, 2, 32, 8, 3, [5, 24, 1], np.float32, seed=8)
+    params = {"softmax_scale": 0.25, "block_size": 8}
+    text = fused_text("paged_attn", list(args), params, dynamic={0: (0,), 3: (0,), 4: (0,)})
+    assert "tensor<?x4x32x" in text
+    f = runner.compile(text, "f")
+    q, kc, vc, table, lens = args
+    for rows in ([0, 1, 2], [2], [1, 0, 2, 1]):
+        call = (q[rows], kc, vc, table[rows], lens[rows])
+        assert_close(f(*call), reference(call, params), "f32", loose=True)
+    with ir.Context():
+        module = ir.Module.parse(text)
+        passmanager.PassManager.parse("builtin.module(fuel-codegen-cpu)").run(module.operation)
+        assert "fuel.fused" not in str(module)
