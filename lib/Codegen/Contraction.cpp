@@ -106,8 +106,7 @@ static FusedOp padDynamicRows(RewriterBase &rewriter, FusedOp op, int64_t pk,
   Value a = linear.getA();
   auto aType = cast<RankedTensorType>(a.getType());
   auto y = cast<RankedTensorType>(op->getResult(0).getType());
-  int64_t rank = aType.getRank(), k = aType.getShape().back(),
-          n = y.getShape().back();
+  int64_t rank = aType.getRank(), n = y.getShape().back();
   Type elt = aType.getElementType();
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -122,17 +121,10 @@ static FusedOp padDynamicRows(RewriterBase &rewriter, FusedOp op, int64_t pk,
   SmallVector<OpFoldResult> lead;
   for (int64_t d = 0; d + 2 < rank; ++d)
     lead.push_back(tensor::getMixedSize(rewriter, loc, a, d));
-  SmallVector<OpFoldResult> paddedShape(lead), aSizes(lead);
+  SmallVector<OpFoldResult> paddedShape(lead);
   paddedShape.append({rows, rewriter.getIndexAttr(pk)});
-  aSizes.append({m, rewriter.getIndexAttr(k)});
-  Value zeroElt =
-      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(elt));
-  Value empty = tensor::EmptyOp::create(rewriter, loc, paddedShape, elt);
-  Value zeros =
-      linalg::FillOp::create(rewriter, loc, zeroElt, empty).getResult(0);
   SmallVector<OpFoldResult> zerosAt(rank, zero), ones(rank, one);
-  Value aPadded = tensor::InsertSliceOp::create(rewriter, loc, a, zeros,
-                                                zerosAt, aSizes, ones);
+  Value aPadded = padWithZeros(rewriter, loc, a, paddedShape);
   SmallVector<ReassociationIndices> split;
   for (int64_t d = 0; d + 2 < rank; ++d)
     split.push_back({d});

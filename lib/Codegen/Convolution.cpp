@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Convolution.h"
+#include "ScheduleUtils.h"
 
 #include "FuelFused/IR/FusedOpViews.h"
 
@@ -72,12 +73,8 @@ LogicalResult mlir::fuel::canScheduleConvolution(
     FusedOp op, const ScheduleOptions &options, std::string &why) {
   if (CausalConv1dView::match(op))
     return canScheduleCausalConv1d(op, options, why);
-  for (Type t : llvm::concat<Type>(op->getOperandTypes(),
-                                   op->getResultTypes()))
-    if (!cast<RankedTensorType>(t).hasStaticShape()) {
-      why = "the schedule needs static tensor shapes";
-      return failure();
-    }
+  if (failed(requireStaticShapes(op, why)))
+    return failure();
   if (std::optional<ConvTranspose2dView> ct = ConvTranspose2dView::match(op)) {
     auto w = cast<RankedTensorType>(ct->getW().getType()).getShape();
     std::array<int64_t, 2> pad = ct->getPadding(), dil = ct->getDilation();

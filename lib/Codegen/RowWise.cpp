@@ -46,8 +46,17 @@ LogicalResult mlir::fuel::canScheduleRowWise(FusedOp op,
     why = "the row-wise schedule needs rows: a rank of at least 2";
     return failure();
   }
+  // Any number of rows; the row length (every tensor's last dim) static.
+  for (Type t : llvm::concat<Type>(op->getOperandTypes(),
+                                   op->getResultTypes()))
+    if (auto shaped = dyn_cast<ShapedType>(t);
+        shaped && (!shaped.hasRank() ||
+                   (shaped.getRank() > 0 &&
+                    shaped.isDynamicDim(shaped.getRank() - 1)))) {
+      why = "the row-wise schedule needs a static row length";
+      return failure();
+    }
   int64_t row = type.getShape().back();
-  // (Dynamic shapes are turned away before: the schedules need static ones.)
   if (row < options.vectorWidth) {
     why = "the row (" + std::to_string(row) + ") is shorter than a vector (" +
           std::to_string(options.vectorWidth) + ")";

@@ -168,21 +168,10 @@ FailureOr<Decomposition> mlir::fuel::decomposeInPlace(RewriterBase &rewriter,
 
 Value mlir::fuel::padWithZeros(RewriterBase &rewriter, Location loc,
                                Value x, ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(x.getType());
-  if (type.getShape() == shape)
+  if (cast<RankedTensorType>(x.getType()).getShape() == shape)
     return x;
-  Type elt = type.getElementType();
-  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, elt);
-  Value zero =
-      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(elt));
-  Value zeros =
-      linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
-  SmallVector<OpFoldResult> offsets(shape.size(), rewriter.getIndexAttr(0)),
-      strides(shape.size(), rewriter.getIndexAttr(1)), sizes;
-  for (int64_t d : type.getShape())
-    sizes.push_back(rewriter.getIndexAttr(d));
-  return tensor::InsertSliceOp::create(rewriter, loc, x, zeros, offsets, sizes,
-                                       strides);
+  return padWithZeros(rewriter, loc, x,
+                      getAsIndexOpFoldResult(rewriter.getContext(), shape));
 }
 
 Value mlir::fuel::padWithZeros(RewriterBase &rewriter, Location loc,
@@ -198,4 +187,15 @@ Value mlir::fuel::padWithZeros(RewriterBase &rewriter, Location loc,
   return tensor::InsertSliceOp::create(
       rewriter, loc, x, zeros, offsets,
       tensor::getMixedSizes(rewriter, loc, x), strides);
+}
+
+LogicalResult mlir::fuel::requireStaticShapes(Operation *op,
+                                              std::string &why) {
+  for (Type t : llvm::concat<Type>(op->getOperandTypes(),
+                                   op->getResultTypes()))
+    if (auto shaped = dyn_cast<ShapedType>(t); shaped && !shaped.hasStaticShape()) {
+      why = "the schedule needs static tensor shapes";
+      return failure();
+    }
+  return success();
 }

@@ -56,32 +56,14 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
     why = "the op has no schedule";
     return failure();
   }
+  // The schedules take ranked tensors (not buffers); which dims may be
+  // dynamic is each schedule's own check.
   for (Type t : llvm::concat<Type>(op->getOperandTypes(),
-                                   op->getResultTypes())) {
-    if (!isa<ShapedType>(t))
-      continue; // A scalar operand (an index).
-    auto tensor = dyn_cast<RankedTensorType>(t);
-    // The row-wise schedule takes any number of rows: only the row length
-    // (the last dim) must be static; the contraction, row-loss, quantized,
-    // scan, convolution and paged attention schedules check their own.
-    bool rows = *kind == ScheduleKind::RowWise;
-    bool staticEnough =
-        tensor && (tensor.hasStaticShape() ||
-                   *kind == ScheduleKind::Contraction ||
-                   *kind == ScheduleKind::RowLoss ||
-                   *kind == ScheduleKind::Quantized ||
-                   *kind == ScheduleKind::Scan ||
-                   *kind == ScheduleKind::Convolution ||
-                   (*kind == ScheduleKind::Attention &&
-                    PagedAttnView::match(op)) ||
-                   (rows && tensor.getRank() > 0 &&
-                    !tensor.isDynamicDim(tensor.getRank() - 1)));
-    if (!staticEnough) {
-      why = rows ? "the row-wise schedule needs a static row length"
-                 : "the schedule needs static tensor shapes";
+                                   op->getResultTypes()))
+    if (isa<ShapedType>(t) && !isa<RankedTensorType>(t)) {
+      why = "the schedule needs static tensor shapes";
       return failure();
     }
-  }
   switch (*kind) {
   case ScheduleKind::RowWise:
     return canScheduleRowWise(op, options, why);
@@ -90,6 +72,8 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
   case ScheduleKind::Attention:
     if (PagedAttnView::match(op))
       return canSchedulePagedAttention(op, options, why);
+    if (failed(requireStaticShapes(op, why)))
+      return failure();
     if (!FlashAttnView::match(op))
       return canScheduleAttentionBackward(op, options, why);
     return canScheduleAttention(op, options, why);
