@@ -185,6 +185,15 @@ BAD_CALLS = [
      lambda q, k: fuel.flash_attn(q, k, k, softmax_scale=1.0)),
     ("mixed dtypes", ValueError, "dtype rule: b has element type f16 but a has f32",
      [tensor([4, 8]), tensor([8, 4], "f16"), tensor([4])], lambda a, b, c: fuel.fused_linear(a, b, c)),
+    # The generic builder infers the result types from the attributes it is given.
+    ("generic: no kind", ir.MLIRError, "fuel.fused: missing 'kind' attribute",
+     [tensor([4])], lambda x: fuel.FusedOp.build_generic(
+         results=None, operands=[x], attributes={"params": ir.DictAttr.get({})})),
+    ("generic: params not a dictionary", ir.MLIRError, "fuel.fused: 'params' must be a dictionary",
+     [tensor([4])], lambda x: fuel.FusedOp.build_generic(
+         results=None, operands=[x],
+         attributes={"kind": ir.Attribute.parse("#fuel.kind<softmax_last_dim>"),
+                     "params": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)})),
 ]
 
 
