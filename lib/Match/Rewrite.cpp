@@ -86,11 +86,22 @@ void mlir::fuel::eraseBuiltBefore(RewriterBase &rewriter, Operation *prev,
       rewriter.eraseOp(op);
 }
 
-/// Builds the fused op for `m` before `at`; null (and nothing created) if
-/// the matched operands do not make a valid op of type `type`.
+/// Builds the fused op for `m` before `at`; null (nothing created, `why`
+/// set) if the matched operands and params do not make a valid op of type
+/// `type`. The checks are the verifier's, run silently first: a decline is
+/// not an error.
 static FusedOp buildFused(RewriterBase &rewriter, Operation *at,
                           const FusedOpInfo &info, const RecipeMatch &m,
-                          Type type) {
+                          Type type, std::string &why) {
+  MLIRContext *ctx = at->getContext();
+  auto params = DictionaryAttr::get(ctx, m.params);
+  if (failed(verifyParams(info, params, nullptr))) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "the params found (" << params << ") are outside the op's schema";
+    why = text;
+    return {};
+  }
   rewriter.setInsertionPoint(at);
   // Everything built goes right before `at`: on failure, what lies
   // between `prev` and `at` is erased.
@@ -103,13 +114,19 @@ static FusedOp buildFused(RewriterBase &rewriter, Operation *at,
     operands.push_back(perm.empty() ? dropUnitDims(rewriter, input, rank)
                                     : transposed(rewriter, input, perm));
   }
-  auto fused = FusedOp::create(rewriter, at->getLoc(),
-                               KindAttr::get(at->getContext(), info.id),
-                               operands, m.params);
-  if (fused->getNumResults() == 1 && fused->getResult(0).getType() == type &&
-      succeeded(mlir::verify(fused)))
-    return fused;
+  SmallVector<Type> inferred;
+  if (succeeded(inferFusedOpTypes(info, operands, params, nullptr, inferred)) &&
+      inferred.size() == 1 &&
+      FusedOp::isCompatibleReturnTypes(TypeRange(inferred), TypeRange(type))) {
+    auto fused = FusedOp::create(rewriter, at->getLoc(),
+                                 KindAttr::get(ctx, info.id), operands,
+                                 m.params);
+    if (fused->getNumResults() == 1 && fused->getResult(0).getType() == type)
+      return fused;
+    rewriter.eraseOp(fused);
+  }
   eraseBuiltBefore(rewriter, prev, at, /*onlyUnused=*/false);
+  why = "the matched operands do not fit the op";
   return {};
 }
 
@@ -278,11 +295,9 @@ FailureOr<FusedOp> mlir::fuel::replaceMatchedResult(RewriterBase &rewriter,
       shape[p] = t.getDimSize(i);
     type = t.clone(shape);
   }
-  FusedOp fused = buildFused(rewriter, rootOp, info, m, type);
-  if (!fused) {
-    why = "the matched operands do not fit the op";
+  FusedOp fused = buildFused(rewriter, rootOp, info, m, type, why);
+  if (!fused)
     return failure();
-  }
   Value result = fused->getResult(0);
   if (!m.outputPerm.empty()) {
     rewriter.setInsertionPointAfter(fused);
@@ -296,14 +311,14 @@ FailureOr<FusedOp> mlir::fuel::replaceMatchedResult(RewriterBase &rewriter,
 FailureOr<FusedOp> mlir::fuel::replaceMatchedAggregate(
     RewriterBase &rewriter, Operation *aggregate, Operation *prev,
     const FusedOpInfo &info, const RecipeMatch &m, std::string &why) {
-  FusedOp fused;
-  if (m.outputPerm.empty())
-    fused = buildFused(rewriter, aggregate, info, m,
-                       aggregate->getResult(0).getType());
-  if (!fused) {
+  if (!m.outputPerm.empty()) {
     why = "the matched operands do not fit the op";
     return failure();
   }
+  FusedOp fused = buildFused(rewriter, aggregate, info, m,
+                             aggregate->getResult(0).getType(), why);
+  if (!fused)
+    return failure();
   rewriter.replaceAllUsesWith(aggregate->getResult(0), fused->getResult(0));
   SmallVector<Value> operands(aggregate->getOperands());
   rewriter.eraseOp(aggregate);
@@ -325,11 +340,9 @@ FailureOr<FusedOp> mlir::fuel::replaceMatchInBody(
     why = "an intermediate value has another user";
     return failure();
   }
-  FusedOp fused = buildFused(rewriter, g, info, m, type);
-  if (!fused) {
-    why = "the matched operands do not fit the op";
+  FusedOp fused = buildFused(rewriter, g, info, m, type, why);
+  if (!fused)
     return failure();
-  }
   SmallVector<Operation *> captured(m.leafOps.begin(), m.leafOps.end());
   replaceScalarByInput(rewriter, g, scalar, fused->getResult(0), readMap,
                        captured);

@@ -50,10 +50,10 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   LogicalResult initialize(MLIRContext *context) override {
     candidates.clear();
     elementwiseRecipes.clear();
-    if (!report.empty() && report != "near-misses")
+    if (!report.empty() && report != "near-misses" && report != "misses")
       return emitError(UnknownLoc::get(context))
              << "fuel-fuse: unknown report '" << report
-             << "' (expected 'near-misses')";
+             << "' (expected 'near-misses' or 'misses')";
     // The recipe libraries: parsing them registers their ops.
     libraries.clear();
     libraryRecipes.clear();
@@ -210,8 +210,14 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     unsigned best = 0;
     SmallVector<std::string> lines;
   };
-  static void noteMiss(NearMisses &misses, const FusedOpInfo &info,
-                       StringRef why, unsigned progress) {
+  void noteMiss(NearMisses &misses, const FusedOpInfo &info, StringRef why,
+                unsigned progress) const {
+    // `report=misses`: every candidate tried, with how far it got.
+    if (report == "misses") {
+      misses.lines.push_back(
+          (info.name + " (" + Twine(progress) + "%): " + why).str());
+      return;
+    }
     if (progress < kNearMissPercent || progress < misses.best)
       return;
     if (progress > misses.best)
@@ -343,11 +349,14 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
     SmallVector<MissList> misses(scopes.size());
     parallelFor(&getContext(), 0, scopes.size(),
                 [&](size_t i) { fuseIn(scopes[i], misses[i]); });
-    if (report == "near-misses")
-      for (MissList &list : misses)
-        for (auto &[op, lines] : list)
-          for (const std::string &miss : lines)
-            op->emitRemark() << "fuel-fuse near miss: " << miss;
+    if (report.empty())
+      return;
+    StringRef prefix =
+        report == "misses" ? "fuel-fuse miss: " : "fuel-fuse near miss: ";
+    for (MissList &list : misses)
+      for (auto &[op, lines] : list)
+        for (const std::string &miss : lines)
+          op->emitRemark() << prefix << miss;
   }
 
   /// An op defined by its upstream decomposition (linalg.softmax): the

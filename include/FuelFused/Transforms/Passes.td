@@ -71,7 +71,9 @@ def FuelFuse : Pass<"fuel-fuse"> {
     `report=near-misses` emits a remark at each root where a recipe got at
     least a third of the way before a rule stopped it, naming that rule, the
     IR op where the match stopped (its line and column) and what was
-    expected against what was found.
+    expected against what was found. `report=misses` emits one remark per
+    recipe tried at each candidate root, however far it got (its progress
+    in percent), to see why an op was not even a near miss.
 
     Ops defined by recipes in IR are searched for too: the `fuel.recipe`s of
     the module, and those of the files `recipes=` names (a library of
@@ -108,7 +110,8 @@ def FuelFuse : Pass<"fuel-fuse"> {
            "but round otherwise (the README lists them)">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "'near-misses': a remark at each candidate that almost matched, "
-           "naming the rule that stopped it">
+           "naming the rule that stopped it; 'misses': a remark for every "
+           "recipe tried at each candidate, with how far it got">
   ];
   // The pass's work, for --mlir-pass-statistics (and the test that it
   // grows linearly with the module).

@@ -4,6 +4,8 @@
 // RUN: not fuel-opt %s --fuel-fuse="ops=softmax" -split-input-file 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not fuel-opt %s --fuel-fuse="ops=causal_conv1d" -split-input-file 2>&1 | FileCheck %s --check-prefix=NORECIPE
 // RUN: not fuel-opt %s --fuel-fuse="ops=powi_backward" -split-input-file 2>&1 | FileCheck %s --check-prefix=NOTSEARCHED
+// RUN: not fuel-opt %s --fuel-fuse="report=all" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADREPORT
+// RUN: fuel-opt %s --fuel-fuse="report=misses ops=softmax_last_dim,rms_norm_last_dim" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=MISSES
 
 // fuse(decompose(op)) gives back op, with its params: the matcher reads the
 // same recipes the decomposition instantiates. f16 goes through the f32
@@ -27,6 +29,9 @@
 // ONLY-NOT: fuel.fused
 // UNKNOWN: error: fuel-fuse: unknown fused op 'softmax' in ops=
 // NORECIPE: error: fuel-fuse: causal_conv1d has no recipe, so it cannot be fused (decompose-only
+// MISSES-DAG: remark: fuel-fuse miss: softmax_last_dim (100%): an intermediate value has another user
+// MISSES-DAG: remark: fuel-fuse miss: rms_norm_last_dim (66%): an input is bound to two values (at arith.mulf
+// BADREPORT: error: fuel-fuse: unknown report 'all' (expected 'near-misses' or 'misses')
 // NOTSEARCHED: error: fuel-fuse: powi_backward is not searched for (fuel-fuse does not search for it: its structure depends on the integer exp
 func.func @round_trip(%x: tensor<4x8xf32>, %h: tensor<2x?x8xf16>, %a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>, %c: tensor<5xf32>, %r: tensor<1x2x4x8xf32>, %cos: tensor<4x8xf32>, %g: tensor<4x8xf32>)
     -> (tensor<4x8xf32>, tensor<2x?x8xf16>, tensor<2x3x5xf32>, tensor<1x2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
