@@ -189,7 +189,7 @@ def run(fuel_opt, cases, seed, out_dir=None, log=None):
             text = fused_case(rng, entries) if n % 2 == 0 else mutated_case(rng, chunks)
             path.write_text(text)
             for pipeline in PIPELINES:
-                proc = subprocess.run([fuel_opt, str(path), *pipeline, "-o", os.devnull],
+                proc = subprocess.run([fuel_opt, str(path), "--verify-each", *pipeline, "-o", os.devnull],
                                       capture_output=True, text=True, timeout=120)
                 outcome.runs += 1
                 kind = _classify(proc.stderr, proc.returncode)
