@@ -79,6 +79,19 @@ def sources():
     return found
 
 
+# Where each mutation applies (besides the SWAPS and reading the init).
+_SITES = [
+    ("constant", r"arith\.constant [-\w.+]+ : f\d+|dense<"),
+    ("operands", r"= (arith|math)\.\w+ %[\w#]+, %[\w#]+"),
+    ("ins", r"ins\(%[\w#]+, %[\w#]+ : "),
+    ("map", r"affine_map<"),
+    ("pow", r"= math\.(sqrt|rsqrt|exp) %[\w#]+ : "),
+    ("indices", r"tensor\.extract %[\w#]+\[%[\w#]+, %[\w#]+\]"),
+    ("index", r"linalg\.index \d"),
+    ("pad", r"(low|high)\[[^\]]*\d"),
+]
+
+
 def _mutate_line(rng, line, body_args=""):
     """One mutation of `line`, or None when none applies; `body_args` is the
     block header of the body the line is in."""
@@ -87,24 +100,11 @@ def _mutate_line(rng, line, body_args=""):
         for x, y in ((a, b), (b, a)):
             if x in line and x != y:
                 choices.append(("swap", x, y))
-    if re.search(r"arith\.constant [-\w.+]+ : f\d+", line) or "dense<" in line:
-        choices.append(("constant",))
-    if re.search(r"= (arith|math)\.\w+ %[\w#]+, %[\w#]+", line):
-        choices.append(("operands",))
-    if re.search(r"ins\(%[\w#]+, %[\w#]+ : ", line):
-        choices.append(("ins",))
-    if "affine_map<" in line:
-        choices.append(("map",))
+    for kind, pattern in _SITES:
+        if re.search(pattern, line):
+            choices.append((kind,))
     if re.search(r"= (arith|math)\.\w+ .*%in\w*", line) and "%out" in body_args:
         choices.append(("init",))
-    if re.search(r"= math\.(sqrt|rsqrt|exp) %[\w#]+ : ", line):
-        choices.append(("pow",))
-    if re.search(r"tensor\.extract %[\w#]+\[%[\w#]+, %[\w#]+\]", line):
-        choices.append(("indices",))
-    if re.search(r"linalg\.index \d", line):
-        choices.append(("index",))
-    if re.search(r"(low|high)\[[^\]]*\d", line):
-        choices.append(("pad",))
     if not choices:
         return None
     kind = rng.choice(choices)

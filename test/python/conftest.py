@@ -4,6 +4,7 @@ The suite runs against the package in the build tree (`ninja check-fuel`
 sets PYTHONPATH and FUEL_OPT) or against an installed `fuel_mlir`.
 """
 
+import importlib.util
 import os
 import shutil
 from pathlib import Path
@@ -13,6 +14,14 @@ import pytest
 from fuel_mlir import ir
 
 REPO_ROOT = Path(os.environ.get("FUEL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+
+
+def load_fuzz_tool(name):
+    """The module test/fuzz/<name>.py (the fuzzers are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "test" / "fuzz" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture

@@ -11,12 +11,11 @@ by the campaign or a targeted case or appear in a lit or pytest file; the
 exceptions are guards that no input reaches, each listed with the rule that
 keeps it out."""
 
-import importlib.util
 import re
 
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, load_fuzz_tool
 
 from fuel_mlir import ir, passmanager
 
@@ -119,13 +118,6 @@ TARGETED = [
 ]
 
 
-def load_fuse_misses():
-    spec = importlib.util.spec_from_file_location(
-        "fuse_misses", REPO_ROOT / "test" / "fuzz" / "fuse_misses.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def decomposed(op):
     name, operands, result = op
@@ -180,7 +172,7 @@ def test_targeted_near_miss(case):
 
 
 def test_campaign_leaves_declined_ir_unchanged():
-    outcome = load_fuse_misses().run(per_source=6, seed=0)
+    outcome = load_fuzz_tool("fuse_misses").run(per_source=6, seed=0)
     assert outcome.mutants > 500 and outcome.fused > 50
     report = "\n\n".join(f"{what}\n{text}" for what, text in outcome.problems[:5])
     assert not outcome.problems, report
@@ -196,7 +188,7 @@ def match_reasons():
 def test_every_fuse_reason_is_exercised():
     reasons = getattr(test_campaign_leaves_declined_ir_unchanged, "reasons", None)
     if reasons is None:
-        reasons = load_fuse_misses().run(per_source=6, seed=0).reasons
+        reasons = load_fuzz_tool("fuse_misses").run(per_source=6, seed=0).reasons
     reasons = set(reasons) | {case[0] for case in TARGETED}
     tests = "\n".join(p.read_text(errors="ignore") for p in (REPO_ROOT / "test").rglob("*")
                       if p.is_file() and p.suffix in (".mlir", ".py")

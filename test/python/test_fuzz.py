@@ -5,23 +5,14 @@ NaN) and mutated lit and corpus inputs, through the fuse, decompose,
 codegen passes and every pipeline variant. Nothing may crash: a bad input
 gets a diagnostic. (A long run: `python test/fuzz/fuzz.py --cases 5000`.)"""
 
-import importlib.util
-
 import pytest
 
-from conftest import REPO_ROOT
-
-
-def load_fuzzer():
-    spec = importlib.util.spec_from_file_location("fuzz", REPO_ROOT / "test" / "fuzz" / "fuzz.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from conftest import load_fuzz_tool
 
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_no_crash(fuel_opt, seed):
-    fuzz = load_fuzzer()
+    fuzz = load_fuzz_tool("fuzz")
     outcome = fuzz.run(fuel_opt, cases=60, seed=seed)
     assert outcome.runs == 60 * len(fuzz.PIPELINES)
     report = "\n\n".join(f"[{kind}] fuel-opt {' '.join(p)}\n{text}\n{err[-2000:]}"
@@ -30,7 +21,7 @@ def test_no_crash(fuel_opt, seed):
 
 
 def test_classifies_crashes():
-    fuzz = load_fuzzer()
+    fuzz = load_fuzz_tool("fuzz")
     project = " #7 0x1 mlir::fuel::scheduleRowWise(...)\n"
     upstream = " #7 0x1 mlir::bufferization::promoteBufferResultsToOutParams(...)\n"
     assert fuzz._classify("PLEASE submit a bug report\n" + project, -11) == "project"

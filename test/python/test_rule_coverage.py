@@ -8,10 +8,9 @@ script). Then every message the rules spell out in lib/IR must be one that
 a case expects; the exceptions are checks that a verified op cannot reach,
 each listed with the rule that keeps it out."""
 
-import importlib.util
 import re
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, load_fuzz_tool
 
 LIT = REPO_ROOT / "test" / "lit" / "Dialect" / "Fuel"
 
@@ -24,13 +23,6 @@ UNREACHABLE = {
 SOURCES = ["Registry.cpp", "Rules.cpp", "RulesAttention.cpp", "RulesQuantScan.cpp", "FuelOps.cpp"]
 
 
-def load_rule_cases():
-    spec = importlib.util.spec_from_file_location(
-        "rule_cases", REPO_ROOT / "test" / "fuzz" / "rule_cases.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def expected_errors():
     text = "\n".join(p.read_text() for p in LIT.glob("invalid*.mlir"))
@@ -38,7 +30,7 @@ def expected_errors():
 
 
 def test_every_reached_rule_has_a_case(fuel_opt):
-    rule_cases = load_rule_cases()
+    rule_cases = load_fuzz_tool("rule_cases")
     found = rule_cases.collect(fuel_opt)
     # Every op and every kind of rule is reached (a broken enumeration would
     # find nothing and pass).
