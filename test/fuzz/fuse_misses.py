@@ -259,7 +259,18 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--last", type=Path,
                         help="write each input here before running it (a crash's reproducer)")
+    parser.add_argument("--write", type=Path,
+                        help="only write the inputs, as one -split-input-file file (for a "
+                             "fuel-opt built with sanitizers)")
     args = parser.parse_args()
+    if args.write:
+        rng = random.Random(args.seed)
+        texts = []
+        for _, text in sources():
+            texts += [text] + mutants(rng, text, args.mutants)
+        args.write.write_text("\n// -----\n".join(texts))
+        print(f"{len(texts)} inputs written to {args.write}")
+        return
     outcome = run(args.mutants, args.seed, log=sys.stderr, last=args.last)
     print(f"{outcome.mutants} inputs ({outcome.invalid} did not verify, {outcome.fused} fused), "
           f"{len(outcome.reasons)} distinct reasons, {len(outcome.problems)} problems")

@@ -242,6 +242,8 @@ def collect(fuel_opt):
     proc = subprocess.run([fuel_opt, "-split-input-file", f.name, "-o", "/dev/null"],
                           capture_output=True, text=True, timeout=600)
     Path(f.name).unlink()
+    if proc.returncode < 0 or proc.returncode > 128 or "Sanitizer" in proc.stderr:
+        raise RuntimeError("fuel-opt crashed on the mutants:\n" + proc.stderr[-4000:])
     found = {}
     for diag in proc.stderr.splitlines():
         m = _DIAG.match(diag)
