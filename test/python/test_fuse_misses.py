@@ -57,15 +57,14 @@ NOT_YET = {
     ("Match.cpp", "expected a constant tensor"):
         "a recipe constant read from a tensor that is neither a splat, a fill nor "
         "computed from constants (the param check usually stops it first)",
-    ("MatchPositions.cpp", "a window's axis is not read through one"):
-        "a convolution that reads a windowed dim without its window",
     ("MatchPositions.cpp", "a mask is not the causal mask"):
         "a causal attention whose mask compares other dims; the non-causal variant of the "
         "recipe gets further and is the one reported",
     ("MatchPositions.cpp", "expected a causal mask"):
         "as above",
     ("MatchTargets.cpp", "a gather reads a tensor of another rank"):
-        "a cross-entropy that gathers from the log-probabilities reshaped",
+        "a cross-entropy whose log-probabilities are computed with another rank (a gather "
+        "through reshapes of them is read through, and fused)",
 }
 
 CROSS_ENTROPY = ("fused_softmax_cross_entropy {reduction = #fuel.reduction<mean>, ignore_index = -100 : i64}",
@@ -105,6 +104,10 @@ TARGETED = [
      [(r"low\[0, 0, 1, 1\]", "low[0, 0, %c1, 1]"),
       (r"tensor<2x4x12x12xf32>", "tensor<2x4x?x12xf32>"),
       (r"^(    %padded = )", r"    %c1 = arith.constant 1 : index\n\1")]),
+    ("a window's axis is not read through one", CONV,
+     [(r"tensor<2x4x10x10xf32>", "tensor<2x4x10x1xf32>"),
+      (r"tensor<2x4x12x12xf32>", "tensor<2x4x12x3xf32>"),
+      (re.escape(WINDOWS), "d2 * 2 + d5, d6)>")]),
     ("expected a windowed read of a tensor", CONV,
      [(r"^(      )%5 = arith.mulf %in, %in_1 : f32",
        r"\1%neg = arith.negf %in : f32\n\1%5 = arith.mulf %neg, %in_1 : f32")]),
