@@ -15,7 +15,9 @@ replaced by another dim or 0. Mutants that do not verify are dropped. Then
   * every reason a recipe gave for stopping is collected (the report
     names one per recipe tried at each candidate).
 
-test/python/test_fuse_misses.py runs a short deterministic campaign and
+test/python/test_fuse_misses.py runs a short deterministic campaign (in a
+process of its own: the recipes of the fuse lit inputs are registered for
+the process) and
 checks that every reason lib/Match gives is reached by it or by a lit or
 pytest case. A longer run:
 
@@ -23,6 +25,7 @@ pytest case. A longer run:
 """
 
 import argparse
+import json
 import random
 import re
 import sys
@@ -262,6 +265,8 @@ def main():
     parser.add_argument("--write", type=Path,
                         help="only write the inputs, as one -split-input-file file (for a "
                              "fuel-opt built with sanitizers)")
+    parser.add_argument("--json", type=Path,
+                        help="also write the outcome here: counts, reasons and problems")
     args = parser.parse_args()
     if args.write:
         rng = random.Random(args.seed)
@@ -271,7 +276,11 @@ def main():
         args.write.write_text("\n// -----\n".join(texts))
         print(f"{len(texts)} inputs written to {args.write}")
         return
-    outcome = run(args.mutants, args.seed, log=sys.stderr, last=args.last)
+    outcome = run(args.mutants, args.seed, log=None if args.json else sys.stderr, last=args.last)
+    if args.json:
+        args.json.write_text(json.dumps({
+            "mutants": outcome.mutants, "invalid": outcome.invalid, "fused": outcome.fused,
+            "reasons": sorted(outcome.reasons), "problems": outcome.problems}))
     print(f"{outcome.mutants} inputs ({outcome.invalid} did not verify, {outcome.fused} fused), "
           f"{len(outcome.reasons)} distinct reasons, {len(outcome.problems)} problems")
     for what, text in outcome.problems:

@@ -9,7 +9,7 @@ import pytest
 from conftest import REPO_ROOT
 
 LIT = REPO_ROOT / "test" / "lit"
-INPUTS = sorted(p for p in LIT.rglob("*.mlir") if not p.name.endswith("invalid.mlir"))
+INPUTS = sorted(p for p in LIT.rglob("*.mlir") if "invalid" not in p.stem)
 
 
 @pytest.mark.parametrize("path", INPUTS, ids=[str(p.relative_to(LIT)) for p in INPUTS])
