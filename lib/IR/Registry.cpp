@@ -412,17 +412,22 @@ mlir::fuel::verifyParams(const FusedOpInfo &info, DictionaryAttr params,
       // An optional param may be spelled explicitly unset (a unit attribute).
       if (spec->optional && isa<UnitAttr>(entry.getValue()))
         continue;
-      std::string printed;
-      llvm::raw_string_ostream os(printed);
-      entry.getValue().print(os);
+      // The value as written, for a message (printed only on failure: the
+      // verifier runs this on every op).
+      auto printed = [&] {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        entry.getValue().print(os);
+        return text;
+      };
       if (!hasParamKind(entry.getValue(), spec->kind))
         return fail("param '" + spec->name + "' must be " +
-                    stringifyParamKind(spec->kind) + ", got " + printed);
+                    stringifyParamKind(spec->kind) + ", got " + printed());
       if (spec->check) {
         StringRef violated = spec->check(entry.getValue());
         if (!violated.empty())
           return fail("param '" + spec->name + "' must be " + violated +
-                      ", got " + printed);
+                      ", got " + printed());
       }
     }
   }

@@ -60,7 +60,7 @@ bool Matcher::isCastToSkip(Operation *op) const {
 FailureOr<SmallVector<int64_t>>
 Matcher::loopsOf(linalg::LinalgOp op, unsigned k, ArrayRef<int64_t> allDims,
                  ArrayRef<int64_t> reductionDims) {
-  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(k));
+  AffineMap outMap = op.getMatchingIndexingMap(initOperand(op, k));
   Type type = op->getResult(k).getType();
   int64_t rank = outMap.getNumResults();
   // A value may carry fewer dims than the recipe names when the others are
@@ -93,7 +93,7 @@ Matcher::loopsOf(linalg::LinalgOp op, unsigned k, ArrayRef<int64_t> allDims,
   }
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   SmallVector<int64_t> loops(op.getNumLoops(), kUnsetLoop);
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<int64_t> ranges = staticLoopRanges(op);
   unsigned next = 0;
   for (int64_t r = 0; r < rank; ++r) {
     AffineExpr e = outMap.getResult(r);
@@ -170,7 +170,7 @@ Matcher::withReductionLoops(const RecipeNode &n, linalg::LinalgOp op,
 
 FailureOr<SmallVector<int64_t>> Matcher::operandDims(const Body &body,
                                                      unsigned i) {
-  OpOperand *operand = body.op.getDpsInputOperand(i);
+  OpOperand *operand = inputOperand(body.op, i);
   AffineMap m = body.op.getMatchingIndexingMap(operand);
   Type type = operand->get().getType();
   SmallVector<int64_t> dims;
@@ -234,7 +234,8 @@ LogicalResult Matcher::matchConstantAttr(Want w, FloatAttr c) {
   case RecipeOp::Const:
   case RecipeOp::Splat:
     if (!closeTo(v, std::pow(n.constant, power), toleranceOf(c.getType())))
-      return fail("expected the constant " +
+      return !explain ? unexplained()
+                      : fail("expected the constant " +
                   formatConstant(shortestDecimal(
                       FloatAttr::get(c.getType(), n.constant))) +
                   ", found " + formatConstant(shortestDecimal(c)));
@@ -427,7 +428,7 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
       st.factor *= *f;
       st.ops.push_back(scale);
       scaled = true;
-      v = withoutUnitReshapes(scale.getDpsInputOperand(0)->get(), &st.ops);
+      v = withoutUnitReshapes(inputOperand(scale, 0)->get(), &st.ops);
     }
     // Views of the input itself go with it; views of a scaled value are
     // intermediates.
@@ -472,7 +473,7 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
       v, [&](Operation *op) { return isCastToSkip(op); }, st.ops);
   auto op = v.getDefiningOp<linalg::LinalgOp>();
   if (!op || isa<linalg::FillOp>(op) || !op.hasPureTensorSemantics() ||
-      op->getNumResults() != op.getNumDpsInits() || !op.getBlock())
+      op->getNumResults() != numInits(op) || !op.getBlock())
     return fail("expected a linalg op");
   unsigned k = cast<OpResult>(v).getResultNumber();
   st.ops.push_back(op);
@@ -551,6 +552,8 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
           return matchReduction(n, body, k);
         });
     if (!loopsFound) {
+      if (!explain)
+        return unexplained();
       std::string found;
       llvm::raw_string_ostream os(found);
       llvm::interleaveComma(op.getIteratorTypesArray(), os,
@@ -581,7 +584,7 @@ Matcher::throughMove(linalg::LinalgOp op, unsigned k, ArrayRef<int64_t> dims) {
       operandDims(Body{op, std::move(*loops)}, 0);
   if (failed(inner))
     return std::nullopt;
-  return std::pair(op.getDpsInputOperand(0)->get(), std::move(*inner));
+  return std::pair(inputOperand(op, 0)->get(), std::move(*inner));
 }
 
 LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
@@ -601,7 +604,7 @@ LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
           moves.clear();
           st.factor *= *f;
           st.ops.push_back(scale);
-          t = scale.getDpsInputOperand(0)->get();
+          t = inputOperand(scale, 0)->get();
           continue;
         }
     // Reshapes that only add or drop size-1 dims, or merge batch dims.
@@ -622,7 +625,9 @@ LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
     }
     auto move = t.getDefiningOp<linalg::LinalgOp>();
     // What an operand read off the recipe's axes is, for the report.
-    auto offAxes = [&](StringRef how) {
+    auto offAxes = [&](const Twine &how) {
+      if (!explain)
+        return unexplained();
       std::string type;
       llvm::raw_string_ostream os(type);
       os << t.getType();

@@ -30,7 +30,7 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
   auto rootType = dyn_cast<RankedTensorType>(
       inBody ? inBody->getResult(0).getType() : root.getType());
   if (inBody && !bodyLoops.empty()) {
-    SmallVector<int64_t> ranges = inBody.getStaticLoopRanges(), shape;
+    SmallVector<int64_t> ranges = staticLoopRanges(inBody), shape;
     for (unsigned l : bodyLoops)
       shape.push_back(ranges[l]);
     rootType = RankedTensorType::get(shape, root.getType());
@@ -299,7 +299,7 @@ static FailureOr<RecipeMatch>
 matchRecipeFn(const FusedOpInfo &info, RecipeFn recipeFn,
               ArrayRef<MatchableRecipe> variants, Value root,
               linalg::GenericOp inBody, ArrayRef<unsigned> bodyLoops,
-              unsigned &best, std::string &bestWhy) {
+              bool explain, unsigned &best, std::string &bestWhy) {
   MLIRContext *ctx = root.getContext();
   for (auto [index, variant] : llvm::enumerate(variants)) {
     auto getFlags = [&, &variant = variant] {
@@ -352,7 +352,7 @@ matchRecipeFn(const FusedOpInfo &info, RecipeFn recipeFn,
     unsigned numReached = 0;
     for (ArrayRef<int64_t> perm : perms) {
       for (int64_t rank = 0; rank <= (batchElsewhere ? 4 : 0); ++rank) {
-        Matcher m(info, recipe);
+        Matcher m(info, recipe, explain);
         RecipeMatch attempt;
         std::string attemptWhy;
         matched = m.match(root, inBody, attempt, attemptWhy, rank, perm,
@@ -406,7 +406,7 @@ static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
   std::string bestWhy;
   FailureOr<RecipeMatch> result =
       matchRecipeFn(info, lookupRecipe(info), variants, root, inBody,
-                    bodyLoops, best, bestWhy);
+                    bodyLoops, options.explain, best, bestWhy);
   // The forms that round otherwise than the op's definition: fused when
   // asked, named in the report when not.
   for (const ValueChangingForm &form : getValueChangingForms()) {
@@ -415,7 +415,7 @@ static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
     unsigned formBest = 0;
     std::string formWhy;
     result = matchRecipeFn(info, form.recipe, variants, root, inBody,
-                           bodyLoops, formBest, formWhy);
+                           bodyLoops, options.explain, formBest, formWhy);
     if (succeeded(result) && !options.valueChanging) {
       best = 100;
       bestWhy = ("computes it with " + form.description +
@@ -449,14 +449,14 @@ mlir::fuel::matchRecipeInBody(const FusedOpInfo &info, Value scalar,
                               linalg::GenericOp op, ArrayRef<unsigned> loops,
                               std::string &why, unsigned *progress,
                               const MatchOptions &options) {
-  if (op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics()) {
+  if (numInits(op) != 1 || !op.hasPureTensorSemantics()) {
     why = "the op is not a generic on tensors with one result";
     return failure();
   }
   bool whole = loops.size() == op.getNumLoops() &&
                op.getNumReductionLoops() == 0 &&
-               op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+               op.getMatchingIndexingMap(initOperand(op, 0)).isIdentity();
+  SmallVector<int64_t> ranges = staticLoopRanges(op);
   if (!whole && llvm::any_of(loops, [&](unsigned l) {
         return ShapedType::isDynamic(ranges[l]);
       })) {

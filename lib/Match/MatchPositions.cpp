@@ -118,9 +118,9 @@ static bool isIndexMinus(Value v, int64_t d, int64_t offset) {
 static std::optional<std::pair<Value, Value>> indexedConcat(Value v,
                                                             int64_t axis) {
   auto op = v.getDefiningOp<linalg::GenericOp>();
-  if (!op || op.getNumDpsInputs() != 0 || op->getNumResults() != 1 ||
+  if (!op || numInputs(op) != 0 || op->getNumResults() != 1 ||
       op.getNumReductionLoops() != 0 ||
-      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+      !op.getMatchingIndexingMap(initOperand(op, 0)).isIdentity())
     return std::nullopt;
   auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
   auto branch = yield.getOperand(0).getDefiningOp<scf::IfOp>();
@@ -200,7 +200,7 @@ LogicalResult Matcher::matchRotateHalf(const RecipeNode &n, Value v) {
   auto lower = second.getDefiningOp<tensor::ExtractSliceOp>();
   auto neg = first.getDefiningOp<linalg::LinalgOp>();
   Operation *negOp = neg ? singleBodyOp(neg) : nullptr;
-  bool negates = negOp && neg.getNumDpsInputs() == 1 &&
+  bool negates = negOp && numInputs(neg) == 1 &&
                  llvm::all_of(neg.getIndexingMapsArray(),
                               [](AffineMap m) { return m.isIdentity(); }) &&
                  negOp->getOperand(0) == neg.getBlock()->getArgument(0);
@@ -211,7 +211,7 @@ LogicalResult Matcher::matchRotateHalf(const RecipeNode &n, Value v) {
               matchPattern(negOp->getOperand(1), m_Constant(&c)) &&
               c.getValueAsDouble() == -1.0;
   }
-  auto upper = negates ? neg.getDpsInputOperand(0)
+  auto upper = negates ? inputOperand(neg, 0)
                              ->get()
                              .getDefiningOp<tensor::ExtractSliceOp>()
                        : tensor::ExtractSliceOp();
@@ -228,12 +228,12 @@ std::optional<std::pair<Value, SmallVector<int64_t>>>
 Matcher::readInput(Value x, const Body &body) {
   auto arg = dyn_cast<BlockArgument>(x);
   if (!arg || arg.getOwner() != body.block() ||
-      arg.getArgNumber() >= body.op.getNumDpsInputs())
+      arg.getArgNumber() >= numInputs(body.op))
     return std::nullopt;
   FailureOr<SmallVector<int64_t>> dims = operandDims(body, arg.getArgNumber());
   if (failed(dims))
     return std::nullopt;
-  return std::pair(body.op.getDpsInputOperand(arg.getArgNumber())->get(),
+  return std::pair(inputOperand(body.op, arg.getArgNumber())->get(),
                    std::move(*dims));
 }
 
@@ -575,17 +575,17 @@ LogicalResult Matcher::matchMaskedRowGuard(Value c, const Body &body) {
   Value all = withoutUnitReshapes(read->first, &covered);
   // all = and-reduce over the row, from true, of (scores == -inf).
   auto red = all.getDefiningOp<linalg::LinalgOp>();
-  if (!red || red.getNumDpsInputs() != 1 ||
-      red.getNumDpsInits() != 1 || red.getNumReductionLoops() != 1)
+  if (!red || numInputs(red) != 1 ||
+      numInits(red) != 1 || red.getNumReductionLoops() != 1)
     return fail("expected a guard for fully masked rows");
   int64_t row = axisDims[max->index].front();
   FailureOr<SmallVector<int64_t>> loops = loopsOf(red, 0, dims, {row});
-  Operation *init = fillOf(red.getDpsInitOperand(0)->get());
+  Operation *init = fillOf(initOperand(red, 0)->get());
   // The combiner: andi(e, out), e read from the input or computed in the
   // body (the comparison fused into the reduction).
   Block *redBlock = red.getBlock();
   auto combine = redBlock->getTerminator()->getOperand(0).getDefiningOp<arith::AndIOp>();
-  Value out = redBlock->getArgument(red.getNumDpsInputs());
+  Value out = redBlock->getArgument(numInputs(red));
   if (failed(loops) || !init || !matchPattern(init->getOperand(0), m_One()) ||
       !combine || combine->getBlock() != redBlock ||
       !llvm::is_contained(combine->getOperands(), out))
@@ -599,10 +599,10 @@ LogicalResult Matcher::matchMaskedRowGuard(Value c, const Body &body) {
   // The comparison x == -inf, and the op whose body holds it.
   linalg::LinalgOp cmpOp = red;
   if (e == redBlock->getArgument(0)) {
-    cmpOp = red.getDpsInputOperand(0)->get().getDefiningOp<linalg::LinalgOp>();
-    if (!cmpOp || cmpOp.getNumDpsInits() != 1 ||
+    cmpOp = inputOperand(red, 0)->get().getDefiningOp<linalg::LinalgOp>();
+    if (!cmpOp || numInits(cmpOp) != 1 ||
         cmpOp.getNumReductionLoops() != 0 ||
-        !cmpOp.getMatchingIndexingMap(cmpOp.getDpsInitOperand(0)).isIdentity())
+        !cmpOp.getMatchingIndexingMap(initOperand(cmpOp, 0)).isIdentity())
       return fail("expected a guard for fully masked rows");
     e = cmpOp.getBlock()->getTerminator()->getOperand(0);
   }
@@ -617,14 +617,14 @@ LogicalResult Matcher::matchMaskedRowGuard(Value c, const Body &body) {
   FloatAttr ninf = constantValue(cmp.getRhs(), &cmpBody);
   auto xArg = dyn_cast<BlockArgument>(x);
   if (!xArg || xArg.getOwner() != cmpOp.getBlock() ||
-      xArg.getArgNumber() >= cmpOp.getNumDpsInputs() ||
+      xArg.getArgNumber() >= numInputs(cmpOp) ||
       (cmpOp != red &&
-       !cmpOp.getMatchingIndexingMap(cmpOp.getDpsInputOperand(xArg.getArgNumber()))
+       !cmpOp.getMatchingIndexingMap(inputOperand(cmpOp, xArg.getArgNumber()))
             .isIdentity()) ||
       !ninf || !ninf.getValue().isInfinity() || !ninf.getValue().isNegative())
     return fail("expected a guard for fully masked rows");
   Value tested = withoutUnitReshapes(
-      cmpOp.getDpsInputOperand(xArg.getArgNumber())->get(), &covered);
+      inputOperand(cmpOp, xArg.getArgNumber())->get(), &covered);
   // The scores, perhaps extended to f64 by a generic of their own.
   tested = withoutCastGenerics(
       tested, [](Operation *op) { return isa<arith::ExtFOp>(op); }, covered);
@@ -687,9 +687,9 @@ LogicalResult Matcher::matchWindow(Want w, Value x, const Body &body) {
   }
   auto arg = dyn_cast<BlockArgument>(x);
   if (!arg || arg.getOwner() != body.block() ||
-      arg.getArgNumber() >= body.op.getNumDpsInputs())
+      arg.getArgNumber() >= numInputs(body.op))
     return fail("expected a windowed read of a tensor");
-  OpOperand *operand = body.op.getDpsInputOperand(arg.getArgNumber());
+  OpOperand *operand = inputOperand(body.op, arg.getArgNumber());
   AffineMap map = body.op.getMatchingIndexingMap(operand);
   Value t = operand->get();
   auto type = cast<ShapedType>(t.getType());
@@ -794,7 +794,7 @@ LogicalResult Matcher::matchWindow(Want w, Value x, const Body &body) {
       // padding.
       std::optional<int64_t> stride = st.intParams[spec.stride][spec.element];
       int64_t in = srcType.getDimSize(r);
-      int64_t kernel = body.op.getStaticLoopRanges()[llvm::find(
+      int64_t kernel = staticLoopRanges(body.op)[llvm::find(
                            body.loops, axisDims[spec.kernel].front()) -
                        body.loops.begin()];
       bool reachesSame =

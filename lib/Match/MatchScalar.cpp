@@ -18,10 +18,10 @@ LogicalResult Matcher::matchReduction(const RecipeNode &n, const Body &body,
                                       std::optional<unsigned> addend) {
   // init = fill(identity) (or a splat constant); body = combine(in, out) or
   // out + a * b.
-  Value init = body.op.getDpsInitOperand(k)->get();
+  Value init = initOperand(body.op, k)->get();
   if (addend) {
     // The init is read on the op's output dims.
-    AffineMap m = body.op.getMatchingIndexingMap(body.op.getDpsInitOperand(k));
+    AffineMap m = body.op.getMatchingIndexingMap(initOperand(body.op, k));
     SmallVector<int64_t> dims;
     for (AffineExpr e : m.getResults()) {
       auto d = dyn_cast<AffineDimExpr>(e);
@@ -76,7 +76,7 @@ LogicalResult Matcher::matchCombiner(const RecipeNode &n, const Body &body,
   Block *block = body.block();
   auto yield = cast<linalg::YieldOp>(block->getTerminator());
   Operation *op = withoutScalarTensors(yield.getOperand(k)).getDefiningOp();
-  Value out = block->getArgument(body.op.getNumDpsInputs() + k);
+  Value out = block->getArgument(numInputs(body.op) + k);
   if (!op || op->getBlock() != block || op->getNumOperands() != 2)
     return fail("expected a reduction combiner");
   Value lhs = withoutScalarTensors(op->getOperand(0));
@@ -145,17 +145,19 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
       s = def->getOperand(0);
   if (auto arg = dyn_cast<BlockArgument>(s); arg && arg.getOwner() == block) {
     unsigned i = arg.getArgNumber();
-    if (i >= body.op.getNumDpsInputs())
+    if (i >= numInputs(body.op))
       return fail("a body reads its init");
     FailureOr<SmallVector<int64_t>> dims = operandDims(body, i);
     if (failed(dims)) {
+      if (!explain)
+        return unexplained();
       std::string map;
       llvm::raw_string_ostream os(map);
-      os << body.op.getMatchingIndexingMap(body.op.getDpsInputOperand(i));
+      os << body.op.getMatchingIndexingMap(inputOperand(body.op, i));
       return fail("an operand is not on the recipe's axes: input " + Twine(i) +
                   " read by " + map);
     }
-    return matchRead(w, body.op.getDpsInputOperand(i)->get(), *dims);
+    return matchRead(w, inputOperand(body.op, i)->get(), *dims);
   }
   Operation *op = s.getDefiningOp();
   if (!op || op->getBlock() != block)

@@ -171,10 +171,10 @@ LogicalResult Matcher::matchCountKept(Want w, Value v) {
   if (auto cast = v.getDefiningOp<linalg::LinalgOp>()) {
     Operation *body = singleBodyOp(cast);
     if (body && isa<arith::SIToFPOp, arith::UIToFPOp>(body) &&
-        cast.getNumDpsInputs() == 1 && cast.getNumReductionLoops() == 0 &&
+        numInputs(cast) == 1 && cast.getNumReductionLoops() == 0 &&
         body->getOperand(0) == cast.getBlock()->getArgument(0)) {
       st.ops.push_back(cast);
-      v = withoutUnitReshapes(cast.getDpsInputOperand(0)->get(), &st.ops);
+      v = withoutUnitReshapes(inputOperand(cast, 0)->get(), &st.ops);
     }
   }
   auto op = v.getDefiningOp<linalg::LinalgOp>();
@@ -184,7 +184,7 @@ LogicalResult Matcher::matchCountKept(Want w, Value v) {
   st.ops.push_back(op);
   return withReductionLoops(n, op, 0, {}, [&](Body body) -> LogicalResult {
     // Starts from 0.
-    Value init = op.getDpsInitOperand(0)->get();
+    Value init = initOperand(op, 0)->get();
     Operation *fill = fillOf(init);
     std::optional<int64_t> start =
         fill ? intConstant(fill->getOperand(0), nullptr) : std::nullopt;
@@ -195,7 +195,7 @@ LogicalResult Matcher::matchCountKept(Want w, Value v) {
     st.leafOps.push_back(fill);
     // acc + (kept ? 1 : 0).
     Block *block = body.block();
-    Value out = block->getArgument(op.getNumDpsInputs());
+    Value out = block->getArgument(numInputs(op));
     Operation *add =
         cast<linalg::YieldOp>(block->getTerminator()).getOperand(0).getDefiningOp();
     if (!add || !isa<arith::AddIOp, arith::AddFOp>(add) ||
@@ -335,9 +335,9 @@ Matcher::evalFlat(Value x, linalg::LinalgOp op, ArrayRef<FlatIndex> loopAt,
     return constantIndex(*c);
   Block *block = op.getBlock();
   if (auto arg = dyn_cast<BlockArgument>(x)) {
-    if (arg.getOwner() != block || arg.getArgNumber() >= op.getNumDpsInputs())
+    if (arg.getOwner() != block || arg.getArgNumber() >= numInputs(op))
       return std::nullopt;
-    OpOperand *operand = op.getDpsInputOperand(arg.getArgNumber());
+    OpOperand *operand = inputOperand(op, arg.getArgNumber());
     AffineMap map = op.getMatchingIndexingMap(operand);
     SmallVector<FlatIndex> at;
     for (AffineExpr e : map.getResults()) {
@@ -387,7 +387,7 @@ Matcher::evalFlat(Value x, linalg::LinalgOp op, ArrayRef<FlatIndex> loopAt,
       if (k)
         terms.push_back({d, k});
     if (terms.empty() && at.c == 0 && at.target == 0 &&
-        op.getStaticLoopRanges()[l] == 1)
+        staticLoopRanges(op)[l] == 1)
       body.loops.push_back(kUnitLoop);
     else if (terms.size() == 1 && terms[0].second == 1 && at.c == 0 &&
              at.target == 0)
@@ -505,7 +505,7 @@ Matcher::evalFlatTensor(Value t, ArrayRef<FlatIndex> at,
   if (!op || !op.hasPureTensorSemantics() || !op.getBlock())
     return std::nullopt;
   unsigned k = cast<OpResult>(t).getResultNumber();
-  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(k));
+  AffineMap outMap = op.getMatchingIndexingMap(initOperand(op, k));
   SmallVector<std::optional<FlatIndex>> loops(op.getNumLoops());
   for (auto [p, e] : llvm::enumerate(outMap.getResults())) {
     auto d = dyn_cast<AffineDimExpr>(e);
@@ -513,7 +513,7 @@ Matcher::evalFlatTensor(Value t, ArrayRef<FlatIndex> at,
       return std::nullopt;
     loops[d.getPosition()] = at[p];
   }
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<int64_t> ranges = staticLoopRanges(op);
   std::optional<unsigned> reduction;
   for (unsigned l = 0; l < loops.size(); ++l) {
     if (loops[l])
@@ -533,9 +533,9 @@ Matcher::evalFlatTensor(Value t, ArrayRef<FlatIndex> at,
     return evalFlat(yielded, op, loopAt, gather, depth + 1);
   }
   // A short sum from 0: unrolled.
-  Value out = block->getArgument(op.getNumDpsInputs() + k);
+  Value out = block->getArgument(numInputs(op) + k);
   auto add = yielded.getDefiningOp<arith::AddIOp>();
-  Operation *fill = fillOf(op.getDpsInitOperand(k)->get());
+  Operation *fill = fillOf(initOperand(op, k)->get());
   if (!add || !llvm::is_contained(add->getOperands(), out) || !fill ||
       intConstant(fill->getOperand(0), nullptr) != 0)
     return std::nullopt;

@@ -10,6 +10,21 @@ using namespace mlir::fuel::match;
 
 namespace mlir::fuel::match {
 
+SmallVector<int64_t> staticLoopRanges(linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges(op.getNumLoops(), ShapedType::kDynamic);
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<ShapedType>(operand.get().getType());
+    if (!type || !type.hasRank())
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (auto [r, e] : llvm::enumerate(map.getResults()))
+      if (auto d = dyn_cast<AffineDimExpr>(e);
+          d && ShapedType::isDynamic(ranges[d.getPosition()]))
+        ranges[d.getPosition()] = type.getDimSize(r);
+  }
+  return ranges;
+}
+
 bool isUnitDim(Type t, int64_t pos) {
   return cast<ShapedType>(t).getDimSize(pos) == 1;
 }
@@ -30,14 +45,14 @@ Value withoutCastGenerics(Value v, function_ref<bool(Operation *)> isCast,
                           SmallVectorImpl<Operation *> &ops) {
   while (auto op = v.getDefiningOp<linalg::LinalgOp>()) {
     Operation *scalar = singleBodyOp(op);
-    if (!scalar || !isCast(scalar) || op.getNumDpsInputs() != 1 ||
+    if (!scalar || !isCast(scalar) || numInputs(op) != 1 ||
         op->getNumResults() != 1 ||
         scalar->getOperand(0) != op.getBlock()->getArgument(0) ||
         !llvm::all_of(op.getIndexingMapsArray(),
                       [](AffineMap m) { return m.isIdentity(); }))
       break;
     ops.push_back(op);
-    v = op.getDpsInputOperand(0)->get();
+    v = inputOperand(op, 0)->get();
   }
   return v;
 }
@@ -55,13 +70,14 @@ Operation *fillOf(Value t) {
   if (isa<linalg::FillOp>(op))
     return op;
   Block *body = op.getBlock();
-  if (!body || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != op.getNumParallelLoops() ||
+  if (!body || numInputs(op) != 1 || numInits(op) != 1 ||
       isa<ShapedType>(op->getOperand(0).getType()))
     return nullptr;
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  return yield.getOperand(0) == body->getArgument(0) ? op.getOperation()
-                                                      : nullptr;
+  if (yield.getOperand(0) != body->getArgument(0) ||
+      op.getNumLoops() != op.getNumParallelLoops())
+    return nullptr;
+  return op.getOperation();
 }
 
 std::optional<int64_t> intConstant(Value v, const Body *body) {
@@ -70,9 +86,9 @@ std::optional<int64_t> intConstant(Value v, const Body *body) {
     return value.getSExtValue();
   auto arg = dyn_cast<BlockArgument>(v);
   if (!body || !arg || arg.getOwner() != body->block() ||
-      arg.getArgNumber() >= body->op.getNumDpsInputs())
+      arg.getArgNumber() >= numInputs(body->op))
     return std::nullopt;
-  Value t = body->op.getDpsInputOperand(arg.getArgNumber())->get();
+  Value t = inputOperand(body->op, arg.getArgNumber())->get();
   DenseIntElementsAttr dense;
   if (matchPattern(t, m_Constant(&dense)) && dense.isSplat())
     return dense.getSplatValue<APInt>().getSExtValue();
@@ -114,10 +130,10 @@ FloatAttr constantValue(Value s, const Body *body) {
   }
   auto arg = dyn_cast<BlockArgument>(s);
   if (!body || !arg || arg.getOwner() != body->block() ||
-      arg.getArgNumber() >= body->op.getNumDpsInputs())
+      arg.getArgNumber() >= numInputs(body->op))
     return {};
   return constantTensorValue(
-      body->op.getDpsInputOperand(arg.getArgNumber())->get());
+      inputOperand(body->op, arg.getArgNumber())->get());
 }
 
 /// The value of scalar `v` of an elementwise body whose inputs are all
@@ -186,16 +202,15 @@ static std::optional<double> splatValue(Value t, unsigned depth) {
   t = withoutUnitReshapes(t);
   auto op = t.getDefiningOp<linalg::LinalgOp>();
   if (!op || depth >= kMaxConstantDepth || !op.getBlock() ||
-      op.getNumReductionLoops() != 0 || !op.hasPureTensorSemantics())
+      !op.hasPureTensorSemantics() || op.getNumReductionLoops() != 0)
     return std::nullopt;
   // (No input is a value from outside: an argument is no constant.)
-  if (llvm::any_of(op.getDpsInputOperands(), [](OpOperand *in) {
-        return isa<BlockArgument>(in->get());
-      }))
+  ValueRange ins = op->getOperands().take_front(numInputs(op));
+  if (llvm::any_of(ins, [](Value in) { return isa<BlockArgument>(in); }))
     return std::nullopt;
   SmallVector<double> inputs;
-  for (OpOperand *in : op.getDpsInputOperands()) {
-    std::optional<double> c = splatValue(in->get(), depth + 1);
+  for (Value in : ins) {
+    std::optional<double> c = splatValue(in, depth + 1);
     if (!c)
       return std::nullopt;
     inputs.push_back(*c);
@@ -248,7 +263,7 @@ Operation *singleBodyOp(linalg::LinalgOp op) {
 /// yields the input element (a broadcast, a transpose, a copy).
 bool isDataMovement(linalg::LinalgOp op) {
   Block *body = op.getBlock();
-  if (!body || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+  if (!body || numInputs(op) != 1 || numInits(op) != 1 ||
       op.getNumLoops() != op.getNumParallelLoops() ||
       !op.hasPureTensorSemantics())
     return false;
@@ -261,10 +276,10 @@ bool isDataMovement(linalg::LinalgOp op) {
 /// one), elementwise: that factor.
 std::optional<double> scaleFactorOf(linalg::LinalgOp op) {
   Operation *scalar = singleBodyOp(op);
-  if (!scalar || op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
+  if (!scalar || numInits(op) != 1 || op.getNumReductionLoops() != 0 ||
       !isa<arith::MulFOp, arith::DivFOp>(scalar) ||
-      !op.getMatchingIndexingMap(op.getDpsInputOperand(0)).isIdentity() ||
-      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+      !op.getMatchingIndexingMap(inputOperand(op, 0)).isIdentity() ||
+      !op.getMatchingIndexingMap(initOperand(op, 0)).isIdentity())
     return std::nullopt;
   Body body{op, {}};
   Value data = op.getBlock()->getArgument(0);

@@ -85,8 +85,8 @@ struct FlatIndex {
 
 class Matcher {
 public:
-  Matcher(const FusedOpInfo &info, const Recipe &recipe)
-      : info(info), recipe(recipe) {}
+  Matcher(const FusedOpInfo &info, const Recipe &recipe, bool explain = true)
+      : info(info), recipe(recipe), explain(explain) {}
 
   /// Matches the recipe at `root`: a tensor, or a scalar of `inBody`'s body.
   /// `batchRank`: the number of batch dims, when the output does not carry
@@ -106,6 +106,8 @@ private:
   /// Records why the match failed: the failure of the attempt that had
   /// found the most recipe values (the one a user wants to read about).
   LogicalResult fail(const Twine &msg) {
+    if (!explain)
+      return unexplained();
     if (why->empty() || st.reached.size() > whyDepth) {
       *why = msg.str() + where();
       whyDepth = st.reached.size();
@@ -119,6 +121,8 @@ private:
   /// A failure that also replaces one as deep: a product's verdict on its
   /// factors tells more than the failure of the product as written.
   LogicalResult failOverTies(const Twine &msg) {
+    if (!explain)
+      return unexplained();
     if (why->empty() || st.reached.size() >= whyDepth) {
       *why = msg.str() + where();
       whyDepth = st.reached.size();
@@ -127,9 +131,20 @@ private:
   }
   /// A failure of the whole match (after every value was found).
   LogicalResult failMatch(const Twine &msg) {
+    if (!explain)
+      return unexplained();
     *why = msg.str();
     return failure();
   }
+  /// A failure when no one asked why (MatchOptions::explain).
+  LogicalResult unexplained() {
+    if (why->empty())
+      *why = "no match";
+    return failure();
+  }
+  /// Whether failures are explained: the callers that build a message
+  /// before failing skip that when not.
+  bool explain;
   void reach(unsigned node) {
     st.reached.insert(node);
     maxReached = std::max<unsigned>(maxReached, st.reached.size());
@@ -363,6 +378,34 @@ private:
 //===----------------------------------------------------------------------===//
 
 bool isUnitDim(Type t, int64_t pos);
+
+/// The inputs and inits of a linalg op, counted without the interface's
+/// accessors: those build the init range, and with it an operand-segment
+/// attribute, on every call (a fifth of the matcher's time).
+template <typename OpT>
+unsigned numInputs(OpT op) {
+  if (auto g = dyn_cast<linalg::GenericOp>(op.getOperation()))
+    return g.getInputs().size();
+  return linalg::LinalgOp(op.getOperation()).getNumDpsInputs();
+}
+template <typename OpT>
+unsigned numInits(OpT op) {
+  if (auto g = dyn_cast<linalg::GenericOp>(op.getOperation()))
+    return g.getOutputs().size();
+  return linalg::LinalgOp(op.getOperation()).getNumDpsInits();
+}
+template <typename OpT>
+OpOperand *inputOperand(OpT op, unsigned i) {
+  return &op->getOpOperand(i);
+}
+template <typename OpT>
+OpOperand *initOperand(OpT op, unsigned k) {
+  return &op->getOpOperand(numInputs(op) + k);
+}
+/// getStaticLoopRanges without concatenating the indexing maps: each loop's
+/// size from the first static dim that reads it directly.
+SmallVector<int64_t> staticLoopRanges(linalg::LinalgOp op);
+
 /// The op that fills `t` with a scalar (its operand 0): linalg.fill, or its
 /// generic form (a body that yields a scalar input), maybe reshaped.
 Operation *fillOf(Value t);

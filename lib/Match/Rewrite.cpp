@@ -8,7 +8,6 @@
 #include "FuelFused/Match/Rewrite.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Verifier.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -176,10 +175,10 @@ mlir::fuel::getLoopsOfScalar(linalg::GenericOp g, Value scalar) {
     if (auto arg = dyn_cast<BlockArgument>(v)) {
       if (arg.getOwner() != body)
         continue;
-      if (arg.getArgNumber() >= g.getNumDpsInputs())
+      if (arg.getArgNumber() >= static_cast<unsigned>(g.getInputs().size()))
         return std::nullopt;
       AffineMap map =
-          g.getMatchingIndexingMap(g.getDpsInputOperand(arg.getArgNumber()));
+          g.getMatchingIndexingMap(&g->getOpOperand(arg.getArgNumber()));
       for (unsigned l = 0; l < g.getNumLoops(); ++l)
         if (map.isFunctionOfDim(l))
           used.set(l);
@@ -212,9 +211,9 @@ static bool stopsUsingCovered(const RecipeMatch &m, linalg::GenericOp g,
       continue;
     if (auto arg = dyn_cast<BlockArgument>(v)) {
       if (arg.getOwner() == g.getBody() &&
-          arg.getArgNumber() < g.getNumDpsInputs())
+          arg.getArgNumber() < static_cast<unsigned>(g.getInputs().size()))
         if (Operation *def =
-                g.getDpsInputOperand(arg.getArgNumber())->get().getDefiningOp())
+                g->getOpOperand(arg.getArgNumber()).get().getDefiningOp())
           if (covered.contains(def))
             return false;
       continue;
@@ -233,18 +232,18 @@ static void replaceScalarByInput(RewriterBase &rewriter, linalg::GenericOp g,
                                  Value scalar, Value value, AffineMap map,
                                  SmallVectorImpl<Operation *> &captured) {
   Block *body = g.getBody();
-  unsigned numInputs = g.getNumDpsInputs();
-  llvm::SmallBitVector wasUsed(numInputs);
-  for (unsigned i = 0; i < numInputs; ++i)
+  unsigned inputs = static_cast<unsigned>(g.getInputs().size());
+  llvm::SmallBitVector wasUsed(inputs);
+  for (unsigned i = 0; i < inputs; ++i)
     wasUsed[i] = !body->getArgument(i).use_empty();
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-  maps.insert(maps.begin() + numInputs, map);
+  maps.insert(maps.begin() + inputs, map);
   rewriter.modifyOpInPlace(g, [&] {
     g.getInputsMutable().append(value);
     g.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
   });
   BlockArgument arg =
-      body->insertArgument(numInputs, scalar.getType(), scalar.getLoc());
+      body->insertArgument(inputs, scalar.getType(), scalar.getLoc());
   rewriter.replaceAllUsesWith(scalar, arg);
   // Dead body ops, last first.
   SmallVector<Operation *> bodyOps;
@@ -260,7 +259,7 @@ static void replaceScalarByInput(RewriterBase &rewriter, linalg::GenericOp g,
           captured.push_back(def);
     rewriter.eraseOp(op);
   }
-  for (int i = numInputs - 1; i >= 0; --i) {
+  for (int i = inputs - 1; i >= 0; --i) {
     if (!wasUsed[i] || !body->getArgument(i).use_empty())
       continue;
     maps.erase(maps.begin() + i);

@@ -198,6 +198,8 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   MatchOptions matchOptions() const {
     MatchOptions options;
     options.valueChanging = valueChanging;
+    // The reasons are read only by the report.
+    options.explain = !report.empty();
     return options;
   }
 

@@ -62,6 +62,10 @@ struct MatchOptions {
   /// The value-changing forms of the op (getValueChangingForms): equal to
   /// its recipe in exact arithmetic, rounded otherwise.
   bool valueChanging = false;
+  /// Say why a match failed (the deepest rule, where and what it found, for
+  /// the near-miss report). Without, `why` only says that it failed: the
+  /// messages print types and maps, a good part of a failed match's time.
+  bool explain = true;
 };
 
 /// Checks that `root` is computed by `info`'s recipe, in the normal form that
