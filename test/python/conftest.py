@@ -6,6 +6,7 @@ sets PYTHONPATH and FUEL_OPT) or against an installed `fuel_mlir`.
 
 import importlib.util
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,20 @@ import pytest
 from fuel_mlir import ir
 
 REPO_ROOT = Path(os.environ.get("FUEL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+
+
+def source_strings(paths, pattern):
+    """(file name, group 1) of every match of `pattern` in the files `paths`:
+    the reasons and messages the code spells out, for the coverage tests."""
+    for path in paths:
+        for m in re.finditer(pattern, path.read_text()):
+            yield path.name, m.group(1)
+
+
+def is_listed(name, text, listed):
+    """Whether (file `name`, `text`) is among `listed`, keyed by (file, start
+    of the text): the exceptions a coverage test names."""
+    return any(name == f and text.startswith(r) for f, r in listed)
 
 
 def load_fuzz_tool(name):

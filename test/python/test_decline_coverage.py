@@ -6,9 +6,8 @@ fused (decomposition: a warning and the op still there; codegen: the
 guards that a verified op cannot reach, each listed with the rule that
 keeps it out."""
 
-import re
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, is_listed, source_strings
 
 # Guards no verified fuel.fused op reaches: (file, start of the reason) ->
 # what makes it unreachable.
@@ -49,10 +48,9 @@ UNREACHABLE = {
 
 
 def reasons():
-    for folder in ("Decompose", "Codegen"):
-        for path in sorted((REPO_ROOT / "lib" / folder).glob("*.cpp")):
-            for m in re.finditer(r'why = "([^"]+)"', path.read_text()):
-                yield path.name, m.group(1)
+    paths = [p for folder in ("Decompose", "Codegen")
+             for p in sorted((REPO_ROOT / "lib" / folder).glob("*.cpp"))]
+    return source_strings(paths, r'why = "([^"]+)"')
 
 
 def test_every_decline_reason_is_tested():
@@ -63,7 +61,7 @@ def test_every_decline_reason_is_tested():
     assert len(found) > 30
     untested = []
     for name, reason in found:
-        if any(name == f and reason.startswith(r) for f, r in UNREACHABLE):
+        if is_listed(name, reason, UNREACHABLE):
             continue
         if reason[:30] not in tests:
             untested.append(f"{name}: {reason}")

@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, is_listed, source_strings
 
 from fuel_mlir import ir, passmanager
 
@@ -196,9 +196,8 @@ def test_campaign_leaves_declined_ir_unchanged(campaign):
 
 
 def match_reasons():
-    for path in sorted((REPO_ROOT / "lib" / "Match").glob("*.cpp")):
-        for m in re.finditer(r'fail\((?:Twine\()?"([^"]+)"', path.read_text()):
-            yield path.name, m.group(1)
+    return source_strings(sorted((REPO_ROOT / "lib" / "Match").glob("*.cpp")),
+                          r'fail\((?:Twine\()?"([^"]+)"')
 
 
 def test_every_fuse_reason_is_exercised(campaign):
@@ -212,7 +211,7 @@ def test_every_fuse_reason_is_exercised(campaign):
     untested, stale = [], []
     for name, reason in found:
         hit = any(r.startswith(reason) or reason in r for r in reasons) or reason[:30] in tests
-        if any(name == f and reason.startswith(r) for f, r in listed):
+        if is_listed(name, reason, listed):
             if hit:
                 stale.append(f"{name}: {reason}")
             continue

@@ -10,7 +10,7 @@ each listed with the rule that keeps it out."""
 
 import re
 
-from conftest import REPO_ROOT, load_fuzz_tool
+from conftest import REPO_ROOT, is_listed, load_fuzz_tool, source_strings
 
 LIT = REPO_ROOT / "test" / "lit" / "Dialect" / "Fuel"
 
@@ -47,10 +47,8 @@ def test_every_reached_rule_has_a_case(fuel_opt):
 
 def literal_messages():
     """(file, first literal piece) of every message a rule or check spells out."""
-    for name in SOURCES:
-        text = (REPO_ROOT / "lib" / "IR" / name).read_text()
-        for m in re.finditer(r'fail\((?:"[a-z ]+",\s*)?"([^"]{6,})"', text):
-            yield name, m.group(1)
+    return source_strings([REPO_ROOT / "lib" / "IR" / name for name in SOURCES],
+                          r'fail\((?:"[a-z ]+",\s*)?"([^"]{6,})"')
 
 
 def test_every_spelled_out_message_has_a_case():
@@ -62,7 +60,7 @@ def test_every_spelled_out_message_has_a_case():
     assert len(found) > 10
     untested = []
     for name, message in found:
-        if any(name == f and message.startswith(r) for f, r in UNREACHABLE):
+        if is_listed(name, message, UNREACHABLE):
             continue
         if message.strip() not in cases:
             untested.append(f"{name}: {message}")
