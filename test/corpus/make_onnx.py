@@ -18,6 +18,7 @@ run this script (`pip install onnx torch-mlir`) and give their location:
 
 import argparse
 import pathlib
+import re
 import subprocess
 import tempfile
 
@@ -52,10 +53,12 @@ def model(attributes):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tools", required=True, type=pathlib.Path,
-                        help="the folder holding torch-mlir-import-onnx and torch-mlir-opt")
+                        help="the folder holding torch-mlir-import-onnx, torch-mlir-opt, "
+                        "iree-import-onnx and iree-compile")
     args = parser.parse_args()
-    out_dir = HERE / "onnx_torch_mlir"
+    out_dir, iree_dir = HERE / "onnx_torch_mlir", HERE / "onnx_iree"
     out_dir.mkdir(exist_ok=True)
+    iree_dir.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name, attributes in MODELS.items():
             path = pathlib.Path(tmp) / f"{name}.onnx"
@@ -68,6 +71,17 @@ def main():
                  "--torch-backend-to-linalg-on-tensors-backend-pipeline"],
                 input=torch_ir, capture_output=True, text=True, check=True).stdout
             (out_dir / f"{name}.linalg.mlir").write_text(linalg)
+            imported = pathlib.Path(tmp) / f"{name}.mlir"
+            subprocess.run([str(args.tools / "iree-import-onnx"), str(path), "-o", str(imported)],
+                           check=True)
+            iree = subprocess.run(
+                [str(args.tools / "iree-compile"), "--iree-input-type=onnx", "--compile-to=input",
+                 "--iree-torch-emit-async-entry-points=false", str(imported)],
+                capture_output=True, text=True, check=True).stdout
+            iree = re.sub(r"\butil\.func\b", "func.func", iree)
+            iree = re.sub(r"\butil\.return\b", "return", iree)
+            assert "util." not in iree and "hal." not in iree, f"{name}: IREE ops left"
+            (iree_dir / f"{name}.iree-input.mlir").write_text(iree)
             print(name)
 
 

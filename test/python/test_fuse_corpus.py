@@ -76,10 +76,12 @@ JAX_FILES = {f"{route}/{model}.{suffix}": counts
                                    ("jax_stablehlo", "stablehlo2linalg.mlir"))
              for model, counts in JAX_FOUND_BY_ROUTE[route].items()}
 
-# ONNX's SoftmaxCrossEntropyLoss through torch-mlir (test/corpus/make_onnx.py),
-# each reduction and an ignore index.
-ONNX_FILES = {f"onnx_torch_mlir/softmax_cross_entropy_{kind}.linalg.mlir":
-              {"fused_softmax_cross_entropy": 1} for kind in ("mean", "sum", "none", "ignore")}
+# ONNX's SoftmaxCrossEntropyLoss through torch-mlir and through IREE
+# (test/corpus/make_onnx.py), each reduction and an ignore index.
+ONNX_ROUTES = {"onnx_torch_mlir": "linalg.mlir", "onnx_iree": "iree-input.mlir"}
+ONNX_FILES = {f"{route}/softmax_cross_entropy_{kind}.{suffix}": {"fused_softmax_cross_entropy": 1}
+              for route, suffix in ONNX_ROUTES.items()
+              for kind in ("mean", "sum", "none", "ignore")}
 
 EXPECTED = {**per_file(BY_MODEL), **JAX_FILES, **ONNX_FILES}
 # After elementwise fusion the causal mask and the softmax of
@@ -198,11 +200,13 @@ def test_value_changing_form_rounds_otherwise(fuel_opt):
     assert our_error < 1e-3 < export_error
 
 
+@pytest.mark.parametrize("route", list(ONNX_ROUTES))
 @pytest.mark.parametrize("kind", ["mean", "sum", "none", "ignore"])
-def test_onnx_cross_entropy_on_every_class(fuel_opt, kind):
+def test_onnx_cross_entropy_on_every_class(fuel_opt, kind, route):
     # Targets over all 10 classes (3 is the ignored one in "ignore"): the
     # fused op computes what the export computed, ignored rows included.
-    original = (CORPUS / f"onnx_torch_mlir/softmax_cross_entropy_{kind}.linalg.mlir").read_text()
+    path = CORPUS / route / f"softmax_cross_entropy_{kind}.{ONNX_ROUTES[route]}"
+    original = path.read_text()
     fused = run_opt(fuel_opt, original, "--fuel-fuse")
     rng = np.random.default_rng(5)
     logits = rng.standard_normal((8, 10)).astype(np.float32)

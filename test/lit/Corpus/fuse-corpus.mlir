@@ -2,7 +2,7 @@
 
 // What --fuel-fuse finds in the frontend exports of test/corpus (torch-mlir
 // and TOSA lowered to linalg, JAX through StableHLO by torch-mlir's and
-// IREE's routes, ONNX through torch-mlir; see test/corpus/README.md), as
+// IREE's routes, ONNX through torch-mlir's and IREE's; see test/corpus/README.md), as
 // exported and
 // after upstream elementwise fusion: the README's list for every model.
 // (decompose(fuse(f)) == f on random inputs: test/python/test_fuse_corpus.py.)
@@ -51,6 +51,14 @@
 // CHECK-NEXT: jax_stablehlo/softmax.stablehlo2linalg.mlir elementwise-fused: softmax_last_dim=1
 // CHECK-NEXT: jax_stablehlo/standardize.stablehlo2linalg.mlir as-exported: none
 // CHECK-NEXT: jax_stablehlo/standardize.stablehlo2linalg.mlir elementwise-fused: none
+// CHECK-NEXT: onnx_iree/softmax_cross_entropy_ignore.iree-input.mlir as-exported: fused_softmax_cross_entropy=1
+// CHECK-NEXT: onnx_iree/softmax_cross_entropy_ignore.iree-input.mlir elementwise-fused: fused_softmax_cross_entropy=1
+// CHECK-NEXT: onnx_iree/softmax_cross_entropy_mean.iree-input.mlir as-exported: fused_softmax_cross_entropy=1
+// CHECK-NEXT: onnx_iree/softmax_cross_entropy_mean.iree-input.mlir elementwise-fused: fused_softmax_cross_entropy=1
+// CHECK-NEXT: onnx_iree/softmax_cross_entropy_none.iree-input.mlir as-exported: fused_softmax_cross_entropy=1
+// CHECK-NEXT: onnx_iree/softmax_cross_entropy_none.iree-input.mlir elementwise-fused: fused_softmax_cross_entropy=1
+// CHECK-NEXT: onnx_iree/softmax_cross_entropy_sum.iree-input.mlir as-exported: fused_softmax_cross_entropy=1
+// CHECK-NEXT: onnx_iree/softmax_cross_entropy_sum.iree-input.mlir elementwise-fused: fused_softmax_cross_entropy=1
 // CHECK-NEXT: onnx_torch_mlir/softmax_cross_entropy_ignore.linalg.mlir as-exported: fused_softmax_cross_entropy=1
 // CHECK-NEXT: onnx_torch_mlir/softmax_cross_entropy_ignore.linalg.mlir elementwise-fused: fused_softmax_cross_entropy=1
 // CHECK-NEXT: onnx_torch_mlir/softmax_cross_entropy_mean.linalg.mlir as-exported: fused_softmax_cross_entropy=1
