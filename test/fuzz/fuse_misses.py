@@ -194,6 +194,12 @@ def mutants(rng, text, count):
     return made
 
 
+def source_rng(seed, name):
+    """The mutations of one input depend on the seed and its name alone, so
+    adding an input leaves the others' mutants as they were."""
+    return random.Random(f"{seed}/{name}")
+
+
 _MISS = re.compile(r"fuel-fuse (?:near )?miss: \w+(?: \(\d+%\))?: (.*?)(?: \(at [^()]*\))?$")
 
 
@@ -203,7 +209,6 @@ def run(per_source=10, seed=0, log=None, last=None):
     reproducer."""
     from fuel_mlir import ir, passmanager
 
-    rng = random.Random(seed)
     outcome = Outcome()
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = False
@@ -217,7 +222,7 @@ def run(per_source=10, seed=0, log=None, last=None):
         ctx.attach_diagnostic_handler(handler)
         pipeline = "builtin.module(fuel-fuse{report=misses})"
         for name, text in sources():
-            for text in [text] + mutants(rng, text, per_source):
+            for text in [text] + mutants(source_rng(seed, name), text, per_source):
                 outcome.mutants += 1
                 remarks.clear()
                 try:
@@ -269,10 +274,9 @@ def main():
                         help="also write the outcome here: counts, reasons and problems")
     args = parser.parse_args()
     if args.write:
-        rng = random.Random(args.seed)
         texts = []
-        for _, text in sources():
-            texts += [text] + mutants(rng, text, args.mutants)
+        for name, text in sources():
+            texts += [text] + mutants(source_rng(args.seed, name), text, args.mutants)
         args.write.write_text("\n// -----\n".join(texts))
         print(f"{len(texts)} inputs written to {args.write}")
         return

@@ -79,8 +79,15 @@ WINDOWS = "d2 * 2 + d5, d3 * 2 + d6)>"
 CAST = (r"^(    %2 = linalg.generic)",
         r"    %dyn = tensor.cast %padded : tensor<2x4x12x12xf32> to tensor<2x4x?x12xf32>\n\1")
 
-# (reason, op, [(pattern, replacement), ...]): the op decomposed, then each
-# pattern (which must match exactly once) replaced.
+# Cross-entropy as the fuse lit test writes it: the chunk of
+# test/lit/Transforms/fuse-loss.mlir (torch-mlir's export; TOSA's, whose
+# gather reads the flattened log-probabilities at row * V + target).
+LOSS_TORCH = ("fused_softmax_cross_entropy", "fuse-loss.mlir", 0)
+LOSS_TOSA = ("fused_softmax_cross_entropy", "fuse-loss.mlir", 2)
+
+# (reason, op, [(pattern, replacement), ...]): the op decomposed (or the
+# lit chunk named), then each pattern (which must match exactly once)
+# replaced.
 TARGETED = [
     ("a count does not start from 0", CROSS_ENTROPY,
      [(r"%cst_2 = arith.constant 0.000000e\+00 : f32", "%cst_2 = arith.constant 1.000000e+00 : f32")]),
@@ -121,6 +128,14 @@ TARGETED = [
        r"\1%p = arith.constant 6.250000e-02 : f32\n\1%15 = math.powf %in, %p : f32")]),
     ("the params found ({eps = 0.000000e+00 : f64}) are outside the op's schema", RMS,
      [(r"%cst_0 = arith.constant 9.99999974E-6 : f32", "%cst_0 = arith.constant 0.000000e+00 : f32")]),
+    ("expected the power 2", RMS,
+     [(r"^(      )%15 = arith.mulf %in, %in_1 : f32",
+       r"\1%p = arith.constant 3.000000e+00 : f32\n\1%15 = math.powf %in, %p : f32")]),
+    # The mean multiplies by the count of kept targets, an integer tensor.
+    ("expected a float value", LOSS_TORCH,
+     [(r"^(    )%27 = arith.divf %in, %in_4 : f32", r"\1%27 = arith.mulf %in, %in_4 : f32")]),
+    ("a gather's offset is not row * V + target", LOSS_TOSA,
+     [(r"dense<\[\[10, 1\]\]>", "dense<[[11, 1]]>")]),
 ]
 
 
@@ -157,8 +172,13 @@ def fuse_with_misses(text):
         return before, str(module), remarks
 
 
+def lit_chunk(name, chunk):
+    path = REPO_ROOT / "test" / "lit" / "Transforms" / name
+    return path.read_text().split("// -----")[chunk]
+
+
 def targeted_text(op, edits):
-    text = decomposed(op)
+    text = lit_chunk(*op[1:]) if isinstance(op[1], str) else decomposed(op)
     for pattern, replacement in edits:
         text, n = re.subn(pattern, replacement, text, flags=re.M)
         assert n >= 1, f"the decomposition no longer has {pattern!r}"
