@@ -382,6 +382,12 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
   // split batch dims.
   SmallVector<Operation *> views;
   while (Operation *def = v.getDefiningOp()) {
+    if (tensor::CollapseShapeOp flat = unitReshapePairSource(def);
+        flat && !llvm::any_of(vdims, isGroup)) {
+      views.append({def, flat});
+      v = flat.getSrc();
+      continue;
+    }
     if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
       break;
     auto src = cast<RankedTensorType>(def->getOperand(0).getType());
@@ -497,6 +503,24 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
           return matchRead(w, read->first, read->second);
     }
   }
+  // A reduction's value through a spelling matchScalar reads in a body of
+  // its own: |sum(exp(x))|, a row max replaced by 0 where it is not finite.
+  if ((n.op == RecipeOp::ReduceSum || n.op == RecipeOp::ReduceMax) &&
+      w.quarters == 4 && op.getNumReductionLoops() == 0) {
+    auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+    Value result = withoutScalarTensors(yield.getOperand(k));
+    Operation *scalar = result.getDefiningOp();
+    bool spelled =
+        scalar && scalar->getBlock() == op.getBlock() &&
+        ((n.op == RecipeOp::ReduceSum && isa<math::AbsFOp>(scalar) &&
+          recipe.nodes[n.operands[0]].op == RecipeOp::Exp) ||
+         (n.op == RecipeOp::ReduceMax && recipe.finiteMaxGuard &&
+          isa<arith::SelectOp>(scalar)));
+    if (spelled)
+      if (FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, vdims, {});
+          succeeded(loops))
+        return matchScalar(w, result, Body{op, std::move(*loops)});
+  }
   // scale * (a . b) as a contraction of scaled inputs (or of unscaled ones,
   // scale 1 when the frontend folded it elsewhere is not assumed: a factor
   // must be found).
@@ -608,6 +632,13 @@ LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
           continue;
         }
     // Reshapes that only add or drop size-1 dims, or merge batch dims.
+    if (tensor::CollapseShapeOp flat =
+            unitReshapePairSource(t.getDefiningOp());
+        flat && !llvm::any_of(dims, isGroup)) {
+      moves.append({t.getDefiningOp(), flat});
+      t = flat.getSrc();
+      continue;
+    }
     if (auto *view = t.getDefiningOp();
         view && isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view)) {
       if (isUnitReshape(view) && !llvm::any_of(dims, isGroup)) {
@@ -671,6 +702,18 @@ LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
     auto source = throughMove(move, cast<OpResult>(t).getResultNumber(), dims);
     if (!source)
       return offAxes("copied by an op that moves it off them");
+    dims = std::move(source->second);
+    moves.push_back(move);
+    t = source->first;
+  }
+  // On the recipe's axes already, maybe through copies that only move
+  // size-1 dims: the value they copy is the one read.
+  while (auto move = t.getDefiningOp<linalg::LinalgOp>()) {
+    if (!isUnitDimMove(move))
+      break;
+    auto source = throughMove(move, cast<OpResult>(t).getResultNumber(), dims);
+    if (!source || !sameDims(source->second, layout(n)))
+      break;
     dims = std::move(source->second);
     moves.push_back(move);
     t = source->first;

@@ -171,6 +171,28 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
     if (!tested)
       return failMatch("a guard tests a value other than the scores");
   }
+  // A loss that ignores no target: the ignore index is one the targets
+  // cannot hold, and a mean divides by their number.
+  if (recipe.noIgnoredTargets)
+    for (const RecipeNode &g : recipe.nodes) {
+      if (g.op != RecipeOp::Gather)
+        continue;
+      Value targets = st.inputs.lookup(recipe.nodes[g.operands[1]].index);
+      auto type = cast<RankedTensorType>(targets.getType());
+      auto element = dyn_cast<IntegerType>(type.getElementType());
+      if (!element || element.getWidth() >= 64)
+        return failMatch("no target is ignored, but the targets are 64-bit: "
+                         "no ignore index lies outside their values");
+      if (st.countConstant &&
+          (!type.hasStaticShape() ||
+           static_cast<double>(type.getNumElements()) != *st.countConstant))
+        return failMatch("the mean divides by another number than that of "
+                         "the targets");
+      if (failed(bindIntElement(
+              g.param, 0, -(int64_t(1) << (element.getWidth() - 1)) - 1)))
+        return failure();
+      break;
+    }
   for (unsigned i = 0; i < info.operands.size(); ++i) {
     out.inputs.push_back(st.inputs.lookup(i));
     out.inputRanks.push_back(st.inputRanks.lookup(i));
@@ -424,6 +446,11 @@ static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
                     .str();
       result = failure();
       break;
+    }
+    // A form that got further than the definition: its reason, named.
+    if (failed(result) && formBest > best) {
+      best = formBest;
+      bestWhy = (formWhy + " (as " + form.description + ")").str();
     }
   }
   if (succeeded(result)) {

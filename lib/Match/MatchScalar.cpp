@@ -137,6 +137,17 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
     return matchConstant(w, s, &body);
   if (n.op == RecipeOp::Window)
     return matchWindow(w, s, body);
+  // The number of targets, a constant, where no target is ignored (or its
+  // reciprocal: a mean as a multiply).
+  if (n.op == RecipeOp::CountKept && recipe.noIgnoredTargets) {
+    FloatAttr c = constantValue(s, &body);
+    if (!c || std::abs(w.quarters) != 4 || c.getValue().isZero())
+      return fail("expected the number of targets as a constant");
+    st.countConstant = w.quarters == 4 ? c.getValueAsDouble()
+                                       : 1.0 / c.getValueAsDouble();
+    reach(w.node);
+    return success();
+  }
   // A count converted to float in the body that reads it.
   if (n.op == RecipeOp::CountKept)
     if (Operation *def = s.getDefiningOp();
@@ -201,6 +212,22 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
     return matchScalar(next, x, body);
   }
 
+  // |sum(exp(x))|: the sum is not negative (JAX's logsumexp).
+  if (n.op == RecipeOp::ReduceSum && isa<math::AbsFOp>(op) &&
+      recipe.nodes[n.operands[0]].op == RecipeOp::Exp)
+    return matchScalar(w, op->getOperand(0), body);
+  // select(|m| != inf, m, 0): a row max replaced by 0 where it is not
+  // finite (JAX's logsumexp), where the recipe allows it.
+  if (auto sel = dyn_cast<arith::SelectOp>(op);
+      sel && n.op == RecipeOp::ReduceMax && recipe.finiteMaxGuard) {
+    FloatAttr zero = constantValue(sel.getFalseValue(), &body);
+    SmallVector<Operation *> tests;
+    if (zero && zero.getValue().isZero() &&
+        isFiniteTestOf(sel.getCondition(), sel.getTrueValue(), body, tests)) {
+      llvm::append_range(st.ops, tests);
+      return matchScalar(w, sel.getTrueValue(), body);
+    }
+  }
   // select(all of the row is -inf, 0, p): a frontend's guard for fully
   // masked rows, which the op defines as 0 already.
   if (auto sel = dyn_cast<arith::SelectOp>(op); sel && recipe.zeroMaskedRows) {

@@ -12,6 +12,8 @@
 
 #include "Matcher.h"
 
+#include "llvm/ADT/TypeSwitch.h"
+
 using namespace mlir;
 using namespace mlir::fuel;
 using namespace mlir::fuel::match;
@@ -104,6 +106,10 @@ LogicalResult Matcher::matchTargetIndex(const RecipeNode &n, Value index,
                                         const Body &body, unsigned depth) {
   if (depth > 8)
     return fail("expected the target as the gathered index");
+  // No target is ignored: any integer function of it that is the identity
+  // on the classes (a wrap of negative targets, a clamp).
+  if (recipe.noIgnoredTargets)
+    return matchTargetFunction(n, index, body, /*isGuard=*/false);
   index = withoutIntCasts(index);
   // The target read as it is.
   if (std::optional<std::pair<Value, SmallVector<int64_t>>> read =
@@ -137,6 +143,29 @@ LogicalResult Matcher::matchTargetIndex(const RecipeNode &n, Value index,
 
 LogicalResult Matcher::matchGather(Want w, Operation *op, const Body &body) {
   const RecipeNode &n = recipe.nodes[w.node];
+  // select(valid(t), x[t], NaN): a guard that holds on every class.
+  if (auto sel = dyn_cast<arith::SelectOp>(op); sel && recipe.noIgnoredTargets) {
+    FloatAttr nan = constantValue(sel.getFalseValue(), &body);
+    if (!nan)
+      if (auto read = readInput(sel.getFalseValue(), body)) {
+        Value t = withoutUnitReshapes(read->first, &st.leafOps);
+        if (auto move = t.getDefiningOp<linalg::LinalgOp>();
+            move && isDataMovement(move) && numInputs(move) == 1) {
+          st.leafOps.push_back(move);
+          t = inputOperand(move, 0)->get();
+        }
+        DenseFPElementsAttr dense;
+        if (matchPattern(t, m_Constant(&dense)) && dense.isSplat())
+          nan = FloatAttr::get(dense.getElementType(),
+                               dense.getSplatValue<APFloat>());
+      }
+    if (nan && nan.getValue().isNaN()) {
+      if (failed(matchScalar(w, sel.getTrueValue(), body)))
+        return failure();
+      return matchTargetFunction(n, sel.getCondition(), body,
+                                 /*isGuard=*/true);
+    }
+  }
   auto extract = dyn_cast<tensor::ExtractOp>(op);
   if (!extract)
     return fail("expected a gather of the target class (tensor.extract)");
@@ -149,6 +178,7 @@ LogicalResult Matcher::matchGather(Want w, Operation *op, const Body &body) {
   reach(w.node);
   for (auto [p, index] : llvm::enumerate(extract.getIndices())) {
     if (static_cast<unsigned>(want[p]) == classDim) {
+      st.numClasses = type.getDimSize(p);
       if (failed(matchTargetIndex(n, index, body)))
         return failure();
       continue;
@@ -166,6 +196,15 @@ LogicalResult Matcher::matchGather(Want w, Operation *op, const Body &body) {
 
 LogicalResult Matcher::matchCountKept(Want w, Value v) {
   const RecipeNode &n = recipe.nodes[w.node];
+  // No target is ignored: the number of targets, a constant.
+  if (recipe.noIgnoredTargets) {
+    FloatAttr c = constantTensorValue(v);
+    if (!c)
+      return fail("expected the number of targets as a constant");
+    st.countConstant = c.getValueAsDouble();
+    reach(w.node);
+    return success();
+  }
   // The count cast to float in an op of its own.
   v = withoutUnitReshapes(v, &st.ops);
   if (auto cast = v.getDefiningOp<linalg::LinalgOp>()) {
@@ -553,4 +592,275 @@ Matcher::evalFlatTensor(Value t, ArrayRef<FlatIndex> at,
     accumulate(sum, *x, 1);
   }
   return sum;
+}
+
+//===----------------------------------------------------------------------===//
+// Losses that ignore no target (JAX's)
+//===----------------------------------------------------------------------===//
+
+/// The most classes a target function is checked on, one by one.
+static constexpr int64_t kMaxCheckedClasses = int64_t(1) << 20;
+
+/// `v` as an integer of `width` bits holds it: bools 0 or 1, others
+/// sign-extended.
+static int64_t wrapTo(int64_t v, unsigned width) {
+  if (width == 1)
+    return v & 1;
+  if (width >= 64)
+    return v;
+  uint64_t mask = (uint64_t(1) << width) - 1;
+  uint64_t u = static_cast<uint64_t>(v) & mask;
+  if (u >> (width - 1))
+    u |= ~mask;
+  return static_cast<int64_t>(u);
+}
+
+/// The bits of `v` (of `width` bits) as an unsigned number.
+static uint64_t unsignedOf(int64_t v, unsigned width) {
+  if (width >= 64)
+    return static_cast<uint64_t>(v);
+  return static_cast<uint64_t>(v) & ((uint64_t(1) << width) - 1);
+}
+
+static unsigned widthOf(Type t) {
+  if (isa<IndexType>(t))
+    return 64;
+  if (auto i = dyn_cast<IntegerType>(t))
+    return i.getWidth();
+  return 0;
+}
+
+std::optional<int64_t>
+Matcher::evalTensorOfTarget(Value v, ArrayRef<int64_t> dims, int64_t t,
+                            TargetLeaf &leaf, unsigned depth) {
+  v = withoutUnitReshapes(v);
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  unsigned width = type ? widthOf(type.getElementType()) : 0;
+  if (!width)
+    return std::nullopt;
+  DenseIntElementsAttr dense;
+  if (matchPattern(v, m_Constant(&dense)) && dense.isSplat())
+    return wrapTo(dense.getSplatValue<APInt>().getSExtValue(), width);
+  if (Operation *fill = fillOf(v))
+    if (std::optional<int64_t> c = intConstant(fill->getOperand(0), nullptr))
+      return wrapTo(*c, width);
+  // An op elementwise on the row, maybe reducing along size-1 loops
+  // (StableHLO's all-reduction of a [N, 1, 1] mask).
+  if (auto op = v.getDefiningOp<linalg::LinalgOp>();
+      op && op.getBlock() && op.hasPureTensorSemantics()) {
+    SmallVector<int64_t> ranges = staticLoopRanges(op);
+    bool unitReductions = llvm::all_of(
+        llvm::zip(op.getIteratorTypesArray(), ranges), [](auto it) {
+          return std::get<0>(it) != utils::IteratorType::reduction ||
+                 std::get<1>(it) == 1;
+        });
+    unsigned k = cast<OpResult>(v).getResultNumber();
+    FailureOr<SmallVector<int64_t>> loops =
+        unitReductions ? loopsOf(op, k, dims, {})
+                       : FailureOr<SmallVector<int64_t>>(failure());
+    if (succeeded(loops)) {
+      leaf.ops.insert(op);
+      auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+      return evalOfTarget(yield.getOperand(k), Body{op, std::move(*loops)},
+                          t, leaf, depth + 1);
+    }
+  }
+  // Anything else is the targets, read at the row's own dims.
+  if (!leaf.tensor) {
+    leaf.tensor = v;
+    leaf.dims.assign(dims.begin(), dims.end());
+  }
+  if (leaf.tensor != v || leaf.dims != ArrayRef<int64_t>(dims))
+    return std::nullopt;
+  return wrapTo(t, width);
+}
+
+std::optional<int64_t> Matcher::evalOfTarget(Value x, const Body &body,
+                                             int64_t t, TargetLeaf &leaf,
+                                             unsigned depth) {
+  if (depth > 32)
+    return std::nullopt;
+  unsigned width = widthOf(x.getType());
+  if (!width)
+    return std::nullopt;
+  if (std::optional<std::pair<Value, SmallVector<int64_t>>> read =
+          readInput(x, body))
+    return evalTensorOfTarget(read->first, read->second, t, leaf, depth);
+  // The init's element (a reduction's start).
+  if (auto arg = dyn_cast<BlockArgument>(x);
+      arg && arg.getOwner() == body.block()) {
+    FailureOr<SmallVector<int64_t>> dims =
+        operandDims(body, arg.getArgNumber());
+    if (failed(dims))
+      return std::nullopt;
+    return evalTensorOfTarget(body.op->getOperand(arg.getArgNumber()), *dims,
+                              t, leaf, depth);
+  }
+  APInt c;
+  if (matchPattern(x, m_ConstantInt(&c)))
+    return wrapTo(c.getSExtValue(), width);
+  Operation *op = x.getDefiningOp();
+  if (!op || op->getBlock() != body.block())
+    return std::nullopt;
+  // An element of a tensor read at the row's own loops (and at 0 where the
+  // tensor has size 1).
+  if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+    auto type = cast<RankedTensorType>(extract.getTensor().getType());
+    SmallVector<int64_t> dims;
+    for (auto [p, index] : llvm::enumerate(extract.getIndices())) {
+      if (auto loop = index.getDefiningOp<linalg::IndexOp>()) {
+        int64_t d = body.loops[loop.getDim()];
+        if (d == kUnitLoop || d == kUnsetLoop)
+          return std::nullopt;
+        dims.push_back(d);
+        continue;
+      }
+      if (getConstantIntValue(index) != 0 || type.getDimSize(p) != 1)
+        return std::nullopt;
+    }
+    return evalTensorOfTarget(extract.getTensor(), dims, t, leaf, depth + 1);
+  }
+  auto operand = [&](unsigned i) {
+    return evalOfTarget(op->getOperand(i), body, t, leaf, depth + 1);
+  };
+  auto operandWidth = [&](unsigned i) {
+    return widthOf(op->getOperand(i).getType());
+  };
+  if (auto sel = dyn_cast<arith::SelectOp>(op)) {
+    std::optional<int64_t> cond = operand(0);
+    if (!cond)
+      return std::nullopt;
+    return *cond ? operand(1) : operand(2);
+  }
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    std::optional<int64_t> a = operand(0), b = operand(1);
+    if (!a || !b)
+      return std::nullopt;
+    unsigned w = operandWidth(0);
+    uint64_t ua = unsignedOf(*a, w), ub = unsignedOf(*b, w);
+    switch (cmp.getPredicate()) {
+    case arith::CmpIPredicate::eq:
+      return *a == *b;
+    case arith::CmpIPredicate::ne:
+      return *a != *b;
+    case arith::CmpIPredicate::slt:
+      return *a < *b;
+    case arith::CmpIPredicate::sle:
+      return *a <= *b;
+    case arith::CmpIPredicate::sgt:
+      return *a > *b;
+    case arith::CmpIPredicate::sge:
+      return *a >= *b;
+    case arith::CmpIPredicate::ult:
+      return ua < ub;
+    case arith::CmpIPredicate::ule:
+      return ua <= ub;
+    case arith::CmpIPredicate::ugt:
+      return ua > ub;
+    case arith::CmpIPredicate::uge:
+      return ua >= ub;
+    }
+    return std::nullopt;
+  }
+  if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(op)) {
+    std::optional<int64_t> a = operand(0);
+    if (!a)
+      return std::nullopt;
+    // A bool sign-extends to -1.
+    int64_t v = operandWidth(0) == 1 && *a ? -1 : *a;
+    return wrapTo(v, width);
+  }
+  if (isa<arith::IndexCastUIOp, arith::ExtUIOp>(op)) {
+    std::optional<int64_t> a = operand(0);
+    if (!a)
+      return std::nullopt;
+    return wrapTo(static_cast<int64_t>(unsignedOf(*a, operandWidth(0))),
+                  width);
+  }
+  if (op->getNumOperands() != 2 || op->getNumResults() != 1)
+    return std::nullopt;
+  std::optional<int64_t> a = operand(0), b = operand(1);
+  if (!a || !b)
+    return std::nullopt;
+  uint64_t ua = unsignedOf(*a, width), ub = unsignedOf(*b, width);
+  std::optional<int64_t> r =
+      llvm::TypeSwitch<Operation *, std::optional<int64_t>>(op)
+          .Case([&](arith::AddIOp) {
+            return static_cast<int64_t>(uint64_t(*a) + uint64_t(*b));
+          })
+          .Case([&](arith::SubIOp) {
+            return static_cast<int64_t>(uint64_t(*a) - uint64_t(*b));
+          })
+          .Case([&](arith::MulIOp) {
+            return static_cast<int64_t>(uint64_t(*a) * uint64_t(*b));
+          })
+          .Case([&](arith::AndIOp) { return *a & *b; })
+          .Case([&](arith::OrIOp) { return *a | *b; })
+          .Case([&](arith::XOrIOp) { return *a ^ *b; })
+          .Case([&](arith::MaxSIOp) { return std::max(*a, *b); })
+          .Case([&](arith::MinSIOp) { return std::min(*a, *b); })
+          .Case([&](arith::MaxUIOp) { return ua >= ub ? *a : *b; })
+          .Case([&](arith::MinUIOp) { return ua <= ub ? *a : *b; })
+          .Default([](Operation *) { return std::nullopt; });
+  if (!r)
+    return std::nullopt;
+  return wrapTo(*r, width);
+}
+
+LogicalResult Matcher::matchTargetFunction(const RecipeNode &n, Value x,
+                                           const Body &body, bool isGuard) {
+  int64_t classes = st.numClasses;
+  if (classes <= 0)
+    return fail("the number of classes is not static");
+  if (classes > kMaxCheckedClasses)
+    return fail("too many classes to check the class read on each");
+  TargetLeaf leaf;
+  for (int64_t t = 0; t < classes; ++t) {
+    std::optional<int64_t> v = evalOfTarget(x, body, t, leaf, 0);
+    if (!v)
+      return fail(isGuard ? "a guard of the class read is not integer "
+                            "arithmetic on the target"
+                          : "the class read is not integer arithmetic on "
+                            "the target");
+    if (isGuard ? *v == 0 : *v != t)
+      return fail(isGuard ? "a guard of the class read fails on a valid class"
+                          : "the class read is not the target on every class");
+  }
+  if (!leaf.tensor)
+    return fail("the class read does not depend on the target");
+  llvm::append_range(st.leafOps, leaf.ops);
+  return matchRead({n.operands[1]}, leaf.tensor, leaf.dims);
+}
+
+bool Matcher::isFiniteTestOf(Value c, Value x, const Body &body,
+                             SmallVectorImpl<Operation *> &ops) {
+  // Where `v` (in `at`) reads its value: a tensor, or the value itself.
+  auto source = [&](Value v, const Body &at) -> Value {
+    if (auto read = readInput(v, at))
+      return withoutUnitReshapes(read->first);
+    return v;
+  };
+  Body at = body;
+  if (std::optional<std::pair<Value, SmallVector<int64_t>>> read =
+          readInput(c, body)) {
+    std::optional<std::pair<Value, Body>> producer =
+        elementwiseProducer(withoutUnitReshapes(read->first), read->second);
+    if (!producer)
+      return false;
+    ops.push_back(producer->second.op);
+    c = producer->first;
+    at = producer->second;
+  }
+  auto cmp = c.getDefiningOp<arith::CmpFOp>();
+  if (!cmp || cmp->getBlock() != at.block() ||
+      (cmp.getPredicate() != arith::CmpFPredicate::ONE &&
+       cmp.getPredicate() != arith::CmpFPredicate::OLT))
+    return false;
+  auto abs = cmp.getLhs().getDefiningOp<math::AbsFOp>();
+  FloatAttr inf = constantValue(cmp.getRhs(), &at);
+  if (!abs || abs->getBlock() != at.block() || !inf ||
+      !inf.getValue().isInfinity() || inf.getValue().isNegative())
+    return false;
+  Value tested = source(abs.getOperand(), at);
+  return tested == x || tested == source(x, body);
 }

@@ -31,6 +31,12 @@ bool isUnitDim(Type t, int64_t pos) {
 
 Value withoutUnitReshapes(Value t, SmallVectorImpl<Operation *> *views) {
   while (Operation *view = t.getDefiningOp()) {
+    if (tensor::CollapseShapeOp flat = unitReshapePairSource(view)) {
+      if (views)
+        views->append({view, flat});
+      t = flat.getSrc();
+      continue;
+    }
     if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(view) ||
         !isUnitReshape(view))
       break;
@@ -246,6 +252,29 @@ bool isUnitReshape(Operation *op) {
   return nonUnit(src) == nonUnit(dst);
 }
 
+/// The sizes of `t` other than 1, in order.
+static SmallVector<int64_t> nonUnitSizes(Type t) {
+  SmallVector<int64_t> sizes;
+  for (int64_t d : cast<RankedTensorType>(t).getShape())
+    if (d != 1)
+      sizes.push_back(d);
+  return sizes;
+}
+
+tensor::CollapseShapeOp unitReshapePairSource(Operation *op) {
+  auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(op);
+  if (!expand)
+    return {};
+  auto collapse = expand.getSrc().getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse || isUnitReshape(collapse))
+    return {};
+  SmallVector<int64_t> from = nonUnitSizes(collapse.getSrcType());
+  if (llvm::is_contained(from, ShapedType::kDynamic) ||
+      from != nonUnitSizes(expand.getResultType()))
+    return {};
+  return collapse;
+}
+
 /// The single scalar op of a body (besides the yield), or null.
 Operation *singleBodyOp(linalg::LinalgOp op) {
   Block *body = op.getBlock();
@@ -270,6 +299,34 @@ bool isDataMovement(linalg::LinalgOp op) {
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
   return yield.getNumOperands() == 1 &&
          yield.getOperand(0) == body->getArgument(0);
+}
+
+bool isUnitDimMove(linalg::LinalgOp op) {
+  if (!isDataMovement(op) || op->getNumResults() != 1)
+    return false;
+  auto src = dyn_cast<RankedTensorType>(inputOperand(op, 0)->get().getType());
+  auto dst = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!src || !dst || !src.hasStaticShape() || !dst.hasStaticShape() ||
+      src.getNumElements() != dst.getNumElements())
+    return false;
+  AffineMap in = op.getMatchingIndexingMap(inputOperand(op, 0));
+  AffineMap out = op.getIndexingMapMatchingResult(op->getResult(0));
+  if (!out.isPermutation())
+    return false;
+  SmallVector<int64_t> ranges = staticLoopRanges(op);
+  // The loops of size > 1, in the order each operand holds them.
+  auto order = [&](AffineMap map, SmallVectorImpl<int64_t> &loops) {
+    for (AffineExpr e : map.getResults()) {
+      auto d = dyn_cast<AffineDimExpr>(e);
+      if (!d)
+        return isa<AffineConstantExpr>(e);
+      if (ranges[d.getPosition()] != 1)
+        loops.push_back(d.getPosition());
+    }
+    return true;
+  };
+  SmallVector<int64_t> from, to;
+  return order(in, from) && order(out, to) && from == to;
 }
 
 /// If `op` multiplies its one tensor input by a constant (or divides it by

@@ -253,6 +253,35 @@ private:
   /// The number of kept targets: a sum over the batch of kept ? 1 : 0 (as
   /// an extui or a select, in integers or floats, cast to float).
   LogicalResult matchCountKept(Want w, Value v);
+  /// Where the recipe ignores no target (Recipe::noIgnoredTargets): integer
+  /// `x` of `body` as a function of the row's target, checked on every
+  /// class: the target itself (`isGuard` false: the class a gather reads),
+  /// or true (a guard that holds on valid classes). The tensor the target
+  /// is read from is bound to the recipe's targets.
+  LogicalResult matchTargetFunction(const RecipeNode &n, Value x,
+                                    const Body &body, bool isGuard);
+  /// What a target function reads: the tensor of targets, the dims it is
+  /// read on, and the elementwise ops computed from it on the way.
+  struct TargetLeaf {
+    Value tensor;
+    SmallVector<int64_t> dims;
+    llvm::SetVector<Operation *> ops;
+  };
+  /// Integer or bool `x` of `body` where the row's target is `t` (bools as
+  /// 0 or 1, integers sign-extended from their width); nullopt for
+  /// anything but integer arithmetic on the targets and constants.
+  std::optional<int64_t> evalOfTarget(Value x, const Body &body, int64_t t,
+                                      TargetLeaf &leaf, unsigned depth);
+  /// The same for the element of tensor `v` read on `dims`.
+  std::optional<int64_t> evalTensorOfTarget(Value v,
+                                            ArrayRef<int64_t> dims,
+                                            int64_t t, TargetLeaf &leaf,
+                                            unsigned depth);
+  /// Whether bool `c` (in `body`) tests that `x` is finite (|x| != inf),
+  /// `x` read from the same tensor; the op computing `c` apart goes in
+  /// `ops`.
+  bool isFiniteTestOf(Value c, Value x, const Body &body,
+                      SmallVectorImpl<Operation *> &ops);
   /// A gather from the values flattened (TOSA's): the extract's offset is
   /// row * V + target, in the layout of the value the reshapes flatten.
   LogicalResult matchFlatGather(Want w, tensor::ExtractOp extract,
@@ -367,6 +396,10 @@ private:
     /// them, or its square root on both).
     bool collectingFactor = false;
     double factor = 1.0;
+    /// A loss that ignores no target: the number of classes a gather reads
+    /// from, and the constant a mean divides by.
+    int64_t numClasses = 0;
+    std::optional<double> countConstant;
     /// Causal masks seen: the query/key dims and the key offset they use.
     SmallVector<std::tuple<int64_t, int64_t, Linear>> causal;
   } st;
@@ -421,8 +454,12 @@ FloatAttr constantValue(Value s, const Body *body);
 FloatAttr constantTensorValue(Value t);
 /// Whether an expand/collapse_shape only adds or drops size-1 dims.
 bool isUnitReshape(Operation *op);
-/// `t` without the reshapes that only add or drop size-1 dims (collected in
-/// `views` when given).
+/// Where `op` is an expand_shape of a collapse_shape that together only add
+/// or drop size-1 dims (StableHLO's reshape through a flat vector, as
+/// [1, 4, 16, 1] -> [64] -> [1, 1, 4, 16]): the collapse_shape.
+tensor::CollapseShapeOp unitReshapePairSource(Operation *op);
+/// `t` without the reshapes that only add or drop size-1 dims, alone or in
+/// pairs (unitReshapePairSource), collected in `views` when given.
 Value withoutUnitReshapes(Value t,
                           SmallVectorImpl<Operation *> *views = nullptr);
 /// The single scalar op of a body (besides the yield), or null.
@@ -433,6 +470,10 @@ Value withoutCastGenerics(Value v, function_ref<bool(Operation *)> isCast,
                           SmallVectorImpl<Operation *> &ops);
 /// Whether `op` only moves data (a broadcast, a transpose, a copy).
 bool isDataMovement(linalg::LinalgOp op);
+/// Whether `op` only moves size-1 dims: a data movement of as many elements
+/// as it reads, its other dims in the same order (StableHLO's transposes of
+/// a [1, 4, 16, 1] row statistic into [1, 1, 4, 16]), a reshape in effect.
+bool isUnitDimMove(linalg::LinalgOp op);
 /// If `op` multiplies its one tensor input by a constant (or divides it by
 /// one), elementwise: that factor.
 std::optional<double> scaleFactorOf(linalg::LinalgOp op);

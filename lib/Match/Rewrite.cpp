@@ -74,6 +74,30 @@ static Value transposed(OpBuilder &b, Value v, ArrayRef<int64_t> perm) {
       ->getResult(0);
 }
 
+/// Integer tensor `v` sign-extended to i64 (JAX's i32 class targets for an
+/// op that takes i64 ones), or `v` itself.
+static Value signExtendedToI64(OpBuilder &b, Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  auto element = dyn_cast<IntegerType>(type.getElementType());
+  if (!element || element.getWidth() >= 64)
+    return v;
+  Location loc = v.getLoc();
+  Type i64 = b.getI64Type();
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, v);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, i64);
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> iters(type.getRank(),
+                                         utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{v}, ValueRange{init},
+             ArrayRef<AffineMap>{id, id}, iters,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value wide = arith::ExtSIOp::create(nb, l, i64, args[0]);
+               linalg::YieldOp::create(nb, l, wide);
+             })
+      ->getResult(0);
+}
+
 void mlir::fuel::eraseBuiltBefore(RewriterBase &rewriter, Operation *prev,
                                   Operation *at, bool onlyUnused) {
   SmallVector<Operation *> built;
@@ -83,6 +107,63 @@ void mlir::fuel::eraseBuiltBefore(RewriterBase &rewriter, Operation *prev,
   for (Operation *op : llvm::reverse(built))
     if (!onlyUnused || (op->use_empty() && !isa<FusedOp>(op)))
       rewriter.eraseOp(op);
+}
+
+/// The static sizes of `t` other than 1, in order; nullopt for a dynamic
+/// size.
+static std::optional<SmallVector<int64_t>> nonUnitSizes(Type t) {
+  auto type = dyn_cast<RankedTensorType>(t);
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  SmallVector<int64_t> sizes;
+  for (int64_t d : type.getShape())
+    if (d != 1)
+      sizes.push_back(d);
+  return sizes;
+}
+
+/// Whether static tensor types `a` and `b` hold the same elements in the
+/// same order, their shapes differing only in size-1 dims (a result the IR
+/// holds with its size-1 dims elsewhere: StableHLO's [1, 1, 4, 16, 16] for
+/// the op's [1, 4, 16, 1, 16]).
+static bool sameUpToUnitDims(Type a, Type b) {
+  std::optional<SmallVector<int64_t>> x = nonUnitSizes(a), y = nonUnitSizes(b);
+  return x && y && *x == *y &&
+         cast<ShapedType>(a).getElementType() ==
+             cast<ShapedType>(b).getElementType();
+}
+
+/// `v` reshaped to `type` (same up to size-1 dims): its size-1 dims dropped
+/// and those of `type` added; `v` itself when it has that type.
+static Value reshapedTo(OpBuilder &b, Value v, Type type) {
+  if (v.getType() == type)
+    return v;
+  auto target = cast<RankedTensorType>(type);
+  Value flat = dropUnitDims(b, v, nonUnitSizes(v.getType())->size());
+  auto flatType = cast<RankedTensorType>(flat.getType());
+  if (flatType == target)
+    return flat;
+  // Each non-unit dim of `type` with the size-1 dims before it (and the
+  // last one with those after it).
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  for (int64_t d = 0; d < target.getRank(); ++d) {
+    pending.push_back(d);
+    if (target.getDimSize(d) == 1)
+      continue;
+    groups.push_back(pending);
+    pending.clear();
+  }
+  if (groups.empty()) {
+    // A single element: collapse everything, expand into `type`.
+    Value scalar = tensor::CollapseShapeOp::create(
+        b, v.getLoc(), RankedTensorType::get({}, target.getElementType()),
+        flat, SmallVector<ReassociationIndices>{});
+    return tensor::ExpandShapeOp::create(b, v.getLoc(), target, scalar,
+                                         SmallVector<ReassociationIndices>{});
+  }
+  llvm::append_range(groups.back(), pending);
+  return tensor::ExpandShapeOp::create(b, v.getLoc(), target, flat, groups);
 }
 
 /// Builds the fused op for `m` before `at`; null (nothing created, `why`
@@ -106,21 +187,27 @@ static FusedOp buildFused(RewriterBase &rewriter, Operation *at,
   // between `prev` and `at` is erased.
   Operation *prev = at->getPrevNode();
   SmallVector<Value> operands;
-  for (auto [input, rank, perm] :
-       llvm::zip(m.inputs, m.inputRanks, m.inputPerms)) {
+  for (auto [spec, input, rank, perm] :
+       llvm::zip(info.operands, m.inputs, m.inputRanks, m.inputPerms)) {
     if (!input)
       continue;
-    operands.push_back(perm.empty() ? dropUnitDims(rewriter, input, rank)
-                                    : transposed(rewriter, input, perm));
+    Value operand = perm.empty() ? dropUnitDims(rewriter, input, rank)
+                                 : transposed(rewriter, input, perm);
+    if (spec.element == ElementKind::Int64)
+      operand = signExtendedToI64(rewriter, operand);
+    operands.push_back(operand);
   }
   SmallVector<Type> inferred;
   if (succeeded(inferFusedOpTypes(info, operands, params, nullptr, inferred)) &&
       inferred.size() == 1 &&
-      FusedOp::isCompatibleReturnTypes(TypeRange(inferred), TypeRange(type))) {
+      (FusedOp::isCompatibleReturnTypes(TypeRange(inferred), TypeRange(type)) ||
+       sameUpToUnitDims(inferred[0], type))) {
     auto fused = FusedOp::create(rewriter, at->getLoc(),
                                  KindAttr::get(ctx, info.id), operands,
                                  m.params);
-    if (fused->getNumResults() == 1 && fused->getResult(0).getType() == type)
+    if (fused->getNumResults() == 1 &&
+        (fused->getResult(0).getType() == type ||
+         sameUpToUnitDims(fused->getResult(0).getType(), type)))
       return fused;
     rewriter.eraseOp(fused);
   }
@@ -297,11 +384,10 @@ FailureOr<FusedOp> mlir::fuel::replaceMatchedResult(RewriterBase &rewriter,
   FusedOp fused = buildFused(rewriter, rootOp, info, m, type, why);
   if (!fused)
     return failure();
-  Value result = fused->getResult(0);
-  if (!m.outputPerm.empty()) {
-    rewriter.setInsertionPointAfter(fused);
+  rewriter.setInsertionPointAfter(fused);
+  Value result = reshapedTo(rewriter, fused->getResult(0), type);
+  if (!m.outputPerm.empty())
     result = transposed(rewriter, result, m.outputPerm);
-  }
   rewriter.replaceAllUsesWith(root, result);
   eraseCovered(rewriter, m);
   return fused;
@@ -318,7 +404,11 @@ FailureOr<FusedOp> mlir::fuel::replaceMatchedAggregate(
                              aggregate->getResult(0).getType(), why);
   if (!fused)
     return failure();
-  rewriter.replaceAllUsesWith(aggregate->getResult(0), fused->getResult(0));
+  rewriter.setInsertionPointAfter(fused);
+  rewriter.replaceAllUsesWith(
+      aggregate->getResult(0),
+      reshapedTo(rewriter, fused->getResult(0),
+                 aggregate->getResult(0).getType()));
   SmallVector<Value> operands(aggregate->getOperands());
   rewriter.eraseOp(aggregate);
   // What the decomposition built is unused now, and so is the op's init (a
@@ -343,7 +433,9 @@ FailureOr<FusedOp> mlir::fuel::replaceMatchInBody(
   if (!fused)
     return failure();
   SmallVector<Operation *> captured(m.leafOps.begin(), m.leafOps.end());
-  replaceScalarByInput(rewriter, g, scalar, fused->getResult(0), readMap,
+  rewriter.setInsertionPointAfter(fused);
+  replaceScalarByInput(rewriter, g, scalar,
+                       reshapedTo(rewriter, fused->getResult(0), type), readMap,
                        captured);
   eraseCovered(rewriter, m, ArrayRef<Operation *>(captured).drop_front(
                                 m.leafOps.size()));

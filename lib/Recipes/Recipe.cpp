@@ -96,6 +96,10 @@ ArrayRef<ValueChangingForm> mlir::fuel::getValueChangingForms() {
       {"layer_norm_last_dim",
        "the variance as max(0, mean(x^2) - mean(x)^2) (Flax's LayerNorm)",
        recipes::layerNormLastDimOneSweepClamped},
+      {"fused_softmax_cross_entropy",
+       "the loss as logsumexp(x) - x[t], no target ignored (optax's "
+       "softmax_cross_entropy_with_integer_labels)",
+       recipes::softmaxCrossEntropyLogSumExp},
   };
   return forms;
 }

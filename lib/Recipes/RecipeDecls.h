@@ -12,6 +12,7 @@ namespace mlir::fuel::recipes {
 // Value-changing forms (Recipe.cpp's table).
 void layerNormLastDimOneSweep(RecipeBuilder &r);
 void layerNormLastDimOneSweepClamped(RecipeBuilder &r);
+void softmaxCrossEntropyLogSumExp(RecipeBuilder &r);
 } // namespace mlir::fuel::recipes
 
 #endif // FUEL_LIB_RECIPES_RECIPEDECLS_H

@@ -53,19 +53,11 @@ void recipes::inplaceAffine(RecipeBuilder &r) {
   r.output(r.add(scaled, add));
 }
 
-/// PyTorch's cross-entropy over the last dim: the log-softmax picked at each
-/// row's target and negated, 0 for ignored targets; summed, or averaged
-/// over the targets not ignored, or left per row.
-void recipes::softmaxCrossEntropy(RecipeBuilder &r) {
+/// A classification loss's output: the per-row `loss` summed, averaged
+/// over the targets not ignored, or left per row (param `reduction`).
+static void outputReduced(RecipeBuilder &r, RecipeValue loss,
+                          RecipeValue targets) {
   auto reduction = static_cast<Reduction>(r.intParam("reduction"));
-  RecipeAxis v = r.axis("v");
-  RecipeValue logits = r.input("logits", {r.batch(), v});
-  RecipeValue targets = r.input("targets", {r.batch()});
-  RecipeValue shifted = r.sub(logits, r.reduceMax(logits, v));
-  RecipeValue logp =
-      r.sub(shifted, r.log(r.reduceSum(r.exp(shifted), v)));
-  RecipeValue picked = r.gather(logp, targets, v, "ignore_index");
-  RecipeValue loss = r.maskIgnored(r.neg(picked), targets, "ignore_index");
   if (reduction == Reduction::None) {
     r.output(loss);
     return;
@@ -74,4 +66,35 @@ void recipes::softmaxCrossEntropy(RecipeBuilder &r) {
   if (reduction == Reduction::Mean)
     total = r.div(total, r.countKept(targets, "ignore_index"));
   r.output(total);
+}
+
+/// PyTorch's cross-entropy over the last dim: the log-softmax picked at each
+/// row's target and negated, 0 for ignored targets; summed, or averaged
+/// over the targets not ignored, or left per row.
+void recipes::softmaxCrossEntropy(RecipeBuilder &r) {
+  RecipeAxis v = r.axis("v");
+  RecipeValue logits = r.input("logits", {r.batch(), v});
+  RecipeValue targets = r.input("targets", {r.batch()});
+  RecipeValue shifted = r.sub(logits, r.reduceMax(logits, v));
+  RecipeValue logp =
+      r.sub(shifted, r.log(r.reduceSum(r.exp(shifted), v)));
+  RecipeValue picked = r.gather(logp, targets, v, "ignore_index");
+  RecipeValue loss = r.maskIgnored(r.neg(picked), targets, "ignore_index");
+  outputReduced(r, loss, targets);
+}
+
+/// optax's integer-label cross-entropy: logsumexp(x) - x[t] per row (the
+/// log-softmax is not formed, so the loss rounds otherwise), with no target
+/// ignored; JAX's logsumexp shifts by the row max only where it is finite.
+void recipes::softmaxCrossEntropyLogSumExp(RecipeBuilder &r) {
+  r.noIgnoredTargets();
+  r.finiteMaxGuard();
+  RecipeAxis v = r.axis("v");
+  RecipeValue logits = r.input("logits", {r.batch(), v});
+  RecipeValue targets = r.input("targets", {r.batch()});
+  RecipeValue max = r.reduceMax(logits, v);
+  RecipeValue sum = r.reduceSum(r.exp(r.sub(logits, max)), v);
+  RecipeValue lse = r.add(r.log(sum), max);
+  RecipeValue loss = r.sub(lse, r.gather(logits, targets, v, "ignore_index"));
+  outputReduced(r, loss, targets);
 }

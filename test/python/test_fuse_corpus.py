@@ -53,17 +53,19 @@ def per_file(by_model):
 # StableHLO lowering and IREE's input conversion. Not found yet, pinned so a
 # change shows: Flax's layer norm and jax.nn.standardize (their variance is
 # mean(x^2) - mean(x)^2, which rounds otherwise than the op's definition),
-# jax.nn.dot_product_attention (its [B, T, N, H] layout goes through size-1
-# group dims and flattening reshapes; only the softmax inside the causal one
-# is found), the einsum attention through torch-mlir's route (its softmax
-# is), RoPE through torch-mlir's route after elementwise fusion (its concat,
-# a generic reading the halves by index, is fused into the consumers), and
-# optax's cross-entropy.
+# jax.nn.dot_product_attention as flash_attn (its [B, T, N, H] layout goes
+# through size-1 group dims; its softmax is found, read through reshapes
+# by way of a flat vector and copies that only move size-1 dims), the einsum
+# attention through torch-mlir's route (its softmax is), RoPE through
+# torch-mlir's route after elementwise fusion (its concat, a generic reading
+# the halves by index, is fused into the consumers), and optax's
+# cross-entropy (found under value-changing: test_value_changing_forms).
 JAX_FOUND = {
     "conv2d": {"conv2d": 1},
     "linear": {"fused_linear": 1},
     "rmsnorm": {"rms_norm_last_dim": 1},
     "softmax": {"softmax_last_dim": 1},
+    "sdpa": {"softmax_last_dim": 1},
     "sdpa_causal": {"softmax_last_dim": 1},
 }
 JAX_FOUND_BY_ROUTE = {
@@ -84,12 +86,9 @@ ONNX_FILES = {f"{route}/softmax_cross_entropy_{kind}.{suffix}": {"fused_softmax_
               for kind in ("mean", "sum", "none", "ignore")}
 
 EXPECTED = {**per_file(BY_MODEL), **JAX_FILES, **ONNX_FILES}
-# After elementwise fusion the causal mask and the softmax of
-# dot_product_attention share bodies the softmax is not found in.
 EXPECTED_AFTER_ELEMENTWISE_FUSION = {
     **per_file(BY_MODEL_AFTER_ELEMENTWISE_FUSION), **ONNX_FILES,
-    **{k: v for k, v in JAX_FILES.items()
-       if "sdpa_causal" not in k and k != "jax_stablehlo/rope.stablehlo2linalg.mlir"}}
+    **{k: v for k, v in JAX_FILES.items() if k != "jax_stablehlo/rope.stablehlo2linalg.mlir"}}
 
 
 def run_opt(fuel_opt, text, *flags):
@@ -164,21 +163,34 @@ def check_same_numerics(original, fused):
 
 # The forms that equal an op's formula in exact arithmetic but round
 # otherwise, fused only under --fuel-fuse=value-changing. (torch-mlir's
-# route keeps jax.nn.standardize and jnp.clip as private functions, eps an
-# argument of one: inlined first.)
-VALUE_CHANGING = [("jax_iree/layernorm.iree-input.mlir", []),
-                  ("jax_stablehlo/layernorm.stablehlo2linalg.mlir", []),
-                  ("jax_iree/standardize.iree-input.mlir", []),
-                  ("jax_stablehlo/standardize.stablehlo2linalg.mlir", ["--inline"])]
+# route keeps jax.nn.standardize, jnp.clip and jnp.take_along_axis as
+# private functions, eps an argument of one: inlined first.)
+LAYER_NORM = {"layer_norm_last_dim": 1}
+CROSS_ENTROPY = {"fused_softmax_cross_entropy": 1}
+VALUE_CHANGING = [("jax_iree/layernorm.iree-input.mlir", [], LAYER_NORM),
+                  ("jax_stablehlo/layernorm.stablehlo2linalg.mlir", [], LAYER_NORM),
+                  ("jax_iree/standardize.iree-input.mlir", [], LAYER_NORM),
+                  ("jax_stablehlo/standardize.stablehlo2linalg.mlir", ["--inline"], LAYER_NORM),
+                  ("jax_iree/cross_entropy.iree-input.mlir", [], CROSS_ENTROPY),
+                  ("jax_stablehlo/cross_entropy.stablehlo2linalg.mlir", ["--inline"],
+                   CROSS_ENTROPY)]
 
 
-@pytest.mark.parametrize("path,flags", VALUE_CHANGING, ids=[p for p, _ in VALUE_CHANGING])
-def test_value_changing_forms(fuel_opt, path, flags):
+@pytest.mark.parametrize("variant", ["as-exported", "elementwise-fused"])
+@pytest.mark.parametrize("path,flags,expected", VALUE_CHANGING,
+                         ids=[p for p, _, _ in VALUE_CHANGING])
+def test_value_changing_forms(fuel_opt, path, flags, expected, variant):
     original = (CORPUS / path).read_text()
+    if variant == "elementwise-fused":
+        flags = [*flags, "--linalg-fuse-elementwise-ops"]
     prepared = run_opt(fuel_opt, original, *flags) if flags else original
-    assert count_fused(run_opt(fuel_opt, prepared, "--fuel-fuse")) == {}
+    p = subprocess.run([fuel_opt, "--fuel-fuse=report=near-misses"], input=prepared,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert count_fused(p.stdout) == {}
+    assert "(fused under --fuel-fuse=value-changing)" in p.stderr
     fused = run_opt(fuel_opt, prepared, "--fuel-fuse=value-changing")
-    assert count_fused(fused) == {"layer_norm_last_dim": 1}
+    assert count_fused(fused) == expected
     check_same_numerics(prepared, fused)
 
 
@@ -198,6 +210,112 @@ def test_value_changing_form_rounds_otherwise(fuel_opt):
     export_error = np.abs(export - want).max()
     our_error = np.abs(ours - want).max()
     assert our_error < 1e-3 < export_error
+
+
+@pytest.mark.parametrize("path,flags", [(p, f) for p, f, e in VALUE_CHANGING
+                                          if e == CROSS_ENTROPY])
+def test_jax_cross_entropy_on_every_class(fuel_opt, path, flags):
+    # optax's loss reads x[t] through a wrap of negative targets, a clamp and
+    # a guard that holds on every class: on targets over all 10 classes the
+    # fused op (no index ignored, the i32 targets widened) computes what the
+    # export computed, and both match a float64 logsumexp(x) - x[t].
+    prepared = run_opt(fuel_opt, (CORPUS / path).read_text(), *flags)
+    fused = run_opt(fuel_opt, prepared, "--fuel-fuse=value-changing")
+    assert "ignore_index = -2147483649" in fused
+    rng = np.random.default_rng(7)
+    logits = (4 * rng.standard_normal((8, 10))).astype(np.float32)
+    labels = np.array([0, 9, 3, 5, 1, 7, 2, 8], dtype=np.int32)
+    x = logits.astype(np.float64)
+    m = x.max(-1)
+    want = np.mean(np.log(np.exp(x - m[:, None]).sum(-1)) + m - x[np.arange(8), labels])
+    export = runner.compile(prepared, "main")(logits, labels)
+    ours = runner.compile(fused, "main")(logits, labels)
+    np.testing.assert_allclose(export, want, rtol=1e-5)
+    np.testing.assert_allclose(ours, want, rtol=1e-5)
+
+
+# optax's loss changed where fusing it would change what it computes: the
+# reason the candidate stopped, in the near-miss report, and nothing fused.
+JAX_CROSS_ENTROPY_CHANGED = {
+    "clamp-too-low": ([("%51 = arith.minsi %50, %c9", "%51 = arith.minsi %50, %c0")],
+                      "the class read is not the target on every class"),
+    "guard-drops-a-class": ([("arith.cmpi sle, %in, %c9_i32", "arith.cmpi slt, %in, %c9_i32")],
+                            "a guard of the class read fails on a valid class"),
+    "64-bit-targets": ([("i32", "i64")], "no target is ignored, but the targets are 64-bit"),
+    # Each class is checked on its own, up to 2^20 of them.
+    "too-many-classes": ([("8x10x", "8x1048577x")],
+                         "too many classes to check the class read on each"),
+    "classes-not-static": (
+        [("tensor.extract %arg0[%48, %51] : tensor<8x10xf32>",
+          "tensor.extract %dyn[%48, %51] : tensor<8x?xf32>"),
+         ("    %cst = arith.constant 8.000000e+00 : f32\n",
+          "    %cst = arith.constant 8.000000e+00 : f32\n"
+          "    %dyn = tensor.cast %arg0 : tensor<8x10xf32> to tensor<8x?xf32>\n")],
+        "the number of classes is not static"),
+}
+
+
+@pytest.mark.parametrize("case", list(JAX_CROSS_ENTROPY_CHANGED))
+def test_jax_cross_entropy_changed_is_not_fused(fuel_opt, case):
+    edits, why = JAX_CROSS_ENTROPY_CHANGED[case]
+    changed = (CORPUS / "jax_iree/cross_entropy.iree-input.mlir").read_text()
+    for old, new in edits:
+        assert old in changed
+        changed = changed.replace(old, new)
+    p = subprocess.run([fuel_opt, "--fuel-fuse=value-changing report=near-misses"],
+                       input=changed, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert count_fused(p.stdout) == {}
+    assert p.stdout == run_opt(fuel_opt, changed)
+    assert "near miss: fused_softmax_cross_entropy: " + why in p.stderr, p.stderr
+
+
+def test_jax_cross_entropy_mean_by_a_value(fuel_opt):
+    # The loss divided by a value that is not a constant (here the sum
+    # itself) is no mean: the report says so and only the sum is fused.
+    original = (CORPUS / "jax_iree/cross_entropy.iree-input.mlir").read_text()
+    old = ("ins(%45 : tensor<f32>) outs(%46 : tensor<f32>) {\n"
+           "    ^bb0(%in: f32, %out: f32):\n      %48 = arith.divf %in, %cst : f32")
+    new = ("ins(%45, %45 : tensor<f32>, tensor<f32>) outs(%46 : tensor<f32>) {\n"
+           "    ^bb0(%in: f32, %in_9: f32, %out: f32):\n      %48 = arith.divf %in, %in_9 : f32")
+    assert old in original
+    changed = original.replace(old, new).replace(
+        "[affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []} ins(%45, %45",
+        "[affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], "
+        "iterator_types = []} ins(%45, %45")
+    p = subprocess.run([fuel_opt, "--fuel-fuse=value-changing report=near-misses"],
+                       input=changed, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert ("near miss: fused_softmax_cross_entropy: expected the number of targets as a "
+            "constant") in p.stderr, p.stderr
+    assert count_fused(p.stdout) == CROSS_ENTROPY
+    assert "reduction = #fuel.reduction<sum>" in p.stdout
+
+
+def test_jax_cross_entropy_mean_by_another_count(fuel_opt):
+    # A "mean" over 8 targets that divides by 7 is not the op's mean: the
+    # near-miss report says so, the sum is fused and the division by 7 stays,
+    # and the result is still the export's.
+    original = (CORPUS / "jax_iree/cross_entropy.iree-input.mlir").read_text()
+    old = "%cst = arith.constant 8.000000e+00"
+    assert old in original
+    changed = original.replace(old, "%cst = arith.constant 7.000000e+00")
+    p = subprocess.run([fuel_opt, "--fuel-fuse=value-changing report=near-misses"],
+                       input=changed, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert ("near miss: fused_softmax_cross_entropy: the mean divides by another "
+            "number than that of the targets") in p.stderr, p.stderr
+    assert count_fused(p.stdout) == CROSS_ENTROPY
+    assert "reduction = #fuel.reduction<sum>" in p.stdout
+    assert "arith.divf %in, %cst" in p.stdout
+    rng = np.random.default_rng(3)
+    logits = (4 * rng.standard_normal((8, 10))).astype(np.float32)
+    labels = rng.integers(0, 10, 8).astype(np.int32)
+    x = logits.astype(np.float64)
+    m = x.max(-1)
+    want = np.sum(np.log(np.exp(x - m[:, None]).sum(-1)) + m - x[np.arange(8), labels]) / 7
+    np.testing.assert_allclose(runner.compile(p.stdout, "main")(logits, labels), want,
+                               rtol=1e-5)
 
 
 @pytest.mark.parametrize("route", list(ONNX_ROUTES))
@@ -255,6 +373,6 @@ def test_same_result_with_and_without_threads(fuel_opt):
         assert p.returncode == 0, p.stderr
         runs.append((p.stdout, p.stderr))
     assert runs[0] == runs[1]
-    assert count_fused(runs[0][0]) == {"softmax_last_dim": 3, "rms_norm_last_dim": 3,
+    assert count_fused(runs[0][0]) == {"softmax_last_dim": 6, "rms_norm_last_dim": 3,
                                        "fused_linear": 3}
     assert runs[0][1].count("near miss: layer_norm_last_dim") == 3

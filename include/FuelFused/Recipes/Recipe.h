@@ -137,6 +137,16 @@ struct Recipe {
   /// with a fully masked row): fusion may see through a frontend's guard
   /// that writes those zeros.
   bool zeroMaskedRows = false;
+  /// A loss whose frontend ignores no target (JAX's): no target is compared
+  /// with the ignore index, a mean divides by the number of targets, and the
+  /// class read for a target may be computed from it by anything that is
+  /// the identity on valid classes (a wrap of negative targets, a clamp)
+  /// and guarded by a test that holds on them. The ignore index is then set
+  /// to a value the targets' type cannot hold.
+  bool noIgnoredTargets = false;
+  /// A row max that is not finite may be replaced by 0 before it is used
+  /// (JAX's logsumexp): equal on rows of finite values.
+  bool finiteMaxGuard = false;
   /// Set when the recipe does not cover the op's params or operands (the
   /// op then decomposes by hand).
   std::string unsupported;
@@ -202,6 +212,8 @@ public:
       recipe.unsupported = why.str();
   }
   void zeroMaskedRows() { recipe.zeroMaskedRows = true; }
+  void noIgnoredTargets() { recipe.noIgnoredTargets = true; }
+  void finiteMaxGuard() { recipe.finiteMaxGuard = true; }
 
   RecipeValue neg(RecipeValue x) { return unary(RecipeOp::Neg, x); }
   RecipeValue exp(RecipeValue x) { return unary(RecipeOp::Exp, x); }

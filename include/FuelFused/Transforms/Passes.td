@@ -90,7 +90,8 @@ def FuelFuse : Pass<"fuel-fuse"> {
 
     `value-changing` also fuses forms equal to an op's formula in exact
     arithmetic that round otherwise (a layer norm whose variance is
-    mean(x^2) - mean(x)^2, as Flax and jax.nn.standardize compute it): the
+    mean(x^2) - mean(x)^2, as Flax and jax.nn.standardize compute it;
+    optax's integer-label cross-entropy as logsumexp(x) - x[t]): the
     fused op computes its own definition, so results change. Without it,
     the near-miss report names the option where such a form matched.
 
