@@ -111,19 +111,12 @@ static bool isIndexMinus(Value v, int64_t d, int64_t offset) {
   return offset == 0 && index && static_cast<int64_t>(index.getDim()) == d;
 }
 
-/// A concat along `axis` written as a generic that reads its two pieces by
-/// index (StableHLO's concatenate through torch-mlir: an scf.if on
-/// `index(axis) < size(first)` whose arms extract from either piece): the
-/// pieces.
-static std::optional<std::pair<Value, Value>> indexedConcat(Value v,
-                                                            int64_t axis) {
-  auto op = v.getDefiningOp<linalg::GenericOp>();
-  if (!op || numInputs(op) != 0 || op->getNumResults() != 1 ||
-      op.getNumReductionLoops() != 0 ||
-      !op.getMatchingIndexingMap(initOperand(op, 0)).isIdentity())
-    return std::nullopt;
-  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
-  auto branch = yield.getOperand(0).getDefiningOp<scf::IfOp>();
+/// The two pieces an scf.if on `index(axis) < size(first)` reads, each arm
+/// extracting from one of them at the loops of a body of `numLoops` loops
+/// (at `index(axis) - size(first)` along the axis in the second): a concat
+/// along `axis` read by index.
+static std::optional<std::pair<Value, Value>>
+indexedPieces(scf::IfOp branch, int64_t axis, unsigned numLoops) {
   auto cond = branch ? branch.getCondition().getDefiningOp<arith::CmpIOp>()
                      : arith::CmpIOp();
   if (!cond || cond.getPredicate() != arith::CmpIPredicate::ult ||
@@ -140,8 +133,7 @@ static std::optional<std::pair<Value, Value>> indexedConcat(Value v,
     auto extract = armYield.getNumOperands() == 1
                        ? armYield.getOperand(0).getDefiningOp<tensor::ExtractOp>()
                        : tensor::ExtractOp();
-    if (!extract ||
-        static_cast<int64_t>(extract.getIndices().size()) != op.getNumLoops())
+    if (!extract || extract.getIndices().size() != numLoops)
       return Value();
     for (auto [d, index] : llvm::enumerate(extract.getIndices()))
       if (!isIndexMinus(index, d, static_cast<int64_t>(d) == axis ? offset : 0))
@@ -155,6 +147,22 @@ static std::optional<std::pair<Value, Value>> indexedConcat(Value v,
   if (!first || !second || !firstType || firstType.getDimSize(axis) != *size)
     return std::nullopt;
   return std::pair(first, second);
+}
+
+/// A concat along `axis` written as a generic that reads its two pieces by
+/// index (StableHLO's concatenate through torch-mlir: an scf.if on
+/// `index(axis) < size(first)` whose arms extract from either piece): the
+/// pieces.
+static std::optional<std::pair<Value, Value>> indexedConcat(Value v,
+                                                            int64_t axis) {
+  auto op = v.getDefiningOp<linalg::GenericOp>();
+  if (!op || numInputs(op) != 0 || op->getNumResults() != 1 ||
+      op.getNumReductionLoops() != 0 ||
+      !op.getMatchingIndexingMap(initOperand(op, 0)).isIdentity())
+    return std::nullopt;
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  return indexedPieces(yield.getOperand(0).getDefiningOp<scf::IfOp>(), axis,
+                       op.getNumLoops());
 }
 
 LogicalResult Matcher::matchRotateHalf(const RecipeNode &n, Value v) {
@@ -197,6 +205,31 @@ LogicalResult Matcher::matchRotateHalf(const RecipeNode &n, Value v) {
   } else {
     return fail("expected rotate_half's concat");
   }
+  return matchRotatedHalves(n, first, second, axis, pieces, std::nullopt);
+}
+
+LogicalResult Matcher::matchRotateHalfInBody(const RecipeNode &n,
+                                             scf::IfOp branch,
+                                             const Body &body) {
+  // The concat read by index in the body of the op that reads it (once
+  // upstream's elementwise fusion has put it there): the loop of the axis.
+  auto loop = llvm::find(body.loops,
+                         static_cast<int64_t>(axisDims[n.index].front()));
+  if (loop == body.loops.end())
+    return fail("rotate_half's axis is not a loop of the body that reads it");
+  int64_t axis = loop - body.loops.begin();
+  std::optional<std::pair<Value, Value>> halves =
+      indexedPieces(branch, axis, body.op.getNumLoops());
+  if (!halves)
+    return fail("expected rotate_half's concat, read by index");
+  return matchRotatedHalves(n, halves->first, halves->second, axis, {},
+                            SmallVector<int64_t>(body.loops));
+}
+
+LogicalResult
+Matcher::matchRotatedHalves(const RecipeNode &n, Value first, Value second,
+                            int64_t axis, ArrayRef<Operation *> pieces,
+                            std::optional<SmallVector<int64_t>> dims) {
   auto lower = second.getDefiningOp<tensor::ExtractSliceOp>();
   auto neg = first.getDefiningOp<linalg::LinalgOp>();
   Operation *negOp = neg ? singleBodyOp(neg) : nullptr;
@@ -220,7 +253,7 @@ LogicalResult Matcher::matchRotateHalf(const RecipeNode &n, Value v) {
     return fail("expected rotate_half's halves");
   llvm::append_range(st.ops, pieces);
   st.ops.append({lower, neg, upper});
-  return matchTensor({n.operands[0]}, lower.getSource());
+  return matchTensor({n.operands[0]}, lower.getSource(), std::move(dims));
 }
 
 

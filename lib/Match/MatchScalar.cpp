@@ -137,6 +137,12 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
     return matchConstant(w, s, &body);
   if (n.op == RecipeOp::Window)
     return matchWindow(w, s, body);
+  if (auto branch = s.getDefiningOp<scf::IfOp>();
+      branch && branch->getBlock() == block && n.op == RecipeOp::RotateHalf) {
+    if (w.quarters != 4)
+      return fail("rotate_half is used through a power");
+    return matchRotateHalfInBody(n, branch, body);
+  }
   // The number of targets, a constant, where no target is ignored (or its
   // reciprocal: a mean as a multiply).
   if (n.op == RecipeOp::CountKept && recipe.noIgnoredTargets) {

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
@@ -223,6 +224,17 @@ private:
                                unsigned result,
                                std::optional<unsigned> addend = {});
   LogicalResult matchRotateHalf(const RecipeNode &n, Value v);
+  /// rotate_half in the body of the op that reads it: an scf.if that reads
+  /// the two halves by index (indexedPieces).
+  LogicalResult matchRotateHalfInBody(const RecipeNode &n, scf::IfOp branch,
+                                      const Body &body);
+  /// The halves of rotate_half: `first` the negated upper half and `second`
+  /// the lower half of one value along `axis` (of the pieces, read on
+  /// `dims` when given); `pieces` the ops that joined them.
+  LogicalResult matchRotatedHalves(const RecipeNode &n, Value first,
+                                   Value second, int64_t axis,
+                                   ArrayRef<Operation *> pieces,
+                                   std::optional<SmallVector<int64_t>> dims);
   LogicalResult matchCausalMask(Want w, Operation *op, const Body &body);
   /// `x`, an input of `body`, read through the window chain ending at
   /// `w.node`: the indexing map reads windowed dims at `o * stride + k`, the

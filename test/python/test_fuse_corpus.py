@@ -56,9 +56,7 @@ def per_file(by_model):
 # jax.nn.dot_product_attention as flash_attn (its [B, T, N, H] layout goes
 # through size-1 group dims; its softmax is found, read through reshapes
 # by way of a flat vector and copies that only move size-1 dims), the einsum
-# attention through torch-mlir's route (its softmax is), RoPE through
-# torch-mlir's route after elementwise fusion (its concat, a generic reading
-# the halves by index, is fused into the consumers), and optax's
+# attention through torch-mlir's route (its softmax is), and optax's
 # cross-entropy (found under value-changing: test_value_changing_forms).
 JAX_FOUND = {
     "conv2d": {"conv2d": 1},
@@ -88,7 +86,7 @@ ONNX_FILES = {f"{route}/softmax_cross_entropy_{kind}.{suffix}": {"fused_softmax_
 EXPECTED = {**per_file(BY_MODEL), **JAX_FILES, **ONNX_FILES}
 EXPECTED_AFTER_ELEMENTWISE_FUSION = {
     **per_file(BY_MODEL_AFTER_ELEMENTWISE_FUSION), **ONNX_FILES,
-    **{k: v for k, v in JAX_FILES.items() if k != "jax_stablehlo/rope.stablehlo2linalg.mlir"}}
+    **JAX_FILES}
 
 
 def run_opt(fuel_opt, text, *flags):

@@ -41,6 +41,8 @@ UNREACHABLE = {
     ("Match.cpp", "rotate_half is used through a power"):
         "a power other than 1 comes from a recipe's sqrt, rsqrt or 1/x, and no recipe "
         "takes one of rotate_half",
+    ("MatchScalar.cpp", "rotate_half is used through a power"):
+        "as in Match.cpp: no recipe takes a sqrt, rsqrt or 1/x of rotate_half",
     ("Match.cpp", "a window is read outside the body of a linalg op"):
         "a window is an operand of a contraction only, which is matched in the body that "
         "computes it, where matchScalar hands windows to matchWindow",
@@ -65,6 +67,9 @@ NOT_YET = {
         "recipe gets further and is the one reported",
     ("MatchPositions.cpp", "expected a causal mask"):
         "as above",
+    ("MatchPositions.cpp", "rotate_half's axis is not a loop of the body"):
+        "a body that reads rotate_half's value by index on loops without its axis (one "
+        "that broadcasts the rotated value along it)",
     ("MatchTargets.cpp", "the class read does not depend on the target"):
         "a loss over one class whose gather reads class 0 as a constant (over more "
         "classes such a read differs from a target, which the check before it reports)",

@@ -42,7 +42,7 @@
 // CHECK-NEXT: jax_stablehlo/rmsnorm.stablehlo2linalg.mlir as-exported: rms_norm_last_dim=1
 // CHECK-NEXT: jax_stablehlo/rmsnorm.stablehlo2linalg.mlir elementwise-fused: rms_norm_last_dim=1
 // CHECK-NEXT: jax_stablehlo/rope.stablehlo2linalg.mlir as-exported: rope=1
-// CHECK-NEXT: jax_stablehlo/rope.stablehlo2linalg.mlir elementwise-fused: none
+// CHECK-NEXT: jax_stablehlo/rope.stablehlo2linalg.mlir elementwise-fused: rope=1
 // CHECK-NEXT: jax_stablehlo/sdpa.stablehlo2linalg.mlir as-exported: softmax_last_dim=1
 // CHECK-NEXT: jax_stablehlo/sdpa.stablehlo2linalg.mlir elementwise-fused: softmax_last_dim=1
 // CHECK-NEXT: jax_stablehlo/sdpa_causal.stablehlo2linalg.mlir as-exported: softmax_last_dim=1
