@@ -41,6 +41,9 @@
 using namespace mlir;
 using namespace mlir::fuel;
 
+/// The most elements of a row one thread holds (in vector registers).
+static constexpr int64_t kMaxRowElementsPerThread = 256;
+
 /// Threads per row: the largest power of two at most `maxThreads` (and the
 /// row length) that divides the row; 0 when that is less than a warp.
 static int64_t threadsForRow(int64_t row, int64_t maxThreads) {
@@ -61,9 +64,19 @@ LogicalResult mlir::fuel::canScheduleGpuRowWise(FusedOp op,
           std::to_string(type.getRank());
     return failure();
   }
-  if (threadsForRow(type.getShape().back(), options.maxThreads) == 0) {
-    why = "the row length (" + std::to_string(type.getShape().back()) +
+  int64_t row = type.getShape().back();
+  int64_t threads = threadsForRow(row, options.maxThreads);
+  if (threads == 0) {
+    why = "the row length (" + std::to_string(row) +
           ") is not a multiple of a warp (32)";
+    return failure();
+  }
+  // Each thread holds its elements of the row in registers (a vector per
+  // step): rows longer than that lower as decomposed.
+  if (row / threads > kMaxRowElementsPerThread) {
+    why = "the row length (" + std::to_string(row) + ") is more than " +
+          std::to_string(kMaxRowElementsPerThread) + " elements for each of " +
+          std::to_string(threads) + " threads to hold in registers";
     return failure();
   }
   return success();

@@ -80,13 +80,45 @@ Matcher::loopsOf(linalg::LinalgOp op, unsigned k, ArrayRef<int64_t> allDims,
     if (keepdim) {
       for (int64_t r = 0; r < rank; ++r)
         skip[r] = !llvm::is_contained(dims, r);
-    } else {
+      // (Positions are the root's dims only where the root holds them in
+      // the recipe's order: otherwise the size-1 dims are found by size.)
+      for (int64_t r = 0; r < rank; ++r)
+        if (skip[r] && !isUnitDim(type, r))
+          keepdim = false;
+    }
+    if (!keepdim) {
+      std::fill(skip.begin(), skip.end(), false);
+      // The leading size-1 dims, unless a size-1 dim of the recipe would
+      // then land on a position of another size: then the size-1 dims that
+      // keep each of the recipe's dims on a position of its size (JAX's
+      // [B, N, T, 1, S] scores for a batch of 1, the 1 a group of heads).
+      auto fits = [&](ArrayRef<bool> skipped) {
+        unsigned next = 0;
+        for (int64_t r = 0; r < rank; ++r) {
+          if (skipped[r])
+            continue;
+          int64_t d = dims[next++];
+          if (d >= 0 && d < static_cast<int64_t>(unitDim.size()) &&
+              unitDim[d] && !isUnitDim(type, r))
+            return false;
+        }
+        return true;
+      };
       int64_t left = extra;
       for (int64_t r = 0; r < rank && left > 0; ++r)
         if (isUnitDim(type, r)) {
           skip[r] = true;
           --left;
         }
+      if (!fits(skip)) {
+        std::fill(skip.begin(), skip.end(), false);
+        left = extra;
+        for (int64_t r = rank - 1; r >= 0 && left > 0; --r)
+          if (isUnitDim(type, r)) {
+            skip[r] = true;
+            --left;
+          }
+      }
     }
     if (llvm::count(skip, true) != extra)
       return failure();
@@ -494,8 +526,11 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
     auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
     Operation *scalar = withoutScalarTensors(yield.getOperand(k)).getDefiningOp();
     FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, vdims, {});
+    // (An op without reduction loops is not the reduction itself, even
+    // where it combines as the reduction does.)
+    bool reduces = n.op == RecipeOp::ReduceMax || n.op == RecipeOp::ReduceSum;
     if (scalar && scalar->getBlock() == op.getBlock() &&
-        !isOpKind(scalar, n.op) && succeeded(loops)) {
+        (reduces || !isOpKind(scalar, n.op)) && succeeded(loops)) {
       Body body{op, std::move(*loops)};
       if (std::optional<unsigned> i = identityOperand(scalar, &body))
         if (auto read = readInput(

@@ -251,6 +251,12 @@ RecipeCache &getRecipeCache() {
 }
 } // namespace
 
+/// Whether `v` is a tensor of rank 4.
+static bool rootRank4(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.getRank() == 4;
+}
+
 static SmallVector<MatchableRecipe>
 computeMatchableRecipes(const FusedOpInfo &info) {
   SmallVector<MatchableRecipe> variants;
@@ -368,6 +374,15 @@ matchRecipeFn(const FusedOpInfo &info, RecipeFn recipeFn,
       channelsLast.push_back(1);
       perms.push_back(channelsLast);
     }
+    // Attention's [B, H, S, D] output may be held sequence-first,
+    // [B, S, H, D] (JAX's layout): then the fused op's result is
+    // transposed.
+    if (!inBody && llvm::is_contained(outNode.axes, kBatchAxis) &&
+        outNode.axes.size() == 3 && rootRank4(root) &&
+        llvm::any_of(recipe.nodes, [](const RecipeNode &n) {
+          return n.op == RecipeOp::Contract;
+        }))
+      perms.push_back({0, 2, 1, 3});
     RecipeMatch result;
     std::string w;
     LogicalResult matched = failure();

@@ -53,9 +53,11 @@ def per_file(by_model):
 # StableHLO lowering and IREE's input conversion. Not found yet, pinned so a
 # change shows: Flax's layer norm and jax.nn.standardize (their variance is
 # mean(x^2) - mean(x)^2, which rounds otherwise than the op's definition),
-# jax.nn.dot_product_attention as flash_attn (its [B, T, N, H] layout goes
-# through size-1 group dims; its softmax is found, read through reshapes
-# by way of a flat vector and copies that only move size-1 dims), the einsum
+# jax.nn.dot_product_attention as flash_attn where causal, and through
+# IREE's route as exported (its [B, T, N, H] layout goes through size-1
+# group dims and batch matmuls of the flattened heads; its softmax is found,
+# read through reshapes by way of a flat vector and copies that only move
+# size-1 dims), the einsum
 # attention through torch-mlir's route (its softmax is), and optax's
 # cross-entropy (found under value-changing: test_value_changing_forms).
 JAX_FOUND = {
@@ -69,7 +71,7 @@ JAX_FOUND = {
 JAX_FOUND_BY_ROUTE = {
     "jax_iree": {**JAX_FOUND, "einsum_attention": {"flash_attn": 1}, "rope": {"rope": 1}},
     "jax_stablehlo": {**JAX_FOUND, "einsum_attention": {"softmax_last_dim": 1},
-                      "rope": {"rope": 1}},
+                      "rope": {"rope": 1}, "sdpa": {"flash_attn": 1}},
 }
 JAX_FILES = {f"{route}/{model}.{suffix}": counts
              for route, suffix in (("jax_iree", "iree-input.mlir"),
@@ -86,7 +88,7 @@ ONNX_FILES = {f"{route}/softmax_cross_entropy_{kind}.{suffix}": {"fused_softmax_
 EXPECTED = {**per_file(BY_MODEL), **JAX_FILES, **ONNX_FILES}
 EXPECTED_AFTER_ELEMENTWISE_FUSION = {
     **per_file(BY_MODEL_AFTER_ELEMENTWISE_FUSION), **ONNX_FILES,
-    **JAX_FILES}
+    **JAX_FILES, "jax_iree/sdpa.iree-input.mlir": {"flash_attn": 1}}
 
 
 def run_opt(fuel_opt, text, *flags):

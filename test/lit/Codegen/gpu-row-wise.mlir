@@ -97,6 +97,20 @@ func.func @not_a_warp(%x: tensor<4x48xf32>) -> tensor<4x48xf32> {
 
 // -----
 
+// Rows too long for the block's threads to hold in registers (here 2^40
+// elements: 2^32 per thread) lower as decomposed.
+// CHECK-LABEL: func.func @row_too_long
+// CHECK:         fuel.fused softmax_last_dim
+// REPORT: remark: fuel-codegen-gpu: softmax_last_dim not scheduled: the row length (1099511627776) is more than 256 elements for each of 256 threads to hold in registers
+// T64-LABEL: func.func @row_too_long
+// T64:         fuel.fused softmax_last_dim
+func.func @row_too_long(%x: tensor<2x1099511627776xf16>) -> tensor<2x1099511627776xf16> {
+  %y = fuel.fused softmax_last_dim (%x) : (tensor<2x1099511627776xf16>) -> tensor<2x1099511627776xf16>
+  return %y : tensor<2x1099511627776xf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @too_many_leading_dims
 // CHECK:         fuel.fused softmax_last_dim
 // REPORT: remark: fuel-codegen-gpu: softmax_last_dim not scheduled: the GPU row-wise schedule needs rows in one to three leading dims (one grid dim each): a rank from 2 to 4, got 5

@@ -22,7 +22,7 @@
 // CHECK-NEXT: jax_iree/rope.iree-input.mlir as-exported: rope=1
 // CHECK-NEXT: jax_iree/rope.iree-input.mlir elementwise-fused: rope=1
 // CHECK-NEXT: jax_iree/sdpa.iree-input.mlir as-exported: softmax_last_dim=1
-// CHECK-NEXT: jax_iree/sdpa.iree-input.mlir elementwise-fused: softmax_last_dim=1
+// CHECK-NEXT: jax_iree/sdpa.iree-input.mlir elementwise-fused: flash_attn=1
 // CHECK-NEXT: jax_iree/sdpa_causal.iree-input.mlir as-exported: softmax_last_dim=1
 // CHECK-NEXT: jax_iree/sdpa_causal.iree-input.mlir elementwise-fused: softmax_last_dim=1
 // CHECK-NEXT: jax_iree/softmax.iree-input.mlir as-exported: softmax_last_dim=1
@@ -43,8 +43,8 @@
 // CHECK-NEXT: jax_stablehlo/rmsnorm.stablehlo2linalg.mlir elementwise-fused: rms_norm_last_dim=1
 // CHECK-NEXT: jax_stablehlo/rope.stablehlo2linalg.mlir as-exported: rope=1
 // CHECK-NEXT: jax_stablehlo/rope.stablehlo2linalg.mlir elementwise-fused: rope=1
-// CHECK-NEXT: jax_stablehlo/sdpa.stablehlo2linalg.mlir as-exported: softmax_last_dim=1
-// CHECK-NEXT: jax_stablehlo/sdpa.stablehlo2linalg.mlir elementwise-fused: softmax_last_dim=1
+// CHECK-NEXT: jax_stablehlo/sdpa.stablehlo2linalg.mlir as-exported: flash_attn=1
+// CHECK-NEXT: jax_stablehlo/sdpa.stablehlo2linalg.mlir elementwise-fused: flash_attn=1
 // CHECK-NEXT: jax_stablehlo/sdpa_causal.stablehlo2linalg.mlir as-exported: softmax_last_dim=1
 // CHECK-NEXT: jax_stablehlo/sdpa_causal.stablehlo2linalg.mlir elementwise-fused: softmax_last_dim=1
 // CHECK-NEXT: jax_stablehlo/softmax.stablehlo2linalg.mlir as-exported: softmax_last_dim=1

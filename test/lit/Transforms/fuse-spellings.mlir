@@ -789,7 +789,7 @@ func.func @sdpa_guard_elsewhere(%arg0: tensor<1x4x16x16xf32>, %arg1: tensor<1x4x
     } -> tensor<1x4x16x16xf32>
     %collapsed_6 = tensor.collapse_shape %22 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
     %collapsed_7 = tensor.collapse_shape %arg2 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
-    // expected-remark @+1 {{fuel-fuse near miss: flash_attn: wrong iterators}}
+    // expected-remark @+1 {{fuel-fuse near miss: flash_attn: a guard tests a value other than the scores}}
     %23 = linalg.batch_matmul ins(%collapsed_6, %collapsed_7 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%4 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
     // expected-remark @+1 {{fuel-fuse near miss: flash_attn: a guard tests a value other than the scores}}
     %expanded_8 = tensor.expand_shape %23 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>
@@ -1085,7 +1085,7 @@ func.func @sdpa_mask_shifted(%arg0: tensor<1x4x16x16xf32>, %arg1: tensor<1x4x16x
     } -> tensor<1x4x16x16xf32>
     %collapsed_11 = tensor.collapse_shape %32 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
     %collapsed_12 = tensor.collapse_shape %arg2 [[0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
-    // expected-remark @+1 {{fuel-fuse near miss: flash_attn: wrong iterators}}
+    // expected-remark @+1 {{fuel-fuse near miss: flash_attn: the causal mask is not aligned to the bottom right}}
     %33 = linalg.batch_matmul ins(%collapsed_11, %collapsed_12 : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%13 : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
     // expected-remark @+1 {{fuel-fuse near miss: flash_attn: the causal mask is not aligned to the bottom right}}
     %expanded_13 = tensor.expand_shape %33 [[0, 1], [2], [3]] output_shape [1, 4, 16, 16] : tensor<4x16x16xf32> into tensor<1x4x16x16xf32>

@@ -6,6 +6,20 @@
 // and its result is reshaped to the one the IR holds. A reshape pair that
 // regroups dims of size > 1 is no such move.
 // RUN: fuel-opt %s --split-input-file --fuel-fuse | FileCheck %s
+// RUN: fuel-opt %fuel_src/test/corpus/jax_stablehlo/sdpa.stablehlo2linalg.mlir --fuel-fuse \
+// RUN:   | FileCheck %s --check-prefix=SDPA
+
+// jax.nn.dot_product_attention: [B, T, N, H] operands and result, its
+// scores [B, N, T, 1, S] (the 1 a group of query heads per kv head) moved to
+// [B, 1, N, T, S] for the softmax. The fused op reads the operands
+// transposed to [B, N, T, H] and its result is transposed back.
+// SDPA:      %[[Q:.*]] = linalg.transpose ins(%arg0 : tensor<1x16x4x16xf32>) outs(%{{.*}} : tensor<1x4x16x16xf32>) permutation = [0, 2, 1, 3]
+// SDPA:      %[[K:.*]] = linalg.transpose ins(%arg1 : tensor<1x16x4x16xf32>) outs(%{{.*}} : tensor<1x4x16x16xf32>) permutation = [0, 2, 1, 3]
+// SDPA:      %[[V:.*]] = linalg.transpose ins(%arg2 : tensor<1x16x4x16xf32>) outs(%{{.*}} : tensor<1x4x16x16xf32>) permutation = [0, 2, 1, 3]
+// SDPA:      %[[O:.*]] = fuel.fused flash_attn {softmax_scale = 2.500000e-01 : f32} (%[[Q]], %[[K]], %[[V]])
+// SDPA:      %[[R:.*]] = linalg.transpose ins(%[[O]] : tensor<1x4x16x16xf32>) outs(%{{.*}} : tensor<1x16x4x16xf32>) permutation = [0, 2, 1, 3]
+// SDPA-NOT:  linalg.generic
+// SDPA:      return %[[R]]
 
 #id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #row = affine_map<(d0, d1, d2) -> (d0, d1)>
