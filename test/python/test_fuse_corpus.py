@@ -194,6 +194,33 @@ def test_value_changing_forms(fuel_opt, path, flags, expected, variant):
     check_same_numerics(prepared, fused)
 
 
+# jax.nn.dot_product_attention's causal mask hides scores with -0.7 *
+# FLT_MAX, not -inf: flash_attn under value-changing (torch-mlir's route
+# inlines jnp.tril and jnp.where first; IREE's after elementwise fusion, as
+# the non-causal one); without it, its softmax, and the report names the
+# option.
+CAUSAL_SDPA = [("jax_stablehlo/sdpa_causal.stablehlo2linalg.mlir", ["--inline"]),
+               ("jax_stablehlo/sdpa_causal.stablehlo2linalg.mlir",
+                ["--inline", "--linalg-fuse-elementwise-ops"]),
+               ("jax_iree/sdpa_causal.iree-input.mlir", ["--linalg-fuse-elementwise-ops"])]
+
+
+@pytest.mark.parametrize("path,flags", CAUSAL_SDPA,
+                         ids=[f"{p} {' '.join(f)}" for p, f in CAUSAL_SDPA])
+def test_jax_causal_attention(fuel_opt, path, flags):
+    prepared = run_opt(fuel_opt, (CORPUS / path).read_text(), *flags)
+    p = subprocess.run([fuel_opt, "--fuel-fuse=report=near-misses"], input=prepared,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "flash_attn" not in count_fused(p.stdout)
+    assert ("near miss: flash_attn: computes it with the causal mask's hidden scores set to "
+            "a large finite negative value") in p.stderr
+    fused = run_opt(fuel_opt, prepared, "--fuel-fuse=value-changing")
+    assert count_fused(fused) == {"flash_attn": 1}
+    assert "causal = true" in fused
+    check_same_numerics(prepared, fused)
+
+
 def test_value_changing_form_rounds_otherwise(fuel_opt):
     # Rows whose mean is large against their spread: mean(x^2) - mean(x)^2
     # cancels in f32, the op's definition does not. The fused op is nearer
