@@ -651,7 +651,16 @@ LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
   // Broadcasts and transposes written as ops of their own (StableHLO's
   // broadcast_in_dim, linalg.broadcast): read through them.
   SmallVector<Operation *> moves;
-  while (!sameDims(dims, layout(n)) ||
+  // (An input the frontend transposed before reshaping away its size-1
+  // dims is read through the transpose, even where the dims it is read on
+  // look like the recipe's: JAX's q for a batch matmul of its heads.)
+  auto transposedInput = [&](Value v) {
+    if (n.op != RecipeOp::Input || dims.size() == layout(n).size())
+      return false;
+    auto move = withoutUnitReshapes(v).getDefiningOp<linalg::LinalgOp>();
+    return move && isPermutationCopy(move);
+  };
+  while (!sameDims(dims, layout(n)) || transposedInput(t) ||
          (st.collectingFactor && n.op == RecipeOp::Input &&
           t.getDefiningOp<linalg::LinalgOp>() &&
           scaleFactorOf(t.getDefiningOp<linalg::LinalgOp>()))) {
@@ -704,8 +713,24 @@ LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
       if (llvm::any_of(dims, isGroup))
         return offAxes("read with merged dims");
       SmallVector<int64_t> want = layout(n);
+      // An input read without some of the recipe's size-1 dims (a batch of
+      // 1 collapsed away for a batch matmul) that it holds itself: its
+      // size-1 positions carry them.
+      if (n.op == RecipeOp::Input && dims.size() < want.size())
+        if (std::optional<SmallVector<int64_t>> full =
+                withUnitDimsOf(t.getType(), dims, want))
+          dims = std::move(*full);
+      bool computed = n.op != RecipeOp::Input &&
+                      n.op != RecipeOp::RotateHalf && !isScalarKind(n.op);
+      // A computed value may hold the recipe's size-1 dims elsewhere, or
+      // not at all (a batch of 1 collapsed away for a batch matmul).
+      SmallVector<int64_t> have = withoutUnitDims(dims),
+                           wantNonUnit = withoutUnitDims(want);
       if (!std::is_permutation(dims.begin(), dims.end(), want.begin(),
-                               want.end()))
+                               want.end()) &&
+          (!computed ||
+           !std::is_permutation(have.begin(), have.end(),
+                                wantNonUnit.begin(), wantNonUnit.end())))
         return offAxes(dims.size() == want.size()
                            ? "read on other axes"
                            : ("read on " + Twine(dims.size()) +
@@ -714,8 +739,7 @@ LogicalResult Matcher::matchRead(Want w, Value t, SmallVector<int64_t> dims) {
                                  .str());
       // A value computed in another layout (an NHWC convolution transposed
       // back to NCHW): the op computing it says on which loops.
-      if (n.op != RecipeOp::Input && n.op != RecipeOp::RotateHalf &&
-          !isScalarKind(n.op)) {
+      if (computed) {
         llvm::append_range(st.ops, moves);
         return matchTensor(w, t, dims);
       }

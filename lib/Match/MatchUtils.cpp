@@ -301,6 +301,18 @@ bool isDataMovement(linalg::LinalgOp op) {
          yield.getOperand(0) == body->getArgument(0);
 }
 
+bool isPermutationCopy(linalg::LinalgOp op) {
+  if (!isDataMovement(op) || op->getNumResults() != 1)
+    return false;
+  auto src = dyn_cast<RankedTensorType>(inputOperand(op, 0)->get().getType());
+  auto dst = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  return src && dst && src.hasStaticShape() && dst.hasStaticShape() &&
+         src.getNumElements() == dst.getNumElements() &&
+         op.getMatchingIndexingMap(inputOperand(op, 0))
+             .isProjectedPermutation(/*allowZeroInResults=*/true) &&
+         op.getIndexingMapMatchingResult(op->getResult(0)).isPermutation();
+}
+
 bool isUnitDimMove(linalg::LinalgOp op) {
   if (!isDataMovement(op) || op->getNumResults() != 1)
     return false;

@@ -191,6 +191,44 @@ private:
   bool sameDims(ArrayRef<int64_t> a, ArrayRef<int64_t> b) const {
     return a == b || withoutUnitDims(flatten(a)) == withoutUnitDims(flatten(b));
   }
+  /// The dims of a value of `type` read on `dims`, which leave out some of
+  /// `want`'s size-1 dims, with those put on the value's size-1 positions
+  /// (which of them goes where does not matter: they hold one element);
+  /// nullopt unless the value has `want`'s rank and the dims it is read on
+  /// fit its sizes.
+  std::optional<SmallVector<int64_t>>
+  withUnitDimsOf(Type type, ArrayRef<int64_t> dims,
+                 ArrayRef<int64_t> want) const {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || tensor.getRank() != static_cast<int64_t>(want.size()))
+      return std::nullopt;
+    auto isUnit = [&](int64_t d) {
+      return d >= 0 && d < static_cast<int64_t>(unitDim.size()) && unitDim[d];
+    };
+    SmallVector<int64_t> nonUnit, unit;
+    for (int64_t d : dims)
+      (isUnit(d) ? unit : nonUnit).push_back(d);
+    for (int64_t d : want) {
+      if (llvm::is_contained(dims, d))
+        continue;
+      if (!isUnit(d))
+        return std::nullopt;
+      unit.push_back(d);
+    }
+    SmallVector<int64_t> full;
+    unsigned u = 0, v = 0;
+    for (int64_t size : tensor.getShape()) {
+      if (size == 1 && u < unit.size())
+        full.push_back(unit[u++]);
+      else if (v < nonUnit.size())
+        full.push_back(nonUnit[v++]);
+      else
+        return std::nullopt;
+    }
+    if (u != unit.size() || v != nonUnit.size())
+      return std::nullopt;
+    return full;
+  }
   SmallVector<int64_t> layout(const RecipeNode &n) const {
     SmallVector<int64_t> dims;
     for (RecipeAxis a : n.axes)
@@ -486,6 +524,9 @@ bool isDataMovement(linalg::LinalgOp op);
 /// as it reads, its other dims in the same order (StableHLO's transposes of
 /// a [1, 4, 16, 1] row statistic into [1, 1, 4, 16]), a reshape in effect.
 bool isUnitDimMove(linalg::LinalgOp op);
+/// Whether `op` only permutes its one input (a transpose, maybe moving
+/// size-1 dims): a data movement of as many elements as it reads.
+bool isPermutationCopy(linalg::LinalgOp op);
 /// If `op` multiplies its one tensor input by a constant (or divides it by
 /// one), elementwise: that factor.
 std::optional<double> scaleFactorOf(linalg::LinalgOp op);

@@ -53,11 +53,9 @@ def per_file(by_model):
 # StableHLO lowering and IREE's input conversion. Not found yet, pinned so a
 # change shows: Flax's layer norm and jax.nn.standardize (their variance is
 # mean(x^2) - mean(x)^2, which rounds otherwise than the op's definition),
-# jax.nn.dot_product_attention as flash_attn where causal, and through
-# IREE's route as exported (its [B, T, N, H] layout goes through size-1
-# group dims and batch matmuls of the flattened heads; its softmax is found,
-# read through reshapes by way of a flat vector and copies that only move
-# size-1 dims), the einsum
+# jax.nn.dot_product_attention as flash_attn where causal (its mask hides
+# scores with -0.7 * FLT_MAX: fused under value-changing, test_jax_causal_attention;
+# its softmax is found), the einsum
 # attention through torch-mlir's route (its softmax is), and optax's
 # cross-entropy (found under value-changing: test_value_changing_forms).
 JAX_FOUND = {
@@ -65,13 +63,13 @@ JAX_FOUND = {
     "linear": {"fused_linear": 1},
     "rmsnorm": {"rms_norm_last_dim": 1},
     "softmax": {"softmax_last_dim": 1},
-    "sdpa": {"softmax_last_dim": 1},
+    "sdpa": {"flash_attn": 1},
     "sdpa_causal": {"softmax_last_dim": 1},
 }
 JAX_FOUND_BY_ROUTE = {
     "jax_iree": {**JAX_FOUND, "einsum_attention": {"flash_attn": 1}, "rope": {"rope": 1}},
     "jax_stablehlo": {**JAX_FOUND, "einsum_attention": {"softmax_last_dim": 1},
-                      "rope": {"rope": 1}, "sdpa": {"flash_attn": 1}},
+                      "rope": {"rope": 1}},
 }
 JAX_FILES = {f"{route}/{model}.{suffix}": counts
              for route, suffix in (("jax_iree", "iree-input.mlir"),
@@ -88,7 +86,7 @@ ONNX_FILES = {f"{route}/softmax_cross_entropy_{kind}.{suffix}": {"fused_softmax_
 EXPECTED = {**per_file(BY_MODEL), **JAX_FILES, **ONNX_FILES}
 EXPECTED_AFTER_ELEMENTWISE_FUSION = {
     **per_file(BY_MODEL_AFTER_ELEMENTWISE_FUSION), **ONNX_FILES,
-    **JAX_FILES, "jax_iree/sdpa.iree-input.mlir": {"flash_attn": 1}}
+    **JAX_FILES}
 
 
 def run_opt(fuel_opt, text, *flags):
@@ -196,19 +194,20 @@ def test_value_changing_forms(fuel_opt, path, flags, expected, variant):
 
 # jax.nn.dot_product_attention's causal mask hides scores with -0.7 *
 # FLT_MAX, not -inf: flash_attn under value-changing (torch-mlir's route
-# inlines jnp.tril and jnp.where first; IREE's after elementwise fusion, as
-# the non-causal one); without it, its softmax, and the report names the
-# option.
+# inlines jnp.tril and jnp.where first); without it, its softmax, and the
+# report names the option.
 CAUSAL_SDPA = [("jax_stablehlo/sdpa_causal.stablehlo2linalg.mlir", ["--inline"]),
                ("jax_stablehlo/sdpa_causal.stablehlo2linalg.mlir",
                 ["--inline", "--linalg-fuse-elementwise-ops"]),
+               ("jax_iree/sdpa_causal.iree-input.mlir", []),
                ("jax_iree/sdpa_causal.iree-input.mlir", ["--linalg-fuse-elementwise-ops"])]
 
 
 @pytest.mark.parametrize("path,flags", CAUSAL_SDPA,
                          ids=[f"{p} {' '.join(f)}" for p, f in CAUSAL_SDPA])
 def test_jax_causal_attention(fuel_opt, path, flags):
-    prepared = run_opt(fuel_opt, (CORPUS / path).read_text(), *flags)
+    original = (CORPUS / path).read_text()
+    prepared = run_opt(fuel_opt, original, *flags) if flags else original
     p = subprocess.run([fuel_opt, "--fuel-fuse=report=near-misses"], input=prepared,
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
@@ -400,6 +399,7 @@ def test_same_result_with_and_without_threads(fuel_opt):
         assert p.returncode == 0, p.stderr
         runs.append((p.stdout, p.stderr))
     assert runs[0] == runs[1]
-    assert count_fused(runs[0][0]) == {"softmax_last_dim": 6, "rms_norm_last_dim": 3,
+    assert count_fused(runs[0][0]) == {"softmax_last_dim": 3, "flash_attn": 3,
+                                       "rms_norm_last_dim": 3,
                                        "fused_linear": 3}
     assert runs[0][1].count("near miss: layer_norm_last_dim") == 3
