@@ -562,9 +562,7 @@ LogicalResult Matcher::matchCausalMask(Want w, Operation *op,
       Value sv = sFirst ? sel.getTrueValue() : sel.getFalseValue();
       FloatAttr other = constantValue(
           sFirst ? sel.getFalseValue() : sel.getTrueValue(), &body);
-      bool finiteHidden = recipe.finiteMaskValue && other &&
-                          other.getValueAsDouble() <= -1e30;
-      if (!isNegInfOrLowest(other) && !finiteHidden)
+      if (!isNegInfOrLowest(other))
         continue;
       std::optional<Cond> c = evalCond(sel.getCondition(), body, 0);
       if (!c || c->always)

@@ -488,7 +488,8 @@ bool closeTo(double value, double expected, double tolerance) {
 
 bool isNegInfOrLowest(FloatAttr c) {
   return c && c.getValue().isNegative() &&
-         (c.getValue().isInfinity() || c.getValue().isLargest());
+         (c.getValue().isInfinity() || c.getValue().isLargest() ||
+          c.getValueAsDouble() <= -1e30);
 }
 
 

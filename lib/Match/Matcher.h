@@ -549,6 +549,10 @@ double toleranceOf(Type type);
 /// The shortest decimal that rounds to the constant in its type.
 double shortestDecimal(FloatAttr attr);
 bool closeTo(double value, double expected, double tolerance);
+/// Whether `c` is a value a mask hides scores with: -inf, or a negative
+/// value so large that exp of it less any score a row sees is 0 (the type's
+/// lowest, or at most -1e30: JAX's -0.7 * FLT_MAX). On finite scores such a
+/// mask computes what -inf does.
 bool isNegInfOrLowest(FloatAttr c);
 
 } // namespace mlir::fuel::match

@@ -100,11 +100,6 @@ ArrayRef<ValueChangingForm> mlir::fuel::getValueChangingForms() {
        "the loss as logsumexp(x) - x[t], no target ignored (optax's "
        "softmax_cross_entropy_with_integer_labels)",
        recipes::softmaxCrossEntropyLogSumExp},
-      {"flash_attn",
-       "the causal mask's hidden scores set to a large finite negative "
-       "value instead of -inf (jax.nn.dot_product_attention's -0.7 * "
-       "FLT_MAX)",
-       recipes::flashAttnFiniteMask},
   };
   return forms;
 }

@@ -13,7 +13,6 @@ namespace mlir::fuel::recipes {
 void layerNormLastDimOneSweep(RecipeBuilder &r);
 void layerNormLastDimOneSweepClamped(RecipeBuilder &r);
 void softmaxCrossEntropyLogSumExp(RecipeBuilder &r);
-void flashAttnFiniteMask(RecipeBuilder &r);
 } // namespace mlir::fuel::recipes
 
 #endif // FUEL_LIB_RECIPES_RECIPEDECLS_H

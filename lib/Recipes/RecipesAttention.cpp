@@ -40,14 +40,3 @@ void recipes::flashAttn(RecipeBuilder &r) {
   RecipeValue p = r.div(e, sum);
   r.output(r.contract(p, vv, sk));
 }
-
-/// Causal attention whose mask hides scores with a large finite negative
-/// value (jax.nn.dot_product_attention's -0.7 * FLT_MAX) instead of -inf:
-/// the op's own mask where a row's visible scores are above that value by
-/// more than exp's range, which every row of finite scores is.
-void recipes::flashAttnFiniteMask(RecipeBuilder &r) {
-  if (!r.intParam("causal"))
-    r.unsupported("a finite mask value only for a causal mask");
-  r.finiteMaskValue();
-  flashAttn(r);
-}

@@ -53,9 +53,9 @@ def per_file(by_model):
 # StableHLO lowering and IREE's input conversion. Not found yet, pinned so a
 # change shows: Flax's layer norm and jax.nn.standardize (their variance is
 # mean(x^2) - mean(x)^2, which rounds otherwise than the op's definition),
-# jax.nn.dot_product_attention as flash_attn where causal (its mask hides
-# scores with -0.7 * FLT_MAX: fused under value-changing, test_jax_causal_attention;
-# its softmax is found), the einsum
+# jax.nn.dot_product_attention as flash_attn where causal through torch-mlir's
+# route (jnp.tril and jnp.where stay private functions: found after --inline,
+# test_jax_causal_attention; its softmax is found), the einsum
 # attention through torch-mlir's route (its softmax is), and optax's
 # cross-entropy (found under value-changing: test_value_changing_forms).
 JAX_FOUND = {
@@ -67,7 +67,8 @@ JAX_FOUND = {
     "sdpa_causal": {"softmax_last_dim": 1},
 }
 JAX_FOUND_BY_ROUTE = {
-    "jax_iree": {**JAX_FOUND, "einsum_attention": {"flash_attn": 1}, "rope": {"rope": 1}},
+    "jax_iree": {**JAX_FOUND, "einsum_attention": {"flash_attn": 1}, "rope": {"rope": 1},
+                 "sdpa_causal": {"flash_attn": 1}},
     "jax_stablehlo": {**JAX_FOUND, "einsum_attention": {"softmax_last_dim": 1},
                       "rope": {"rope": 1}},
 }
@@ -193,9 +194,10 @@ def test_value_changing_forms(fuel_opt, path, flags, expected, variant):
 
 
 # jax.nn.dot_product_attention's causal mask hides scores with -0.7 *
-# FLT_MAX, not -inf: flash_attn under value-changing (torch-mlir's route
-# inlines jnp.tril and jnp.where first); without it, its softmax, and the
-# report names the option.
+# FLT_MAX, not -inf: on finite scores that computes what -inf does, and the
+# attention is flash_attn (torch-mlir's route after --inline). A mask value
+# of -1e20 is no such mask (exp of it less a score of -1e20 is not 0): only
+# the softmax is fused.
 CAUSAL_SDPA = [("jax_stablehlo/sdpa_causal.stablehlo2linalg.mlir", ["--inline"]),
                ("jax_stablehlo/sdpa_causal.stablehlo2linalg.mlir",
                 ["--inline", "--linalg-fuse-elementwise-ops"]),
@@ -208,16 +210,23 @@ CAUSAL_SDPA = [("jax_stablehlo/sdpa_causal.stablehlo2linalg.mlir", ["--inline"])
 def test_jax_causal_attention(fuel_opt, path, flags):
     original = (CORPUS / path).read_text()
     prepared = run_opt(fuel_opt, original, *flags) if flags else original
-    p = subprocess.run([fuel_opt, "--fuel-fuse=report=near-misses"], input=prepared,
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    assert "flash_attn" not in count_fused(p.stdout)
-    assert ("near miss: flash_attn: computes it with the causal mask's hidden scores set to "
-            "a large finite negative value") in p.stderr
-    fused = run_opt(fuel_opt, prepared, "--fuel-fuse=value-changing")
+    fused = run_opt(fuel_opt, prepared, "--fuel-fuse")
     assert count_fused(fused) == {"flash_attn": 1}
     assert "causal = true" in fused
     check_same_numerics(prepared, fused)
+
+
+def test_jax_causal_attention_small_mask_value(fuel_opt):
+    original = (CORPUS / "jax_iree/sdpa_causal.iree-input.mlir").read_text()
+    assert original.count("-2.38197633E+38") == 1
+    changed = original.replace("-2.38197633E+38", "-1.000000e+20")
+    p = subprocess.run([fuel_opt, "--fuel-fuse=report=near-misses"], input=changed,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert count_fused(p.stdout) == {"softmax_last_dim": 1}
+    # (The non-causal variant gets as far, and is the one reported: it
+    # expected the scores scaled where the mask selects.)
+    assert "near miss: flash_attn: expected mul, found arith.select" in p.stderr, p.stderr
 
 
 def test_value_changing_form_rounds_otherwise(fuel_opt):

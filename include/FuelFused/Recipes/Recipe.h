@@ -147,10 +147,6 @@ struct Recipe {
   /// A row max that is not finite may be replaced by 0 before it is used
   /// (JAX's logsumexp): equal on rows of finite values.
   bool finiteMaxGuard = false;
-  /// A causal mask may hide scores with a large finite negative value
-  /// (at most -1e30: JAX's -0.7 * FLT_MAX) instead of -inf: equal where each
-  /// row sees a score larger than that value by more than exp's range.
-  bool finiteMaskValue = false;
   /// Set when the recipe does not cover the op's params or operands (the
   /// op then decomposes by hand).
   std::string unsupported;
@@ -218,7 +214,6 @@ public:
   void zeroMaskedRows() { recipe.zeroMaskedRows = true; }
   void noIgnoredTargets() { recipe.noIgnoredTargets = true; }
   void finiteMaxGuard() { recipe.finiteMaxGuard = true; }
-  void finiteMaskValue() { recipe.finiteMaskValue = true; }
 
   RecipeValue neg(RecipeValue x) { return unary(RecipeOp::Neg, x); }
   RecipeValue exp(RecipeValue x) { return unary(RecipeOp::Exp, x); }

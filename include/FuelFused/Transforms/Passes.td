@@ -91,9 +91,7 @@ def FuelFuse : Pass<"fuel-fuse"> {
     `value-changing` also fuses forms equal to an op's formula in exact
     arithmetic that round otherwise (a layer norm whose variance is
     mean(x^2) - mean(x)^2, as Flax and jax.nn.standardize compute it;
-    optax's integer-label cross-entropy as logsumexp(x) - x[t]; a causal
-    mask that hides scores with -0.7 * FLT_MAX, as JAX's
-    dot_product_attention does, instead of -inf): the
+    optax's integer-label cross-entropy as logsumexp(x) - x[t]): the
     fused op computes its own definition, so results change. Without it,
     the near-miss report names the option where such a form matched.
 

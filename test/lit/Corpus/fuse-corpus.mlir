@@ -23,8 +23,8 @@
 // CHECK-NEXT: jax_iree/rope.iree-input.mlir elementwise-fused: rope=1
 // CHECK-NEXT: jax_iree/sdpa.iree-input.mlir as-exported: flash_attn=1
 // CHECK-NEXT: jax_iree/sdpa.iree-input.mlir elementwise-fused: flash_attn=1
-// CHECK-NEXT: jax_iree/sdpa_causal.iree-input.mlir as-exported: softmax_last_dim=1
-// CHECK-NEXT: jax_iree/sdpa_causal.iree-input.mlir elementwise-fused: softmax_last_dim=1
+// CHECK-NEXT: jax_iree/sdpa_causal.iree-input.mlir as-exported: flash_attn=1
+// CHECK-NEXT: jax_iree/sdpa_causal.iree-input.mlir elementwise-fused: flash_attn=1
 // CHECK-NEXT: jax_iree/softmax.iree-input.mlir as-exported: softmax_last_dim=1
 // CHECK-NEXT: jax_iree/softmax.iree-input.mlir elementwise-fused: softmax_last_dim=1
 // CHECK-NEXT: jax_iree/standardize.iree-input.mlir as-exported: none
