@@ -445,9 +445,11 @@ static FailureOr<RecipeMatch> matchAt(const FusedOpInfo &info, Value root,
       matchRecipeFn(info, lookupRecipe(info), variants, root, inBody,
                     bodyLoops, options.explain, best, bestWhy);
   // The forms that round otherwise than the op's definition: fused when
-  // asked, named in the report when not.
+  // asked, named in the report when not (neither asked nor reported, they
+  // cannot change the outcome and are not tried).
   for (const ValueChangingForm &form : getValueChangingForms()) {
-    if (succeeded(result) || form.op != info.name)
+    if (succeeded(result) || form.op != info.name ||
+        (!options.valueChanging && !options.explain))
       continue;
     unsigned formBest = 0;
     std::string formWhy;
