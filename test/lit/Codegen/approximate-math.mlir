@@ -20,3 +20,23 @@ func.func @math(%v: vector<16xf32>, %s: f32, %d: vector<16xf64>)
 }
 
 // WIDTH: fuel-codegen-cpu: vector-width must be at least 1, got 0
+
+// exp: one fma rounds x * log2(e) and builds 2^k's exponent field, two
+// reduce the argument, seven evaluate the polynomial; 2^k from the bits.
+// CHECK-LABEL: func.func @exp
+// CHECK:         arith.cmpf ogt
+// CHECK:         arith.select
+// CHECK:         math.fma
+// CHECK:         arith.cmpf olt
+// CHECK:         arith.select
+// CHECK:         arith.subf
+// CHECK-COUNT-9: math.fma
+// CHECK:         arith.bitcast %{{.*}} : vector<4x8xf32> to vector<4x8xi32>
+// CHECK:         arith.shli
+// CHECK:         arith.bitcast %{{.*}} : vector<4x8xi32> to vector<4x8xf32>
+// CHECK:         arith.mulf
+// CHECK-NOT:     math.exp
+func.func @exp(%v: vector<4x8xf32>) -> vector<4x8xf32> {
+  %0 = math.exp %v : vector<4x8xf32>
+  return %0 : vector<4x8xf32>
+}
