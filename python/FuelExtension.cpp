@@ -10,6 +10,9 @@
 #include "mlir-c/IR.h"
 #include "mlir/Bindings/Python/Nanobind.h"
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <string>
 #include <vector>
@@ -21,9 +24,31 @@ static void appendMessage(MlirStringRef msg, void *user) {
   static_cast<std::string *>(user)->append(msg.data, msg.length);
 }
 
+/// The host's vector registers, as the CPU schedules size their register
+/// tiles: (how many, bits each). What the JIT compiles for (the host CPU
+/// and its features) decides: x86 with AVX-512 has 32 of 512 bits, with
+/// AVX 16 of 256, else 16 of 128; AArch64 32 of 128.
+static std::pair<int, int> hostVectorRegisters() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  llvm::Triple host(llvm::sys::getProcessTriple());
+  if (host.isAArch64())
+    return {32, 128};
+  if (host.isX86()) {
+    if (features.lookup("avx512f"))
+      return {32, 512};
+    if (features.lookup("avx"))
+      return {16, 256};
+  }
+  return {16, 128};
+}
+
 NB_MODULE(_site_initialize_0, m) {
   m.doc() = "fuel-mlir: dialect registration and the runtime registry";
   fuelRegisterPasses();
+
+  m.def("host_vector_registers", &hostVectorRegisters,
+        "The host CPU's vector registers the JIT compiles for: (count, "
+        "bits each).");
 
   m.def(
       "register_dialects",

@@ -28,7 +28,9 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
 using namespace mlir::fuel;
@@ -37,11 +39,32 @@ namespace {
 /// The register tile: `m` rows by `n` columns of the output, `k` steps of
 /// the reduction per iteration (8 x 32 f32 accumulators are 16 AVX-512
 /// registers).
-constexpr int64_t kRegM = 8, kRegN = 32, kRegK = 16;
+constexpr int64_t kRegM = 4, kRegN = 16, kRegK = 16;
 /// The cache tile of the output, at most (one scf.forall iteration).
-constexpr int64_t kTileM = 64, kTileN = 256;
+constexpr int64_t kTileN = 256;
 /// The block of the reduction a cache tile runs over between register tiles.
 constexpr int64_t kTileK = 256;
+/// The fewest rows (M and the dims before it) for which the right operand
+/// is packed (packRightOperand).
+constexpr int64_t kPackRows = 32;
+/// The register tile: `m` rows by `n` columns of the output, accumulated in
+/// half the target's vector registers: `n` is two registers wide, `m` a
+/// power of two up to 8 (AVX-512's 32 registers of 16 f32 lanes: 8 x 32;
+/// AVX2's 16 of 8: 4 x 16, where 8 x 32 spilled two accumulators in three
+/// and ran at 32 GFLOP/s against 4 x 16's 85).
+/// With it, the rows of the cache tile of the output, at most: 64 for
+/// 8-row register tiles; 128 for fewer rows (4 x 16 on AVX2 measured 15%
+/// faster on 1024^3 with 128 than with 64: the right operand's block is
+/// packed per cache tile, and its copy then serves twice the rows).
+struct RegisterTile {
+  int64_t m, n, cacheM;
+};
+RegisterTile registerTile(const ScheduleOptions &options) {
+  int64_t lanes = std::max<int64_t>(options.vectorRegisterBits / 32, 1);
+  int64_t rows = std::clamp<int64_t>(options.vectorRegisters / 4, 1, 8);
+  int64_t m = static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(rows)));
+  return {m, 2 * lanes, m >= 8 ? 64 : 128};
+}
 } // namespace
 
 LogicalResult mlir::fuel::canScheduleContraction(
@@ -101,7 +124,7 @@ static int64_t paddedSize(int64_t size, int64_t unit, int64_t most,
 /// dynamic dim with a static one: upstream's memref lowering takes no
 /// more.)
 static FusedOp padDynamicRows(RewriterBase &rewriter, FusedOp op, int64_t pk,
-                              int64_t pn) {
+                              int64_t pn, int64_t kRegM) {
   FusedLinearView linear(op);
   Value a = linear.getA();
   auto aType = cast<RankedTensorType>(a.getType());
@@ -162,7 +185,9 @@ static FusedOp padDynamicRows(RewriterBase &rewriter, FusedOp op, int64_t pk,
   return tiled;
 }
 
-FusedOp mlir::fuel::padContraction(RewriterBase &rewriter, FusedOp op) {
+FusedOp mlir::fuel::padContraction(RewriterBase &rewriter, FusedOp op,
+                                   const ScheduleOptions &options) {
+  auto [kRegM, kRegN, kTileM] = registerTile(options);
   FusedLinearView linear(op);
   auto a = cast<RankedTensorType>(linear.getA().getType());
   auto b = cast<RankedTensorType>(linear.getB().getType());
@@ -174,7 +199,8 @@ FusedOp mlir::fuel::padContraction(RewriterBase &rewriter, FusedOp op) {
         paddedSize(a.getShape().back(), kRegK, kTileK, kTileK / 4,
                    kTileK / 2),
         paddedSize(b.getShape().back(), kRegN, kTileN, kTileN / 2,
-                   kTileN / 2));
+                   kTileN / 2),
+        kRegM);
   int64_t m = a.getShape()[rank - 2], k = a.getShape().back(),
           n = b.getShape().back();
   int64_t pm = paddedSize(m, kRegM, kTileM, kTileM, kTileM / 2);
@@ -320,10 +346,136 @@ static LogicalResult blockReduction(RewriterBase &rewriter, Operation *loop,
   return success();
 }
 
+/// The right operand's reads in the cache tile `loop` (the register tiles'
+/// [regK, regN] blocks of b[K, N], found as the vector.contract right
+/// operands, read directly or widened) are made from a copy of the tile's
+/// block of b packed as [tileN / regN, K', regN], so that each register
+/// column's panel is contiguous; K' is the reduction block when `blocked`
+/// (the copy is made per block, at the start of the block loop, while the
+/// block is in cache) and all of K otherwise. Read in place, consecutive
+/// steps of the reduction are N elements apart: with N = 1024 every row of
+/// a block is a new 4 KiB page and the same L1 set, and a 1024^3 GEMM ran
+/// at a quarter of the speed of N = 16's. (A copy of the whole of b before
+/// the loop was as fast for 1024^3, but a b of 64 MiB is a fresh mapping
+/// on every call, whose page faults cost more than the GEMM.) Returns
+/// whether it packed.
+static bool packRightOperand(RewriterBase &rewriter, scf::ForallOp loop,
+                             int64_t regN, bool blocked) {
+  llvm::MapVector<Value, SmallVector<vector::TransferReadOp>> reads;
+  loop->walk([&](vector::ContractionOp contract) {
+    Value rhs = contract.getRhs();
+    if (auto ext = rhs.getDefiningOp<arith::ExtFOp>())
+      rhs = ext.getIn();
+    auto read = rhs.getDefiningOp<vector::TransferReadOp>();
+    if (!read || read.getMask() || !read.getPermutationMap().isIdentity() ||
+        read.getVectorType().getRank() != 2 ||
+        read.getVectorType().getShape()[1] != regN ||
+        llvm::any_of(read.getInBoundsValues(), [](bool b) { return !b; }))
+      return;
+    Value base = read.getBase();
+    auto type = dyn_cast<RankedTensorType>(base.getType());
+    if (!type || type.getRank() != 2 || !type.hasStaticShape() ||
+        type.getShape()[1] % regN != 0 || type.getShape()[1] == regN ||
+        loop->isAncestor(base.getParentBlock()->getParentOp()))
+      return;
+    reads[base].push_back(read);
+  });
+  std::optional<SmallVector<OpFoldResult>> steps = loop.getLoopSteps();
+  if (reads.empty() || !steps)
+    return false;
+  std::optional<int64_t> tileN = getConstantIntValue(steps->back());
+  if (!tileN || *tileN % regN != 0)
+    return false;
+  Value n0 = loop.getInductionVars().back();
+  Location loc = loop.getLoc();
+  auto index = [&](OpBuilder &b, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  for (auto &[b, uses] : reads) {
+    // Where the copy goes: the start of the reduction block's loop (the
+    // op of the tile's body that holds the reads), or of the tile.
+    Operation *top = uses.front();
+    while (top->getParentOp() != loop.getOperation())
+      top = top->getParentOp();
+    auto blockLoop = dyn_cast<scf::ForOp>(top);
+    if (llvm::any_of(uses, [&](Operation *read) {
+          return !top->isAncestor(read);
+        }))
+      continue;
+    auto type = cast<RankedTensorType>(b.getType());
+    int64_t kExtent = type.getShape()[0];
+    Value k0;
+    if (blocked) {
+      std::optional<int64_t> block =
+          blockLoop ? getConstantIntValue(blockLoop.getStep()) : std::nullopt;
+      if (!block)
+        continue;
+      kExtent = *block;
+      rewriter.setInsertionPointToStart(blockLoop.getBody());
+      k0 = blockLoop.getInductionVar();
+    } else {
+      rewriter.setInsertionPointToStart(loop.getBody());
+      k0 = index(rewriter, 0);
+    }
+    int64_t panels = *tileN / regN;
+    int64_t step = kExtent % regN == 0 ? regN : 1;
+    Type elt = type.getElementType();
+    Value packed = tensor::EmptyOp::create(
+        rewriter, loc, ArrayRef<int64_t>{panels, kExtent, regN}, elt);
+    Value zero = arith::ConstantOp::create(rewriter, loc,
+                                           rewriter.getZeroAttr(elt));
+    auto vectorType = VectorType::get({step, regN}, elt);
+    AffineMap rows = AffineMap::getMinorIdentityMap(3, 2,
+                                                    rewriter.getContext());
+    // `step` rows of the block at a time, across all its panels: b's rows
+    // are read in order.
+    auto copy = scf::ForOp::create(
+        rewriter, loc, index(rewriter, 0), index(rewriter, kExtent),
+        index(rewriter, step), ValueRange{packed},
+        [&](OpBuilder &ob, Location loc, Value kk, ValueRange outer) {
+          Value row = arith::AddIOp::create(ob, loc, k0, kk);
+          auto across = scf::ForOp::create(
+              ob, loc, index(ob, 0), index(ob, panels), index(ob, 1), outer,
+              [&](OpBuilder &ib, Location loc, Value p, ValueRange inner) {
+                Value column = arith::AddIOp::create(
+                    ib, loc, n0,
+                    arith::MulIOp::create(ib, loc, p, index(ib, regN)));
+                Value v = vector::TransferReadOp::create(
+                    ib, loc, vectorType, b, ValueRange{row, column}, zero,
+                    ArrayRef<bool>{true, true});
+                Value w = vector::TransferWriteOp::create(
+                              ib, loc, v, inner[0],
+                              ValueRange{p, kk, index(ib, 0)}, rows,
+                              ArrayRef<bool>{true, true})
+                              .getResult();
+                scf::YieldOp::create(ib, loc, w);
+              });
+          scf::YieldOp::create(ob, loc, across.getResult(0));
+        });
+    // Each read of b[k, n : n + regN] reads panel (n - n0) / regN, from
+    // row k - k0.
+    for (vector::TransferReadOp read : uses) {
+      rewriter.setInsertionPoint(read);
+      ValueRange at = read.getIndices();
+      Location rloc = read.getLoc();
+      Value panel = arith::DivUIOp::create(
+          rewriter, rloc, arith::SubIOp::create(rewriter, rloc, at[1], n0),
+          index(rewriter, regN));
+      Value row = arith::SubIOp::create(rewriter, rloc, at[0], k0);
+      rewriter.replaceOpWithNewOp<vector::TransferReadOp>(
+          read, read.getVectorType(), copy.getResult(0),
+          ValueRange{panel, row, index(rewriter, 0)}, rows, read.getPadding(),
+          /*mask=*/Value(), rewriter.getBoolArrayAttr({true, true}));
+    }
+  }
+  return true;
+}
+
 LogicalResult mlir::fuel::scheduleContraction(
     RewriterBase &rewriter, linalg::LinalgOp root,
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
     const ScheduleOptions &options) {
+  auto [kRegM, kRegN, kTileM] = registerTile(options);
   unsigned rank = root.getNumLoops();
   if (root.getNumReductionLoops() != 0 || rank < 2 ||
       root->getNumResults() != 1)
@@ -334,6 +486,14 @@ LogicalResult mlir::fuel::scheduleContraction(
           tileN = dividingTile(n, kTileN, kRegN);
   if (!tileM || !tileN)
     return failure();
+  // Packing b is one more pass over it; it pays when every panel is read
+  // by several register tiles of rows (dynamic rows: batches of tokens).
+  int64_t rows = 1;
+  for (int64_t r : ArrayRef<int64_t>(ranges).drop_back())
+    rows = ShapedType::isDynamic(r) || ShapedType::isDynamic(rows)
+               ? ShapedType::kDynamic
+               : rows * r;
+  bool pack = ShapedType::isDynamic(rows) || rows >= kPackRows;
 
   // 1. Cache tiles of the output in an scf.forall, the decomposition fused.
   auto sizes = [&](int64_t lead, int64_t tm, int64_t tn) {
@@ -360,6 +520,9 @@ LogicalResult mlir::fuel::scheduleContraction(
                                sizes(1, kRegM, kRegN)))) {
     tileContractionReductions(rewriter, loop, kRegK);
     vectorizeInside(rewriter, loop, /*contractions=*/true);
+    if (pack)
+      packRightOperand(rewriter, cast<scf::ForallOp>(loop), kRegN,
+                       /*blocked=*/true);
     return success();
   }
 
@@ -375,5 +538,10 @@ LogicalResult mlir::fuel::scheduleContraction(
 
   // 4. Vectorize what has static shapes now.
   vectorizeInside(rewriter, loop, /*contractions=*/true);
+
+  // 5. The right operand's register panels contiguous.
+  if (pack)
+    packRightOperand(rewriter, cast<scf::ForallOp>(loop), kRegN,
+                     /*blocked=*/false);
   return success();
 }

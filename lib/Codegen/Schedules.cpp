@@ -158,7 +158,7 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
   if (*kind == ScheduleKind::Scan)
     return buildScan(rewriter, op, options);
   if (*kind == ScheduleKind::Contraction)
-    op = padContraction(rewriter, op);
+    op = padContraction(rewriter, op, options);
   Block *block = op->getBlock();
   Operation *before = op->getPrevNode(), *after = op->getNextNode();
   FailureOr<Decomposition> decomposed = decomposeInPlace(rewriter, op, why);

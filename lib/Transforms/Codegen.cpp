@@ -34,12 +34,23 @@ struct FuelCodegenCPUPass
       return emitError(UnknownLoc::get(context))
              << "fuel-codegen-cpu: vector-width must be at least 1, got "
              << static_cast<int64_t>(vectorWidth);
+    if (vectorRegisters < 4)
+      return emitError(UnknownLoc::get(context))
+             << "fuel-codegen-cpu: vector-registers must be at least 4, got "
+             << static_cast<int64_t>(vectorRegisters);
+    if (vectorRegisterBits < 64 || vectorRegisterBits % 32 != 0)
+      return emitError(UnknownLoc::get(context))
+             << "fuel-codegen-cpu: vector-register-bits must be a multiple "
+                "of 32 of at least 64, got "
+             << static_cast<int64_t>(vectorRegisterBits);
     return success();
   }
 
   void runOnOperation() override {
     ScheduleOptions options;
     options.vectorWidth = vectorWidth;
+    options.vectorRegisters = vectorRegisters;
+    options.vectorRegisterBits = vectorRegisterBits;
     options.reciprocal = reciprocal;
     SmallVector<FusedOp> candidates;
     getOperation()->walk([&](FusedOp op) {

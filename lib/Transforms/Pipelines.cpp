@@ -22,8 +22,11 @@ using namespace mlir;
 static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
   std::string codegen =
       o.codegen ? llvm::formatv("fuel-codegen-cpu{{vector-width={0} "
-                                "reciprocal={1}},",
+                                "vector-registers={1} "
+                                "vector-register-bits={2} reciprocal={3}},",
                                 o.vectorWidth.getValue(),
+                                o.vectorRegisters.getValue(),
+                                o.vectorRegisterBits.getValue(),
                                 o.approximateMath ? "true" : "false")
                       .str()
                 : std::string();

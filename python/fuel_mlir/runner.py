@@ -204,9 +204,18 @@ class CompiledFunction:
 
     def __init__(self, module, function: str, *, opt_level: int = 2,
                  codegen: bool = True, approximate_math: bool = True,
-                 threads: int = 1, target: str = "cpu"):
+                 threads: int = 1, target: str = "cpu", vector_registers=None):
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise RunnerError(f"threads must be a positive int, got {threads!r}")
+        if vector_registers is None:
+            vector_registers = host_vector_registers()
+        if (not isinstance(vector_registers, (tuple, list)) or len(vector_registers) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool)
+                           for v in vector_registers)
+                or vector_registers[0] < 4 or vector_registers[1] < 64
+                or vector_registers[1] % 32):
+            raise RunnerError("vector_registers must be (count >= 4, bits: a multiple "
+                              f"of 32 >= 64), got {vector_registers!r}")
         if target not in ("cpu", "cuda"):
             raise RunnerError(f"target must be 'cpu' or 'cuda', got {target!r}")
         self.target = target
@@ -262,7 +271,8 @@ class CompiledFunction:
             self._out_params = target == "cpu" and all(None not in r.shape for r in self.results)
             pm = passmanager.PassManager.parse(
                 _pipeline(codegen=codegen, approximate_math=approximate_math,
-                          out_params=self._out_params, threads=threads)
+                          out_params=self._out_params, threads=threads,
+                          vector_registers=tuple(vector_registers))
                 if target == "cpu" else _cuda_pipeline(codegen=codegen, chip=chip))
             notes = []
 
@@ -468,9 +478,19 @@ class CompiledFunction:
         return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
 
 
+def host_vector_registers():
+    """(count, bits) of the host CPU's vector registers, which the JIT
+    compiles for: the CPU schedules' register tiles are sized to them."""
+    from ._mlir_libs import _site_initialize_0
+
+    return tuple(_site_initialize_0.host_vector_registers())
+
+
 def _pipeline(*, codegen: bool, approximate_math: bool, out_params: bool,
-              threads: int) -> str:
+              threads: int, vector_registers) -> str:
     options = ["out-params"] if out_params else []
+    count, bits = vector_registers
+    options += [f"vector-registers={count}", f"vector-register-bits={bits}"]
     if threads > 1:
         options.append(f"threads={threads}")
     if not codegen:
@@ -496,7 +516,7 @@ def _cuda_pipeline(*, codegen: bool, chip: str) -> str:
 
 def compile(module, function: str, *, opt_level: int = 2, codegen: bool = True,
             approximate_math: bool = True, threads: int = 1,
-            target: str = "cpu") -> CompiledFunction:
+            target: str = "cpu", vector_registers=None) -> CompiledFunction:
     """Compiles `function` of `module` (text or ir.Module) for the CPU, or
     with `target="cuda"` for the first NVIDIA GPU the CUDA driver sees.
 
@@ -507,7 +527,10 @@ def compile(module, function: str, *, opt_level: int = 2, codegen: bool = True,
     ulp; False calls libm per element. `threads`: above 1, the scheduled
     loops split their iterations over that many blocks run by the MLIR async
     runtime's thread pool (one thread, with a warning, when the runtime
-    library is missing). These are the `fuel-to-llvm` options.
+    library is missing). `vector_registers`: (count, bits) of the vector
+    registers the schedules' register tiles are sized to; by default the
+    host's (`host_vector_registers()`: (32, 512) with AVX-512, (16, 256)
+    with AVX2). These are the `fuel-to-llvm` options.
 
     `target="cuda"` compiles with `fuel-to-nvvm` for the GPU's architecture
     and runs through the MLIR CUDA runtime (libmlir_cuda_runtime.so):
@@ -517,4 +540,4 @@ def compile(module, function: str, *, opt_level: int = 2, codegen: bool = True,
     """
     return CompiledFunction(module, function, opt_level=opt_level, codegen=codegen,
                             approximate_math=approximate_math, threads=threads,
-                            target=target)
+                            target=target, vector_registers=vector_registers)

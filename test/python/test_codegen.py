@@ -253,6 +253,50 @@ def test_fused_linear(a_shape, n, dname, dtype):
     assert_close(got, want, dname, loose=True)
 
 
+# The register tiles for other targets' registers than the host's (LLVM
+# splits or joins the vectors): AVX-512's 8x32 tiles, AVX2's 4x16, SSE's or
+# NEON's; shapes with padding, a reduction in blocks (K > 256, the right
+# operand packed per block), with M >= 32 (packed) and below (not).
+REGISTER_FILES = [(32, 512), (16, 256), (16, 128), (32, 128)]
+
+
+@pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda r: f"{r[0]}x{r[1]}")
+@pytest.mark.parametrize("a_shape,n", [((128, 96), 512), ((64, 640), 256), ((100, 1000), 40),
+                                       ((8, 384), 96), ((2, 40, 48), 80)],
+                         ids=lambda v: str(v))
+@pytest.mark.parametrize("dname,dtype", [("f32", np.float32), ("f16", np.float16)],
+                         ids=["f32", "f16"])
+def test_fused_linear_register_files(registers, a_shape, n, dname, dtype):
+    a = rand(a_shape, dtype, seed=7, scale=a_shape[-1] ** -0.5)
+    b = rand((a_shape[-1], n), dtype, seed=8)
+    bias = rand((n,), dtype, seed=9)
+    text = fused_text("fused_linear", [a, b, bias])
+    got = runner.compile(text, "f", vector_registers=registers)(a, b, bias)
+    assert_close(got, f64(a) @ f64(b) + f64(bias), dname, loose=True)
+
+
+def test_host_vector_registers():
+    count, bits = runner.host_vector_registers()
+    assert count >= 16 and bits >= 128 and bits % 128 == 0
+    import platform
+    if platform.machine() == "x86_64":
+        try:
+            with open("/proc/cpuinfo") as info:
+                flags = next(l for l in info if l.startswith("flags")).split()
+        except (OSError, StopIteration):
+            pytest.skip("no /proc/cpuinfo flags")
+        want = (32, 512) if "avx512f" in flags else (16, 256) if "avx" in flags else (16, 128)
+        assert (count, bits) == want
+
+
+@pytest.mark.parametrize("registers", [(2, 256), (16, 100), (16,), "16x256", (16.0, 256),
+                                       (True, 256)], ids=str)
+def test_bad_vector_registers(registers):
+    text = fused_text("softmax_last_dim", [rand((2, 16))], {})
+    with pytest.raises(runner.RunnerError, match="vector_registers must be"):
+        runner.compile(text, "f", vector_registers=registers)
+
+
 # Rows that are dynamic (M and the dims before K): one compiled function
 # for every row count, the rows padded to a multiple of 8 at run time.
 @pytest.mark.parametrize("a_shape,n,dynamic", [((20, 48), 64, (0,)), ((2, 5, 300), 40, (0, 1)),

@@ -91,6 +91,11 @@ std::optional<ScheduleKind> lookupSchedule(const FusedOpInfo &info);
 struct ScheduleOptions {
   /// Elements per vector (16 f32 lanes fill an AVX-512 register).
   int64_t vectorWidth = 16;
+  /// The target's vector registers: how many, and their width in bits
+  /// (x86 with AVX-512: 32 of 512; with AVX2: 16 of 256). The register
+  /// tiles (the contraction's accumulators) are sized to fit them.
+  int64_t vectorRegisters = 32;
+  int64_t vectorRegisterBits = 512;
   /// Vectors per step of a reduction along a row (where the row holds a
   /// whole number of steps): independent partial results. (4 measured
   /// 25-30% faster than 1 on softmax over rows of 4096 and 32768, and

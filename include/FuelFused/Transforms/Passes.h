@@ -31,6 +31,16 @@ struct FuelToLLVMOptions : public PassPipelineOptions<FuelToLLVMOptions> {
   Option<int64_t> vectorWidth{
       *this, "vector-width",
       llvm::cl::desc("Vector lanes of the schedules"), llvm::cl::init(16)};
+  Option<int64_t> vectorRegisters{
+      *this, "vector-registers",
+      llvm::cl::desc("Vector registers of the target (32 with AVX-512, 16 "
+                     "with AVX2): the register tiles are sized to them"),
+      llvm::cl::init(32)};
+  Option<int64_t> vectorRegisterBits{
+      *this, "vector-register-bits",
+      llvm::cl::desc("Bits of one vector register of the target (512 with "
+                     "AVX-512, 256 with AVX2)"),
+      llvm::cl::init(512)};
   Option<bool> approximateMath{
       *this, "approximate-math",
       llvm::cl::desc("Polynomial approximations of f32 math on vectors, "

@@ -188,6 +188,14 @@ def FuelCodegenCPU : Pass<"fuel-codegen-cpu"> {
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "Vector lanes per step (16 f32 lanes fill an AVX-512 register)">,
+    Option<"vectorRegisters", "vector-registers", "int64_t",
+           /*default=*/"32",
+           "Vector registers of the target (32 with AVX-512, 16 with AVX2): "
+           "the contraction's register tile takes half of them">,
+    Option<"vectorRegisterBits", "vector-register-bits", "int64_t",
+           /*default=*/"512",
+           "Bits of one vector register of the target (512 with AVX-512, "
+           "256 with AVX2)">,
     Option<"reciprocal", "reciprocal", "bool", /*default=*/"true",
            "Divide a row by its statistic (softmax's sum, a norm's root "
            "mean square) as one reciprocal per row and a multiply per "

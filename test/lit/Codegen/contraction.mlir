@@ -5,19 +5,43 @@
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+// AVX2's 16 registers of 256 bits: 4x16 register tiles, 128-row cache tiles.
+// RUN: fuel-opt --split-input-file \
+// RUN:   --fuel-codegen-cpu="vector-registers=16 vector-register-bits=256" %s \
+// RUN:   | FileCheck %s --check-prefix=AVX2
+// RUN: not fuel-opt --fuel-codegen-cpu="vector-registers=2" %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD-REGISTERS
+// RUN: not fuel-opt --fuel-codegen-cpu="vector-register-bits=100" %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD-BITS
+// BAD-REGISTERS: fuel-codegen-cpu: vector-registers must be at least 4, got 2
+// BAD-BITS: fuel-codegen-cpu: vector-register-bits must be a multiple of 32 of at least 64, got 100
 
+// The cache tile's columns of b are first copied into panels of 32
+// ([8, 96, 32]: each register column's rows contiguous), which the
+// register tiles read.
 // CHECK-LABEL: func.func @linear
 // CHECK-NOT:     linalg.
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (128, 512) step (64, 256)
+// CHECK:         scf.forall (%{{.*}}, %[[N0:.*]]) = (0, 0) to (128, 512) step (64, 256)
+// CHECK:           %[[EMPTY:.*]] = tensor.empty() : tensor<8x96x32xf32>
+// CHECK:           %[[PANELS:.*]] = scf.for %{{.*}} = %{{.*}} to %c96{{.*}} step %c32{{.*}} iter_args(%{{.*}} = %[[EMPTY]])
+// CHECK:             scf.for %[[P:.*]] = %{{.*}} to %c8
+// CHECK:               vector.transfer_read %arg1[%{{.*}}, %{{.*}}]{{.*}} : tensor<96x512xf32>, vector<32x32xf32>
+// CHECK:               vector.transfer_write %{{.*}}, %{{.*}}[%[[P]], %{{.*}}, %{{.*}}] {{.*}} : vector<32x32xf32>, tensor<8x96x32xf32>
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c8
 // CHECK:             scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
 // CHECK:               scf.for %{{.*}} = %{{.*}} to %c96{{.*}} step %c16
 // CHECK:                 vector.transfer_read {{.*}} vector<8x16xf32>
-// CHECK:                 vector.transfer_read {{.*}} vector<16x32xf32>
+// CHECK:                 vector.transfer_read %[[PANELS]]{{.*}} : tensor<8x96x32xf32>, vector<16x32xf32>
 // CHECK:                 vector.contract {{.*}} vector<8x16xf32>, vector<16x32xf32> into vector<8x32xf32>
 // CHECK:               vector.broadcast %{{.*}} : vector<32xf32> to vector<8x32xf32>
 // CHECK:               arith.addf %{{.*}} : vector<8x32xf32>
 // CHECK:         scf.forall.in_parallel
+// AVX2-LABEL: func.func @linear
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (128, 512) step (128, 256)
+// AVX2:           tensor.empty() : tensor<16x96x16xf32>
+// AVX2:           scf.for %{{.*}} step %c4
+// AVX2:             scf.for %{{.*}} step %c16
+// AVX2:               vector.contract {{.*}} vector<4x16xf32>, vector<16x16xf32> into vector<4x16xf32>
 func.func @linear(%a: tensor<128x96xf32>, %b: tensor<96x512xf32>, %c: tensor<512xf32>) -> tensor<128x512xf32> {
   %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<128x96xf32>, tensor<96x512xf32>, tensor<512xf32>) -> tensor<128x512xf32>
   return %y : tensor<128x512xf32>
