@@ -69,8 +69,10 @@ buildAttentionLoops(RewriterBase &rewriter, FusedOp op, const AttnShape &s,
                   {s.batch, s.heads, s.sqP, s.dP});
   Value v = padTo(bb, toF32(bb, attn.getV()),
                   {s.batch, s.kvHeads, s.skP, s.dvP});
-  Value kT = padTo(bb, transposeKeys(bb, attn.getK()),
-                   {s.batch, s.kvHeads, s.dP, s.skP});
+  Value kT = blockKeysT(bb,
+                        padTo(bb, toF32(bb, attn.getK()),
+                              {s.batch, s.kvHeads, s.skP, s.dP}),
+                        s.blockK);
 
   Value out = bb.empty({s.batch, s.heads, s.sqP, s.dvP},
                        outType.getElementType());
@@ -130,9 +132,13 @@ buildAttentionLoops(RewriterBase &rewriter, FusedOp op, const AttnShape &s,
           Value m = carried[0], l = carried[1], acc = carried[2];
           Value kBlock = tensor::ExtractSliceOp::create(
               b, nl, RankedTensorType::get({s.dP, s.blockK}, f32), kT,
-              SmallVector<OpFoldResult>{bi, kvHead, zero, j0},
-              SmallVector<OpFoldResult>{one, one, attr(s.dP), attr(s.blockK)},
-              ones);
+              SmallVector<OpFoldResult>{
+                  bi, kvHead,
+                  arith::DivUIOp::create(b, nl, j0, kb.index(s.blockK)).getResult(),
+                  zero, zero},
+              SmallVector<OpFoldResult>{one, one, one, attr(s.dP),
+                                        attr(s.blockK)},
+              SmallVector<OpFoldResult>(5, one));
           Value vBlock = tensor::ExtractSliceOp::create(
               b, nl, RankedTensorType::get({s.blockK, s.dvP}, f32), v,
               SmallVector<OpFoldResult>{bi, kvHead, j0, zero},
@@ -228,7 +234,7 @@ LogicalResult mlir::fuel::buildAttention(RewriterBase &rewriter, FusedOp op,
   AttnShape s = AttnShape::of(FlashAttnView(op));
   auto [forall, rows] =
       buildAttentionLoops(rewriter, op, s, /*threadPerRow=*/false);
-  scheduleBlocks(rewriter, forall, s.regN);
+  scheduleBlocks(rewriter, forall, s.regN, registerTile(options));
   return success();
 }
 

@@ -278,7 +278,7 @@ LogicalResult mlir::fuel::buildAttentionBackward(
         SmallVector<OpFoldResult>{bi, hi, i0, zeroA},
         SmallVector<OpFoldResult>{one, one, attr(s.blockQ), attr(s.dP)}, ones);
     rewriter.setInsertionPointAfter(forall);
-    scheduleBlocks(rewriter, forall, s.regN);
+    scheduleBlocks(rewriter, forall, s.regN, registerTile(options));
     rewriter.setInsertionPointAfter(forall);
     rewriter.replaceOp(
         op, sliceToResult(rewriter, loc, forall.getResult(0), resultType));
@@ -314,7 +314,7 @@ LogicalResult mlir::fuel::buildAttentionBackward(
                                           SmallVector<OpFoldResult>(3, one));
   }
   rewriter.setInsertionPointAfter(statsLoop);
-  scheduleBlocks(rewriter, statsLoop, s.regN);
+  scheduleBlocks(rewriter, statsLoop, s.regN, registerTile(options));
   rewriter.setInsertionPointAfter(statsLoop);
   Value lseT = statsLoop.getResult(0), deltaT = statsLoop.getResult(1);
 
@@ -416,7 +416,7 @@ LogicalResult mlir::fuel::buildAttentionBackward(
       SmallVector<OpFoldResult>{bi, hk, j0, zeroA},
       SmallVector<OpFoldResult>{one, one, attr(s.blockK), attr(width)}, ones);
   rewriter.setInsertionPointAfter(forall);
-  scheduleBlocks(rewriter, forall, s.regN);
+  scheduleBlocks(rewriter, forall, s.regN, registerTile(options));
   rewriter.setInsertionPointAfter(forall);
   rewriter.replaceOp(
       op, sliceToResult(rewriter, loc, forall.getResult(0), resultType));

@@ -44,6 +44,20 @@ Value attention::transposeKeys(BlockBuilder &bb, Value k) {
                     });
 }
 
+Value attention::blockKeysT(BlockBuilder &bb, Value k, int64_t blockK) {
+  auto type = cast<RankedTensorType>(k.getType());
+  ArrayRef<int64_t> s = type.getShape();
+  Type elt = type.getElementType();
+  Value blocks = tensor::ExpandShapeOp::create(
+      bb.b, bb.loc,
+      RankedTensorType::get({s[0], s[1], s[2] / blockK, blockK, s[3]}, elt), k,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+  return bb.generic(5, {{blocks, bb.map(5, {0, 1, 2, 4, 3})}},
+                    bb.empty({s[0], s[1], s[2] / blockK, s[3], blockK}, elt),
+                    bb.map(5, {0, 1, 2, 3, 4}), {},
+                    [](OpBuilder &, Location, ValueRange x) { return x[0]; });
+}
+
 /// `x` (f32) in the first corner of a zero tensor of `shape`; `x` itself
 /// when it has that shape.
 Value attention::padTo(BlockBuilder &bb, Value x, ArrayRef<int64_t> shape) {
@@ -60,11 +74,12 @@ Value attention::padTo(BlockBuilder &bb, Value x, ArrayRef<int64_t> shape) {
 }
 
 /// Tiles and vectorizes the block code under `forall`: each contraction in
-/// register tiles of kRegM x regN (its init computed in the tile, the
+/// register tiles of target.m x regN (its init computed in the tile, the
 /// reduction in steps of kRegK), each other op over a block's rows ([Bq,
 /// Bk], [Bq, Dv], ...) one row at a time (a few whole vectors per row).
 void attention::scheduleBlocks(RewriterBase &rewriter, scf::ForallOp forall,
-                           int64_t regN) {
+                               int64_t regN, RegisterTile target) {
+  regN = std::min(regN, target.n);
   auto attr = [&](int64_t x) { return rewriter.getIndexAttr(x); };
   SmallVector<linalg::LinalgOp> contractions;
   llvm::SmallPtrSet<Operation *, 8> inits;
@@ -91,7 +106,7 @@ void attention::scheduleBlocks(RewriterBase &rewriter, scf::ForallOp forall,
     Operation *init = c.getDpsInitOperand(0)->get().getDefiningOp();
     FailureOr<TiledRoot> tiled = tileAndFuseRoot(
         rewriter, cast<TilingInterface>(c.getOperation()),
-        {attr(kRegM), attr(n), attr(0)},
+        {attr(target.m), attr(n), attr(0)},
         scf::SCFTilingOptions::LoopType::ForOp,
         [&](Operation *producer) { return producer == init; });
     if (succeeded(tiled))

@@ -11,6 +11,8 @@
 #ifndef FUEL_LIB_CODEGEN_ATTENTIONBLOCKS_H
 #define FUEL_LIB_CODEGEN_ATTENTIONBLOCKS_H
 
+#include "ScheduleUtils.h"
+
 #include "FuelFused/IR/FusedOpViews.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -189,6 +191,13 @@ Value toF32(BlockBuilder &bb, Value v);
 /// x [B, H, S, D] as [B, H, D, S] in f32 (the keys, the values).
 Value transposeKeys(BlockBuilder &bb, Value k);
 
+/// k [B, H, S, D] (S a multiple of `blockK`) as blocks of k^T: [B, H,
+/// S / blockK, D, blockK]. A block's rows are then blockK elements apart,
+/// not S: read in place from [B, H, D, S] with S = 1024, each row of a
+/// block was a 4 KiB page of its own and the same L1 set (a third of causal
+/// attention's time at [1, 8, 1024, 64] on AVX2).
+Value blockKeysT(BlockBuilder &bb, Value k, int64_t blockK);
+
 /// `x` (f32) in the first corner of a zero tensor of `shape`; `x` itself
 /// when it has that shape.
 Value padTo(BlockBuilder &bb, Value x, ArrayRef<int64_t> shape);
@@ -232,11 +241,11 @@ OnlineStep onlineSoftmaxStep(BlockBuilder &bb, Value scores, Value m);
 Value scaleRows(BlockBuilder &bb, Value acc, Value alpha);
 
 /// Tiles and vectorizes the block code under `forall`: each contraction in
-/// register tiles of kRegM x regN (its init computed in the tile, the
-/// reduction in steps of kRegK), each other op over a block's rows one row
-/// at a time (a few whole vectors per row).
+/// register tiles of `target.m` x regN (regN at most `target.n`; its init
+/// computed in the tile, the reduction in steps of kRegK), each other op
+/// over a block's rows one row at a time (a few whole vectors per row).
 void scheduleBlocks(RewriterBase &rewriter, scf::ForallOp forall,
-                    int64_t regN);
+                    int64_t regN, RegisterTile target);
 
 } // namespace attention
 } // namespace fuel

@@ -47,24 +47,6 @@ constexpr int64_t kTileK = 256;
 /// The fewest rows (M and the dims before it) for which the right operand
 /// is packed (packRightOperand).
 constexpr int64_t kPackRows = 32;
-/// The register tile: `m` rows by `n` columns of the output, accumulated in
-/// half the target's vector registers: `n` is two registers wide, `m` a
-/// power of two up to 8 (AVX-512's 32 registers of 16 f32 lanes: 8 x 32;
-/// AVX2's 16 of 8: 4 x 16, where 8 x 32 spilled two accumulators in three
-/// and ran at 32 GFLOP/s against 4 x 16's 85).
-/// With it, the rows of the cache tile of the output, at most: 64 for
-/// 8-row register tiles; 128 for fewer rows (4 x 16 on AVX2 measured 15%
-/// faster on 1024^3 with 128 than with 64: the right operand's block is
-/// packed per cache tile, and its copy then serves twice the rows).
-struct RegisterTile {
-  int64_t m, n, cacheM;
-};
-RegisterTile registerTile(const ScheduleOptions &options) {
-  int64_t lanes = std::max<int64_t>(options.vectorRegisterBits / 32, 1);
-  int64_t rows = std::clamp<int64_t>(options.vectorRegisters / 4, 1, 8);
-  int64_t m = static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(rows)));
-  return {m, 2 * lanes, m >= 8 ? 64 : 128};
-}
 } // namespace
 
 LogicalResult mlir::fuel::canScheduleContraction(

@@ -199,3 +199,11 @@ LogicalResult mlir::fuel::requireStaticShapes(Operation *op,
     }
   return success();
 }
+
+RegisterTile mlir::fuel::registerTile(const ScheduleOptions &options) {
+  int64_t lanes = std::max<int64_t>(options.vectorRegisterBits / 32, 1);
+  int64_t rows = std::clamp<int64_t>(options.vectorRegisters / 4, 1, 8);
+  int64_t m =
+      static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(rows)));
+  return {m, 2 * lanes, m >= 8 ? 64 : 128};
+}

@@ -3,6 +3,7 @@
 #ifndef FUEL_LIB_CODEGEN_SCHEDULEUTILS_H
 #define FUEL_LIB_CODEGEN_SCHEDULEUTILS_H
 
+#include "FuelFused/Codegen/Schedules.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
@@ -72,6 +73,21 @@ Value padWithZeros(RewriterBase &rewriter, Location loc, Value x,
 /// least x's), at the origin.
 Value padWithZeros(RewriterBase &rewriter, Location loc, Value x,
                    ArrayRef<OpFoldResult> shape);
+
+/// A register tile of a contraction: `m` rows by `n` columns of the
+/// output, accumulated in half the target's vector registers (`options`):
+/// `n` is two registers wide, `m` a power of two up to 8 (AVX-512's 32
+/// registers of 16 f32 lanes: 8 x 32; AVX2's 16 of 8: 4 x 16, where 8 x 32
+/// spilled two accumulators in three and ran fused_linear at 32 GFLOP/s
+/// against 4 x 16's 85). `cacheM`: the rows of a contraction's cache tile
+/// of the output, at most: 64 for 8-row register tiles; 128 for fewer
+/// rows (4 x 16 on AVX2 measured 15% faster on 1024^3 with 128 than with
+/// 64: the right operand's block is packed per cache tile, and its copy
+/// then serves twice the rows).
+struct RegisterTile {
+  int64_t m, n, cacheM;
+};
+RegisterTile registerTile(const ScheduleOptions &options);
 
 /// The largest power-of-two multiple of `unit` (itself a power of two), at
 /// most `most`, that divides `size`; 0 when there is none.
