@@ -12,8 +12,12 @@
 // cache tile, so the operands' blocks stay in cache between register tiles,
 // and the register tiles accumulate into the output tile from block to
 // block. Sizes that are not multiples of the register tile's are padded
-// with zeros first (padContraction). f16 and bf16 operands are widened to f32 in registers, step by
-// step of the reduction; the accumulator is f32 (no blocks yet). No packing.
+// with zeros first (padContraction). With enough rows, each cache tile
+// copies its block of the right operand into contiguous panels of a
+// register tile's columns first (packRightOperand). The register tile is
+// sized to the target's vector registers (registerTile). f16 and bf16
+// operands are widened to f32 in registers, step by step of the reduction;
+// the accumulator is f32 (no blocks yet).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,10 +40,9 @@ using namespace mlir;
 using namespace mlir::fuel;
 
 namespace {
-/// The register tile: `m` rows by `n` columns of the output, `k` steps of
-/// the reduction per iteration (8 x 32 f32 accumulators are 16 AVX-512
-/// registers).
-constexpr int64_t kRegM = 4, kRegN = 16, kRegK = 16;
+/// Steps of the reduction per iteration of a register tile (its rows and
+/// columns: registerTile, from the target's registers).
+constexpr int64_t kRegK = 16;
 /// The cache tile of the output, at most (one scf.forall iteration).
 constexpr int64_t kTileN = 256;
 /// The block of the reduction a cache tile runs over between register tiles.

@@ -9,11 +9,21 @@
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu="vector-width=32 report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE
+// AVX2's registers: 4x16 register tiles.
+// RUN: fuel-opt --split-input-file \
+// RUN:   --fuel-codegen-cpu="vector-registers=16 vector-register-bits=256" %s \
+// RUN:   | FileCheck %s --check-prefix=AVX2
+// AVX2-LABEL: func.func @causal_long
+// AVX2:         vector.contract {{.*}} vector<4x16xf32>, vector<16x16xf32> into vector<4x16xf32>
+// AVX2:         math.exp
+// AVX2:         vector.contract {{.*}} vector<4x16xf32>, vector<16x16xf32> into vector<4x16xf32>
 
 // CHECK-LABEL: func.func @causal_long
 // CHECK-NOT:     16384x16384
-// The keys transposed once, [B, H, D, Sk].
-// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<1x8x16384x64xf32>) outs(%{{.*}} : tensor<1x8x64x16384xf32>)
+// The keys transposed once, into key blocks of k^T ([B, H, Sk / 64, D, 64]:
+// a block's rows 64 apart).
+// CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3], [4]] output_shape [1, 8, 256, 64, 64]
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<1x8x256x64x64xf32>) outs(%{{.*}} : tensor<1x8x256x64x64xf32>)
 // CHECK:         scf.forall (%{{.*}}, %[[H:.*]], %[[QB:.*]]) in (1, 8, 256)
 // Causal: the query block starting at i0 visits the key blocks up to
 // ceil((i0 + 64) / 64).
@@ -75,13 +85,14 @@ func.func @alibi_k_len(%q: tensor<2x2x16x16xf32>, %k: tensor<2x2x32x16xf32>, %v:
 
 // -----
 
-// Shapes off the blocks: q, k^T and v padded with zeros to whole blocks
+// Shapes off the blocks: q, k and v padded with zeros to whole blocks
 // (8 queries, 16 keys) and head dims of 16; keys past Sk masked; the padded
 // queries and value columns dropped from the result.
 // CHECK-LABEL: func.func @ragged
 // CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 2, 3, 8] [1, 1, 1, 1] : tensor<1x2x3x8xf32> into tensor<1x2x8x16xf32>
 // CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 2, 5, 6] [1, 1, 1, 1] : tensor<1x2x5x6xf32> into tensor<1x2x16x16xf32>
-// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 2, 8, 5] [1, 1, 1, 1] : tensor<1x2x8x5xf32> into tensor<1x2x16x16xf32>
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 2, 5, 8] [1, 1, 1, 1] : tensor<1x2x5x8xf32> into tensor<1x2x16x16xf32>
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [1, 2, 1, 16, 16]
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 1)
 // CHECK:             arith.cmpi slt, %{{.*}}, %{{.*}} : vector<16xindex>
 // CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 2, 3, 6] [1, 1, 1, 1] : tensor<1x2x8x16xf32> to tensor<1x2x3x6xf32>
