@@ -37,21 +37,30 @@ using namespace mlir;
 using namespace mlir::fuel;
 
 namespace {
-/// The register tile: output columns by filters (8 x 32 f32 accumulators
-/// are 16 AVX-512 registers).
-constexpr int64_t kTileW = 8, kTileF = 32;
+/// The register tile: output columns by filters, the contraction's
+/// (registerTile: 8 x 32 f32 accumulators are 16 AVX-512 registers; 4 x 16
+/// on AVX2, where 8 x 32 spilled).
+struct ConvTile {
+  int64_t w, f;
+};
+ConvTile convTile(const ScheduleOptions &options) {
+  RegisterTile tile = registerTile(options);
+  return {tile.m, tile.n};
+}
 
-/// Filters per register tile: 32, or 16; 0 when F is a multiple of neither.
-int64_t filterTile(int64_t f) {
-  return f % kTileF == 0 ? kTileF : (f % 16 == 0 ? 16 : 0);
+/// Filters per register tile: the tile's, or 16; 0 when F is a multiple of
+/// neither.
+int64_t filterTile(int64_t f, ConvTile tile) {
+  return f % tile.f == 0 ? tile.f : (f % 16 == 0 ? 16 : 0);
 }
 
 /// The checks both convolutions share: the output's width and filters fit
 /// the register tile, float types.
-LogicalResult checkTiles(FusedOp op, std::string &why) {
+LogicalResult checkTiles(FusedOp op, ConvTile tile, std::string &why) {
+  int64_t kTileW = tile.w;
   ArrayRef<int64_t> y =
       cast<RankedTensorType>(op->getResult(0).getType()).getShape();
-  if (y[3] % kTileW != 0 || !filterTile(y[1])) {
+  if (y[3] % kTileW != 0 || !filterTile(y[1], tile)) {
     why = "the convolution schedule needs an output width that is a "
           "multiple of " + std::to_string(kTileW) +
           " and filters a multiple of 16 (got " + std::to_string(y[3]) +
@@ -84,7 +93,7 @@ LogicalResult mlir::fuel::canScheduleConvolution(
             "one group, dilation 1 and padding below the kernel size";
       return failure();
     }
-    return checkTiles(op, why);
+    return checkTiles(op, convTile(options), why);
   }
   Conv2dView conv(op);
   std::array<int64_t, 2> stride = conv.getStride();
@@ -92,7 +101,7 @@ LogicalResult mlir::fuel::canScheduleConvolution(
     why = "the convolution schedule handles stride 1 and one group";
     return failure();
   }
-  return checkTiles(op, why);
+  return checkTiles(op, convTile(options), why);
 }
 
 /// A linalg.generic over all dims of `out` (its shape, f32) reading `in`
@@ -155,14 +164,15 @@ static Value placeInZeros(RewriterBase &rewriter, Location loc, Value x,
 /// xp[b, c, oh + kh, ow + kw] * wT[kh, kw, c, f]: xp in f32 [B, C, Hp, Wp],
 /// wT in f32 [KH, KW, C, F]; replaces `op` by y.
 static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
-                      std::optional<Value> bias) {
+                      std::optional<Value> bias, ConvTile registers) {
+  int64_t kTileW = registers.w;
   Location loc = op.getLoc();
   Type f32 = rewriter.getF32Type();
   auto yType = cast<RankedTensorType>(op->getResult(0).getType());
   Type yElt = yType.getElementType();
   ArrayRef<int64_t> y = yType.getShape(),
                     w = cast<RankedTensorType>(wT.getType()).getShape();
-  int64_t tileF = filterTile(y[1]);
+  int64_t tileF = filterTile(y[1], registers);
   auto index = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -284,7 +294,7 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
         rewriter, loc, ct->getW(),
         AffineMap::get(4, 0, {d2, d3, w[2] - 1 - d0, w[3] - 1 - d1}, ctx),
         {w[2], w[3], w[0], w[1]});
-    buildCore(rewriter, op, xp, wT, std::nullopt);
+    buildCore(rewriter, op, xp, wT, std::nullopt, convTile(options));
     return success();
   }
   Conv2dView conv(op);
@@ -297,6 +307,6 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
                          {w[2], w[3], w[1], w[0]});
   Value xp = placeInZeros(rewriter, loc, conv.getX(), x[2] + 2 * pad[0],
                           x[3] + 2 * pad[1], pad[0], pad[1], {1, 1});
-  buildCore(rewriter, op, xp, wT, conv.getBias());
+  buildCore(rewriter, op, xp, wT, conv.getBias(), convTile(options));
   return success();
 }

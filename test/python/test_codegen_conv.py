@@ -1,5 +1,6 @@
 """The convolution schedule (conv2d with stride 1 and one group: register
-tiles of 8 output columns by 32 or 16 filters accumulated as outer products
+tiles of 8 output columns by 32 or 16 filters (4 by 16 with AVX2's
+registers) accumulated as outer products
 over (kh, kw, c), fuel-codegen-cpu) against the numpy reference
 (references.conv2d, in float64): kernels 1x1, 3x3, 5x3, padding none, even
 and uneven, with and without bias, batches, f32/f16/bf16; and the conv2ds
@@ -36,6 +37,19 @@ def test_scheduled(xs, ws, padding, bias):
     x, w = rand(xs, np.float32, 1), rand(ws, np.float32, 2)
     b = rand((ws[0],), np.float32, 3) if bias else None
     out = run(x, w, b, {"padding": padding})
+    assert_close(out, reference(x, w, b, padding=padding), "f32", loose=True)
+
+
+# The register tile follows the target's registers: 8 columns by 32
+# filters for AVX-512's, 4 by 16 for AVX2's (an output width of 12 is
+# scheduled with the latter, left to the decomposition with the former).
+@pytest.mark.parametrize("registers", [(32, 512), (16, 256)], ids=lambda r: f"{r[0]}x{r[1]}")
+@pytest.mark.parametrize("xs,ws,padding,bias", SCHEDULED + [((1, 4, 12, 12), (16, 4, 3, 3), (0, 1), True)],
+                         ids=lambda v: str(v))
+def test_register_files(registers, xs, ws, padding, bias):
+    x, w = rand(xs, np.float32, 1), rand(ws, np.float32, 2)
+    b = rand((ws[0],), np.float32, 3) if bias else None
+    out = run(x, w, b, {"padding": padding}, vector_registers=registers)
     assert_close(out, reference(x, w, b, padding=padding), "f32", loose=True)
 
 

@@ -6,6 +6,14 @@
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+// AVX2's registers: tiles of 4 output columns by 16 filters.
+// RUN: fuel-opt --split-input-file \
+// RUN:   --fuel-codegen-cpu="vector-registers=16 vector-register-bits=256" %s \
+// RUN:   | FileCheck %s --check-prefix=AVX2
+// AVX2-LABEL: func.func @conv
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 16, 4, 4)
+// AVX2:           vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<4xf32>, vector<16xf32>
+// AVX2:           tensor.parallel_insert_slice %{{.*}} [1, 16, 1, 4] [1, 1, 1, 1] : tensor<16x4xf32> into tensor<1x64x16x16xf32>
 
 // CHECK-LABEL: func.func @conv
 // CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<64x16x3x3xf32>) outs(%{{.*}} : tensor<3x3x16x64xf32>)
