@@ -194,8 +194,8 @@ Value transposeKeys(BlockBuilder &bb, Value k);
 /// k [B, H, S, D] (S a multiple of `blockK`) as blocks of k^T: [B, H,
 /// S / blockK, D, blockK]. A block's rows are then blockK elements apart,
 /// not S: read in place from [B, H, D, S] with S = 1024, each row of a
-/// block was a 4 KiB page of its own and the same L1 set (a third of causal
-/// attention's time at [1, 8, 1024, 64] on AVX2).
+/// block was a 4 KiB page of its own and the same L1 set (causal attention
+/// at [1, 8, 1024, 64] on AVX2: 45 ms, 38 with the blocks).
 Value blockKeysT(BlockBuilder &bb, Value k, int64_t blockK);
 
 /// `x` (f32) in the first corner of a zero tensor of `shape`; `x` itself

@@ -101,15 +101,15 @@ static int64_t paddedSize(int64_t size, int64_t unit, int64_t most,
 }
 
 /// padContraction for an `a` with dynamic rows (any dim but K dynamic):
-/// a[..., M, K] is padded with zero rows to a multiple of kRegM and viewed
-/// as [..., M' / kRegM, kRegM, K], so that the schedule's tiles are kRegM
+/// a[..., M, K] is padded with zero rows to a multiple of regM and viewed
+/// as [..., M' / regM, regM, K], so that the schedule's tiles are regM
 /// static rows each (the leading dims are tiled by one); K and N are padded
-/// as for static shapes. The result [..., M' / kRegM, kRegM, N] is viewed as
+/// as for static shapes. The result [..., M' / regM, regM, N] is viewed as
 /// [..., M', N] and sliced to [..., M, N]. (The views split or merge one
 /// dynamic dim with a static one: upstream's memref lowering takes no
 /// more.)
 static FusedOp padDynamicRows(RewriterBase &rewriter, FusedOp op, int64_t pk,
-                              int64_t pn, int64_t kRegM) {
+                              int64_t pn, int64_t regM) {
   FusedLinearView linear(op);
   Value a = linear.getA();
   auto aType = cast<RankedTensorType>(a.getType());
@@ -121,10 +121,10 @@ static FusedOp padDynamicRows(RewriterBase &rewriter, FusedOp op, int64_t pk,
   auto one = rewriter.getIndexAttr(1), zero = rewriter.getIndexAttr(0);
   Value m = tensor::DimOp::create(rewriter, loc, a, rank - 2);
   Value tiles = arith::CeilDivUIOp::create(
-      rewriter, loc, m, arith::ConstantIndexOp::create(rewriter, loc, kRegM));
+      rewriter, loc, m, arith::ConstantIndexOp::create(rewriter, loc, regM));
   Value rows = arith::MulIOp::create(
       rewriter, loc, tiles,
-      arith::ConstantIndexOp::create(rewriter, loc, kRegM));
+      arith::ConstantIndexOp::create(rewriter, loc, regM));
   // Zeros [..., M', K'] with a inserted, viewed as [..., M' / 8, 8, K'].
   SmallVector<OpFoldResult> lead;
   for (int64_t d = 0; d + 2 < rank; ++d)
@@ -140,9 +140,9 @@ static FusedOp padDynamicRows(RewriterBase &rewriter, FusedOp op, int64_t pk,
   split.push_back({rank});
   SmallVector<OpFoldResult> tiledShape(lead);
   tiledShape.append(
-      {tiles, rewriter.getIndexAttr(kRegM), rewriter.getIndexAttr(pk)});
+      {tiles, rewriter.getIndexAttr(regM), rewriter.getIndexAttr(pk)});
   SmallVector<int64_t> tiledStatic(aType.getShape().drop_back(2));
-  tiledStatic.append({ShapedType::kDynamic, kRegM, pk});
+  tiledStatic.append({ShapedType::kDynamic, regM, pk});
   Value aTiles = tensor::ExpandShapeOp::create(
       rewriter, loc, RankedTensorType::get(tiledStatic, elt), aPadded, split,
       tiledShape);
@@ -172,7 +172,7 @@ static FusedOp padDynamicRows(RewriterBase &rewriter, FusedOp op, int64_t pk,
 
 FusedOp mlir::fuel::padContraction(RewriterBase &rewriter, FusedOp op,
                                    const ScheduleOptions &options) {
-  auto [kRegM, kRegN, kTileM] = registerTile(options);
+  auto [regM, regN, cacheM] = registerTile(options);
   FusedLinearView linear(op);
   auto a = cast<RankedTensorType>(linear.getA().getType());
   auto b = cast<RankedTensorType>(linear.getB().getType());
@@ -183,13 +183,13 @@ FusedOp mlir::fuel::padContraction(RewriterBase &rewriter, FusedOp op,
         rewriter, op,
         paddedSize(a.getShape().back(), kRegK, kTileK, kTileK / 4,
                    kTileK / 2),
-        paddedSize(b.getShape().back(), kRegN, kTileN, kTileN / 2,
+        paddedSize(b.getShape().back(), regN, kTileN, kTileN / 2,
                    kTileN / 2),
-        kRegM);
+        regM);
   int64_t m = a.getShape()[rank - 2], k = a.getShape().back(),
           n = b.getShape().back();
-  int64_t pm = paddedSize(m, kRegM, kTileM, kTileM, kTileM / 2);
-  int64_t pn = paddedSize(n, kRegN, kTileN, kTileN / 2, kTileN / 2);
+  int64_t pm = paddedSize(m, regM, cacheM, cacheM, cacheM / 2);
+  int64_t pn = paddedSize(n, regN, kTileN, kTileN / 2, kTileN / 2);
   int64_t pk = paddedSize(k, kRegK, kTileK, kTileK / 4, kTileK / 2);
   if (pm == m && pk == k && pn == n)
     return op;
@@ -342,9 +342,8 @@ static LogicalResult blockReduction(RewriterBase &rewriter, Operation *loop,
 /// a block is a new 4 KiB page and the same L1 set, and a 1024^3 GEMM ran
 /// at a quarter of the speed of N = 16's. (A copy of the whole of b before
 /// the loop was as fast for 1024^3, but a b of 64 MiB is a fresh mapping
-/// on every call, whose page faults cost more than the GEMM.) Returns
-/// whether it packed.
-static bool packRightOperand(RewriterBase &rewriter, scf::ForallOp loop,
+/// on every call, whose page faults cost more than the GEMM.)
+static void packRightOperand(RewriterBase &rewriter, scf::ForallOp loop,
                              int64_t regN, bool blocked) {
   llvm::MapVector<Value, SmallVector<vector::TransferReadOp>> reads;
   loop->walk([&](vector::ContractionOp contract) {
@@ -367,10 +366,10 @@ static bool packRightOperand(RewriterBase &rewriter, scf::ForallOp loop,
   });
   std::optional<SmallVector<OpFoldResult>> steps = loop.getLoopSteps();
   if (reads.empty() || !steps)
-    return false;
+    return;
   std::optional<int64_t> tileN = getConstantIntValue(steps->back());
   if (!tileN || *tileN % regN != 0)
-    return false;
+    return;
   Value n0 = loop.getInductionVars().back();
   Location loc = loop.getLoc();
   auto index = [&](OpBuilder &b, int64_t v) -> Value {
@@ -453,22 +452,21 @@ static bool packRightOperand(RewriterBase &rewriter, scf::ForallOp loop,
           /*mask=*/Value(), rewriter.getBoolArrayAttr({true, true}));
     }
   }
-  return true;
 }
 
 LogicalResult mlir::fuel::scheduleContraction(
     RewriterBase &rewriter, linalg::LinalgOp root,
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
     const ScheduleOptions &options) {
-  auto [kRegM, kRegN, kTileM] = registerTile(options);
+  auto [regM, regN, cacheM] = registerTile(options);
   unsigned rank = root.getNumLoops();
   if (root.getNumReductionLoops() != 0 || rank < 2 ||
       root->getNumResults() != 1)
     return failure();
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
   int64_t m = ranges[rank - 2], n = ranges[rank - 1];
-  int64_t tileM = dividingTile(m, kTileM, kRegM),
-          tileN = dividingTile(n, kTileN, kRegN);
+  int64_t tileM = dividingTile(m, cacheM, regM),
+          tileN = dividingTile(n, kTileN, regN);
   if (!tileM || !tileN)
     return failure();
   // Packing b is one more pass over it; it pays when every panel is read
@@ -502,18 +500,18 @@ LogicalResult mlir::fuel::scheduleContraction(
   // read by every register row). The register tiles then accumulate into
   // the output tile in memory from one block to the next.
   if (succeeded(blockReduction(rewriter, loop, cacheTiles->tiled, rank,
-                               sizes(1, kRegM, kRegN)))) {
+                               sizes(1, regM, regN)))) {
     tileContractionReductions(rewriter, loop, kRegK);
     vectorizeInside(rewriter, loop, /*contractions=*/true);
     if (pack)
-      packRightOperand(rewriter, cast<scf::ForallOp>(loop), kRegN,
+      packRightOperand(rewriter, cast<scf::ForallOp>(loop), regN,
                        /*blocked=*/true);
     return success();
   }
 
   // 2. Register tiles of the cache tile, the contraction fused.
   if (failed(tileAndFuseRoot(
-          rewriter, cacheTiles->tiled, sizes(1, kRegM, kRegN),
+          rewriter, cacheTiles->tiled, sizes(1, regM, regN),
           scf::SCFTilingOptions::LoopType::ForOp,
           [&](Operation *producer) { return loop->isProperAncestor(producer); })))
     return failure();
@@ -526,7 +524,7 @@ LogicalResult mlir::fuel::scheduleContraction(
 
   // 5. The right operand's register panels contiguous.
   if (pack)
-    packRightOperand(rewriter, cast<scf::ForallOp>(loop), kRegN,
+    packRightOperand(rewriter, cast<scf::ForallOp>(loop), regN,
                      /*blocked=*/false);
   return success();
 }

@@ -37,32 +37,25 @@ using namespace mlir;
 using namespace mlir::fuel;
 
 namespace {
-/// The register tile: output columns by filters, the contraction's
-/// (registerTile: 8 x 32 f32 accumulators are 16 AVX-512 registers; 4 x 16
-/// on AVX2, where 8 x 32 spilled).
-struct ConvTile {
-  int64_t w, f;
-};
-ConvTile convTile(const ScheduleOptions &options) {
-  RegisterTile tile = registerTile(options);
-  return {tile.m, tile.n};
-}
+/// The register tile is the contraction's (registerTile): its rows are
+/// output columns, its columns filters (8 x 32 f32 accumulators are 16
+/// AVX-512 registers; 4 x 16 on AVX2, where 8 x 32 spilled).
 
 /// Filters per register tile: the tile's, or 16; 0 when F is a multiple of
 /// neither.
-int64_t filterTile(int64_t f, ConvTile tile) {
-  return f % tile.f == 0 ? tile.f : (f % 16 == 0 ? 16 : 0);
+int64_t filterTile(int64_t f, RegisterTile tile) {
+  return f % tile.n == 0 ? tile.n : (f % 16 == 0 ? 16 : 0);
 }
 
 /// The checks both convolutions share: the output's width and filters fit
 /// the register tile, float types.
-LogicalResult checkTiles(FusedOp op, ConvTile tile, std::string &why) {
-  int64_t kTileW = tile.w;
+LogicalResult checkTiles(FusedOp op, RegisterTile tile, std::string &why) {
+  int64_t tileW = tile.m;
   ArrayRef<int64_t> y =
       cast<RankedTensorType>(op->getResult(0).getType()).getShape();
-  if (y[3] % kTileW != 0 || !filterTile(y[1], tile)) {
+  if (y[3] % tileW != 0 || !filterTile(y[1], tile)) {
     why = "the convolution schedule needs an output width that is a "
-          "multiple of " + std::to_string(kTileW) +
+          "multiple of " + std::to_string(tileW) +
           " and filters a multiple of 16 (got " + std::to_string(y[3]) +
           " and " + std::to_string(y[1]) + ")";
     return failure();
@@ -93,7 +86,7 @@ LogicalResult mlir::fuel::canScheduleConvolution(
             "one group, dilation 1 and padding below the kernel size";
       return failure();
     }
-    return checkTiles(op, convTile(options), why);
+    return checkTiles(op, registerTile(options), why);
   }
   Conv2dView conv(op);
   std::array<int64_t, 2> stride = conv.getStride();
@@ -101,7 +94,7 @@ LogicalResult mlir::fuel::canScheduleConvolution(
     why = "the convolution schedule handles stride 1 and one group";
     return failure();
   }
-  return checkTiles(op, convTile(options), why);
+  return checkTiles(op, registerTile(options), why);
 }
 
 /// A linalg.generic over all dims of `out` (its shape, f32) reading `in`
@@ -164,8 +157,8 @@ static Value placeInZeros(RewriterBase &rewriter, Location loc, Value x,
 /// xp[b, c, oh + kh, ow + kw] * wT[kh, kw, c, f]: xp in f32 [B, C, Hp, Wp],
 /// wT in f32 [KH, KW, C, F]; replaces `op` by y.
 static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
-                      std::optional<Value> bias, ConvTile registers) {
-  int64_t kTileW = registers.w;
+                      std::optional<Value> bias, RegisterTile registers) {
+  int64_t tileW = registers.m;
   Location loc = op.getLoc();
   Type f32 = rewriter.getF32Type();
   auto yType = cast<RankedTensorType>(op->getResult(0).getType());
@@ -180,7 +173,7 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
   Value out = tensor::EmptyOp::create(rewriter, loc, y, yElt);
   SmallVector<OpFoldResult> ubs = {
       rewriter.getIndexAttr(y[0]), rewriter.getIndexAttr(y[2]),
-      rewriter.getIndexAttr(y[1] / tileF), rewriter.getIndexAttr(y[3] / kTileW)};
+      rewriter.getIndexAttr(y[1] / tileF), rewriter.getIndexAttr(y[3] / tileW)};
   auto forall =
       scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out}, std::nullopt);
   Block *body = forall.getBody();
@@ -189,9 +182,9 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
   Value f0 = arith::MulIOp::create(rewriter, loc, body->getArgument(2),
                                    index(rewriter, tileF));
   Value ow0 = arith::MulIOp::create(rewriter, loc, body->getArgument(3),
-                                    index(rewriter, kTileW));
+                                    index(rewriter, tileW));
   Value outArg = body->getArgument(4);
-  auto accType = VectorType::get({kTileW, tileF}, f32);
+  auto accType = VectorType::get({tileW, tileF}, f32);
   Value acc0 = arith::ConstantOp::create(
       rewriter, loc, accType, DenseElementsAttr::get(accType, 0.0f));
   Value pad = arith::ConstantOp::create(rewriter, loc, f32,
@@ -215,7 +208,7 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
       Value col = arith::AddIOp::create(b2, loc, ow0, kw);
       return nest(b2, w[2], a2, [&](OpBuilder &b3, Value c, Value a3) {
         Value pixels = vector::TransferReadOp::create(
-            b3, loc, VectorType::get({kTileW}, f32), xp,
+            b3, loc, VectorType::get({tileW}, f32), xp,
             ValueRange{bi, c, row, col}, pad, ArrayRef<bool>{true});
         Value weights = vector::TransferReadOp::create(
             b3, loc, VectorType::get({tileF}, f32), wT,
@@ -245,9 +238,9 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
                                             ArrayRef<int64_t>{1, 0});
   if (yElt != f32)
     tileT = arith::TruncFOp::create(
-        rewriter, loc, VectorType::get({tileF, kTileW}, yElt), tileT);
+        rewriter, loc, VectorType::get({tileF, tileW}, yElt), tileT);
   Value tile = tensor::EmptyOp::create(
-      rewriter, loc, ArrayRef<int64_t>{tileF, kTileW}, yElt);
+      rewriter, loc, ArrayRef<int64_t>{tileF, tileW}, yElt);
   Value c0 = index(rewriter, 0);
   tile = vector::TransferWriteOp::create(rewriter, loc, tileT, tile,
                                          ValueRange{c0, c0},
@@ -259,7 +252,7 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
       rewriter, loc, tile, outArg,
       SmallVector<OpFoldResult>{bi, f0, oh, ow0},
       SmallVector<OpFoldResult>{one, rewriter.getIndexAttr(tileF), one,
-                                rewriter.getIndexAttr(kTileW)},
+                                rewriter.getIndexAttr(tileW)},
       SmallVector<OpFoldResult>(4, one));
   rewriter.replaceOp(op, forall.getResults());
 }
@@ -294,7 +287,7 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
         rewriter, loc, ct->getW(),
         AffineMap::get(4, 0, {d2, d3, w[2] - 1 - d0, w[3] - 1 - d1}, ctx),
         {w[2], w[3], w[0], w[1]});
-    buildCore(rewriter, op, xp, wT, std::nullopt, convTile(options));
+    buildCore(rewriter, op, xp, wT, std::nullopt, registerTile(options));
     return success();
   }
   Conv2dView conv(op);
@@ -307,6 +300,6 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
                          {w[2], w[3], w[1], w[0]});
   Value xp = placeInZeros(rewriter, loc, conv.getX(), x[2] + 2 * pad[0],
                           x[3] + 2 * pad[1], pad[0], pad[1], {1, 1});
-  buildCore(rewriter, op, xp, wT, conv.getBias(), convTile(options));
+  buildCore(rewriter, op, xp, wT, conv.getBias(), registerTile(options));
   return success();
 }

@@ -568,8 +568,8 @@ LogicalResult mlir::fuel::scheduleRowWise(
   // A reduction that computes exp as it goes (softmax's sum) holds the
   // exponential's constants and intermediates besides its partial sums:
   // two vectors of partial sums per step, not `unroll` (with four, AVX2's
-  // 16 registers spill; two measured about 7% faster than four and than one on
-  // softmax over rows of 32768, bench/row_ops.py's shape).
+  // 16 registers spill; two measured about 7% faster than four and than
+  // one on softmax over rows of 32768, bench/row_ops.py's shape).
   int64_t fusedStep = rowLength % (options.vectorWidth * 2) == 0
                           ? options.vectorWidth * 2
                           : reductionStep;
