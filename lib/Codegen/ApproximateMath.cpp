@@ -37,11 +37,11 @@ namespace {
 ///
 /// Where it differs from exp rounded once: at most 2 ulp over the normal
 /// range up to x = 88.38, 5 above it (k is clamped to 127, so r reaches
-/// ln 2 for x in (88.38, 88.72]); results below 2^-126 * 0.73 (x < -87.68) are 0, as in
-/// upstream's (no subnormal results); x > 88.72 gives +inf (y * 2^127
-/// overflows), -inf gives 0 and NaN gives NaN (2^k's bits are then 0 or
-/// tiny, and NaN times it is NaN). test_codegen.py measures it in ulps
-/// against float64 over the whole range.
+/// ln 2 for x in (88.38, 88.72]); results below 2^-126 * 0.73 (x < -87.68)
+/// are 0, as in upstream's (no subnormal results); x > 88.72 gives +inf
+/// (y * 2^127 overflows), -inf gives 0 and NaN gives NaN (2^k's bits are
+/// then 0 or tiny, and NaN times it is NaN). test_approximate_math.py
+/// measures it in ulps against float64 over the whole range.
 struct ExpF32Approximation : public OpRewritePattern<math::ExpOp> {
   ExpF32Approximation(MLIRContext *context)
       : OpRewritePattern(context, /*benefit=*/2) {}
