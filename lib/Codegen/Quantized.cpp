@@ -4,27 +4,34 @@
 // GGML's Q8_0 and Q4_0 weights (below), awq_matmul and nf4_matmul (at the
 // end).
 //
-// qmatmul: C[m, n] = sum_k A[m, k] *
-// dequant(W)[n, k], each weight byte read once per tile of rows of A and
-// dequantized in registers.
+// qmatmul: C[m, n] = sum_k A[m, k] * dequant(W)[n, k], each weight byte read
+// once per tile of rows of A and dequantized in registers.
 //
 // A Q8_0 block is 34 bytes (an f16 scale d, 32 int8 q: w = d * q) and a
 // Q4_0 block 18 bytes (d, 16 bytes of nibbles: element e < 16 in the low
 // nibble of byte e, e >= 16 in the high nibble of byte e - 16; w = d * (q -
 // 8)). Blocks are not word-aligned, but two consecutive blocks are (68 and
-// 36 bytes): the schedule reads rows of W two blocks (64 weights) at a time
-// as one vector of 17 or 9 u32 words, reinterprets it as bytes, and takes
-// the scales and the quants apart with static shuffles; nibbles by a mask
-// and a shift. Each pair of blocks of a row n is dequantized once into four
-// 16-lane vectors and multiplied into the accumulators of every row m of
-// the tile; the accumulators (one 16-lane vector per (m, n)) are reduced
-// across lanes once at the end.
+// 36 bytes, 17 and 9 u32 words): a step of the reduction is such a pair.
+// The second block's quants are whole words; the first's start two bytes
+// into a word and are shifted into place, each word from two neighbours
+// (a funnel shift of 32-bit lanes). The quants are then taken out of their
+// words in 32-bit lanes, by a shift per lane (to the left, then an
+// arithmetic shift right by 24 for int8; right, and a mask, for nibbles).
+// Lane l of such a vector holds a quant of word l: the quants of one word
+// spread over several vectors, so the step's weights come out in an order
+// of their own, which `ggmlOrder` gives. A is copied once into that order
+// (and to f32) before the loop, so that lane by lane the products pair each
+// weight with its activation. Byte shuffles, which a first version used to
+// take the blocks apart, cost little with AVX-512 and many instructions
+// with AVX2; shifts cost one instruction on either.
 //
 // The loops: an scf.forall over tiles of `Mt` rows of A by `Nt` rows of W
 // (the threads), an scf.for over the pairs of blocks of K carrying the
-// Mt * Nt accumulators. The inner code is built in the vector dialect on
-// the tensors directly: the decoding has no linalg form that vectorizes
-// (the decomposition decodes each element with scalar byte extraction).
+// Mt * Nt accumulators, one vector of the target's f32 lanes per (m, n),
+// as many as half the target's vector registers. The inner code is built in
+// the vector dialect on the tensors directly: the decoding has no linalg
+// form that vectorizes (the decomposition decodes each element with scalar
+// byte extraction).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,9 +41,12 @@
 #include "FuelFused/IR/FusedOpViews.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include "llvm/ADT/MapVector.h"
 
 #include <numeric>
 
@@ -44,16 +54,14 @@ using namespace mlir;
 using namespace mlir::fuel;
 
 namespace {
-/// Lanes of the accumulators and of the dequantized pieces.
+/// Lanes of awq's and nf4's vectors.
 constexpr int64_t kLanes = 16;
-/// Weights per step: two blocks of 32.
+/// Weights per step of qmatmul: two blocks of 32.
 constexpr int64_t kStep = 64;
 
-/// Rows of W per tile (N-major weights, one 16-lane accumulator per row of
-/// A and of W): 4 x 4 with four rows of A; with one row (decode), 16 rows
-/// of W, so that 16 independent accumulators hide the FMA latency (Q8_0
-/// 1.36 -> 0.83 ms from 4 to 16 on [1, 4096] x [4096, 4096],
-/// bench/qmatmul.py).
+/// Rows of W per tile of awq and nf4 (one 16-lane accumulator per row of A
+/// and of W): 4 x 4 with four rows of A; with one row (decode), 16 rows of
+/// W, so that 16 independent accumulators hide the FMA latency.
 int64_t tileRowsOfW(int64_t tileM, int64_t n) {
   if (tileM == 1)
     for (int64_t t : {16, 8})
@@ -74,32 +82,74 @@ int64_t foldedRows(Value act) {
   return rows;
 }
 
-/// Rows of A per tile: 4 when they divide the rows, else 1 (also for a
-/// dynamic number of rows).
+/// Rows of A per tile of awq and nf4: 4 when they divide the rows, else 1
+/// (also for a dynamic number of rows).
 int64_t rowTile(int64_t rows) {
   return !ShapedType::isDynamic(rows) && rows % 4 == 0 ? 4 : 1;
 }
 
-/// The shapes of one qmatmul the schedule handles.
+/// The largest power of two at most `most` that divides `n` (1 at least).
+int64_t powerOfTwoDividing(int64_t n, int64_t most) {
+  int64_t t = 1;
+  while (2 * t <= most && n % (2 * t) == 0)
+    t *= 2;
+  return t;
+}
+
+/// The shapes of one qmatmul the schedule handles, and its tiles.
 struct QShape {
   QuantType type;
   int64_t rows; ///< M, the leading dims of A folded in.
   int64_t k, n;
   int64_t tileM, tileN;
-  int64_t pairWords; ///< u32 words of two blocks.
+  int64_t pairWords;  ///< u32 words of two blocks: 17 or 9.
+  int64_t quantWords; ///< u32 words of one block's quants: 8 or 4.
+  int64_t lanes;      ///< f32 lanes of a vector: the target's, 2 to 16.
+
+  /// The quant words of a step (both blocks'), and the quants per word.
+  int64_t words() const { return 2 * quantWords; }
+  int64_t fields() const { return kStep / words(); }
+  /// The vectors a step's weights fill.
+  int64_t pieces() const { return kStep / lanes; }
+  /// Lane l of piece p holds element e = p * lanes + l of the step's
+  /// weights in decoded order: field e / words() (a byte, or a nibble) of
+  /// quant word e % words() (the first block's words, then the second's).
+  int64_t word(int64_t p, int64_t l) const {
+    return (p * lanes + l) % words();
+  }
+  int64_t field(int64_t p, int64_t l) const {
+    return (p * lanes + l) / words();
+  }
+  int64_t block(int64_t p, int64_t l) const {
+    return word(p, l) / quantWords;
+  }
 };
 
-QShape shapeOf(QmatmulView qm) {
+/// qmatmul's tiles: with one row of A (decode, or a dynamic number of
+/// rows), as many rows of W as half the vector registers hold accumulators
+/// (16 with AVX-512, 8 with AVX2), so that independent FMA chains hide the
+/// latency and the rest of the registers decode; with more rows, tiles of
+/// 8 rows of A (or 4) sharing each decoded weight, and as many rows of W as
+/// fill half the registers (8 x 2 and 8 x 1).
+QShape shapeOf(QmatmulView qm, const ScheduleOptions &options) {
   QShape s;
   s.type = qm.getQuantType();
   s.k = qm.getK();
   s.n = qm.getN();
   s.rows = foldedRows(qm.getA());
-  s.tileM = rowTile(s.rows);
-  s.tileN = tileRowsOfW(s.tileM, s.n);
   s.pairWords = 2 * getQuantBlockGeometry(s.type).second / 4;
+  s.quantWords = s.type == QuantType::Q8_0 ? 8 : 4;
+  int64_t lanes = std::max<int64_t>(options.vectorRegisterBits / 32, 2);
+  s.lanes = static_cast<int64_t>(
+      llvm::bit_floor(static_cast<uint64_t>(std::min<int64_t>(lanes, 16))));
+  int64_t accs = std::max<int64_t>(options.vectorRegisters / 2, 1);
+  s.tileM = 1;
+  if (!ShapedType::isDynamic(s.rows) && s.rows > 1)
+    s.tileM = powerOfTwoDividing(s.rows, std::min<int64_t>(8, accs));
+  s.tileN = powerOfTwoDividing(s.n, std::max<int64_t>(accs / s.tileM, 1));
   return s;
 }
+
 } // namespace
 
 static LogicalResult canScheduleAwq(AwqMatmulView awq, std::string &why);
@@ -132,7 +182,7 @@ LogicalResult mlir::fuel::canScheduleQuantized(FusedOp op,
   if (std::optional<Nf4MatmulView> nf4 = Nf4MatmulView::match(op))
     return canScheduleNf4(*nf4, why);
   QmatmulView qm(op);
-  QShape s = shapeOf(qm);
+  QShape s = shapeOf(qm, options);
   if (s.type != QuantType::Q8_0 && s.type != QuantType::Q4_0) {
     why = "the quantized schedule handles Q8_0 and Q4_0 weights";
     return failure();
@@ -164,69 +214,196 @@ struct StepBuilder {
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
 
-  /// `bytes[from, from + count)` as a vector (a static shuffle).
-  Value slice(Value bytes, int64_t from, int64_t count) {
-    SmallVector<int64_t> mask(count);
-    std::iota(mask.begin(), mask.end(), from);
-    return vector::ShuffleOp::create(b, loc, bytes, bytes, mask);
+  /// A constant vector of i32 lanes.
+  Value lanesOf(ArrayRef<int32_t> values) {
+    auto type = VectorType::get({static_cast<int64_t>(values.size())},
+                                b.getI32Type());
+    return arith::ConstantOp::create(b, loc, type,
+                                     DenseElementsAttr::get(type, values));
   }
 
-  /// The f16 at bytes[from, from + 2), as an f32 broadcast to the lanes.
-  Value scale(Value bytes, int64_t from) {
-    Value two = slice(bytes, from, 2);
-    Value half = vector::BitCastOp::create(
-        b, loc, VectorType::get({1}, b.getF16Type()), two);
-    Value f = arith::ExtFOp::create(
-        b, loc, VectorType::get({1}, b.getF32Type()), half);
-    return vector::BroadcastOp::create(
-        b, loc, VectorType::get({kLanes}, b.getF32Type()),
-        vector::ExtractOp::create(b, loc, f, ArrayRef<int64_t>{0}));
-  }
-
-  /// Signed i8 lanes times the broadcast scale `d` (when given), as f32.
-  Value dequant(Value q, Value d) {
-    Value f = arith::SIToFPOp::create(
-        b, loc, VectorType::get({kLanes}, b.getF32Type()), q);
-    return d ? arith::MulFOp::create(b, loc, f, d).getResult() : f;
-  }
-
-  /// The 64 weights of the pair of blocks in `words`, as four 16-lane f32
-  /// vectors; with `scales`, the quants unscaled and the two blocks' scales
-  /// (broadcast) in `scales`.
-  SmallVector<Value, 4> decodePair(QuantType type, Value words,
-                                   SmallVectorImpl<Value> *scales = nullptr) {
-    int64_t nBytes = cast<VectorType>(words.getType()).getNumElements() * 4;
-    Value bytes = vector::BitCastOp::create(
-        b, loc, VectorType::get({nBytes}, b.getI8Type()), words);
-    SmallVector<Value, 4> w;
-    int64_t blockBytes = nBytes / 2;
-    for (int64_t blk = 0; blk < 2; ++blk) {
-      int64_t at = blk * blockBytes;
-      Value d = scale(bytes, at);
-      if (scales) {
-        scales->push_back(d);
-        d = Value();
-      }
-      if (type == QuantType::Q8_0) {
-        w.push_back(dequant(slice(bytes, at + 2, kLanes), d));
-        w.push_back(dequant(slice(bytes, at + 2 + kLanes, kLanes), d));
-        continue;
-      }
-      // Q4_0: low nibbles are elements 0..15, high nibbles 16..31; q - 8.
-      auto i8s = VectorType::get({kLanes}, b.getI8Type());
-      auto splat = [&](int64_t v) -> Value {
-        return arith::ConstantOp::create(
-            b, loc, i8s, DenseElementsAttr::get(i8s, b.getI8IntegerAttr(v)));
-      };
-      Value qs = slice(bytes, at + 2, kLanes);
-      Value lo = arith::AndIOp::create(b, loc, qs, splat(15));
-      Value hi = arith::ShRUIOp::create(b, loc, qs, splat(4));
-      w.push_back(dequant(arith::SubIOp::create(b, loc, lo, splat(8)), d));
-      w.push_back(dequant(arith::SubIOp::create(b, loc, hi, splat(8)), d));
-    }
-    return w;
+  /// The f16 in the low 16 bits of the i32 `word`, as f32.
+  Value halfToF32(Value word) {
+    Value bits = arith::TruncIOp::create(b, loc, b.getI16Type(), word);
+    Value half = arith::BitcastOp::create(b, loc, b.getF16Type(), bits);
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), half);
   }
 };
+
+/// Decodes qmatmul's pairs of blocks (`QShape`): the `pieces()` vectors of
+/// the step's weights in decoded order, and the blocks' scales.
+struct PairDecoder {
+  const QShape &s;
+  StepBuilder &st;
+
+  /// The pair of blocks at word `word` of `wq`: the quants of each block
+  /// as words (the first's shifted into place by 16 bits from its
+  /// neighbours), concatenated; the scales d0 (the low half of the pair's
+  /// first word) and d1 (the high half of word quantWords).
+  Value quantWords(Value wq, Value word, Value &d0, Value &d1) {
+    OpBuilder &b = st.b;
+    Location loc = st.loc;
+    int64_t q = s.quantWords;
+    auto vecType = VectorType::get({q}, b.getI32Type());
+    Value pad = arith::ConstantOp::create(b, loc, b.getI32Type(),
+                                          b.getI32IntegerAttr(0));
+    auto read = [&](int64_t at) -> Value {
+      Value idx = at ? arith::AddIOp::create(b, loc, word, st.index(at))
+                           .getResult()
+                     : word;
+      return vector::TransferReadOp::create(b, loc, vecType, wq,
+                                            ValueRange{idx}, pad,
+                                            ArrayRef<bool>{true});
+    };
+    Value lo = read(0), hi = read(1), second = read(q + 1);
+    SmallVector<int32_t> sixteen(q, 16);
+    Value first = arith::OrIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, lo, st.lanesOf(sixteen)),
+        arith::ShLIOp::create(b, loc, hi, st.lanesOf(sixteen)));
+    d0 = st.halfToF32(vector::ExtractOp::create(b, loc, lo, int64_t{0}));
+    d1 = st.halfToF32(arith::ShRUIOp::create(
+        b, loc, vector::ExtractOp::create(b, loc, hi, q - 1),
+        arith::ConstantOp::create(b, loc, b.getI32Type(),
+                                  b.getI32IntegerAttr(16))));
+    SmallVector<int64_t> both(2 * q);
+    std::iota(both.begin(), both.end(), 0);
+    return vector::ShuffleOp::create(b, loc, first, second, both);
+  }
+
+  /// Piece p of the step's weights, unscaled, as f32: lane l's quant word
+  /// gathered by a shuffle (a plain slice where the lanes are in order),
+  /// its field shifted out in 32-bit lanes.
+  Value piece(Value words, int64_t p) {
+    OpBuilder &b = st.b;
+    Location loc = st.loc;
+    int64_t n = s.lanes;
+    SmallVector<int64_t> mask;
+    SmallVector<int32_t> shifts;
+    for (int64_t l = 0; l < n; ++l) {
+      mask.push_back(s.word(p, l));
+      shifts.push_back(static_cast<int32_t>(s.field(p, l)));
+    }
+    Value v = words;
+    SmallVector<int64_t> identity(n);
+    std::iota(identity.begin(), identity.end(), 0);
+    if (n != s.words() || mask != ArrayRef<int64_t>(identity))
+      v = vector::ShuffleOp::create(b, loc, words, words, mask);
+    auto splat = [&](int32_t x) {
+      return st.lanesOf(SmallVector<int32_t>(n, x));
+    };
+    if (s.type == QuantType::Q8_0) {
+      // Byte f to the top (a left shift by 24 - 8f), then arithmetically
+      // back down: the signed int8.
+      SmallVector<int32_t> left;
+      for (int32_t f : shifts)
+        left.push_back(24 - 8 * f);
+      if (llvm::any_of(left, [](int32_t x) { return x != 0; }))
+        v = arith::ShLIOp::create(b, loc, v, st.lanesOf(left));
+      v = arith::ShRSIOp::create(b, loc, v, splat(24));
+    } else {
+      // Nibble f: shifted down by 4f, masked, minus 8.
+      SmallVector<int32_t> right;
+      for (int32_t f : shifts)
+        right.push_back(4 * f);
+      if (llvm::any_of(right, [](int32_t x) { return x != 0; }))
+        v = arith::ShRUIOp::create(b, loc, v, st.lanesOf(right));
+      v = arith::AndIOp::create(b, loc, v, splat(15));
+      v = arith::SubIOp::create(b, loc, v, splat(8));
+    }
+    return arith::SIToFPOp::create(
+        b, loc, VectorType::get({n}, b.getF32Type()), v);
+  }
+
+  /// The scale of each lane of piece p: d0 or d1 by the lane's block, as
+  /// a bitmask of the lanes in the second block (the key of `scales`).
+  uint64_t secondBlockLanes(int64_t p) const {
+    uint64_t lanes = 0;
+    for (int64_t l = 0; l < s.lanes; ++l)
+      if (s.block(p, l) == 1)
+        lanes |= uint64_t{1} << l;
+    return lanes;
+  }
+  Value scales(uint64_t second, Value d0, Value d1) {
+    OpBuilder &b = st.b;
+    Location loc = st.loc;
+    auto type = VectorType::get({s.lanes}, b.getF32Type());
+    Value v0 = vector::BroadcastOp::create(b, loc, type, d0);
+    if (second == 0)
+      return v0;
+    Value v1 = vector::BroadcastOp::create(b, loc, type, d1);
+    if (second == (uint64_t{1} << s.lanes) - 1)
+      return v1;
+    SmallVector<int64_t> mask;
+    for (int64_t l = 0; l < s.lanes; ++l)
+      mask.push_back((second >> l & 1) ? s.lanes + l : l);
+    return vector::ShuffleOp::create(b, loc, v0, v1, mask);
+  }
+};
+
+/// A ([rows, K], folded) as f32 in the decoded order of each step
+/// (`QShape::word`, `QShape::field`): element e of a step, field f of quant
+/// word w (block b, word i of the block), is activation
+///   Q8_0: 32b + 4i + f      (e = 16f + 8b + i),
+///   Q4_0: 32b + 16h + 4i + y, for the nibble f = 2y + h of byte y of the
+///         word                (e = 16y + 8h + 4b + i),
+/// so both are transposes of A with K split: [K/64, b, i, f] to
+/// [K/64, f, b, i], and [K/64, b, h, i, y] to [K/64, y, h, b, i].
+Value packActivations(RewriterBase &rewriter, Location loc, const QShape &s,
+                      Value a) {
+  auto aType = cast<RankedTensorType>(a.getType());
+  Type f32 = rewriter.getF32Type();
+  int64_t rows = aType.getDimSize(0), steps = s.k / kStep;
+  SmallVector<int64_t> from, to;
+  SmallVector<unsigned> perm; // input dim of each output dim
+  if (s.type == QuantType::Q8_0) {
+    from = {rows, steps, 2, 8, 4};
+    to = {rows, steps, 4, 2, 8};
+    perm = {0, 1, 4, 2, 3};
+  } else {
+    from = {rows, steps, 2, 2, 4, 4};
+    to = {rows, steps, 4, 2, 2, 4};
+    perm = {0, 1, 5, 3, 2, 4};
+  }
+  int64_t rank = from.size();
+  SmallVector<ReassociationIndices> split = {{0}, {}};
+  for (int64_t d = 1; d < rank; ++d)
+    split[1].push_back(d);
+  SmallVector<OpFoldResult> fromSizes, toSizes;
+  Value dynRows;
+  if (ShapedType::isDynamic(rows))
+    dynRows = tensor::DimOp::create(rewriter, loc, a, 0);
+  for (int64_t d = 0; d < rank; ++d) {
+    fromSizes.push_back(d == 0 && dynRows ? OpFoldResult(dynRows)
+                                          : rewriter.getIndexAttr(from[d]));
+    toSizes.push_back(d == 0 && dynRows ? OpFoldResult(dynRows)
+                                        : rewriter.getIndexAttr(to[d]));
+  }
+  Value blocks = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(from, aType.getElementType()), a,
+      split, fromSizes);
+  Value init = tensor::EmptyOp::create(rewriter, loc, toSizes, f32);
+  // Output dim d reads input dim perm[d]: the input's map sends input dim
+  // j to the loop of the output dim that reads it.
+  SmallVector<AffineExpr> inExprs(rank);
+  for (int64_t d = 0; d < rank; ++d)
+    inExprs[perm[d]] = rewriter.getAffineDimExpr(d);
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, inExprs, ctx),
+                                 AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  Value packed =
+      linalg::GenericOp::create(
+          rewriter, loc, init.getType(), ValueRange{blocks}, ValueRange{init},
+          maps, iters,
+          [&](OpBuilder &b, Location l, ValueRange x) {
+            Value v = x[0];
+            if (v.getType() != f32)
+              v = arith::ExtFOp::create(b, l, f32, v);
+            linalg::YieldOp::create(b, l, v);
+          })
+          .getResult(0);
+  return tensor::CollapseShapeOp::create(rewriter, loc, packed, split);
+}
 } // namespace
 
 namespace {
@@ -243,7 +420,8 @@ struct TileFrame {
 
   static TileFrame open(RewriterBase &rewriter, FusedOp op, Value act,
                         int64_t rows, int64_t n, int64_t tileM,
-                        int64_t tileN) {
+                        int64_t tileN,
+                        function_ref<Value(Value)> prepare = nullptr) {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     TileFrame f;
@@ -259,6 +437,8 @@ struct TileFrame {
       f.fold = {lead, {aType.getRank() - 1}};
       f.a = tensor::CollapseShapeOp::create(rewriter, loc, act, f.fold);
     }
+    if (prepare)
+      f.a = prepare(f.a);
     // (A dynamic number of rows is tiled by one row.)
     OpFoldResult rowCount =
         ShapedType::isDynamic(rows)
@@ -289,9 +469,9 @@ struct TileFrame {
   /// Dot-product form: the accumulator of (row m of A, row j of W) gains
   /// the products of the dequantized pieces `w` of row j with the pieces
   /// `act[m]` of row m, lane by lane.
+  template <typename Rows>
   void accumulate(OpBuilder &b, Location loc, MutableArrayRef<Value> accs,
-                  int64_t j, ArrayRef<Value> w,
-                  ArrayRef<SmallVector<Value, 4>> act) const {
+                  int64_t j, ArrayRef<Value> w, const Rows &act) const {
     for (int64_t m = 0; m < tileM; ++m) {
       Value &acc = accs[m * tileN + j];
       for (size_t piece = 0; piece < w.size(); ++piece)
@@ -366,43 +546,39 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
   if (std::optional<Nf4MatmulView> nf4 = Nf4MatmulView::match(op))
     return buildNf4(rewriter, *nf4);
   QmatmulView qm(op);
-  QShape s = shapeOf(qm);
+  QShape s = shapeOf(qm, options);
   Location loc = op.getLoc();
   Type f32 = rewriter.getF32Type();
-  Type aElt = cast<RankedTensorType>(qm.getA().getType()).getElementType();
-  TileFrame frame = TileFrame::open(rewriter, op, qm.getA(), s.rows, s.n,
-                                    s.tileM, s.tileN);
+  TileFrame frame = TileFrame::open(
+      rewriter, op, qm.getA(), s.rows, s.n, s.tileM, s.tileN,
+      [&](Value a) { return packActivations(rewriter, loc, s, a); });
   Value a = frame.a, m0 = frame.m0, n0 = frame.n0, wq = qm.getWQ();
   StepBuilder sb{rewriter, loc};
 
-  auto lanes = VectorType::get({kLanes}, f32);
+  auto lanes = VectorType::get({s.lanes}, f32);
   Value zeros = arith::ConstantOp::create(
       rewriter, loc, lanes, DenseElementsAttr::get(lanes, 0.0f));
-  int64_t nAcc = s.tileM * s.tileN;
-  SmallVector<Value> inits(nAcc, zeros);
+  SmallVector<Value> inits(s.tileM * s.tileN, zeros);
   int64_t rowWords = (s.k / kStep) * s.pairWords;
-  Value padF = arith::ConstantOp::create(rewriter, loc, aElt,
-                                         rewriter.getFloatAttr(aElt, 0.0));
-  Value padI = arith::ConstantOp::create(rewriter, loc, rewriter.getI32Type(),
-                                         rewriter.getI32IntegerAttr(0));
+  Value padF = arith::ConstantOp::create(rewriter, loc, f32,
+                                         rewriter.getF32FloatAttr(0.0));
   auto steps = scf::ForOp::create(
       rewriter, loc, sb.index(0), sb.index(s.k / kStep), sb.index(1), inits,
       [&](OpBuilder &b, Location l, Value p, ValueRange accs) {
         StepBuilder st{b, l};
-        // The activations of the step: tileM rows of 4 x 16 lanes.
+        PairDecoder dec{s, st};
+        // The step's activations (packed in decoded order): tileM rows of
+        // pieces() vectors.
         Value k0 = arith::MulIOp::create(b, l, p, st.index(kStep));
-        SmallVector<SmallVector<Value, 4>> act(s.tileM);
+        SmallVector<SmallVector<Value, 8>> act(s.tileM);
         for (int64_t m = 0; m < s.tileM; ++m) {
           Value row = arith::AddIOp::create(b, l, m0, st.index(m));
-          for (int64_t piece = 0; piece < 4; ++piece) {
+          for (int64_t piece = 0; piece < s.pieces(); ++piece) {
             Value col = arith::AddIOp::create(b, l, k0,
-                                              st.index(piece * kLanes));
-            Value x = vector::TransferReadOp::create(
-                b, l, VectorType::get({kLanes}, aElt), a,
-                ValueRange{row, col}, padF, ArrayRef<bool>{true});
-            if (aElt != f32)
-              x = arith::ExtFOp::create(b, l, lanes, x);
-            act[m].push_back(x);
+                                              st.index(piece * s.lanes));
+            act[m].push_back(vector::TransferReadOp::create(
+                b, l, lanes, a, ValueRange{row, col}, padF,
+                ArrayRef<bool>{true}));
           }
         }
         SmallVector<Value> next(accs.begin(), accs.end());
@@ -414,25 +590,36 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
           Value word = arith::AddIOp::create(
               b, l, rowStart,
               arith::MulIOp::create(b, l, p, st.index(s.pairWords)));
-          Value words = vector::TransferReadOp::create(
-              b, l, VectorType::get({s.pairWords}, b.getI32Type()), wq,
-              ValueRange{word}, padI, ArrayRef<bool>{true});
+          Value d0, d1;
+          Value words = dec.quantWords(wq, word, d0, d1);
           if (s.tileM == 1) {
-            // One row of A: scale each block's dot product once instead of
-            // its 32 weights (3 vector ops per block, not 4).
-            SmallVector<Value, 2> d;
-            SmallVector<Value, 4> q = st.decodePair(s.type, words, &d);
-            Value &acc = next[j];
-            for (int64_t blk = 0; blk < 2; ++blk) {
-              Value dot = arith::MulFOp::create(b, l, q[2 * blk],
-                                                act[0][2 * blk]);
-              dot = vector::FMAOp::create(b, l, q[2 * blk + 1],
-                                          act[0][2 * blk + 1], dot);
-              acc = vector::FMAOp::create(b, l, dot, d[blk], acc);
+            // One row of A: the products of the pieces that share their
+            // lanes' scales summed first, then scaled once (one multiply
+            // per vector fewer).
+            llvm::SmallMapVector<uint64_t, Value, 2> dots;
+            for (int64_t piece = 0; piece < s.pieces(); ++piece) {
+              Value q = dec.piece(words, piece);
+              Value &dot = dots[dec.secondBlockLanes(piece)];
+              dot = dot ? vector::FMAOp::create(b, l, q, act[0][piece], dot)
+                              .getResult()
+                        : arith::MulFOp::create(b, l, q, act[0][piece])
+                              .getResult();
             }
+            for (auto [second, dot] : dots)
+              next[j] = vector::FMAOp::create(
+                  b, l, dot, dec.scales(second, d0, d1), next[j]);
             continue;
           }
-          SmallVector<Value, 4> w = st.decodePair(s.type, words);
+          SmallVector<Value, 8> w;
+          llvm::SmallMapVector<uint64_t, Value, 2> scaleOf;
+          for (int64_t piece = 0; piece < s.pieces(); ++piece) {
+            uint64_t second = dec.secondBlockLanes(piece);
+            Value &d = scaleOf[second];
+            if (!d)
+              d = dec.scales(second, d0, d1);
+            w.push_back(
+                arith::MulFOp::create(b, l, dec.piece(words, piece), d));
+          }
           frame.accumulate(b, l, next, j, w, act);
         }
         scf::YieldOp::create(b, l, next);

@@ -60,6 +60,37 @@ def test_extremes(qtype):
     assert_close(run(a, rows, qtype, k, n), reference(a, rows, qtype, k), "f32", loose=True)
 
 
+# Register files (count, bits) the schedule sizes its vectors and tiles to:
+# AVX-512's (16 lanes), AVX2's (8), SSE's (4) and a 64-bit one (2 lanes, 32
+# vectors a step); each changes the order the weights decode in, and so
+# the packing of A that matches it. M = 1 and M = 8 (tiles of 8, 4, 2 or 1
+# rows of A), N odd (tiles of one row of W).
+REGISTER_FILES = [(32, 512), (16, 256), (8, 128), (4, 64)]
+
+
+@pytest.mark.parametrize("qtype", ["q8_0", "q4_0"])
+@pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda v: f"{v[0]}x{v[1]}")
+@pytest.mark.parametrize("a_shape,n", [((1, 192), 16), ((8, 128), 8), ((8, 64), 3),
+                                       ((6, 128), 4)], ids=lambda v: str(v))
+def test_register_files(qtype, registers, a_shape, n):
+    k = a_shape[-1]
+    rows = random_blocks(qtype, n, k, seed=n * k)
+    a = rand(a_shape, np.float32, 7)
+    got = run(a, rows, qtype, k, n, vector_registers=registers)
+    assert_close(got, reference(a, rows, qtype, k), "f32", loose=True)
+
+
+@pytest.mark.parametrize("qtype", ["q8_0", "q4_0"])
+@pytest.mark.parametrize("registers", [(32, 512), (16, 256)], ids=lambda v: f"{v[0]}x{v[1]}")
+def test_register_files_f16(qtype, registers):
+    # The packing of A also widens it to f32.
+    rows = random_blocks(qtype, 8, 128, seed=13)
+    a = rand((8, 128), np.float16, 8)
+    out = run(a, rows, qtype, 128, 8, vector_registers=registers)
+    assert out.dtype == np.float16
+    assert_close(out, reference(a, rows, qtype, 128), "f16")
+
+
 DTYPES = [("f16", np.float16)] + ([("bf16", BF16)] if BF16 is not None else [])
 
 

@@ -1,31 +1,61 @@
-// The quantized schedule: qmatmul with Q8_0 and Q4_0 weights. Tiles of 4
-// rows of A by 4 rows of W in an scf.forall; the reduction in steps of two
-// blocks (64 weights), each read as one vector of words (17 for Q8_0, 9 for
-// Q4_0: 68 and 36 bytes, word-aligned), taken apart by static shuffles,
-// dequantized in registers and multiplied into one 16-lane accumulator per
-// (row of A, row of W); the accumulators reduced once at the end.
+// The quantized schedule: qmatmul with Q8_0 and Q4_0 weights. A copied once
+// into the order the weights decode in (f32); tiles of rows of A by rows of
+// W in an scf.forall; the reduction in steps of two blocks (64 weights).
+// Each block's quants are read as whole u32 words, the first block's shifted
+// 16 bits into place from two neighbouring words, and taken out of their
+// words in 32-bit lanes by shifts; one accumulator of the target's f32
+// lanes per (row of A, row of W), reduced once at the end.
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu="vector-registers=16 vector-register-bits=256" %s \
+// RUN:   | FileCheck %s --check-prefix=AVX2
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 
+// AVX-512's registers: 16 lanes, tiles of 8 rows of A by 2 of W (16
+// accumulators); A's K split into [pair, block, word, byte] and transposed
+// to [pair, byte, block, word].
 // CHECK-LABEL: func.func @q8_0
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
-// CHECK:           scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK:             vector.transfer_read %{{.*}} : tensor<8x128xf32>, vector<16xf32>
-// CHECK:             %[[W:.*]] = vector.transfer_read %{{.*}} : tensor<272xi32>, vector<17xi32>
-// CHECK:             %[[B:.*]] = vector.bitcast %[[W]] : vector<17xi32> to vector<68xi8>
-// The scale of the first block, bytes 0 and 1.
-// CHECK:             vector.shuffle %[[B]], %[[B]] [0, 1]
-// CHECK:             vector.bitcast %{{.*}} : vector<2xi8> to vector<1xf16>
-// Its first 16 quants, bytes 2 to 17.
-// CHECK:             vector.shuffle %[[B]], %[[B]] [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
-// CHECK:             arith.sitofp %{{.*}} : vector<16xi8> to vector<16xf32>
-// The second block's scale, bytes 34 and 35.
-// CHECK:             vector.shuffle %[[B]], %[[B]] [34, 35]
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [8, 2, 2, 8, 4] : tensor<8x128xf32> into tensor<8x2x2x8x4xf32>
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<8x2x2x8x4xf32>) outs(%{{.*}} : tensor<8x2x4x2x8xf32>)
+// CHECK:         %[[A:.*]] = tensor.collapse_shape %{{.*}} : tensor<8x2x4x2x8xf32> into tensor<8x128xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 4)
+// CHECK:           scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:             vector.transfer_read %[[A]]{{.*}} : tensor<8x128xf32>, vector<16xf32>
+// The first block's quants from words 0-7 and 1-8, the second's words 9-16.
+// CHECK:             %[[LO:.*]] = vector.transfer_read %{{.*}} : tensor<272xi32>, vector<8xi32>
+// CHECK:             %[[HI:.*]] = vector.transfer_read %{{.*}} : tensor<272xi32>, vector<8xi32>
+// CHECK:             %[[SECOND:.*]] = vector.transfer_read %{{.*}} : tensor<272xi32>, vector<8xi32>
+// CHECK-DAG:         %[[UP:.*]] = arith.shli %[[HI]], %{{.*}} : vector<8xi32>
+// CHECK-DAG:         %[[DOWN:.*]] = arith.shrui %[[LO]], %{{.*}} : vector<8xi32>
+// CHECK:             %[[FIRST:.*]] = arith.ori %[[DOWN]], %[[UP]] : vector<8xi32>
+// The scales: the low half of word 0, the high half of word 8.
+// CHECK:             vector.extract %[[LO]][0] : i32 from vector<8xi32>
+// CHECK:             arith.bitcast %{{.*}} : i16 to f16
+// CHECK:             vector.extract %[[HI]][7] : i32 from vector<8xi32>
+// CHECK:             %[[Q:.*]] = vector.shuffle %[[FIRST]], %[[SECOND]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+// Lanes 0-7 scaled by the first block's d, 8-15 by the second's.
+// CHECK:             vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 24, 25, 26, 27, 28, 29, 30, 31] : vector<16xf32>, vector<16xf32>
+// Byte 0 of each word: up by 24, arithmetically down by 24.
+// CHECK:             %[[B0:.*]] = arith.shli %[[Q]], %{{.*}} : vector<16xi32>
+// CHECK:             arith.shrsi %[[B0]], %{{.*}} : vector<16xi32>
+// CHECK:             arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+// Byte 3: down by 24 only.
+// CHECK:             arith.shrsi %[[Q]], %{{.*}} : vector<16xi32>
 // CHECK:             vector.fma
 // CHECK:           vector.reduction <add>
 // CHECK:         scf.forall.in_parallel
 // CHECK-NOT:     fuel.fused
+
+// AVX2's: 8 lanes, tiles of 8 rows of A by 1 of W; a block per vector of
+// words.
+// AVX2-LABEL: func.func @q8_0
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (1, 8)
+// AVX2:           scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2:             %[[Q:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+// AVX2:             %[[W0:.*]] = vector.shuffle %[[Q]], %[[Q]] [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xi32>, vector<16xi32>
+// AVX2:             arith.shli %[[W0]], %{{.*}} : vector<8xi32>
+// AVX2:             %[[W1:.*]] = vector.shuffle %[[Q]], %[[Q]] [8, 9, 10, 11, 12, 13, 14, 15] : vector<16xi32>, vector<16xi32>
+// AVX2:             arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
 func.func @q8_0(%a: tensor<8x128xf32>, %w: tensor<272xi32>) -> tensor<8x8xf32> {
   %c = fuel.fused qmatmul {quant_type = #fuel.quant<q8_0>, k = 128 : i64, n = 8 : i64} (%a, %w) : (tensor<8x128xf32>, tensor<272xi32>) -> tensor<8x8xf32>
   return %c : tensor<8x8xf32>
@@ -33,19 +63,35 @@ func.func @q8_0(%a: tensor<8x128xf32>, %w: tensor<272xi32>) -> tensor<8x8xf32> {
 
 // -----
 
-// Q4_0, one row of A (decode), batch dims folded: the nibbles by a mask and
-// a shift, minus 8.
+// Q4_0, one row of A (decode), batch dims folded; A's K split into [pair,
+// block, high nibble, word, byte] and transposed to [pair, byte, high
+// nibble, block, word], extended to f32. The nibbles by a shift per lane, a
+// mask and minus 8; with one row of A each block's products are summed
+// before its scale multiplies them.
 // CHECK-LABEL: func.func @q4_0
 // CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<1x1x64xf16> into tensor<1x64xf16>
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<1x1x2x2x4x4xf16>) outs(%{{.*}} : tensor<1x1x4x2x2x4xf32>)
+// CHECK:           arith.extf %{{.*}} : f16 to f32
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 1)
-// CHECK:             arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
-// CHECK:             vector.transfer_read %{{.*}} : tensor<36xi32>, vector<9xi32>
-// CHECK:             vector.bitcast %{{.*}} : vector<9xi32> to vector<36xi8>
-// CHECK:             arith.andi %{{.*}} : vector<16xi8>
-// CHECK:             arith.shrui %{{.*}} : vector<16xi8>
-// CHECK:             arith.subi %{{.*}} : vector<16xi8>
+// CHECK:             vector.transfer_read %{{.*}} : tensor<1x64xf32>, vector<16xf32>
+// CHECK:             vector.transfer_read %{{.*}} : tensor<36xi32>, vector<4xi32>
+// Both blocks' words twice: lanes 0-7 take nibbles 0, 2, 4, 6; 8-15 1, 3, 5, 7.
+// CHECK:             %[[Q:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<4xi32>, vector<4xi32>
+// CHECK:             %[[TWICE:.*]] = vector.shuffle %[[Q]], %[[Q]] [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7] : vector<8xi32>, vector<8xi32>
+// CHECK:             arith.shrui %[[TWICE]], %{{.*}} : vector<16xi32>
+// CHECK:             arith.andi %{{.*}} : vector<16xi32>
+// CHECK:             arith.subi %{{.*}} : vector<16xi32>
+// CHECK:             arith.mulf %{{.*}} : vector<16xf32>
+// CHECK:             vector.fma
 // CHECK:           arith.truncf %{{.*}} : f32 to f16
 // CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [1, 1, 4] : tensor<1x4xf16> into tensor<1x1x4xf16>
+
+// AVX2-LABEL: func.func @q4_0
+// AVX2:             %[[Q:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<4xi32>, vector<4xi32>
+// Nibble 0 needs no shift.
+// AVX2-NOT:         arith.shrui
+// AVX2:             arith.andi %[[Q]], %{{.*}} : vector<8xi32>
+// AVX2:             arith.shrui %[[Q]], %{{.*}} : vector<8xi32>
 func.func @q4_0(%a: tensor<1x1x64xf16>, %w: tensor<36xi32>) -> tensor<1x1x4xf16> {
   %c = fuel.fused qmatmul {quant_type = #fuel.quant<q4_0>, k = 64 : i64, n = 4 : i64} (%a, %w) : (tensor<1x1x64xf16>, tensor<36xi32>) -> tensor<1x1x4xf16>
   return %c : tensor<1x1x4xf16>
@@ -54,8 +100,11 @@ func.func @q4_0(%a: tensor<1x1x64xf16>, %w: tensor<36xi32>) -> tensor<1x1x4xf16>
 // -----
 
 // Dynamic rows: one row of A per tile, the loop to the row count read from
-// A; the result's dynamic dim from A's.
+// A (and from its packed copy); the result's dynamic dim from A's.
 // CHECK-LABEL: func.func @dynamic_rows
+// CHECK:         %[[DIM:.*]] = tensor.dim %{{.*}}, %c0{{.*}} : tensor<?x128xf32>
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [%[[DIM]], 2, 2, 8, 4] : tensor<?x128xf32> into tensor<?x2x2x8x4xf32>
+// CHECK:         tensor.empty(%[[DIM]]) : tensor<?x2x4x2x8xf32>
 // CHECK:         %[[ROWS:.*]] = tensor.dim %{{.*}}, %c0{{.*}} : tensor<?x128xf32>
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (%[[ROWS]], 1)
 // CHECK:             vector.fma
