@@ -96,13 +96,49 @@ int64_t powerOfTwoDividing(int64_t n, int64_t most) {
   return t;
 }
 
+/// Where the fields of a GGML block of 32 weights lie (bytes from the
+/// block's start), for the types the schedule decodes: an f16 scale d at 0;
+/// for Q4_1 and Q5_1 an f16 minimum m at 2 (w = d * q + m); for Q5_0 and
+/// Q5_1 a u32 of the quants' fifth bits; then the quants, 32 int8 (Q8_0,
+/// Q8_1: w = d * q; Q8_1's second half is a sum the dequantization does not
+/// read) or 16 bytes of nibbles (Q4_0: w = d * (q - 8); Q5_0: d * (q - 16)
+/// with the fifth bit; Q4_1, Q5_1: unsigned).
+struct BlockLayout {
+  int64_t bytes;          ///< 34, 36, 18, 20, 22, 24.
+  int64_t quants;         ///< where the quants start.
+  int64_t minimum = -1;   ///< where m is, or -1.
+  int64_t highBits = -1;  ///< where the fifth bits are, or -1.
+  bool int8 = false;      ///< int8 quants (else nibbles).
+  int32_t offset = 0;     ///< subtracted from each quant.
+};
+
+std::optional<BlockLayout> layoutOf(QuantType type) {
+  switch (type) {
+  case QuantType::Q8_0:
+    return BlockLayout{34, 2, -1, -1, true, 0};
+  case QuantType::Q8_1:
+    return BlockLayout{36, 4, -1, -1, true, 0};
+  case QuantType::Q4_0:
+    return BlockLayout{18, 2, -1, -1, false, 8};
+  case QuantType::Q4_1:
+    return BlockLayout{20, 4, 2, -1, false, 0};
+  case QuantType::Q5_0:
+    return BlockLayout{22, 6, -1, 2, false, 16};
+  case QuantType::Q5_1:
+    return BlockLayout{24, 8, 2, 4, false, 0};
+  default:
+    return std::nullopt;
+  }
+}
+
 /// The shapes of one qmatmul the schedule handles, and its tiles.
 struct QShape {
   QuantType type;
+  BlockLayout layout;
   int64_t rows; ///< M, the leading dims of A folded in.
   int64_t k, n;
   int64_t tileM, tileN;
-  int64_t pairWords;  ///< u32 words of two blocks: 17 or 9.
+  int64_t pairWords;  ///< u32 words of two blocks (blocks have even sizes).
   int64_t quantWords; ///< u32 words of one block's quants: 8 or 4.
   int64_t lanes;      ///< f32 lanes of a vector: the target's, 2 to 16.
 
@@ -123,6 +159,13 @@ struct QShape {
   int64_t block(int64_t p, int64_t l) const {
     return word(p, l) / quantWords;
   }
+  /// The weight of its block that lane l of piece p holds: byte f of word
+  /// i is weight 4i + f; nibble f (of byte f / 2) is weight 4i + f / 2,
+  /// plus 16 for a high nibble.
+  int64_t weight(int64_t p, int64_t l) const {
+    int64_t i = word(p, l) % quantWords, f = field(p, l);
+    return layout.int8 ? 4 * i + f : 16 * (f % 2) + 4 * i + f / 2;
+  }
 };
 
 /// qmatmul's tiles: with one row of A (decode, or a dynamic number of
@@ -130,15 +173,17 @@ struct QShape {
 /// (16 with AVX-512, 8 with AVX2), so that independent FMA chains hide the
 /// latency and the rest of the registers decode; with more rows, tiles of
 /// 8 rows of A (or 4) sharing each decoded weight, and as many rows of W as
-/// fill half the registers (8 x 2 and 8 x 1).
+/// fill half the registers (8 x 2 and 8 x 1). (`layout` is only meaningful
+/// for the types `layoutOf` knows.)
 QShape shapeOf(QmatmulView qm, const ScheduleOptions &options) {
   QShape s;
   s.type = qm.getQuantType();
+  s.layout = layoutOf(s.type).value_or(BlockLayout{});
   s.k = qm.getK();
   s.n = qm.getN();
   s.rows = foldedRows(qm.getA());
   s.pairWords = 2 * getQuantBlockGeometry(s.type).second / 4;
-  s.quantWords = s.type == QuantType::Q8_0 ? 8 : 4;
+  s.quantWords = s.layout.int8 ? 8 : 4;
   int64_t lanes = std::max<int64_t>(options.vectorRegisterBits / 32, 2);
   s.lanes = static_cast<int64_t>(
       llvm::bit_floor(static_cast<uint64_t>(std::min<int64_t>(lanes, 16))));
@@ -183,8 +228,9 @@ LogicalResult mlir::fuel::canScheduleQuantized(FusedOp op,
     return canScheduleNf4(*nf4, why);
   QmatmulView qm(op);
   QShape s = shapeOf(qm, options);
-  if (s.type != QuantType::Q8_0 && s.type != QuantType::Q4_0) {
-    why = "the quantized schedule handles Q8_0 and Q4_0 weights";
+  if (!layoutOf(s.type)) {
+    why = "the quantized schedule handles Q8_0, Q8_1, Q4_0, Q4_1, Q5_0 and "
+          "Q5_1 weights";
     return failure();
   }
   if (s.k % kStep != 0) {
@@ -230,92 +276,148 @@ struct StepBuilder {
   }
 };
 
+/// The fields of one pair of blocks (`BlockLayout`): both blocks' quants as
+/// u32 words, and each block's scale, minimum (when the type has one) and
+/// fifth bits (likewise).
+struct PairFields {
+  Value words;
+  Value d[2], m[2], highBits[2];
+  /// The fifth bits per lane, by `PairDecoder::secondBlockLanes`.
+  llvm::SmallMapVector<uint64_t, Value, 2> highBitLanes;
+};
+
 /// Decodes qmatmul's pairs of blocks (`QShape`): the `pieces()` vectors of
 /// the step's weights in decoded order, and the blocks' scales.
 struct PairDecoder {
   const QShape &s;
   StepBuilder &st;
 
-  /// The pair of blocks at word `word` of `wq`: the quants of each block
-  /// as words (the first's shifted into place by 16 bits from its
-  /// neighbours), concatenated; the scales d0 (the low half of the pair's
-  /// first word) and d1 (the high half of word quantWords).
-  Value quantWords(Value wq, Value word, Value &d0, Value &d1) {
+  /// `count` u32 words from byte `byte` of the pair at word `pair` of `wq`:
+  /// read as they are when `byte` is word-aligned, else (two bytes in)
+  /// each from the high half of one word and the low half of the next.
+  Value wordsAt(Value wq, Value pair, int64_t byte, int64_t count) {
     OpBuilder &b = st.b;
     Location loc = st.loc;
-    int64_t q = s.quantWords;
-    auto vecType = VectorType::get({q}, b.getI32Type());
+    auto type = VectorType::get({count}, b.getI32Type());
     Value pad = arith::ConstantOp::create(b, loc, b.getI32Type(),
                                           b.getI32IntegerAttr(0));
     auto read = [&](int64_t at) -> Value {
-      Value idx = at ? arith::AddIOp::create(b, loc, word, st.index(at))
-                           .getResult()
-                     : word;
-      return vector::TransferReadOp::create(b, loc, vecType, wq,
-                                            ValueRange{idx}, pad,
-                                            ArrayRef<bool>{true});
+      Value idx = arith::AddIOp::create(b, loc, pair, st.index(at));
+      return vector::TransferReadOp::create(b, loc, type, wq, ValueRange{idx},
+                                            pad, ArrayRef<bool>{true});
     };
-    Value lo = read(0), hi = read(1), second = read(q + 1);
-    SmallVector<int32_t> sixteen(q, 16);
-    Value first = arith::OrIOp::create(
-        b, loc, arith::ShRUIOp::create(b, loc, lo, st.lanesOf(sixteen)),
-        arith::ShLIOp::create(b, loc, hi, st.lanesOf(sixteen)));
-    d0 = st.halfToF32(vector::ExtractOp::create(b, loc, lo, int64_t{0}));
-    d1 = st.halfToF32(arith::ShRUIOp::create(
-        b, loc, vector::ExtractOp::create(b, loc, hi, q - 1),
-        arith::ConstantOp::create(b, loc, b.getI32Type(),
-                                  b.getI32IntegerAttr(16))));
-    SmallVector<int64_t> both(2 * q);
+    if (byte % 4 == 0)
+      return read(byte / 4);
+    SmallVector<int32_t> sixteen(count, 16);
+    return arith::OrIOp::create(
+        b, loc,
+        arith::ShRUIOp::create(b, loc, read(byte / 4), st.lanesOf(sixteen)),
+        arith::ShLIOp::create(b, loc, read(byte / 4 + 1),
+                              st.lanesOf(sixteen)));
+  }
+
+  /// The u32 at byte `byte` of the pair (a multiple of 2).
+  Value wordAt(Value wq, Value pair, int64_t byte) {
+    return vector::ExtractOp::create(st.b, st.loc,
+                                     wordsAt(wq, pair, byte, 1), int64_t{0});
+  }
+
+  /// The f16 at byte `byte` of the pair (a multiple of 2), as f32.
+  Value halfAt(Value wq, Value pair, int64_t byte) {
+    OpBuilder &b = st.b;
+    Location loc = st.loc;
+    Value word = wordAt(wq, pair, byte - byte % 4);
+    if (byte % 4)
+      word = arith::ShRUIOp::create(
+          b, loc, word,
+          arith::ConstantOp::create(b, loc, b.getI32Type(),
+                                    b.getI32IntegerAttr(16)));
+    return st.halfToF32(word);
+  }
+
+  /// The fields of the pair of blocks at word `pair` of `wq`.
+  PairFields read(Value wq, Value pair) {
+    const BlockLayout &bl = s.layout;
+    PairFields f;
+    SmallVector<Value, 2> quants;
+    for (int64_t blk = 0; blk < 2; ++blk) {
+      int64_t at = blk * bl.bytes;
+      f.d[blk] = halfAt(wq, pair, at);
+      if (bl.minimum >= 0)
+        f.m[blk] = halfAt(wq, pair, at + bl.minimum);
+      if (bl.highBits >= 0)
+        f.highBits[blk] = wordAt(wq, pair, at + bl.highBits);
+      quants.push_back(wordsAt(wq, pair, at + bl.quants, s.quantWords));
+    }
+    SmallVector<int64_t> both(2 * s.quantWords);
     std::iota(both.begin(), both.end(), 0);
-    return vector::ShuffleOp::create(b, loc, first, second, both);
+    f.words = vector::ShuffleOp::create(st.b, st.loc, quants[0], quants[1],
+                                        both);
+    return f;
   }
 
   /// Piece p of the step's weights, unscaled, as f32: lane l's quant word
-  /// gathered by a shuffle (a plain slice where the lanes are in order),
-  /// its field shifted out in 32-bit lanes.
-  Value piece(Value words, int64_t p) {
+  /// gathered by a shuffle (none where the lanes are the words in order),
+  /// its field shifted out in 32-bit lanes (and its fifth bit added).
+  Value piece(PairFields &f, int64_t p) {
     OpBuilder &b = st.b;
     Location loc = st.loc;
     int64_t n = s.lanes;
-    SmallVector<int64_t> mask;
-    SmallVector<int32_t> shifts;
+    SmallVector<int64_t> mask, identity(n);
+    SmallVector<int32_t> shifts, weights;
     for (int64_t l = 0; l < n; ++l) {
       mask.push_back(s.word(p, l));
       shifts.push_back(static_cast<int32_t>(s.field(p, l)));
+      weights.push_back(static_cast<int32_t>(s.weight(p, l)));
     }
-    Value v = words;
-    SmallVector<int64_t> identity(n);
     std::iota(identity.begin(), identity.end(), 0);
-    if (n != s.words() || mask != ArrayRef<int64_t>(identity))
-      v = vector::ShuffleOp::create(b, loc, words, words, mask);
+    Value v = f.words;
+    if (n != s.words() || mask != identity)
+      v = vector::ShuffleOp::create(b, loc, f.words, f.words, mask);
     auto splat = [&](int32_t x) {
       return st.lanesOf(SmallVector<int32_t>(n, x));
     };
-    if (s.type == QuantType::Q8_0) {
+    auto shifted = [&](auto op, Value x, ArrayRef<int32_t> by) -> Value {
+      if (llvm::all_of(by, [](int32_t y) { return y == 0; }))
+        return x;
+      return decltype(op)::create(b, loc, x, st.lanesOf(by));
+    };
+    if (s.layout.int8) {
       // Byte f to the top (a left shift by 24 - 8f), then arithmetically
       // back down: the signed int8.
       SmallVector<int32_t> left;
-      for (int32_t f : shifts)
-        left.push_back(24 - 8 * f);
-      if (llvm::any_of(left, [](int32_t x) { return x != 0; }))
-        v = arith::ShLIOp::create(b, loc, v, st.lanesOf(left));
+      for (int32_t field : shifts)
+        left.push_back(24 - 8 * field);
+      v = shifted(arith::ShLIOp(), v, left);
       v = arith::ShRSIOp::create(b, loc, v, splat(24));
     } else {
-      // Nibble f: shifted down by 4f, masked, minus 8.
+      // Nibble f: shifted down by 4f and masked.
       SmallVector<int32_t> right;
-      for (int32_t f : shifts)
-        right.push_back(4 * f);
-      if (llvm::any_of(right, [](int32_t x) { return x != 0; }))
-        v = arith::ShRUIOp::create(b, loc, v, st.lanesOf(right));
+      for (int32_t field : shifts)
+        right.push_back(4 * field);
+      v = shifted(arith::ShRUIOp(), v, right);
       v = arith::AndIOp::create(b, loc, v, splat(15));
-      v = arith::SubIOp::create(b, loc, v, splat(8));
+      if (f.highBits[0]) {
+        // Bit w of the block's fifth bits, for weight w, as 16.
+        uint64_t second = secondBlockLanes(p);
+        Value &lanes = f.highBitLanes[second];
+        if (!lanes)
+          lanes = perBlock(second, f.highBits[0], f.highBits[1]);
+        Value bits = shifted(arith::ShRUIOp(), lanes, weights);
+        bits = arith::ShLIOp::create(b, loc, bits, splat(4));
+        v = arith::OrIOp::create(b, loc, v,
+                                 arith::AndIOp::create(b, loc, bits,
+                                                       splat(16)));
+      }
     }
+    if (s.layout.offset)
+      v = arith::SubIOp::create(b, loc, v, splat(s.layout.offset));
     return arith::SIToFPOp::create(
         b, loc, VectorType::get({n}, b.getF32Type()), v);
   }
 
-  /// The scale of each lane of piece p: d0 or d1 by the lane's block, as
-  /// a bitmask of the lanes in the second block (the key of `scales`).
+  /// The lanes of piece p in the second block, as a bitmask (pieces with
+  /// the same mask share their per-lane scales).
   uint64_t secondBlockLanes(int64_t p) const {
     uint64_t lanes = 0;
     for (int64_t l = 0; l < s.lanes; ++l)
@@ -323,14 +425,16 @@ struct PairDecoder {
         lanes |= uint64_t{1} << l;
     return lanes;
   }
-  Value scales(uint64_t second, Value d0, Value d1) {
+
+  /// A vector whose lanes in `second` are `x1` and the others `x0`.
+  Value perBlock(uint64_t second, Value x0, Value x1) {
     OpBuilder &b = st.b;
     Location loc = st.loc;
-    auto type = VectorType::get({s.lanes}, b.getF32Type());
-    Value v0 = vector::BroadcastOp::create(b, loc, type, d0);
+    auto type = VectorType::get({s.lanes}, x0.getType());
+    Value v0 = vector::BroadcastOp::create(b, loc, type, x0);
     if (second == 0)
       return v0;
-    Value v1 = vector::BroadcastOp::create(b, loc, type, d1);
+    Value v1 = vector::BroadcastOp::create(b, loc, type, x1);
     if (second == (uint64_t{1} << s.lanes) - 1)
       return v1;
     SmallVector<int64_t> mask;
@@ -355,7 +459,7 @@ Value packActivations(RewriterBase &rewriter, Location loc, const QShape &s,
   int64_t rows = aType.getDimSize(0), steps = s.k / kStep;
   SmallVector<int64_t> from, to;
   SmallVector<unsigned> perm; // input dim of each output dim
-  if (s.type == QuantType::Q8_0) {
+  if (s.layout.int8) {
     from = {rows, steps, 2, 8, 4};
     to = {rows, steps, 4, 2, 8};
     perm = {0, 1, 4, 2, 3};
@@ -581,6 +685,17 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
                 ArrayRef<bool>{true}));
           }
         }
+        // With one row of A and a minimum in the blocks: the activations
+        // summed lane by lane over the pieces that share their scales.
+        llvm::SmallMapVector<uint64_t, Value, 2> actSums;
+        if (s.tileM == 1 && s.layout.minimum >= 0) {
+          for (int64_t piece = 0; piece < s.pieces(); ++piece) {
+            Value &sum = actSums[dec.secondBlockLanes(piece)];
+            sum = sum ? arith::AddFOp::create(b, l, sum, act[0][piece])
+                            .getResult()
+                      : act[0][piece];
+          }
+        }
         SmallVector<Value> next(accs.begin(), accs.end());
         for (int64_t j = 0; j < s.tileN; ++j) {
           // Row n0 + j of W, pair p: word (n0 + j) * rowWords + p * pairWords.
@@ -590,35 +705,46 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
           Value word = arith::AddIOp::create(
               b, l, rowStart,
               arith::MulIOp::create(b, l, p, st.index(s.pairWords)));
-          Value d0, d1;
-          Value words = dec.quantWords(wq, word, d0, d1);
+          PairFields fields = dec.read(wq, word);
+          bool hasMin = s.layout.minimum >= 0;
           if (s.tileM == 1) {
             // One row of A: the products of the pieces that share their
             // lanes' scales summed first, then scaled once (one multiply
-            // per vector fewer).
+            // per vector fewer); a minimum m times the sum of the block's
+            // activations (summed once per step, for every row of W).
             llvm::SmallMapVector<uint64_t, Value, 2> dots;
             for (int64_t piece = 0; piece < s.pieces(); ++piece) {
-              Value q = dec.piece(words, piece);
+              Value q = dec.piece(fields, piece);
               Value &dot = dots[dec.secondBlockLanes(piece)];
               dot = dot ? vector::FMAOp::create(b, l, q, act[0][piece], dot)
                               .getResult()
                         : arith::MulFOp::create(b, l, q, act[0][piece])
                               .getResult();
             }
-            for (auto [second, dot] : dots)
+            for (auto [second, dot] : dots) {
               next[j] = vector::FMAOp::create(
-                  b, l, dot, dec.scales(second, d0, d1), next[j]);
+                  b, l, dot, dec.perBlock(second, fields.d[0], fields.d[1]),
+                  next[j]);
+              if (hasMin)
+                next[j] = vector::FMAOp::create(
+                    b, l, actSums[second],
+                    dec.perBlock(second, fields.m[0], fields.m[1]), next[j]);
+            }
             continue;
           }
           SmallVector<Value, 8> w;
-          llvm::SmallMapVector<uint64_t, Value, 2> scaleOf;
+          llvm::SmallMapVector<uint64_t, std::pair<Value, Value>, 2> scaleOf;
           for (int64_t piece = 0; piece < s.pieces(); ++piece) {
             uint64_t second = dec.secondBlockLanes(piece);
-            Value &d = scaleOf[second];
-            if (!d)
-              d = dec.scales(second, d0, d1);
-            w.push_back(
-                arith::MulFOp::create(b, l, dec.piece(words, piece), d));
+            auto &[d, m] = scaleOf[second];
+            if (!d) {
+              d = dec.perBlock(second, fields.d[0], fields.d[1]);
+              if (hasMin)
+                m = dec.perBlock(second, fields.m[0], fields.m[1]);
+            }
+            Value q = dec.piece(fields, piece);
+            w.push_back(hasMin ? vector::FMAOp::create(b, l, q, d, m).getResult()
+                               : arith::MulFOp::create(b, l, q, d).getResult());
           }
           frame.accumulate(b, l, next, j, w, act);
         }

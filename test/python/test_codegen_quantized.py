@@ -1,10 +1,11 @@
-"""The quantized schedule (qmatmul with Q8_0 and Q4_0 weights: pairs of
-blocks read as vectors of words and dequantized in registers,
-fuel-codegen-cpu) against gguf's dequantizers (the reference llama.cpp
-ships) and a float64 product: one row (M = 1, the decode case) and tiles of
-four, several tiles of W, batch dims, f32/f16/bf16 activations, scales of
-every sign and extreme quants; and the qmatmuls it leaves to the
-decomposition (other types, K not a multiple of 64)."""
+"""The quantized schedule (qmatmul with GGML's blocks of 32: Q8_0, Q8_1,
+Q4_0, Q4_1, Q5_0 and Q5_1; pairs of blocks read as words and dequantized in
+registers, fuel-codegen-cpu) against gguf's dequantizers (the reference
+llama.cpp ships) and a float64 product: one row (M = 1, the decode case)
+and tiles of rows, several tiles of W, batch dims, the register files it
+sizes its vectors to, f32/f16/bf16 activations, scales of every sign and
+extreme quants; and the qmatmuls it leaves to the decomposition (the
+K-quants, K not a multiple of 64)."""
 
 import numpy as np
 import pytest
@@ -34,7 +35,10 @@ SHAPES = [((1, 64), 4), ((1, 256), 12), ((1, 128), 32), ((1, 64), 24),
           ((3, 1, 64), 3)]
 
 
-@pytest.mark.parametrize("qtype", ["q8_0", "q4_0"])
+SCHEDULED = ["q8_0", "q8_1", "q4_0", "q4_1", "q5_0", "q5_1"]
+
+
+@pytest.mark.parametrize("qtype", SCHEDULED)
 @pytest.mark.parametrize("a_shape,n", SHAPES, ids=lambda v: str(v))
 def test_scheduled(qtype, a_shape, n):
     k = a_shape[-1]
@@ -43,21 +47,33 @@ def test_scheduled(qtype, a_shape, n):
     assert_close(run(a, rows, qtype, k, n), reference(a, rows, qtype, k), "f32", loose=True)
 
 
-@pytest.mark.parametrize("qtype", ["q8_0", "q4_0"])
+@pytest.mark.parametrize("qtype", SCHEDULED)
 def test_extremes(qtype):
-    # Every quant at its extremes (int8 -128 and 127; nibbles 0 and 15) and
-    # negative, tiny and large f16 scales.
+    # Every quant at its extremes (int8 -128 and 127; nibbles 0 and 15;
+    # fifth bits all set in one block, clear in the next) and negative,
+    # tiny and large f16 scales (and minimums).
     n, k = 4, 128
     rows = random_blocks(qtype, n, k, seed=3)
     blocks = rows.reshape(n, k // 32, -1)
-    blocks[..., 2:] = np.where(np.arange(blocks.shape[-1] - 2) % 2 == 0, 0x80, 0x7F
-                               ).astype(np.uint8) if qtype == "q8_0" else \
-        np.where(np.arange(blocks.shape[-1] - 2) % 2 == 0, 0xF0, 0x0F).astype(np.uint8)
+    nbytes = blocks.shape[-1]
+    if qtype.startswith("q8"):
+        start = nbytes - 32
+        blocks[..., start:] = np.where(np.arange(32) % 2 == 0, 0x80, 0x7F).astype(np.uint8)
+    else:
+        start = nbytes - 16
+        blocks[..., start:] = np.where(np.arange(16) % 2 == 0, 0xF0, 0x0F).astype(np.uint8)
+        if qtype.startswith("q5"):
+            high = start - 4
+            blocks[:, 0::2, high:start] = 0xFF
+            blocks[:, 1::2, high:start] = 0
     scales = np.array([-0.5, 6e-8, 1000.0, -3.25], np.float16)
     blocks[..., 0:2] = np.repeat(scales.view(np.uint8).reshape(1, 4, 2), n, 0)
+    if qtype in ("q4_1", "q5_1"):
+        blocks[..., 2:4] = np.repeat(scales[::-1].copy().view(np.uint8).reshape(1, 4, 2), n, 0)
     rows = blocks.reshape(n, -1)
-    a = rand((4, k), np.float32, 2)
-    assert_close(run(a, rows, qtype, k, n), reference(a, rows, qtype, k), "f32", loose=True)
+    for a_rows in (1, 4):
+        a = rand((a_rows, k), np.float32, 2)
+        assert_close(run(a, rows, qtype, k, n), reference(a, rows, qtype, k), "f32", loose=True)
 
 
 # Register files (count, bits) the schedule sizes its vectors and tiles to:
@@ -68,7 +84,7 @@ def test_extremes(qtype):
 REGISTER_FILES = [(32, 512), (16, 256), (8, 128), (4, 64)]
 
 
-@pytest.mark.parametrize("qtype", ["q8_0", "q4_0"])
+@pytest.mark.parametrize("qtype", SCHEDULED)
 @pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda v: f"{v[0]}x{v[1]}")
 @pytest.mark.parametrize("a_shape,n", [((1, 192), 16), ((8, 128), 8), ((8, 64), 3),
                                        ((6, 128), 4)], ids=lambda v: str(v))
@@ -111,7 +127,7 @@ def test_threads():
     assert np.array_equal(one, two)
 
 
-@pytest.mark.parametrize("qtype,k", [("q4_1", 64), ("q6_k", 256), ("q8_0", 32), ("q4_0", 96)])
+@pytest.mark.parametrize("qtype,k", [("q4_k", 256), ("q6_k", 256), ("q8_0", 32), ("q5_1", 96)])
 def test_left_to_the_decomposition(qtype, k):
     rows = random_blocks(qtype, 4, k, seed=11)
     a = rand((2, k), np.float32, 5)
@@ -187,7 +203,7 @@ def test_nf4_low_precision(dname, dtype):
 
 # Dynamic rows (one dynamic leading dim of the activations): one compiled
 # function for every row count, a row per tile.
-@pytest.mark.parametrize("qtype", ["q8_0", "q4_0"])
+@pytest.mark.parametrize("qtype", SCHEDULED)
 @pytest.mark.parametrize("a_shape,dynamic", [((3, 128), (0,)), ((2, 3, 64), (1,))],
                          ids=lambda v: str(v))
 def test_dynamic_rows(qtype, a_shape, dynamic):

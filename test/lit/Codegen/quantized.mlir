@@ -1,4 +1,6 @@
-// The quantized schedule: qmatmul with Q8_0 and Q4_0 weights. A copied once
+// The quantized schedule: qmatmul with GGML's blocks of 32 (Q8_0, Q8_1, Q4_0,
+// Q4_1, Q5_0, Q5_1; Q8_0 and Q4_0 below, the others in the pytest suite, the
+// fifth bits and minimums at the end). A copied once
 // into the order the weights decode in (f32); tiles of rows of A by rows of
 // W in an scf.forall; the reduction in steps of two blocks (64 weights).
 // Each block's quants are read as whole u32 words, the first block's shifted
@@ -21,17 +23,20 @@
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 4)
 // CHECK:           scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK:             vector.transfer_read %[[A]]{{.*}} : tensor<8x128xf32>, vector<16xf32>
-// The first block's quants from words 0-7 and 1-8, the second's words 9-16.
-// CHECK:             %[[LO:.*]] = vector.transfer_read %{{.*}} : tensor<272xi32>, vector<8xi32>
-// CHECK:             %[[HI:.*]] = vector.transfer_read %{{.*}} : tensor<272xi32>, vector<8xi32>
-// CHECK:             %[[SECOND:.*]] = vector.transfer_read %{{.*}} : tensor<272xi32>, vector<8xi32>
-// CHECK-DAG:         %[[UP:.*]] = arith.shli %[[HI]], %{{.*}} : vector<8xi32>
-// CHECK-DAG:         %[[DOWN:.*]] = arith.shrui %[[LO]], %{{.*}} : vector<8xi32>
-// CHECK:             %[[FIRST:.*]] = arith.ori %[[DOWN]], %[[UP]] : vector<8xi32>
-// The scales: the low half of word 0, the high half of word 8.
-// CHECK:             vector.extract %[[LO]][0] : i32 from vector<8xi32>
+// The first block's scale: the low half of word 0; its quants from words 1-8
+// and 0-7; the second's scale: the high half of word 8; its quants words
+// 9-16.
+// CHECK:             %[[D0:.*]] = vector.transfer_read %{{.*}} : tensor<272xi32>, vector<1xi32>
+// CHECK:             vector.extract %[[D0]][0] : i32 from vector<1xi32>
 // CHECK:             arith.bitcast %{{.*}} : i16 to f16
-// CHECK:             vector.extract %[[HI]][7] : i32 from vector<8xi32>
+// CHECK:             %[[HI:.*]] = vector.transfer_read %{{.*}} : tensor<272xi32>, vector<8xi32>
+// CHECK:             %[[UP:.*]] = arith.shli %[[HI]], %{{.*}} : vector<8xi32>
+// CHECK:             %[[LO:.*]] = vector.transfer_read %{{.*}} : tensor<272xi32>, vector<8xi32>
+// CHECK:             %[[DOWN:.*]] = arith.shrui %[[LO]], %{{.*}} : vector<8xi32>
+// CHECK:             %[[FIRST:.*]] = arith.ori %[[DOWN]], %[[UP]] : vector<8xi32>
+// CHECK:             vector.transfer_read %{{.*}} : tensor<272xi32>, vector<1xi32>
+// CHECK:             arith.shrui %{{.*}}, %c16_i32 : i32
+// CHECK:             %[[SECOND:.*]] = vector.transfer_read %{{.*}} : tensor<272xi32>, vector<8xi32>
 // CHECK:             %[[Q:.*]] = vector.shuffle %[[FIRST]], %[[SECOND]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
 // Lanes 0-7 scaled by the first block's d, 8-15 by the second's.
 // CHECK:             vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 24, 25, 26, 27, 28, 29, 30, 31] : vector<16xf32>, vector<16xf32>
@@ -99,6 +104,49 @@ func.func @q4_0(%a: tensor<1x1x64xf16>, %w: tensor<36xi32>) -> tensor<1x1x4xf16>
 
 // -----
 
+// Q5_0 (AVX2's registers, two rows of A, one of W): each lane's fifth bit shifted out
+// of its block's u32 of fifth bits (the two blocks' broadcast, blended by
+// lane) by the lane's weight, moved to bit 4 and or'ed into the nibble; then
+// minus 16.
+// AVX2-LABEL: func.func @q5_0
+// AVX2:           scf.for
+// AVX2:             %[[H0:.*]] = vector.broadcast %{{.*}} : i32 to vector<8xi32>
+// AVX2:             %[[H1:.*]] = vector.broadcast %{{.*}} : i32 to vector<8xi32>
+// AVX2:             %[[H:.*]] = vector.shuffle %[[H0]], %[[H1]] [0, 1, 2, 3, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+// AVX2:             %[[BIT:.*]] = arith.shrui %[[H]], %{{.*}} : vector<8xi32>
+// AVX2:             %[[UP:.*]] = arith.shli %[[BIT]], %{{.*}} : vector<8xi32>
+// AVX2:             %[[FIFTH:.*]] = arith.andi %[[UP]], %{{.*}} : vector<8xi32>
+// AVX2:             %[[Q:.*]] = arith.ori %{{.*}}, %[[FIFTH]] : vector<8xi32>
+// AVX2:             arith.subi %[[Q]], %{{.*}} : vector<8xi32>
+// The fifth bits are blended once per step, not once per piece.
+// AVX2-NOT:         vector.broadcast %{{.*}} : i32 to vector<8xi32>
+// AVX2:             scf.yield
+func.func @q5_0(%a: tensor<2x64xf32>, %w: tensor<11xi32>) -> tensor<2x1xf32> {
+  %c = fuel.fused qmatmul {quant_type = #fuel.quant<q5_0>, k = 64 : i64, n = 1 : i64} (%a, %w) : (tensor<2x64xf32>, tensor<11xi32>) -> tensor<2x1xf32>
+  return %c : tensor<2x1xf32>
+}
+
+// -----
+
+// Q4_1, one row of A: w = d * q + m, so each block adds d times its dot
+// product and m times the sum of its activations, which is summed once per
+// step (for every row of W).
+// AVX2-LABEL: func.func @q4_1
+// AVX2:           scf.for
+// AVX2:             %[[S1:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// AVX2-COUNT-6:     arith.addf
+// AVX2-COUNT-7:     vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
+// AVX2:             %[[D:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+// AVX2:             %[[ACC:.*]] = vector.fma %{{.*}}, %[[D]], %{{.*}} : vector<8xf32>
+// AVX2:             %[[M:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+// AVX2:             vector.fma %{{.*}}, %[[M]], %[[ACC]] : vector<8xf32>
+func.func @q4_1(%a: tensor<1x64xf32>, %w: tensor<20xi32>) -> tensor<1x2xf32> {
+  %c = fuel.fused qmatmul {quant_type = #fuel.quant<q4_1>, k = 64 : i64, n = 2 : i64} (%a, %w) : (tensor<1x64xf32>, tensor<20xi32>) -> tensor<1x2xf32>
+  return %c : tensor<1x2xf32>
+}
+
+// -----
+
 // Dynamic rows: one row of A per tile, the loop to the row count read from
 // A (and from its packed copy); the result's dynamic dim from A's.
 // CHECK-LABEL: func.func @dynamic_rows
@@ -128,12 +176,12 @@ func.func @two_dynamic_dims(%a: tensor<?x?x128xf32>, %w: tensor<544xi32>) -> ten
 // CHECK-LABEL: func.func @unscheduled
 // CHECK-COUNT-2: fuel.fused qmatmul
 // CHECK: fuel.fused awq_matmul
-// REPORT: not scheduled: the quantized schedule handles Q8_0 and Q4_0 weights
+// REPORT: not scheduled: the quantized schedule handles Q8_0, Q8_1, Q4_0, Q4_1, Q5_0 and Q5_1 weights
 // REPORT: not scheduled: the quantized schedule needs K a multiple of 64 (got 32)
 // REPORT: not scheduled: the quantized schedule needs N a multiple of 16 (got 8)
-func.func @unscheduled(%a: tensor<2x64xf32>, %w: tensor<40xi32>, %a32: tensor<2x32xf32>, %w8: tensor<34xi32>,
+func.func @unscheduled(%a: tensor<2x64xf32>, %a256: tensor<2x256xf32>, %w: tensor<144xi32>, %a32: tensor<2x32xf32>, %w8: tensor<34xi32>,
                        %q: tensor<64x1xi32>, %z: tensor<1x1xi32>, %s: tensor<1x8xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x8xf32>) {
-  %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q4_1>, k = 64 : i64, n = 4 : i64} (%a, %w) : (tensor<2x64xf32>, tensor<40xi32>) -> tensor<2x4xf32>
+  %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q4_k>, k = 256 : i64, n = 4 : i64} (%a256, %w) : (tensor<2x256xf32>, tensor<144xi32>) -> tensor<2x4xf32>
   %1 = fuel.fused qmatmul {quant_type = #fuel.quant<q8_0>, k = 32 : i64, n = 4 : i64} (%a32, %w8) : (tensor<2x32xf32>, tensor<34xi32>) -> tensor<2x4xf32>
   %2 = fuel.fused awq_matmul {group_size = 64 : i64} (%a, %q, %z, %s) : (tensor<2x64xf32>, tensor<64x1xi32>, tensor<1x1xi32>, tensor<1x8xf32>) -> tensor<2x8xf32>
   return %0, %1, %2 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x8xf32>
