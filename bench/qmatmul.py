@@ -1,13 +1,13 @@
-"""qmatmul (GGML Q8_0 and Q4_0 weights) on the CPU, side by side: fuel-mlir
-with its quantized schedule (one thread and two, into a preallocated
-output) against what a user without it does: dequantize the weight with
+"""qmatmul (GGML Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and Q4_K weights) on the CPU,
+side by side: fuel-mlir with its quantized schedule (one thread and two,
+into a preallocated output) against what a user without it does: dequantize the weight with
 gguf and multiply in numpy, or keep an f32 copy of the weight (4-8x the
 bytes) and multiply with numpy or PyTorch (when installed; one thread and
 two). Every result is checked against a float64 product with gguf's
 dequantization first; then all are timed interleaved. Reports median, min
 and max ms, GFLOP/s and the ratio to fuel-mlir's median; writes JSON.
 
-    python bench/qmatmul.py [--rounds 9] [--types q8_0 q4_0] [--m 1 64]
+    python bench/qmatmul.py [--rounds 9] [--types q8_0 q4_0 q4_k] [--m 1 64]
                             [--kn 4096x4096] [--json bench/qmatmul.json]
 """
 
@@ -22,16 +22,25 @@ from fuel_mlir import runner
 
 from harness import report, time_interleaved
 
-GEOMETRY = {"q8_0": (34, GGMLQuantizationType.Q8_0), "q4_0": (18, GGMLQuantizationType.Q4_0)}
+# type: (weights per block, bytes per block, offsets of its f16 fields, gguf's type)
+GEOMETRY = {
+    "q8_0": (32, 34, [0], GGMLQuantizationType.Q8_0),
+    "q4_0": (32, 18, [0], GGMLQuantizationType.Q4_0),
+    "q4_1": (32, 20, [0, 2], GGMLQuantizationType.Q4_1),
+    "q5_0": (32, 22, [0], GGMLQuantizationType.Q5_0),
+    "q5_1": (32, 24, [0, 2], GGMLQuantizationType.Q5_1),
+    "q4_k": (256, 144, [0, 2], GGMLQuantizationType.Q4_K),
+}
 
 
 def random_weight(qtype, n, k, rng):
-    """N rows of K values in GGML blocks (random quants, f16 scales in
-    [0.01, 0.1]) and the same as u32 words."""
-    nbytes, _ = GEOMETRY[qtype]
-    blocks = rng.integers(0, 256, (n, k // 32, nbytes), dtype=np.uint8)
-    d = rng.uniform(0.01, 0.1, (n, k // 32)).astype(np.float16)
-    blocks[:, :, 0:2] = d.view(np.uint8).reshape(n, k // 32, 2)
+    """N rows of K values in GGML blocks (random quants and scale bytes, f16
+    scales and minimums in [0.01, 0.1]) and the same as u32 words."""
+    qk, nbytes, halves, _ = GEOMETRY[qtype]
+    blocks = rng.integers(0, 256, (n, k // qk, nbytes), dtype=np.uint8)
+    for off in halves:
+        h = rng.uniform(0.01, 0.1, (n, k // qk)).astype(np.float16)
+        blocks[:, :, off:off + 2] = h.view(np.uint8).reshape(n, k // qk, 2)
     rows = blocks.reshape(n, -1)
     return rows, rows.reshape(-1).view("<u4")
 
@@ -47,7 +56,8 @@ def module(qtype, m, k, n, words):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--types", nargs="+", default=["q8_0", "q4_0"])
+    parser.add_argument("--types", nargs="+", choices=sorted(GEOMETRY),
+                        default=["q8_0", "q4_0", "q4_k"])
     parser.add_argument("--m", nargs="+", type=int, default=[1, 64])
     parser.add_argument("--kn", default="4096x4096")
     parser.add_argument("--json", default=None)
@@ -57,7 +67,7 @@ def main():
     results = []
     for qtype in args.types:
         rows, words = random_weight(qtype, n, k, rng)
-        gtype = GEOMETRY[qtype][1]
+        gtype = GEOMETRY[qtype][3]
         w32 = dequantize(rows, gtype).astype(np.float32)  # [N, K]
         for m in args.m:
             a = rng.standard_normal((m, k)).astype(np.float32)

@@ -1,8 +1,8 @@
 //===- Quantized.cpp - The quantized-matmul schedule ----------------------===//
 //
 // Matmuls whose weight is quantized, dequantized in registers: qmatmul with
-// GGML's Q8_0 and Q4_0 weights (below), awq_matmul and nf4_matmul (at the
-// end).
+// GGML's blocks of 32 (Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, Q5_1) and Q4_K's
+// super-blocks (below), awq_matmul and nf4_matmul (at the end).
 //
 // qmatmul: C[m, n] = sum_k A[m, k] * dequant(W)[n, k], each weight byte read
 // once per tile of rows of A and dequantized in registers.
@@ -10,28 +10,33 @@
 // A Q8_0 block is 34 bytes (an f16 scale d, 32 int8 q: w = d * q) and a
 // Q4_0 block 18 bytes (d, 16 bytes of nibbles: element e < 16 in the low
 // nibble of byte e, e >= 16 in the high nibble of byte e - 16; w = d * (q -
-// 8)). Blocks are not word-aligned, but two consecutive blocks are (68 and
-// 36 bytes, 17 and 9 u32 words): a step of the reduction is such a pair.
-// The second block's quants are whole words; the first's start two bytes
-// into a word and are shifted into place, each word from two neighbours
-// (a funnel shift of 32-bit lanes). The quants are then taken out of their
-// words in 32-bit lanes, by a shift per lane (to the left, then an
-// arithmetic shift right by 24 for int8; right, and a mask, for nibbles).
-// Lane l of such a vector holds a quant of word l: the quants of one word
-// spread over several vectors, so the step's weights come out in an order
-// of their own, which `ggmlOrder` gives. A is copied once into that order
-// (and to f32) before the loop, so that lane by lane the products pair each
+// 8)); Q8_1, Q4_1, Q5_0 and Q5_1 add a minimum or fifth bits (`BlockLayout`).
+// Blocks are not word-aligned, but two consecutive blocks are (68 and 36
+// bytes, 17 and 9 u32 words): a chunk of the reduction is such a pair, 64
+// weights. Q4_K's super-blocks of 256 weights are 144 bytes, aligned: a step
+// of the loop is one, four chunks of 64 whose sub-blocks' scales and
+// minimums are unpacked from 6 bits in scalar code.
+//
+// Quants that start two bytes into a word are shifted into place, each word
+// from two neighbours (a funnel shift of 32-bit lanes, which LLVM turns into
+// an unaligned load). The quants are then taken out of their words in 32-bit
+// lanes, by a shift per lane (to the left, then an arithmetic shift right by
+// 24 for int8; right, and a mask, for nibbles). Lane l of such a vector
+// holds a quant of word l: the quants of one word spread over several
+// vectors, so the chunk's weights come out in an order of their own
+// (`QShape::word`, `QShape::field`). A is copied once into that order (and
+// to f32) before the loop, so that lane by lane the products pair each
 // weight with its activation. Byte shuffles, which a first version used to
-// take the blocks apart, cost little with AVX-512 and many instructions
-// with AVX2; shifts cost one instruction on either.
+// take the blocks apart, cost little with AVX-512 and many instructions with
+// AVX2; shifts cost one instruction on either.
 //
 // The loops: an scf.forall over tiles of `Mt` rows of A by `Nt` rows of W
-// (the threads), an scf.for over the pairs of blocks of K carrying the
-// Mt * Nt accumulators, one vector of the target's f32 lanes per (m, n),
-// as many as half the target's vector registers. The inner code is built in
-// the vector dialect on the tensors directly: the decoding has no linalg
-// form that vectorizes (the decomposition decodes each element with scalar
-// byte extraction).
+// (the threads), an scf.for over the steps of K carrying the Mt * Nt
+// accumulators, one vector of the target's f32 lanes per (m, n), as many as
+// half the target's vector registers. The inner code is built in the vector
+// dialect on the tensors directly: the decoding has no linalg form that
+// vectorizes (the decomposition decodes each element with scalar byte
+// extraction).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,8 +61,9 @@ using namespace mlir::fuel;
 namespace {
 /// Lanes of awq's and nf4's vectors.
 constexpr int64_t kLanes = 16;
-/// Weights per step of qmatmul: two blocks of 32.
-constexpr int64_t kStep = 64;
+/// Weights per chunk of qmatmul's reduction: two blocks of 32, or a quarter
+/// of a K-quant's super-block of 256.
+constexpr int64_t kChunk = 64;
 
 /// Rows of W per tile of awq and nf4 (one 16-lane accumulator per row of A
 /// and of W): 4 x 4 with four rows of A; with one row (decode), 16 rows of
@@ -103,13 +109,20 @@ int64_t powerOfTwoDividing(int64_t n, int64_t most) {
 /// Q8_1: w = d * q; Q8_1's second half is a sum the dequantization does not
 /// read) or 16 bytes of nibbles (Q4_0: w = d * (q - 8); Q5_0: d * (q - 16)
 /// with the fifth bit; Q4_1, Q5_1: unsigned).
+///
+/// Q4_K's super-block of 256 weights is 144 bytes: f16 d and dmin, 12 bytes
+/// of 6-bit scales and minimums of its eight sub-blocks of 32 (llama.cpp's
+/// get_scale_min_k4), then four chunks of 32 bytes: chunk c's low nibbles
+/// are sub-block 2c, its high nibbles sub-block 2c + 1; w = d * sc * q -
+/// dmin * m.
 struct BlockLayout {
-  int64_t bytes;          ///< 34, 36, 18, 20, 22, 24.
+  int64_t bytes;          ///< 34, 36, 18, 20, 22, 24; 144 for Q4_K.
   int64_t quants;         ///< where the quants start.
   int64_t minimum = -1;   ///< where m is, or -1.
   int64_t highBits = -1;  ///< where the fifth bits are, or -1.
   bool int8 = false;      ///< int8 quants (else nibbles).
   int32_t offset = 0;     ///< subtracted from each quant.
+  bool superBlock = false; ///< Q4_K's layout.
 };
 
 std::optional<BlockLayout> layoutOf(QuantType type) {
@@ -126,6 +139,8 @@ std::optional<BlockLayout> layoutOf(QuantType type) {
     return BlockLayout{22, 6, -1, 2, false, 16};
   case QuantType::Q5_1:
     return BlockLayout{24, 8, 2, 4, false, 0};
+  case QuantType::Q4_K:
+    return BlockLayout{144, 16, 2, -1, false, 0, true};
   default:
     return std::nullopt;
   }
@@ -138,32 +153,39 @@ struct QShape {
   int64_t rows; ///< M, the leading dims of A folded in.
   int64_t k, n;
   int64_t tileM, tileN;
-  int64_t pairWords;  ///< u32 words of two blocks (blocks have even sizes).
-  int64_t quantWords; ///< u32 words of one block's quants: 8 or 4.
-  int64_t lanes;      ///< f32 lanes of a vector: the target's, 2 to 16.
+  int64_t stepWords; ///< u32 words a step of the loop reads: two blocks
+                     ///< (blocks have even sizes), or a super-block.
+  int64_t chunks;    ///< chunks of 64 weights per step: 1, or 4 (Q4_K).
+  int64_t lanes;     ///< f32 lanes of a vector: the target's, 2 to 16.
 
-  /// The quant words of a step (both blocks'), and the quants per word.
-  int64_t words() const { return 2 * quantWords; }
-  int64_t fields() const { return kStep / words(); }
-  /// The vectors a step's weights fill.
-  int64_t pieces() const { return kStep / lanes; }
-  /// Lane l of piece p holds element e = p * lanes + l of the step's
+  /// The weights of a step of the loop.
+  int64_t stepWeights() const { return chunks * kChunk; }
+  /// The quant words of a chunk: 16 int8 ones, 8 of nibbles.
+  int64_t words() const { return layout.int8 ? 16 : 8; }
+  /// The vectors a chunk's weights fill.
+  int64_t pieces() const { return kChunk / lanes; }
+  /// Lane l of piece p holds element e = p * lanes + l of the chunk's
   /// weights in decoded order: field e / words() (a byte, or a nibble) of
-  /// quant word e % words() (the first block's words, then the second's).
+  /// quant word e % words().
   int64_t word(int64_t p, int64_t l) const {
     return (p * lanes + l) % words();
   }
   int64_t field(int64_t p, int64_t l) const {
     return (p * lanes + l) / words();
   }
+  /// The block of the chunk (0 or 1) of that weight: the first block's
+  /// words, then the second's; in a Q4_K chunk, low nibbles, then high.
   int64_t block(int64_t p, int64_t l) const {
-    return word(p, l) / quantWords;
+    return layout.superBlock ? field(p, l) % 2 : 2 * word(p, l) / words();
   }
   /// The weight of its block that lane l of piece p holds: byte f of word
   /// i is weight 4i + f; nibble f (of byte f / 2) is weight 4i + f / 2,
-  /// plus 16 for a high nibble.
+  /// plus 16 for a high nibble (in a Q4_K chunk, the high nibbles are the
+  /// second block: 4i + f / 2 in either).
   int64_t weight(int64_t p, int64_t l) const {
-    int64_t i = word(p, l) % quantWords, f = field(p, l);
+    int64_t i = word(p, l) % (words() / 2), f = field(p, l);
+    if (layout.superBlock)
+      return 4 * word(p, l) + f / 2;
     return layout.int8 ? 4 * i + f : 16 * (f % 2) + 4 * i + f / 2;
   }
 };
@@ -182,8 +204,9 @@ QShape shapeOf(QmatmulView qm, const ScheduleOptions &options) {
   s.k = qm.getK();
   s.n = qm.getN();
   s.rows = foldedRows(qm.getA());
-  s.pairWords = 2 * getQuantBlockGeometry(s.type).second / 4;
-  s.quantWords = s.layout.int8 ? 8 : 4;
+  s.chunks = s.layout.superBlock ? 4 : 1;
+  s.stepWords = (s.layout.superBlock ? 1 : 2) *
+                getQuantBlockGeometry(s.type).second / 4;
   int64_t lanes = std::max<int64_t>(options.vectorRegisterBits / 32, 2);
   s.lanes = static_cast<int64_t>(
       llvm::bit_floor(static_cast<uint64_t>(std::min<int64_t>(lanes, 16))));
@@ -229,13 +252,14 @@ LogicalResult mlir::fuel::canScheduleQuantized(FusedOp op,
   QmatmulView qm(op);
   QShape s = shapeOf(qm, options);
   if (!layoutOf(s.type)) {
-    why = "the quantized schedule handles Q8_0, Q8_1, Q4_0, Q4_1, Q5_0 and "
-          "Q5_1 weights";
+    why = "the quantized schedule handles Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, "
+          "Q5_1 and Q4_K weights";
     return failure();
   }
-  if (s.k % kStep != 0) {
+  if (s.k % s.stepWeights() != 0) {
     why = "the quantized schedule needs K a multiple of " +
-          std::to_string(kStep) + " (got " + std::to_string(s.k) + ")";
+          std::to_string(s.stepWeights()) + " (got " + std::to_string(s.k) +
+          ")";
     return failure();
   }
   Type elt = cast<RankedTensorType>(qm.getA().getType()).getElementType();
@@ -245,8 +269,8 @@ LogicalResult mlir::fuel::canScheduleQuantized(FusedOp op,
   }
   // The words the op's rule requires; the schedule reads no further.
   auto words = cast<RankedTensorType>(qm.getWQ().getType()).getDimSize(0);
-  if (words < s.n * (s.k / kStep) * s.pairWords) {
-    why = "w_q is shorter than N * K / 64 pairs of blocks";
+  if (words < s.n * (s.k / s.stepWeights()) * s.stepWords) {
+    why = "w_q is shorter than N rows of K weights";
     return failure();
   }
   return success();
@@ -335,24 +359,80 @@ struct PairDecoder {
     return st.halfToF32(word);
   }
 
-  /// The fields of the pair of blocks at word `pair` of `wq`.
-  PairFields read(Value wq, Value pair) {
+  /// The fields of chunk `c` of the step at word `step` of `wq`: a pair of
+  /// blocks of 32, or a quarter of a Q4_K super-block.
+  PairFields read(Value wq, Value step, int64_t c) {
     const BlockLayout &bl = s.layout;
+    if (bl.superBlock)
+      return readSuperBlockChunk(wq, step, c);
     PairFields f;
     SmallVector<Value, 2> quants;
+    int64_t blockWords = s.words() / 2;
     for (int64_t blk = 0; blk < 2; ++blk) {
       int64_t at = blk * bl.bytes;
-      f.d[blk] = halfAt(wq, pair, at);
+      f.d[blk] = halfAt(wq, step, at);
       if (bl.minimum >= 0)
-        f.m[blk] = halfAt(wq, pair, at + bl.minimum);
+        f.m[blk] = halfAt(wq, step, at + bl.minimum);
       if (bl.highBits >= 0)
-        f.highBits[blk] = wordAt(wq, pair, at + bl.highBits);
-      quants.push_back(wordsAt(wq, pair, at + bl.quants, s.quantWords));
+        f.highBits[blk] = wordAt(wq, step, at + bl.highBits);
+      quants.push_back(wordsAt(wq, step, at + bl.quants, blockWords));
     }
-    SmallVector<int64_t> both(2 * s.quantWords);
+    SmallVector<int64_t> both(s.words());
     std::iota(both.begin(), both.end(), 0);
     f.words = vector::ShuffleOp::create(st.b, st.loc, quants[0], quants[1],
                                         both);
+    return f;
+  }
+
+  /// Chunk c of a Q4_K super-block: its 32 bytes of nibbles, and the scale
+  /// d * sc and minimum -dmin * m of its sub-blocks 2c and 2c + 1, the 6-bit
+  /// sc and m unpacked from the 12 scale bytes as llama.cpp's
+  /// get_scale_min_k4 does.
+  PairFields readSuperBlockChunk(Value wq, Value step, int64_t c) {
+    OpBuilder &b = st.b;
+    Location loc = st.loc;
+    auto i32 = [&](int32_t v) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getI32Type(),
+                                       b.getI32IntegerAttr(v));
+    };
+    // Scale byte n (bytes 4-15 of the super-block: words 1-3).
+    auto scaleByte = [&](int64_t n) -> Value {
+      Value word = wordAt(wq, step, 4 + 4 * (n / 4));
+      if (n % 4)
+        word = arith::ShRUIOp::create(b, loc, word, i32(8 * (n % 4)));
+      return arith::AndIOp::create(b, loc, word, i32(0xFF));
+    };
+    auto low = [&](Value x, int32_t mask) -> Value {
+      return arith::AndIOp::create(b, loc, x, i32(mask));
+    };
+    auto top2 = [&](Value x) -> Value { // (x >> 6) << 4
+      return arith::ShLIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, x, i32(6)), i32(4));
+    };
+    Value d = halfAt(wq, step, 0), dmin = halfAt(wq, step, 2);
+    Type f32 = b.getF32Type();
+    PairFields f;
+    for (int64_t blk = 0; blk < 2; ++blk) {
+      int64_t j = 2 * c + blk;
+      Value sc, m;
+      if (j < 4) {
+        sc = low(scaleByte(j), 63);
+        m = low(scaleByte(j + 4), 63);
+      } else {
+        sc = arith::OrIOp::create(b, loc, low(scaleByte(j + 4), 0xF),
+                                  top2(scaleByte(j - 4)));
+        m = arith::OrIOp::create(
+            b, loc, arith::ShRUIOp::create(b, loc, scaleByte(j + 4), i32(4)),
+            top2(scaleByte(j)));
+      }
+      f.d[blk] = arith::MulFOp::create(
+          b, loc, d, arith::UIToFPOp::create(b, loc, f32, sc));
+      f.m[blk] = arith::NegFOp::create(
+          b, loc,
+          arith::MulFOp::create(b, loc, dmin,
+                                arith::UIToFPOp::create(b, loc, f32, m)));
+    }
+    f.words = wordsAt(wq, step, s.layout.quants + 32 * c, s.words());
     return f;
   }
 
@@ -444,22 +524,24 @@ struct PairDecoder {
   }
 };
 
-/// A ([rows, K], folded) as f32 in the decoded order of each step
-/// (`QShape::word`, `QShape::field`): element e of a step, field f of quant
+/// A ([rows, K], folded) as f32 in the decoded order of each chunk
+/// (`QShape::word`, `QShape::field`): element e of a chunk, field f of quant
 /// word w (block b, word i of the block), is activation
-///   Q8_0: 32b + 4i + f      (e = 16f + 8b + i),
-///   Q4_0: 32b + 16h + 4i + y, for the nibble f = 2y + h of byte y of the
-///         word                (e = 16y + 8h + 4b + i),
-/// so both are transposes of A with K split: [K/64, b, i, f] to
-/// [K/64, f, b, i], and [K/64, b, h, i, y] to [K/64, y, h, b, i].
+///   int8 blocks: 32b + 4i + f      (e = 16f + 8b + i),
+///   Q4_K:        32h + 4w + y, for the nibble f = 2y + h of byte y of the
+///                word, its high nibbles the second block (e = 16y + 8h + w),
+///   nibbles:     32b + 16h + 4i + y (e = 16y + 8h + 4b + i),
+/// so all are transposes of A with K split: [K/64, b, i, f] to
+/// [K/64, f, b, i] (the first two), and [K/64, b, h, i, y] to
+/// [K/64, y, h, b, i].
 Value packActivations(RewriterBase &rewriter, Location loc, const QShape &s,
                       Value a) {
   auto aType = cast<RankedTensorType>(a.getType());
   Type f32 = rewriter.getF32Type();
-  int64_t rows = aType.getDimSize(0), steps = s.k / kStep;
+  int64_t rows = aType.getDimSize(0), steps = s.k / kChunk;
   SmallVector<int64_t> from, to;
   SmallVector<unsigned> perm; // input dim of each output dim
-  if (s.layout.int8) {
+  if (s.layout.int8 || s.layout.superBlock) {
     from = {rows, steps, 2, 8, 4};
     to = {rows, steps, 4, 2, 8};
     perm = {0, 1, 4, 2, 3};
@@ -663,90 +745,96 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
   Value zeros = arith::ConstantOp::create(
       rewriter, loc, lanes, DenseElementsAttr::get(lanes, 0.0f));
   SmallVector<Value> inits(s.tileM * s.tileN, zeros);
-  int64_t rowWords = (s.k / kStep) * s.pairWords;
+  int64_t rowWords = (s.k / s.stepWeights()) * s.stepWords;
   Value padF = arith::ConstantOp::create(rewriter, loc, f32,
                                          rewriter.getF32FloatAttr(0.0));
   auto steps = scf::ForOp::create(
-      rewriter, loc, sb.index(0), sb.index(s.k / kStep), sb.index(1), inits,
+      rewriter, loc, sb.index(0), sb.index(s.k / s.stepWeights()),
+      sb.index(1), inits,
       [&](OpBuilder &b, Location l, Value p, ValueRange accs) {
         StepBuilder st{b, l};
         PairDecoder dec{s, st};
-        // The step's activations (packed in decoded order): tileM rows of
-        // pieces() vectors.
-        Value k0 = arith::MulIOp::create(b, l, p, st.index(kStep));
-        SmallVector<SmallVector<Value, 8>> act(s.tileM);
-        for (int64_t m = 0; m < s.tileM; ++m) {
-          Value row = arith::AddIOp::create(b, l, m0, st.index(m));
-          for (int64_t piece = 0; piece < s.pieces(); ++piece) {
-            Value col = arith::AddIOp::create(b, l, k0,
-                                              st.index(piece * s.lanes));
-            act[m].push_back(vector::TransferReadOp::create(
-                b, l, lanes, a, ValueRange{row, col}, padF,
-                ArrayRef<bool>{true}));
-          }
-        }
-        // With one row of A and a minimum in the blocks: the activations
-        // summed lane by lane over the pieces that share their scales.
-        llvm::SmallMapVector<uint64_t, Value, 2> actSums;
-        if (s.tileM == 1 && s.layout.minimum >= 0) {
-          for (int64_t piece = 0; piece < s.pieces(); ++piece) {
-            Value &sum = actSums[dec.secondBlockLanes(piece)];
-            sum = sum ? arith::AddFOp::create(b, l, sum, act[0][piece])
-                            .getResult()
-                      : act[0][piece];
-          }
-        }
         SmallVector<Value> next(accs.begin(), accs.end());
-        for (int64_t j = 0; j < s.tileN; ++j) {
-          // Row n0 + j of W, pair p: word (n0 + j) * rowWords + p * pairWords.
-          Value rowStart = arith::MulIOp::create(
-              b, l, arith::AddIOp::create(b, l, n0, st.index(j)),
-              st.index(rowWords));
-          Value word = arith::AddIOp::create(
-              b, l, rowStart,
-              arith::MulIOp::create(b, l, p, st.index(s.pairWords)));
-          PairFields fields = dec.read(wq, word);
-          bool hasMin = s.layout.minimum >= 0;
-          if (s.tileM == 1) {
-            // One row of A: the products of the pieces that share their
-            // lanes' scales summed first, then scaled once (one multiply
-            // per vector fewer); a minimum m times the sum of the block's
-            // activations (summed once per step, for every row of W).
-            llvm::SmallMapVector<uint64_t, Value, 2> dots;
+        Value k0 = arith::MulIOp::create(b, l, p, st.index(s.stepWeights()));
+        for (int64_t c = 0; c < s.chunks; ++c) {
+          // The chunk's activations (packed in decoded order): tileM rows of
+          // pieces() vectors.
+          SmallVector<SmallVector<Value, 8>> act(s.tileM);
+          for (int64_t m = 0; m < s.tileM; ++m) {
+            Value row = arith::AddIOp::create(b, l, m0, st.index(m));
             for (int64_t piece = 0; piece < s.pieces(); ++piece) {
-              Value q = dec.piece(fields, piece);
-              Value &dot = dots[dec.secondBlockLanes(piece)];
-              dot = dot ? vector::FMAOp::create(b, l, q, act[0][piece], dot)
+              Value col = arith::AddIOp::create(
+                  b, l, k0, st.index(c * kChunk + piece * s.lanes));
+              act[m].push_back(vector::TransferReadOp::create(
+                  b, l, lanes, a, ValueRange{row, col}, padF,
+                  ArrayRef<bool>{true}));
+            }
+          }
+          // With one row of A and a minimum in the blocks: the activations
+          // summed lane by lane over the pieces that share their scales.
+          llvm::SmallMapVector<uint64_t, Value, 2> actSums;
+          if (s.tileM == 1 && s.layout.minimum >= 0) {
+            for (int64_t piece = 0; piece < s.pieces(); ++piece) {
+              Value &sum = actSums[dec.secondBlockLanes(piece)];
+              sum = sum ? arith::AddFOp::create(b, l, sum, act[0][piece])
                               .getResult()
-                        : arith::MulFOp::create(b, l, q, act[0][piece])
-                              .getResult();
+                        : act[0][piece];
             }
-            for (auto [second, dot] : dots) {
-              next[j] = vector::FMAOp::create(
-                  b, l, dot, dec.perBlock(second, fields.d[0], fields.d[1]),
-                  next[j]);
-              if (hasMin)
+          }
+          for (int64_t j = 0; j < s.tileN; ++j) {
+            // Row n0 + j of W, step p: word (n0 + j) * rowWords + p *
+            // stepWords.
+            Value rowStart = arith::MulIOp::create(
+                b, l, arith::AddIOp::create(b, l, n0, st.index(j)),
+                st.index(rowWords));
+            Value word = arith::AddIOp::create(
+                b, l, rowStart,
+                arith::MulIOp::create(b, l, p, st.index(s.stepWords)));
+            PairFields fields = dec.read(wq, word, c);
+            bool hasMin = s.layout.minimum >= 0;
+            if (s.tileM == 1) {
+              // One row of A: the products of the pieces that share their
+              // lanes' scales summed first, then scaled once (one multiply
+              // per vector fewer); a minimum m times the sum of the block's
+              // activations (summed once per step, for every row of W).
+              llvm::SmallMapVector<uint64_t, Value, 2> dots;
+              for (int64_t piece = 0; piece < s.pieces(); ++piece) {
+                Value q = dec.piece(fields, piece);
+                Value &dot = dots[dec.secondBlockLanes(piece)];
+                dot = dot ? vector::FMAOp::create(b, l, q, act[0][piece], dot)
+                                .getResult()
+                          : arith::MulFOp::create(b, l, q, act[0][piece])
+                                .getResult();
+              }
+              for (auto [second, dot] : dots) {
                 next[j] = vector::FMAOp::create(
-                    b, l, actSums[second],
-                    dec.perBlock(second, fields.m[0], fields.m[1]), next[j]);
+                    b, l, dot, dec.perBlock(second, fields.d[0], fields.d[1]),
+                    next[j]);
+                if (hasMin)
+                  next[j] = vector::FMAOp::create(
+                      b, l, actSums[second],
+                      dec.perBlock(second, fields.m[0], fields.m[1]), next[j]);
+              }
+              continue;
             }
-            continue;
-          }
-          SmallVector<Value, 8> w;
-          llvm::SmallMapVector<uint64_t, std::pair<Value, Value>, 2> scaleOf;
-          for (int64_t piece = 0; piece < s.pieces(); ++piece) {
-            uint64_t second = dec.secondBlockLanes(piece);
-            auto &[d, m] = scaleOf[second];
-            if (!d) {
-              d = dec.perBlock(second, fields.d[0], fields.d[1]);
+            SmallVector<Value, 8> w;
+            llvm::SmallMapVector<uint64_t, std::pair<Value, Value>, 2> scaleOf;
+            for (int64_t piece = 0; piece < s.pieces(); ++piece) {
+              uint64_t second = dec.secondBlockLanes(piece);
+              auto &[d, m] = scaleOf[second];
+              if (!d) {
+                d = dec.perBlock(second, fields.d[0], fields.d[1]);
+                if (hasMin)
+                  m = dec.perBlock(second, fields.m[0], fields.m[1]);
+              }
+              Value q = dec.piece(fields, piece);
               if (hasMin)
-                m = dec.perBlock(second, fields.m[0], fields.m[1]);
+                w.push_back(vector::FMAOp::create(b, l, q, d, m));
+              else
+                w.push_back(arith::MulFOp::create(b, l, q, d));
             }
-            Value q = dec.piece(fields, piece);
-            w.push_back(hasMin ? vector::FMAOp::create(b, l, q, d, m).getResult()
-                               : arith::MulFOp::create(b, l, q, d).getResult());
+            frame.accumulate(b, l, next, j, w, act);
           }
-          frame.accumulate(b, l, next, j, w, act);
         }
         scf::YieldOp::create(b, l, next);
       });

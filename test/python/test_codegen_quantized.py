@@ -107,6 +107,41 @@ def test_register_files_f16(qtype, registers):
     assert_close(out, reference(a, rows, qtype, 128), "f16")
 
 
+# Q4_K: super-blocks of 256 (four chunks of 64 per step, each two
+# sub-blocks with 6-bit scales and minimums, both halves of
+# get_scale_min_k4's packing), K of one super-block and of several.
+Q4_K_SHAPES = [((1, 256), 16), ((1, 512), 8), ((8, 256), 8), ((6, 256), 3), ((2, 3, 256), 4)]
+
+
+@pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda v: f"{v[0]}x{v[1]}")
+@pytest.mark.parametrize("a_shape,n", Q4_K_SHAPES, ids=lambda v: str(v))
+def test_q4_k(registers, a_shape, n):
+    k = a_shape[-1]
+    rows = random_blocks("q4_k", n, k, seed=n + k)
+    a = rand(a_shape, np.float32, 3)
+    got = run(a, rows, "q4_k", k, n, vector_registers=registers)
+    assert_close(got, reference(a, rows, "q4_k", k), "f32", loose=True)
+
+
+def test_q4_k_extremes():
+    # Scale bytes all ones (every 6-bit scale and minimum 63, through both
+    # halves of the packing) and all zeros; nibbles 0 and 15; negative d and
+    # dmin.
+    n, k = 4, 512
+    rows = random_blocks("q4_k", n, k, seed=4)
+    blocks = rows.reshape(n, k // 256, 144)
+    blocks[:, 0, 4:16] = 0xFF
+    blocks[:, 1, 4:16] = 0
+    blocks[:, 1, 4] = 0x3F
+    blocks[..., 16:] = np.where(np.arange(128) % 2 == 0, 0xF0, 0x0F).astype(np.uint8)
+    blocks[..., 0:2] = np.array([-0.25], np.float16).view(np.uint8)
+    blocks[..., 2:4] = np.array([-0.125], np.float16).view(np.uint8)
+    rows = blocks.reshape(n, -1)
+    for a_rows in (1, 8):
+        a = rand((a_rows, k), np.float32, 5)
+        assert_close(run(a, rows, "q4_k", k, n), reference(a, rows, "q4_k", k), "f32", loose=True)
+
+
 DTYPES = [("f16", np.float16)] + ([("bf16", BF16)] if BF16 is not None else [])
 
 
@@ -127,7 +162,7 @@ def test_threads():
     assert np.array_equal(one, two)
 
 
-@pytest.mark.parametrize("qtype,k", [("q4_k", 256), ("q6_k", 256), ("q8_0", 32), ("q5_1", 96)])
+@pytest.mark.parametrize("qtype,k", [("q6_k", 256), ("q2_k", 256), ("q8_0", 32), ("q5_1", 96)])
 def test_left_to_the_decomposition(qtype, k):
     rows = random_blocks(qtype, 4, k, seed=11)
     a = rand((2, k), np.float32, 5)

@@ -147,6 +147,33 @@ func.func @q4_1(%a: tensor<1x64xf32>, %w: tensor<20xi32>) -> tensor<1x2xf32> {
 
 // -----
 
+// Q4_K: a step per super-block of 256 (the loop to K / 256 = 2), four chunks
+// of 64 each; a chunk's 32 bytes of nibbles read as 8 words (low nibbles its
+// first sub-block, high nibbles its second). The sub-blocks' 6-bit scales
+// and minimums unpacked from the 12 scale bytes: the first four's as the low
+// 6 bits of a byte, the last four's from a nibble and 2 high bits of
+// another byte; each scale d * sc, each minimum -dmin * m.
+// AVX2-LABEL: func.func @q4_k
+// AVX2:           scf.for %{{.*}} = %c0 to %c2 step
+// AVX2:             arith.andi %{{.*}}, %c63_i32{{.*}} : i32
+// AVX2:             arith.uitofp %{{.*}} : i32 to f32
+// AVX2:             arith.negf %{{.*}} : f32
+// AVX2:             vector.transfer_read %{{.*}} : tensor<72xi32>, vector<8xi32>
+// AVX2:             vector.transfer_read %{{.*}} : tensor<72xi32>, vector<8xi32>
+// AVX2:             %[[HI2:.*]] = arith.shrui %{{.*}}, %c6_i32{{.*}} : i32
+// AVX2:             %[[TOP:.*]] = arith.shli %[[HI2]], %c4_i32{{.*}} : i32
+// AVX2:             arith.ori %{{.*}}, %[[TOP]] : i32
+// AVX2:             vector.transfer_read %{{.*}} : tensor<72xi32>, vector<8xi32>
+// AVX2:             vector.transfer_read %{{.*}} : tensor<72xi32>, vector<8xi32>
+// AVX2-NOT:         vector.transfer_read %{{.*}} : tensor<72xi32>, vector<8xi32>
+// AVX2:             scf.yield
+func.func @q4_k(%a: tensor<1x512xf32>, %w: tensor<72xi32>) -> tensor<1x1xf32> {
+  %c = fuel.fused qmatmul {quant_type = #fuel.quant<q4_k>, k = 512 : i64, n = 1 : i64} (%a, %w) : (tensor<1x512xf32>, tensor<72xi32>) -> tensor<1x1xf32>
+  return %c : tensor<1x1xf32>
+}
+
+// -----
+
 // Dynamic rows: one row of A per tile, the loop to the row count read from
 // A (and from its packed copy); the result's dynamic dim from A's.
 // CHECK-LABEL: func.func @dynamic_rows
@@ -176,12 +203,12 @@ func.func @two_dynamic_dims(%a: tensor<?x?x128xf32>, %w: tensor<544xi32>) -> ten
 // CHECK-LABEL: func.func @unscheduled
 // CHECK-COUNT-2: fuel.fused qmatmul
 // CHECK: fuel.fused awq_matmul
-// REPORT: not scheduled: the quantized schedule handles Q8_0, Q8_1, Q4_0, Q4_1, Q5_0 and Q5_1 weights
+// REPORT: not scheduled: the quantized schedule handles Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, Q5_1 and Q4_K weights
 // REPORT: not scheduled: the quantized schedule needs K a multiple of 64 (got 32)
 // REPORT: not scheduled: the quantized schedule needs N a multiple of 16 (got 8)
-func.func @unscheduled(%a: tensor<2x64xf32>, %a256: tensor<2x256xf32>, %w: tensor<144xi32>, %a32: tensor<2x32xf32>, %w8: tensor<34xi32>,
+func.func @unscheduled(%a: tensor<2x64xf32>, %a256: tensor<2x256xf32>, %w: tensor<210xi32>, %a32: tensor<2x32xf32>, %w8: tensor<34xi32>,
                        %q: tensor<64x1xi32>, %z: tensor<1x1xi32>, %s: tensor<1x8xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x8xf32>) {
-  %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q4_k>, k = 256 : i64, n = 4 : i64} (%a256, %w) : (tensor<2x256xf32>, tensor<144xi32>) -> tensor<2x4xf32>
+  %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q6_k>, k = 256 : i64, n = 4 : i64} (%a256, %w) : (tensor<2x256xf32>, tensor<210xi32>) -> tensor<2x4xf32>
   %1 = fuel.fused qmatmul {quant_type = #fuel.quant<q8_0>, k = 32 : i64, n = 4 : i64} (%a32, %w8) : (tensor<2x32xf32>, tensor<34xi32>) -> tensor<2x4xf32>
   %2 = fuel.fused awq_matmul {group_size = 64 : i64} (%a, %q, %z, %s) : (tensor<2x64xf32>, tensor<64x1xi32>, tensor<1x1xi32>, tensor<1x8xf32>) -> tensor<2x8xf32>
   return %0, %1, %2 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x8xf32>
