@@ -41,6 +41,20 @@ LogicalResult mlir::fuel::canScheduleAttention(FusedOp op,
                                                std::string &why) {
   FlashAttnView attn(op);
   Value q = attn.getQ(), k = attn.getK(), v = attn.getV();
+  // The sequence lengths (dim 2 of q, k, v and the result) may be dynamic;
+  // batch, heads, head dims and the other operands are static.
+  for (Value t : llvm::concat<Value>(op->getOperands(), op->getResults())) {
+    auto type = dyn_cast<RankedTensorType>(t.getType());
+    if (!type)
+      continue;
+    bool sequence = t == q || t == k || t == v || t == op->getResult(0);
+    for (auto [dim, size] : llvm::enumerate(type.getShape()))
+      if (ShapedType::isDynamic(size) && !(sequence && dim == 2)) {
+        why = "the attention schedule needs static batch, heads and head "
+              "dims (the sequence lengths may be dynamic)";
+        return failure();
+      }
+  }
   return checkAttention({q, k, v}, q, k, v, options.vectorWidth, why);
 }
 
@@ -50,7 +64,7 @@ LogicalResult mlir::fuel::canScheduleAttention(FusedOp op,
 /// iterations of an inner scf.forall, each row's key loop its own (the GPU
 /// form: a thread per query row), returned second.
 static std::pair<scf::ForallOp, scf::ForallOp>
-buildAttentionLoops(RewriterBase &rewriter, FusedOp op, const AttnShape &s,
+buildAttentionLoops(RewriterBase &rewriter, FusedOp op, AttnShape s,
                     bool threadPerRow) {
   FlashAttnView attn(op);
   BlockParams bp{attn.getSoftmaxScale(), attn.getCausal(),
@@ -64,21 +78,31 @@ buildAttentionLoops(RewriterBase &rewriter, FusedOp op, const AttnShape &s,
   auto outType = cast<RankedTensorType>(op->getResult(0).getType());
 
   // Outside the loops: q and v in f32, k transposed (and in f32), each
-  // padded with zeros to whole blocks and head dims of 16.
+  // padded with zeros to whole blocks and head dims of 16 (to a length
+  // computed here when it is dynamic).
+  s.materialize(rewriter, loc, attn.getQ(), attn.getK());
+  auto attr = [&](int64_t x) { return rewriter.getIndexAttr(x); };
+  OpFoldResult sqP = s.qPadded(rewriter), skP = s.kPadded(rewriter);
   Value q = padTo(bb, toF32(bb, attn.getQ()),
-                  {s.batch, s.heads, s.sqP, s.dP});
+                  {attr(s.batch), attr(s.heads), sqP, attr(s.dP)});
   Value v = padTo(bb, toF32(bb, attn.getV()),
-                  {s.batch, s.kvHeads, s.skP, s.dvP});
+                  {attr(s.batch), attr(s.kvHeads), skP, attr(s.dvP)});
   Value kT = blockKeysT(bb,
                         padTo(bb, toF32(bb, attn.getK()),
-                              {s.batch, s.kvHeads, s.skP, s.dP}),
+                              {attr(s.batch), attr(s.kvHeads), skP,
+                               attr(s.dP)}),
                         s.blockK);
 
-  Value out = bb.empty({s.batch, s.heads, s.sqP, s.dvP},
-                       outType.getElementType());
+  Value out = tensor::EmptyOp::create(
+      rewriter, loc,
+      ArrayRef<OpFoldResult>{attr(s.batch), attr(s.heads), sqP, attr(s.dvP)},
+      outType.getElementType());
   SmallVector<OpFoldResult> ubs = {
-      rewriter.getIndexAttr(s.batch), rewriter.getIndexAttr(s.heads),
-      rewriter.getIndexAttr(s.sqP / s.blockQ)};
+      attr(s.batch), attr(s.heads),
+      s.sqPad ? OpFoldResult(arith::DivUIOp::create(rewriter, loc, s.sqPad,
+                                                    bb.index(s.blockQ))
+                                 .getResult())
+              : attr(s.sqP / s.blockQ)};
   auto forall = scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out},
                                       std::nullopt);
   Block *body = forall.getBody();
@@ -86,22 +110,20 @@ buildAttentionLoops(RewriterBase &rewriter, FusedOp op, const AttnShape &s,
   Value bi = body->getArgument(0), hi = body->getArgument(1),
         qbi = body->getArgument(2), outArg = body->getArgument(3);
   auto one = rewriter.getIndexAttr(1), zero = rewriter.getIndexAttr(0);
-  auto attr = [&](int64_t x) { return rewriter.getIndexAttr(x); };
   Value i0 = arith::MulIOp::create(rewriter, loc, qbi, bb.index(s.blockQ));
   Value kvHead = arith::DivUIOp::create(rewriter, loc, hi, bb.index(group));
   // off = k_len - Sq: query i's diagonal is key i + off. Keys from
   // min(k_len, Sk) on are masked (padding keys, past Sk, too).
   std::optional<Value> kLen = attn.getKLen();
+  Value sk = s.skLen ? s.skLen : bb.index(s.sk);
+  Value sq = s.sqLen ? s.sqLen : bb.index(s.sq);
   if (kLen)
-    bp.kLen = s.padsKeys() ? arith::MinSIOp::create(rewriter, loc, *kLen,
-                                                    bb.index(s.sk))
-                                 .getResult()
-                           : *kLen;
+    bp.kLen = s.padsKeys()
+                  ? arith::MinSIOp::create(rewriter, loc, *kLen, sk).getResult()
+                  : *kLen;
   else if (s.padsKeys())
-    bp.kLen = bb.index(s.sk);
-  Value off = arith::SubIOp::create(rewriter, loc,
-                                    kLen ? *kLen : bb.index(s.sk),
-                                    bb.index(s.sq));
+    bp.kLen = sk;
+  Value off = arith::SubIOp::create(rewriter, loc, kLen ? *kLen : sk, sq);
   if (std::optional<Value> alibi = attn.getAlibi()) {
     // Slopes [Hq] or [B, Hq].
     SmallVector<Value> at;
@@ -224,7 +246,10 @@ buildAttentionLoops(RewriterBase &rewriter, FusedOp op, const AttnShape &s,
   // The result: the padded queries and value columns dropped.
   rewriter.setInsertionPointAfter(forall);
   Value result = forall.getResult(0);
-  result = sliceToResult(rewriter, loc, result, outType);
+  SmallVector<Value> dynamicSizes;
+  if (outType.isDynamicDim(2))
+    dynamicSizes.push_back(s.sqLen);
+  result = sliceToResult(rewriter, loc, result, outType, dynamicSizes);
   rewriter.replaceOp(op, result);
   return {forall, rowLoop};
 }

@@ -22,8 +22,9 @@ Value attention::toF32(BlockBuilder &bb, Value v) {
   for (unsigned i = 0; i < rank; ++i)
     all.push_back(i);
   Type f32 = bb.b.getF32Type();
-  return bb.generic(rank, {{v, bb.map(rank, all)}},
-                    bb.empty(type.getShape(), f32), bb.map(rank, all), {},
+  Value init = tensor::EmptyOp::create(
+      bb.b, bb.loc, tensor::getMixedSizes(bb.b, bb.loc, v), f32);
+  return bb.generic(rank, {{v, bb.map(rank, all)}}, init, bb.map(rank, all), {},
                     [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
                       return arith::ExtFOp::create(nb, nl, f32, x[0]);
                     });
@@ -48,12 +49,28 @@ Value attention::blockKeysT(BlockBuilder &bb, Value k, int64_t blockK) {
   auto type = cast<RankedTensorType>(k.getType());
   ArrayRef<int64_t> s = type.getShape();
   Type elt = type.getElementType();
-  Value blocks = tensor::ExpandShapeOp::create(
+  // [B, H, S / blockK, blockK, D], the number of blocks dynamic with S.
+  SmallVector<OpFoldResult> split = {bb.b.getIndexAttr(s[0]),
+                                     bb.b.getIndexAttr(s[1]), OpFoldResult(),
+                                     bb.b.getIndexAttr(blockK),
+                                     bb.b.getIndexAttr(s[3])};
+  int64_t blocks = ShapedType::kDynamic;
+  if (ShapedType::isDynamic(s[2])) {
+    Value len = tensor::DimOp::create(bb.b, bb.loc, k, 2);
+    split[2] = arith::DivUIOp::create(bb.b, bb.loc, len, bb.index(blockK))
+                   .getResult();
+  } else {
+    blocks = s[2] / blockK;
+    split[2] = bb.b.getIndexAttr(blocks);
+  }
+  Value blocked = tensor::ExpandShapeOp::create(
       bb.b, bb.loc,
-      RankedTensorType::get({s[0], s[1], s[2] / blockK, blockK, s[3]}, elt), k,
-      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
-  return bb.generic(5, {{blocks, bb.map(5, {0, 1, 2, 4, 3})}},
-                    bb.empty({s[0], s[1], s[2] / blockK, s[3], blockK}, elt),
+      RankedTensorType::get({s[0], s[1], blocks, blockK, s[3]}, elt), k,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}}, split);
+  SmallVector<OpFoldResult> out = {split[0], split[1], split[2], split[4],
+                                   split[3]};
+  return bb.generic(5, {{blocked, bb.map(5, {0, 1, 2, 4, 3})}},
+                    tensor::EmptyOp::create(bb.b, bb.loc, out, elt),
                     bb.map(5, {0, 1, 2, 3, 4}), {},
                     [](OpBuilder &, Location, ValueRange x) { return x[0]; });
 }
@@ -71,6 +88,24 @@ Value attention::padTo(BlockBuilder &bb, Value x, ArrayRef<int64_t> shape) {
     sizes.push_back(bb.b.getIndexAttr(d));
   return tensor::InsertSliceOp::create(bb.b, bb.loc, x, zeros, offsets, sizes,
                                        strides);
+}
+
+Value attention::padTo(BlockBuilder &bb, Value x,
+                       ArrayRef<OpFoldResult> shape) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (std::optional<SmallVector<int64_t>> sizes = getConstantIntValues(shape))
+    if (type.hasStaticShape())
+      return padTo(bb, x, *sizes);
+  Value zero = bb.constF(0.0);
+  Value empty = tensor::EmptyOp::create(bb.b, bb.loc, shape,
+                                        type.getElementType());
+  Value zeros =
+      linalg::FillOp::create(bb.b, bb.loc, zero, empty).getResult(0);
+  SmallVector<OpFoldResult> offsets(shape.size(), bb.b.getIndexAttr(0)),
+      strides(shape.size(), bb.b.getIndexAttr(1));
+  return tensor::InsertSliceOp::create(
+      bb.b, bb.loc, x, zeros, offsets,
+      tensor::getMixedSizes(bb.b, bb.loc, x), strides);
 }
 
 /// Tiles and vectorizes the block code under `forall`: each contraction in
@@ -154,13 +189,18 @@ LogicalResult attention::checkAttention(ValueRange floats, Value q, Value k,
 }
 
 Value attention::sliceToResult(OpBuilder &b, Location loc, Value padded,
-                               RankedTensorType type) {
-  if (padded.getType() == type)
+                               RankedTensorType type,
+                               ValueRange dynamicSizes) {
+  // (A padded dynamic dim has the result's type but not its size.)
+  if (padded.getType() == type && type.hasStaticShape())
     return padded;
   unsigned rank = type.getRank();
   SmallVector<OpFoldResult> sizes;
+  unsigned next = 0;
   for (int64_t d : type.getShape())
-    sizes.push_back(b.getIndexAttr(d));
+    sizes.push_back(ShapedType::isDynamic(d)
+                        ? OpFoldResult(dynamicSizes[next++])
+                        : OpFoldResult(b.getIndexAttr(d)));
   return tensor::ExtractSliceOp::create(
       b, loc, type, padded, SmallVector<OpFoldResult>(rank, b.getIndexAttr(0)),
       sizes, SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
@@ -287,7 +327,8 @@ std::pair<Value, Value> attention::keyRange(BlockBuilder &bb, const AttnShape &s
                                         Value off) {
   OpBuilder &b = bb.b;
   Location loc = bb.loc;
-  Value zero = bb.index(0), sk = bb.index(s.skP), bk = bb.index(s.blockK);
+  Value zero = bb.index(0), bk = bb.index(s.blockK);
+  Value sk = s.skPad ? s.skPad : bb.index(s.skP);
   auto blockEnd = [&](Value end) -> Value {
     Value rounded = arith::MulIOp::create(
         b, loc, arith::CeilDivSIOp::create(b, loc, end, bk), bk);

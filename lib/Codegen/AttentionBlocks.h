@@ -55,11 +55,18 @@ inline int64_t blockFor(int64_t size, int64_t most, int64_t unit) {
 /// The shapes of one flash_attn the schedule handles, and the padded
 /// shapes it computes on: sequence lengths padded to whole blocks, head
 /// dims to 16 (zeros; padded keys are masked, padded queries and value
-/// columns dropped from the result).
+/// columns dropped from the result). A dynamic sequence length (Sq or Sk:
+/// the forward's CPU schedule takes them) gets blocks of kBlockQ / kBlockK
+/// and a padded length known at run time: `sqP` / `skP` are then
+/// ShapedType::kDynamic, and `materialize` computes the lengths and their
+/// padded values in IR.
 struct AttnShape {
   int64_t batch, heads, kvHeads, sq, sk, d, dv;
   int64_t blockQ, blockK, regN;
   int64_t sqP, skP, dP, dvP;
+  /// With a dynamic Sq (Sk): the length and the padded length, as index
+  /// values (after `materialize`; null for a static length).
+  Value sqLen, sqPad, skLen, skPad;
 
   static AttnShape of(FlashAttnView attn) {
     return of(attn.getQ(), attn.getK(), attn.getV());
@@ -68,20 +75,54 @@ struct AttnShape {
     ArrayRef<int64_t> q = cast<RankedTensorType>(qv.getType()).getShape();
     ArrayRef<int64_t> k = cast<RankedTensorType>(kv.getType()).getShape();
     ArrayRef<int64_t> v = cast<RankedTensorType>(vv.getType()).getShape();
-    AttnShape s{q[0], q[1], k[1], q[2], k[2], q[3], v[3], 0, 0, 0, 0, 0, 0, 0};
+    AttnShape s{q[0], q[1], k[1], q[2], k[2], q[3], v[3], 0, 0, 0, 0,
+                0, 0, 0, {}, {}, {}, {}};
     if (!s.sq || !s.sk || !s.d || !s.dv)
       return s;
-    s.blockQ = blockFor(s.sq, kBlockQ, kRegM);
-    s.blockK = blockFor(s.sk, kBlockK, kRegK);
-    s.sqP = roundUp(s.sq, s.blockQ);
-    s.skP = roundUp(s.sk, s.blockK);
+    bool dynQ = ShapedType::isDynamic(s.sq), dynK = ShapedType::isDynamic(s.sk);
+    s.blockQ = dynQ ? kBlockQ : blockFor(s.sq, kBlockQ, kRegM);
+    s.blockK = dynK ? kBlockK : blockFor(s.sk, kBlockK, kRegK);
+    s.sqP = dynQ ? ShapedType::kDynamic : roundUp(s.sq, s.blockQ);
+    s.skP = dynK ? ShapedType::kDynamic : roundUp(s.sk, s.blockK);
     s.dP = roundUp(s.d, kRegK);
     s.dvP = roundUp(s.dv, 16);
     s.regN = s.dvP % 32 == 0 ? 32 : 16;
     return s;
   }
-  bool padsKeys() const { return skP != sk; }
-  bool padsResult() const { return sqP != sq || dvP != dv; }
+  bool dynamic() const {
+    return ShapedType::isDynamic(sq) || ShapedType::isDynamic(sk);
+  }
+  /// Whether keys past Sk exist (for a dynamic Sk, whether they may).
+  bool padsKeys() const { return ShapedType::isDynamic(sk) || skP != sk; }
+  bool padsResult() const {
+    return ShapedType::isDynamic(sq) || sqP != sq || dvP != dv;
+  }
+
+  /// Sets the dynamic lengths from q [B, H, Sq, D] and k [B, Hkv, Sk, D]
+  /// and their padded values, ceil(S / block) * block.
+  void materialize(OpBuilder &b, Location loc, Value q, Value k) {
+    auto pad = [&](Value len, int64_t block) -> Value {
+      Value blk = arith::ConstantIndexOp::create(b, loc, block);
+      return arith::MulIOp::create(
+          b, loc, arith::CeilDivUIOp::create(b, loc, len, blk), blk);
+    };
+    if (ShapedType::isDynamic(sq)) {
+      sqLen = tensor::DimOp::create(b, loc, q, 2);
+      sqPad = pad(sqLen, blockQ);
+    }
+    if (ShapedType::isDynamic(sk)) {
+      skLen = tensor::DimOp::create(b, loc, k, 2);
+      skPad = pad(skLen, blockK);
+    }
+  }
+  /// Sq, Sk and their padded lengths, static or materialized.
+  OpFoldResult qLen(OpBuilder &b) const { return sizeOr(b, sqLen, sq); }
+  OpFoldResult kLen(OpBuilder &b) const { return sizeOr(b, skLen, sk); }
+  OpFoldResult qPadded(OpBuilder &b) const { return sizeOr(b, sqPad, sqP); }
+  OpFoldResult kPadded(OpBuilder &b) const { return sizeOr(b, skPad, skP); }
+  static OpFoldResult sizeOr(OpBuilder &b, Value v, int64_t size) {
+    return v ? OpFoldResult(v) : OpFoldResult(b.getIndexAttr(size));
+  }
 };
 
 /// Builds linalg.generic ops on the block tensors.
@@ -196,11 +237,14 @@ Value transposeKeys(BlockBuilder &bb, Value k);
 /// not S: read in place from [B, H, D, S] with S = 1024, each row of a
 /// block was a 4 KiB page of its own and the same L1 set (causal attention
 /// at [1, 8, 1024, 64] on AVX2: 45 ms, 38 with the blocks).
+/// S may be dynamic (a multiple of blockK at run time).
 Value blockKeysT(BlockBuilder &bb, Value k, int64_t blockK);
 
 /// `x` (f32) in the first corner of a zero tensor of `shape`; `x` itself
-/// when it has that shape.
+/// when it has that shape (for the second form: when every size is static
+/// and x's).
 Value padTo(BlockBuilder &bb, Value x, ArrayRef<int64_t> shape);
+Value padTo(BlockBuilder &bb, Value x, ArrayRef<OpFoldResult> shape);
 
 /// The masked, scaled (soft-capped, ALiBi-biased) scores of a [Bq, Bk]
 /// block whose first query is `i0` and first key `j0`; `off` = k_len - Sq
@@ -220,9 +264,10 @@ LogicalResult checkAttention(ValueRange floats, Value q, Value k, Value v,
                              int64_t vectorWidth, std::string &why);
 
 /// `padded` (the schedule's result on padded shapes) cut to `type` (its
-/// first corner); `padded` itself when it has that type.
+/// first corner); `padded` itself when it has that type. `dynamicSizes`:
+/// the sizes of type's dynamic dims, in order.
 Value sliceToResult(OpBuilder &b, Location loc, Value padded,
-                    RankedTensorType type);
+                    RankedTensorType type, ValueRange dynamicSizes = {});
 
 /// One step of an online softmax over a [Bq, Bk] block of masked scores,
 /// with the running row max `m` ([Bq], updated in place):

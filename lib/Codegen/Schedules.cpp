@@ -72,11 +72,11 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
   case ScheduleKind::Attention:
     if (PagedAttnView::match(op))
       return canSchedulePagedAttention(op, options, why);
+    if (FlashAttnView::match(op))
+      return canScheduleAttention(op, options, why);
     if (failed(requireStaticShapes(op, why)))
       return failure();
-    if (!FlashAttnView::match(op))
-      return canScheduleAttentionBackward(op, options, why);
-    return canScheduleAttention(op, options, why);
+    return canScheduleAttentionBackward(op, options, why);
   case ScheduleKind::Quantized:
     return canScheduleQuantized(op, options, why);
   case ScheduleKind::Convolution:

@@ -157,6 +157,43 @@ def test_ragged_k_len(k_len):
                  reference(q, k, v, params, k_len=k_len), "f32", loose=True)
 
 
+# Dynamic sequence lengths (dim 2 of q, and of k and v): one compiled
+# function for every length, the blocks padded at run time (padded keys
+# masked, padded queries dropped).
+DYNAMIC_CASES = [dict(), dict(causal=True), dict(causal=True, window_size_left=7),
+                 dict(window_size_left=9, window_size_right=3), dict(causal=True, softcap=2.0)]
+
+
+@pytest.mark.parametrize("case", DYNAMIC_CASES, ids=case_id)
+@pytest.mark.parametrize("which", ["q", "kv", "both"])
+def test_dynamic_lengths(case, which):
+    params = dict(softmax_scale=0.3, **case)
+    dyn_q, dyn_kv = which in ("q", "both"), which in ("kv", "both")
+    dynamic = {0: (2,) if dyn_q else (), 1: (2,) if dyn_kv else (), 2: (2,) if dyn_kv else ()}
+    q0, k0, v0 = inputs(1, 4, 2, 64, 64, 16, 16)
+    f = runner.compile(fused_text("flash_attn", [q0, k0, v0], params, dynamic=dynamic), "f")
+    for sq, sk in [(1, 1), (64, 64), (100, 37), (37, 150), (130, 130)]:
+        sq, sk = (sq if dyn_q else 64), (sk if dyn_kv else 64)
+        q, k, v = inputs(1, 4, 2, sq, sk, 16, 16, seed=sq + sk)
+        out = f(q, k, v)
+        assert out.shape == (1, 4, sq, 16)
+        assert np.all(np.isfinite(out))
+        assert_close(out, reference(q, k, v, params), "f32", loose=True)
+
+
+def test_dynamic_lengths_k_len_alibi_f16():
+    params = dict(softmax_scale=0.3, causal=True)
+    q0, k0, v0 = inputs(1, 2, 2, 16, 16, 16, 16, np.float16)
+    slopes = np.array([0.25, 0.5], np.float32)
+    f = runner.compile(fused_text("flash_attn", [q0, k0, v0, slopes, 7], params,
+                                  dynamic={0: (2,), 1: (2,), 2: (2,)}), "f")
+    for sq, sk, k_len in [(5, 90, 60), (70, 70, 70), (3, 200, 0)]:
+        q, k, v = inputs(1, 2, 2, sq, sk, 16, 16, np.float16, seed=sq)
+        out = f(q, k, v, slopes, k_len)
+        assert out.dtype == np.float16 and out.shape == (1, 2, sq, 16)
+        assert_close(out, reference(q, k, v, params, alibi=slopes, k_len=k_len), "f16")
+
+
 # The backwards: FlashAttention-2's backward (lse and D per query row in a
 # first pass; dq per query block, dk and dv per key block), against the
 # numpy gradients of references.flash_attn_grads, which the first test

@@ -24,7 +24,7 @@ UNREACHABLE = {
         "not a decline: the hand-written decomposition takes over",
     ("Instantiate.cpp", "the recipe's outputs do not match the op's results"):
         "recipes and result specs come from one record",
-    ("Quantized.cpp", "w_q is shorter than N * K / 64 pairs of blocks"):
+    ("Quantized.cpp", "w_q is shorter than N rows of K weights"):
         "the qmatmul shape rule requires exactly the words of the blocks",
     ("GpuRowWise.cpp", "the op's last step does not write whole rows"):
         "every result of a row-wise op is a row written by an elementwise last step",

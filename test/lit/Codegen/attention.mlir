@@ -103,6 +103,41 @@ func.func @ragged(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x5x8xf32>, %v: tensor<1
 
 // -----
 
+// Dynamic sequence lengths: blocks of 64, the lengths padded to whole blocks
+// at run time (ceil(S / 64) * 64), the query blocks of the scf.forall and
+// the key loop's bound computed from them; padded keys masked (keys from Sk
+// on), padded queries dropped from the result, whose length is q's.
+// CHECK-LABEL: func.func @dynamic_lengths
+// CHECK-DAG:     %[[SQ:.*]] = tensor.dim %{{.*}}, %c2{{.*}} : tensor<1x2x?x64xf32>
+// CHECK-DAG:     %[[SQB:.*]] = arith.ceildivui %[[SQ]], %c64{{.*}} : index
+// CHECK-DAG:     %[[SQP:.*]] = arith.muli %[[SQB]], %c64{{.*}} : index
+// CHECK:         tensor.empty(%[[SQP]]) : tensor<1x2x?x64xf32>
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 2, %{{.*}}, 64] [1, 1, 1, 1] : tensor<1x2x?x64xf32> into tensor<1x2x?x64xf32>
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [1, 2, %{{.*}}, 64, 64] : tensor<1x2x?x64xf32> into tensor<1x2x?x64x64xf32>
+// CHECK:         %[[BLOCKS:.*]] = arith.divui %[[SQP]], %c64{{.*}} : index
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, %[[BLOCKS]])
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c64{{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
+// CHECK-NOT:     tensor<1x2x?x?xf32>
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 2, %[[SQ]], 64] [1, 1, 1, 1] : tensor<1x2x?x64xf32> to tensor<1x2x?x64xf32>
+// CHECK-NOT:     fuel.fused
+func.func @dynamic_lengths(%q: tensor<1x2x?x64xf32>, %k: tensor<1x2x?x64xf32>, %v: tensor<1x2x?x64xf32>) -> tensor<1x2x?x64xf32> {
+  %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v) : (tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>) -> tensor<1x2x?x64xf32>
+  return %o : tensor<1x2x?x64xf32>
+}
+
+// -----
+
+// A dynamic head dim is left to the decomposition.
+// CHECK-LABEL: func.func @dynamic_head_dim
+// CHECK:         fuel.fused flash_attn
+// REPORT: not scheduled: the attention schedule needs static batch, heads and head dims (the sequence lengths may be dynamic)
+func.func @dynamic_head_dim(%q: tensor<1x2x16x?xf32>, %k: tensor<1x2x16x?xf32>, %v: tensor<1x2x16x16xf32>) -> tensor<1x2x16x16xf32> {
+  %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32, causal = false} (%q, %k, %v) : (tensor<1x2x16x?xf32>, tensor<1x2x16x?xf32>, tensor<1x2x16x16xf32>) -> tensor<1x2x16x16xf32>
+  return %o : tensor<1x2x16x16xf32>
+}
+
+// -----
+
 // What the schedule leaves to the decomposition, with the reason.
 // CHECK-LABEL: func.func @unscheduled
 // CHECK: fuel.fused flash_attn
