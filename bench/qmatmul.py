@@ -1,11 +1,12 @@
-"""qmatmul (GGML Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and Q4_K weights) on the CPU,
-side by side: fuel-mlir with its quantized schedule (one thread and two,
-into a preallocated output) against what a user without it does: dequantize the weight with
-gguf and multiply in numpy, or keep an f32 copy of the weight (4-8x the
-bytes) and multiply with numpy or PyTorch (when installed; one thread and
-two). Every result is checked against a float64 product with gguf's
-dequantization first; then all are timed interleaved. Reports median, min
-and max ms, GFLOP/s and the ratio to fuel-mlir's median; writes JSON.
+"""qmatmul (GGML Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K and Q5_K weights) on
+the CPU, side by side: fuel-mlir with its quantized schedule (one thread
+and two, into a preallocated output) against what a user without it does:
+dequantize the weight with gguf and multiply in numpy, or keep an f32 copy
+of the weight (4-8x the bytes) and multiply with numpy or PyTorch (when
+installed; one thread and two). Every result is checked against a float64
+product with gguf's dequantization first; then all are timed interleaved.
+Reports median, min and max ms, GFLOP/s and the ratio to fuel-mlir's
+median; writes JSON.
 
     python bench/qmatmul.py [--rounds 9] [--types q8_0 q4_0 q4_k] [--m 1 64]
                             [--kn 4096x4096] [--json bench/qmatmul.json]
@@ -30,6 +31,7 @@ GEOMETRY = {
     "q5_0": (32, 22, [0], GGMLQuantizationType.Q5_0),
     "q5_1": (32, 24, [0, 2], GGMLQuantizationType.Q5_1),
     "q4_k": (256, 144, [0, 2], GGMLQuantizationType.Q4_K),
+    "q5_k": (256, 176, [0, 2], GGMLQuantizationType.Q5_K),
 }
 
 

@@ -1,8 +1,8 @@
 //===- Quantized.cpp - The quantized-matmul schedule ----------------------===//
 //
 // Matmuls whose weight is quantized, dequantized in registers: qmatmul with
-// GGML's blocks of 32 (Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, Q5_1) and Q4_K's
-// super-blocks (below), awq_matmul and nf4_matmul (at the end).
+// GGML's blocks of 32 (Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, Q5_1) and Q4_K's and
+// Q5_K's super-blocks (below), awq_matmul and nf4_matmul (at the end).
 //
 // qmatmul: C[m, n] = sum_k A[m, k] * dequant(W)[n, k], each weight byte read
 // once per tile of rows of A and dequantized in registers.
@@ -13,9 +13,9 @@
 // 8)); Q8_1, Q4_1, Q5_0 and Q5_1 add a minimum or fifth bits (`BlockLayout`).
 // Blocks are not word-aligned, but two consecutive blocks are (68 and 36
 // bytes, 17 and 9 u32 words): a chunk of the reduction is such a pair, 64
-// weights. Q4_K's super-blocks of 256 weights are 144 bytes, aligned: a step
-// of the loop is one, four chunks of 64 whose sub-blocks' scales and
-// minimums are unpacked from 6 bits in scalar code.
+// weights. Q4_K's super-blocks of 256 weights are 144 bytes (Q5_K's 176),
+// aligned: a step of the loop is one, four chunks of 64 whose sub-blocks'
+// scales and minimums are unpacked from 6 bits in scalar code.
 //
 // Quants that start two bytes into a word are shifted into place, each word
 // from two neighbours (a funnel shift of 32-bit lanes, which LLVM turns into
@@ -114,7 +114,8 @@ int64_t powerOfTwoDividing(int64_t n, int64_t most) {
 /// of 6-bit scales and minimums of its eight sub-blocks of 32 (llama.cpp's
 /// get_scale_min_k4), then four chunks of 32 bytes: chunk c's low nibbles
 /// are sub-block 2c, its high nibbles sub-block 2c + 1; w = d * sc * q -
-/// dmin * m.
+/// dmin * m. Q5_K's (176 bytes) has 32 bytes of fifth bits after the scales
+/// (byte l: those of weight l of the sub-blocks, bit j for sub-block j).
 struct BlockLayout {
   int64_t bytes;          ///< 34, 36, 18, 20, 22, 24; 144 for Q4_K.
   int64_t quants;         ///< where the quants start.
@@ -122,7 +123,8 @@ struct BlockLayout {
   int64_t highBits = -1;  ///< where the fifth bits are, or -1.
   bool int8 = false;      ///< int8 quants (else nibbles).
   int32_t offset = 0;     ///< subtracted from each quant.
-  bool superBlock = false; ///< Q4_K's layout.
+  bool superBlock = false; ///< Q4_K's layout (Q5_K's with `highBits`:
+                           ///< where its 32 bytes of fifth bits are).
 };
 
 std::optional<BlockLayout> layoutOf(QuantType type) {
@@ -141,6 +143,8 @@ std::optional<BlockLayout> layoutOf(QuantType type) {
     return BlockLayout{24, 8, 2, 4, false, 0};
   case QuantType::Q4_K:
     return BlockLayout{144, 16, 2, -1, false, 0, true};
+  case QuantType::Q5_K:
+    return BlockLayout{176, 48, 2, 16, false, 0, true};
   default:
     return std::nullopt;
   }
@@ -253,7 +257,7 @@ LogicalResult mlir::fuel::canScheduleQuantized(FusedOp op,
   QShape s = shapeOf(qm, options);
   if (!layoutOf(s.type)) {
     why = "the quantized schedule handles Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, "
-          "Q5_1 and Q4_K weights";
+          "Q5_1, Q4_K and Q5_K weights";
     return failure();
   }
   if (s.k % s.stepWeights() != 0) {
@@ -308,6 +312,11 @@ struct PairFields {
   Value d[2], m[2], highBits[2];
   /// The fifth bits per lane, by `PairDecoder::secondBlockLanes`.
   llvm::SmallMapVector<uint64_t, Value, 2> highBitLanes;
+  /// Q5_K: the super-block's 32 bytes of fifth bits as words (byte l holds
+  /// those of weight l of each sub-block, bit 2c + h for chunk c's low (h =
+  /// 0) or high nibbles), and the chunk.
+  Value highWords;
+  int64_t chunk = 0;
 };
 
 /// Decodes qmatmul's pairs of blocks (`QShape`): the `pieces()` vectors of
@@ -433,6 +442,9 @@ struct PairDecoder {
                                 arith::UIToFPOp::create(b, loc, f32, m)));
     }
     f.words = wordsAt(wq, step, s.layout.quants + 32 * c, s.words());
+    f.chunk = c;
+    if (s.layout.highBits >= 0)
+      f.highWords = wordsAt(wq, step, s.layout.highBits, s.words());
     return f;
   }
 
@@ -477,23 +489,63 @@ struct PairDecoder {
         right.push_back(4 * field);
       v = shifted(arith::ShRUIOp(), v, right);
       v = arith::AndIOp::create(b, loc, v, splat(15));
-      if (f.highBits[0]) {
+      if (f.highWords) {
+        // Lane l's word of fifth bits (the lanes' words as the quants'),
+        // its bit 8 * (byte of the nibble) + 2c + (high nibble), as 16.
+        SmallVector<int32_t> bitOf;
+        for (int32_t field : shifts)
+          bitOf.push_back(8 * (field / 2) + 2 * f.chunk + field % 2);
+        Value h = f.highWords;
+        if (n != s.words() || mask != identity)
+          h = vector::ShuffleOp::create(b, loc, h, h, mask);
+        v = arith::OrIOp::create(b, loc, v, bitAsSixteen(h, bitOf));
+      } else if (f.highBits[0]) {
         // Bit w of the block's fifth bits, for weight w, as 16.
         uint64_t second = secondBlockLanes(p);
         Value &lanes = f.highBitLanes[second];
         if (!lanes)
           lanes = perBlock(second, f.highBits[0], f.highBits[1]);
-        Value bits = shifted(arith::ShRUIOp(), lanes, weights);
-        bits = arith::ShLIOp::create(b, loc, bits, splat(4));
-        v = arith::OrIOp::create(b, loc, v,
-                                 arith::AndIOp::create(b, loc, bits,
-                                                       splat(16)));
+        v = arith::OrIOp::create(b, loc, v, bitAsSixteen(lanes, weights));
       }
     }
     if (s.layout.offset)
       v = arith::SubIOp::create(b, loc, v, splat(s.layout.offset));
     return arith::SIToFPOp::create(
         b, loc, VectorType::get({n}, b.getF32Type()), v);
+  }
+
+  /// Bit `bit[l]` of lane l of `x`, as 16 or 0: moved to bit 4 by one shift
+  /// where every lane's bit is on the same side of 4, else by two.
+  Value bitAsSixteen(Value x, ArrayRef<int32_t> bit) {
+    OpBuilder &b = st.b;
+    Location loc = st.loc;
+    int64_t n = static_cast<int64_t>(bit.size());
+    auto by = [&](auto f) {
+      SmallVector<int32_t> amounts;
+      for (int32_t x : bit)
+        amounts.push_back(f(x));
+      return st.lanesOf(amounts);
+    };
+    auto isZero = [&](auto f) {
+      return llvm::all_of(bit, [&](int32_t x) { return f(x) == 0; });
+    };
+    auto down = [](int32_t x) { return x - 4; };
+    auto up = [](int32_t x) { return 4 - x; };
+    Value moved;
+    if (llvm::all_of(bit, [](int32_t x) { return x >= 4; }))
+      moved = isZero(down) ? x
+                           : arith::ShRUIOp::create(b, loc, x, by(down))
+                                 .getResult();
+    else if (llvm::all_of(bit, [](int32_t x) { return x <= 4; }))
+      moved = isZero(up) ? x
+                         : arith::ShLIOp::create(b, loc, x, by(up)).getResult();
+    else
+      moved = arith::ShLIOp::create(
+          b, loc,
+          arith::ShRUIOp::create(b, loc, x, by([](int32_t x) { return x; })),
+          st.lanesOf(SmallVector<int32_t>(n, 4)));
+    return arith::AndIOp::create(b, loc, moved,
+                                 st.lanesOf(SmallVector<int32_t>(n, 16)));
   }
 
   /// The lanes of piece p in the second block, as a bitmask (pieces with

@@ -1,6 +1,5 @@
 // The quantized schedule: qmatmul with GGML's blocks of 32 (Q8_0, Q8_1, Q4_0,
-// Q4_1, Q5_0, Q5_1; Q8_0 and Q4_0 below, the others in the pytest suite, the
-// fifth bits and minimums at the end). A copied once
+// Q4_1, Q5_0, Q5_1) and super-blocks of 256 (Q4_K, Q5_K). A copied once
 // into the order the weights decode in (f32); tiles of rows of A by rows of
 // W in an scf.forall; the reduction in steps of two blocks (64 weights).
 // Each block's quants are read as whole u32 words, the first block's shifted
@@ -174,6 +173,29 @@ func.func @q4_k(%a: tensor<1x512xf32>, %w: tensor<72xi32>) -> tensor<1x1xf32> {
 
 // -----
 
+// Q5_K: the super-block's 32 bytes of fifth bits read as 8 words next to the
+// chunk's quants; nibble f of lane l's word takes bit 8 * (f / 2) + 2c +
+// f % 2 of lane l's word of fifth bits (chunk 0: bits 0 and 1 of byte 0),
+// moved to bit 4 by one shift and masked.
+// AVX2-LABEL: func.func @q5_k
+// AVX2:           scf.for
+// AVX2:             %[[Q:.*]] = vector.transfer_read %{{.*}} : tensor<44xi32>, vector<8xi32>
+// AVX2:             %[[H:.*]] = vector.transfer_read %{{.*}} : tensor<44xi32>, vector<8xi32>
+// Nibble 0 needs no shift; its bit 0 goes up by 4.
+// AVX2:             %[[N0:.*]] = arith.andi %[[Q]], %{{.*}} : vector<8xi32>
+// AVX2:             %[[B0:.*]] = arith.shli %[[H]], %{{.*}} : vector<8xi32>
+// AVX2:             %[[S0:.*]] = arith.andi %[[B0]], %{{.*}} : vector<8xi32>
+// AVX2:             arith.ori %[[N0]], %[[S0]] : vector<8xi32>
+// Nibble 1 down by 4; its bit 1 up by 3.
+// AVX2:             arith.shrui %[[Q]], %{{.*}} : vector<8xi32>
+// AVX2:             arith.shli %[[H]], %{{.*}} : vector<8xi32>
+func.func @q5_k(%a: tensor<1x256xf32>, %w: tensor<44xi32>) -> tensor<1x1xf32> {
+  %c = fuel.fused qmatmul {quant_type = #fuel.quant<q5_k>, k = 256 : i64, n = 1 : i64} (%a, %w) : (tensor<1x256xf32>, tensor<44xi32>) -> tensor<1x1xf32>
+  return %c : tensor<1x1xf32>
+}
+
+// -----
+
 // Dynamic rows: one row of A per tile, the loop to the row count read from
 // A (and from its packed copy); the result's dynamic dim from A's.
 // CHECK-LABEL: func.func @dynamic_rows
@@ -203,7 +225,7 @@ func.func @two_dynamic_dims(%a: tensor<?x?x128xf32>, %w: tensor<544xi32>) -> ten
 // CHECK-LABEL: func.func @unscheduled
 // CHECK-COUNT-2: fuel.fused qmatmul
 // CHECK: fuel.fused awq_matmul
-// REPORT: not scheduled: the quantized schedule handles Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, Q5_1 and Q4_K weights
+// REPORT: not scheduled: the quantized schedule handles Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K and Q5_K weights
 // REPORT: not scheduled: the quantized schedule needs K a multiple of 64 (got 32)
 // REPORT: not scheduled: the quantized schedule needs N a multiple of 16 (got 8)
 func.func @unscheduled(%a: tensor<2x64xf32>, %a256: tensor<2x256xf32>, %w: tensor<210xi32>, %a32: tensor<2x32xf32>, %w8: tensor<34xi32>,
