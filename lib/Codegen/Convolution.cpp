@@ -1,19 +1,26 @@
 //===- Convolution.cpp - The convolution schedule -------------------------===//
 //
-// conv2d (NCHW input, FCHW weight) with stride 1 and one group, and
-// conv_transpose_2d with one group and dilation 1 (as that convolution of
-// its input spread out, see buildConvolution), as register tiles of outer
-// products: y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c)
-// of x_pad[b, c, oh + kh, ow + kw] * w[f, c, kh, kw]. For each output row
-// (b, oh), a tile of 8 output columns by 32 filters is accumulated in
-// registers over the reduction: each step (kh, kw, c) adds the outer product
-// of 8 consecutive input pixels of row oh + kh (from column ow + kw) and 32
-// consecutive filters' weights. The weight is transposed once to [kh, kw,
-// C, F] so that those 32 weights are contiguous, and the input is padded
-// once; the tile is transposed in registers and written as 32 rows of 8
-// outputs. The loops: an scf.forall over (b, oh, filter tiles, column
-// tiles), the reduction as scf.for loops over kh, kw and c carrying the
-// accumulator.
+// conv2d (NCHW input, FCHW weight; any stride, groups of at least 16
+// filters), and conv_transpose_2d with one group and dilation 1 (as that
+// convolution of its input spread out, see buildConvolution), as register
+// tiles of outer products: y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c)
+// of x_pad[b, c, oh + kh, ow + kw] * w[f, c, kh, kw] (stride 1). For each
+// output row (b, oh), a tile of 8 output columns by 32 filters is
+// accumulated in registers over the reduction: each step (kh, kw, c) adds
+// the outer product of 8 consecutive input pixels of row oh + kh (from
+// column ow + kw) and 32 consecutive filters' weights. The weight is
+// transposed once to [kh, kw, C, F] so that those 32 weights are
+// contiguous, and the input is padded once; the tile is transposed in
+// registers and written as 32 rows of 8 outputs. The loops: an scf.forall
+// over (b, oh, filter tiles, column tiles), the reduction as scf.for loops
+// over kh, kw and c carrying the accumulator.
+//
+// With stride s the 8 pixels of a tile are s apart; the padded input is
+// split once into its s_h x s_w phases (`splitPhases`: phase (ph, pw) holds
+// the pixels at rows ph mod s_h and columns pw mod s_w), where they are
+// consecutive: kernel row kh reads phase kh mod s_h at row oh + kh / s_h.
+// With groups, a filter tile (within one group: the group's filters are a
+// multiple of the tile) sums over its group's channels only.
 //
 // The decomposition's single generic over seven loops has an input map with
 // sums of dims (oh + kh), which upstream's vectorizer does not turn into
@@ -47,17 +54,22 @@ int64_t filterTile(int64_t f, RegisterTile tile) {
   return f % tile.n == 0 ? tile.n : (f % 16 == 0 ? 16 : 0);
 }
 
-/// The checks both convolutions share: the output's width and filters fit
-/// the register tile, float types.
-LogicalResult checkTiles(FusedOp op, RegisterTile tile, std::string &why) {
-  int64_t tileW = tile.m;
+/// The output width the schedule computes: `width` rounded up to whole
+/// register tiles (the columns past it read zeros and are dropped).
+int64_t paddedWidth(int64_t width, RegisterTile tile) {
+  return (width + tile.m - 1) / tile.m * tile.m;
+}
+
+/// The checks both convolutions share: the filters (per group) fit the
+/// register tile, float types.
+LogicalResult checkTiles(FusedOp op, RegisterTile tile, std::string &why,
+                         int64_t groups = 1) {
   ArrayRef<int64_t> y =
       cast<RankedTensorType>(op->getResult(0).getType()).getShape();
-  if (y[3] % tileW != 0 || !filterTile(y[1], tile)) {
-    why = "the convolution schedule needs an output width that is a "
-          "multiple of " + std::to_string(tileW) +
-          " and filters a multiple of 16 (got " + std::to_string(y[3]) +
-          " and " + std::to_string(y[1]) + ")";
+  if (!filterTile(y[1] / groups, tile)) {
+    why = std::string("the convolution schedule needs filters ") +
+          (groups > 1 ? "per group " : "") + "a multiple of 16 (got " +
+          std::to_string(y[1] / groups) + ")";
     return failure();
   }
   for (Type t : op->getOperandTypes()) {
@@ -89,12 +101,7 @@ LogicalResult mlir::fuel::canScheduleConvolution(
     return checkTiles(op, registerTile(options), why);
   }
   Conv2dView conv(op);
-  std::array<int64_t, 2> stride = conv.getStride();
-  if (stride[0] != 1 || stride[1] != 1 || conv.getGroups() != 1) {
-    why = "the convolution schedule handles stride 1 and one group";
-    return failure();
-  }
-  return checkTiles(op, registerTile(options), why);
+  return checkTiles(op, registerTile(options), why, conv.getGroups());
 }
 
 /// A linalg.generic over all dims of `out` (its shape, f32) reading `in`
@@ -153,11 +160,48 @@ static Value placeInZeros(RewriterBase &rewriter, Location loc, Value x,
                              attr(stride[1])});
 }
 
+/// How the core reads its input: with stride s, from the input split into
+/// its s_h x s_w phases, xs[b, c, ph, pw, i, j] = xp[b, c, i * s_h + ph,
+/// j * s_w + pw] (`splitPhases`), so that the pixels of consecutive output
+/// columns are consecutive; with `groups`, filter f reads the channels of
+/// its group.
+struct CoreInput {
+  std::array<int64_t, 2> stride = {1, 1};
+  int64_t groups = 1;
+};
+
+static int64_t roundUpTo(int64_t x, int64_t unit) {
+  return (x + unit - 1) / unit * unit;
+}
+
+/// xp [B, C, Hp, Wp] (Hp, Wp multiples of the stride) split into its
+/// phases: [B, C, s_h, s_w, Hp / s_h, Wp / s_w], element (ph, pw, i, j)
+/// being xp's (i * s_h + ph, j * s_w + pw).
+static Value splitPhases(RewriterBase &rewriter, Location loc, Value xp,
+                         std::array<int64_t, 2> stride) {
+  ArrayRef<int64_t> s = cast<RankedTensorType>(xp.getType()).getShape();
+  int64_t sh = stride[0], sw = stride[1];
+  Value grid = tensor::ExpandShapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get({s[0], s[1], s[2] / sh, sh, s[3] / sw, sw},
+                            rewriter.getF32Type()),
+      xp, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}});
+  MLIRContext *ctx = rewriter.getContext();
+  AffineExpr b, c, ph, pw, i, j;
+  bindDims(ctx, b, c, ph, pw, i, j);
+  return copyWidened(rewriter, loc, grid,
+                     AffineMap::get(6, 0, {b, c, i, ph, j, pw}, ctx),
+                     {s[0], s[1], sh, sw, s[2] / sh, s[3] / sw});
+}
+
 /// y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c) of
-/// xp[b, c, oh + kh, ow + kw] * wT[kh, kw, c, f]: xp in f32 [B, C, Hp, Wp],
-/// wT in f32 [KH, KW, C, F]; replaces `op` by y.
+/// xp[b, g(f) * Cg + c, oh * s_h + kh, ow * s_w + kw] * wT[kh, kw, c, f]:
+/// xp in f32 [B, C, Hp, Wp] (split into phases when strided: `CoreInput`),
+/// wT in f32 [KH, KW, Cg, F], Cg the channels per group; replaces `op` by
+/// y.
 static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
-                      std::optional<Value> bias, RegisterTile registers) {
+                      std::optional<Value> bias, RegisterTile registers,
+                      CoreInput in = {}) {
   int64_t tileW = registers.m;
   Location loc = op.getLoc();
   Type f32 = rewriter.getF32Type();
@@ -165,15 +209,20 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
   Type yElt = yType.getElementType();
   ArrayRef<int64_t> y = yType.getShape(),
                     w = cast<RankedTensorType>(wT.getType()).getShape();
-  int64_t tileF = filterTile(y[1], registers);
+  int64_t tileF = filterTile(y[1] / in.groups, registers);
+  bool strided = in.stride[0] != 1 || in.stride[1] != 1;
   auto index = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
 
-  Value out = tensor::EmptyOp::create(rewriter, loc, y, yElt);
+  // The output's width in whole tiles (the caller padded the input for
+  // it); the columns past y's are dropped at the end.
+  int64_t woP = paddedWidth(y[3], registers);
+  Value out = tensor::EmptyOp::create(
+      rewriter, loc, ArrayRef<int64_t>{y[0], y[1], y[2], woP}, yElt);
   SmallVector<OpFoldResult> ubs = {
       rewriter.getIndexAttr(y[0]), rewriter.getIndexAttr(y[2]),
-      rewriter.getIndexAttr(y[1] / tileF), rewriter.getIndexAttr(y[3] / tileW)};
+      rewriter.getIndexAttr(y[1] / tileF), rewriter.getIndexAttr(woP / tileW)};
   auto forall =
       scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out}, std::nullopt);
   Block *body = forall.getBody();
@@ -184,6 +233,15 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
   Value ow0 = arith::MulIOp::create(rewriter, loc, body->getArgument(3),
                                     index(rewriter, tileW));
   Value outArg = body->getArgument(4);
+  // The first input channel of the tile's group.
+  Value c0 = in.groups == 1
+                 ? index(rewriter, 0)
+                 : arith::MulIOp::create(
+                       rewriter, loc,
+                       arith::DivUIOp::create(rewriter, loc, f0,
+                                              index(rewriter, y[1] / in.groups)),
+                       index(rewriter, w[2]))
+                       .getResult();
   auto accType = VectorType::get({tileW, tileF}, f32);
   Value acc0 = arith::ConstantOp::create(
       rewriter, loc, accType, DenseElementsAttr::get(accType, 0.0f));
@@ -201,15 +259,32 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
                })
         .getResult(0);
   };
+  // Kernel row kh of output row oh: input row oh * s + kh, phase kh % s,
+  // row oh + kh / s of the phase.
+  auto phaseAndRow = [&](OpBuilder &b, Value o, Value k,
+                         int64_t s) -> std::pair<Value, Value> {
+    if (s == 1)
+      return {Value(), arith::AddIOp::create(b, loc, o, k)};
+    Value sv = index(b, s);
+    return {arith::RemUIOp::create(b, loc, k, sv),
+            arith::AddIOp::create(b, loc, o,
+                                  arith::DivUIOp::create(b, loc, k, sv))};
+  };
   Value acc = nest(rewriter, w[0], acc0, [&](OpBuilder &b1, Value kh,
                                              Value a1) {
-    Value row = arith::AddIOp::create(b1, loc, oh, kh);
+    auto [ph, row] = phaseAndRow(b1, oh, kh, in.stride[0]);
     return nest(b1, w[1], a1, [&](OpBuilder &b2, Value kw, Value a2) {
-      Value col = arith::AddIOp::create(b2, loc, ow0, kw);
+      auto [pw, col] = phaseAndRow(b2, ow0, kw, in.stride[1]);
       return nest(b2, w[2], a2, [&](OpBuilder &b3, Value c, Value a3) {
+        Value channel =
+            in.groups == 1 ? c : arith::AddIOp::create(b3, loc, c0, c);
+        SmallVector<Value> at = {bi, channel, row, col};
+        if (strided)
+          at = {bi, channel, ph ? ph : index(b3, 0), pw ? pw : index(b3, 0),
+                row, col};
         Value pixels = vector::TransferReadOp::create(
-            b3, loc, VectorType::get({tileW}, f32), xp,
-            ValueRange{bi, c, row, col}, pad, ArrayRef<bool>{true});
+            b3, loc, VectorType::get({tileW}, f32), xp, at, pad,
+            ArrayRef<bool>{true});
         Value weights = vector::TransferReadOp::create(
             b3, loc, VectorType::get({tileF}, f32), wT,
             ValueRange{kh, kw, c, f0}, pad, ArrayRef<bool>{true});
@@ -241,9 +316,9 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
         rewriter, loc, VectorType::get({tileF, tileW}, yElt), tileT);
   Value tile = tensor::EmptyOp::create(
       rewriter, loc, ArrayRef<int64_t>{tileF, tileW}, yElt);
-  Value c0 = index(rewriter, 0);
+  Value zero = index(rewriter, 0);
   tile = vector::TransferWriteOp::create(rewriter, loc, tileT, tile,
-                                         ValueRange{c0, c0},
+                                         ValueRange{zero, zero},
                                          ArrayRef<bool>{true, true})
              .getResult();
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
@@ -254,7 +329,19 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
       SmallVector<OpFoldResult>{one, rewriter.getIndexAttr(tileF), one,
                                 rewriter.getIndexAttr(tileW)},
       SmallVector<OpFoldResult>(4, one));
-  rewriter.replaceOp(op, forall.getResults());
+  rewriter.setInsertionPointAfter(forall);
+  Value result = forall.getResult(0);
+  if (woP != y[3]) {
+    auto attr = [&](int64_t v) -> OpFoldResult {
+      return rewriter.getIndexAttr(v);
+    };
+    result = tensor::ExtractSliceOp::create(
+        rewriter, loc, yType, result,
+        ArrayRef<OpFoldResult>{attr(0), attr(0), attr(0), attr(0)},
+        ArrayRef<OpFoldResult>{attr(y[0]), attr(y[1]), attr(y[2]), attr(y[3])},
+        ArrayRef<OpFoldResult>{attr(1), attr(1), attr(1), attr(1)});
+  }
+  rewriter.replaceOp(op, result);
 }
 
 LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
@@ -281,6 +368,9 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
     int64_t top = w[2] - 1 - pad[0], left = w[3] - 1 - pad[1];
     int64_t hp = (x[2] - 1) * stride[0] + 1 + 2 * top + outPad[0];
     int64_t wp = (x[3] - 1) * stride[1] + 1 + 2 * left + outPad[1];
+    // Zeros on the right for the output's columns in whole tiles.
+    int64_t wo = wp - w[3] + 1;
+    wp += paddedWidth(wo, registerTile(options)) - wo;
     Value xp = placeInZeros(rewriter, loc, ct->getX(), hp, wp, top, left,
                             stride);
     Value wT = copyWidened(
@@ -293,13 +383,26 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
   Conv2dView conv(op);
   ArrayRef<int64_t> x = cast<RankedTensorType>(conv.getX().getType()).getShape();
   ArrayRef<int64_t> w = cast<RankedTensorType>(conv.getW().getType()).getShape();
-  std::array<int64_t, 2> pad = conv.getPadding();
-  // The weight as [kh, kw, C, F].
+  std::array<int64_t, 2> pad = conv.getPadding(), stride = conv.getStride();
+  // The weight as [kh, kw, Cg, F].
   Value wT = copyWidened(rewriter, loc, conv.getW(),
                          AffineMap::get(4, 0, {d3, d2, d0, d1}, ctx),
                          {w[2], w[3], w[1], w[0]});
-  Value xp = placeInZeros(rewriter, loc, conv.getX(), x[2] + 2 * pad[0],
-                          x[3] + 2 * pad[1], pad[0], pad[1], {1, 1});
-  buildCore(rewriter, op, xp, wT, conv.getBias(), registerTile(options));
+  // Padded, with zeros on the right for the output's columns in whole
+  // tiles, and to whole strides (zeros no output reads).
+  int64_t wo = (x[3] + 2 * pad[1] - w[3]) / stride[1] + 1;
+  int64_t hp = roundUpTo(x[2] + 2 * pad[0], stride[0]),
+          wp = roundUpTo(
+              std::max(x[3] + 2 * pad[1],
+                       (paddedWidth(wo, registerTile(options)) - 1) *
+                               stride[1] +
+                           w[3]),
+              stride[1]);
+  Value xp = placeInZeros(rewriter, loc, conv.getX(), hp, wp, pad[0], pad[1],
+                          {1, 1});
+  CoreInput in{stride, conv.getGroups()};
+  if (stride[0] != 1 || stride[1] != 1)
+    xp = splitPhases(rewriter, loc, xp, stride);
+  buildCore(rewriter, op, xp, wT, conv.getBias(), registerTile(options), in);
   return success();
 }

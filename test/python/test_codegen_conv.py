@@ -1,10 +1,12 @@
-"""The convolution schedule (conv2d with stride 1 and one group: register
-tiles of 8 output columns by 32 or 16 filters (4 by 16 with AVX2's
-registers) accumulated as outer products
-over (kh, kw, c), fuel-codegen-cpu) against the numpy reference
-(references.conv2d, in float64): kernels 1x1, 3x3, 5x3, padding none, even
-and uneven, with and without bias, batches, f32/f16/bf16; and the conv2ds
-the schedule leaves to the decomposition (stride 2, groups, odd widths)."""
+"""The convolution schedule (conv2d: register tiles of 8 output columns by
+32 or 16 filters (4 by 16 with AVX2's registers) accumulated as outer
+products over (kh, kw, c), a strided input split into its phases, a
+group's filters reading its channels; fuel-codegen-cpu) against the numpy
+reference (references.conv2d, in float64): kernels 1x1, 3x3, 5x3, 7x7,
+padding none, even and uneven, strides 1, 2 and 3, groups, output widths
+off the register tile, with and without bias, batches, f32/f16/bf16; and
+the conv2ds the schedule leaves to the decomposition (depthwise, fewer than
+16 filters per group)."""
 
 import numpy as np
 import pytest
@@ -71,11 +73,48 @@ def test_threads():
     assert np.array_equal(one, two)
 
 
-@pytest.mark.parametrize("params,xs,ws", [
+# (params, x shape, w shape): strides (ResNet's 7x7 stem, a 1x1 stride-2
+# shortcut, uneven strides), groups of 16 and 32 filters, both.
+STRIDED_GROUPED = [
     ({"stride": (2, 2), "padding": (1, 1)}, (1, 4, 16, 16), (16, 4, 3, 3)),
-    ({"groups": 2}, (1, 4, 8, 10), (16, 2, 3, 3)),
+    ({"stride": (2, 2), "padding": (3, 3)}, (1, 3, 32, 32), (64, 3, 7, 7)),
+    ({"stride": (2, 2)}, (2, 8, 15, 16), (32, 8, 1, 1)),
+    ({"stride": (3, 1), "padding": (1, 0)}, (1, 4, 10, 10), (16, 4, 3, 3)),
+    ({"stride": (1, 3), "padding": (0, 2)}, (1, 2, 6, 20), (16, 2, 2, 5)),
+    ({"groups": 2, "padding": (1, 1)}, (1, 4, 8, 8), (32, 2, 3, 3)),
+    ({"groups": 4, "stride": (2, 2), "padding": (1, 1)}, (1, 8, 16, 16), (128, 2, 3, 3)),
+    # Output widths off the register tile (7, 14, 5, 1): computed in whole
+    # tiles, the extra columns dropped.
+    ({"padding": (1, 1)}, (1, 4, 7, 7), (16, 4, 3, 3)),
+    ({"stride": (2, 2), "padding": (1, 1)}, (1, 8, 28, 28), (32, 8, 3, 3)),
     ({}, (1, 4, 8, 7), (16, 4, 3, 3)),
-    ({}, (1, 4, 10, 10), (8, 4, 3, 3))], ids=["stride", "groups", "odd-width", "8-filters"])
+    ({"stride": (2, 2)}, (2, 4, 3, 3), (16, 4, 3, 3)),
+]
+
+
+@pytest.mark.parametrize("registers", [(32, 512), (16, 256)], ids=lambda r: f"{r[0]}x{r[1]}")
+@pytest.mark.parametrize("params,xs,ws", STRIDED_GROUPED, ids=lambda v: str(v))
+def test_strided_and_grouped(registers, params, xs, ws):
+    x, w, b = rand(xs, np.float32, 1), rand(ws, np.float32, 2), rand((ws[0],), np.float32, 3)
+    out = run(x, w, b, params, vector_registers=registers)
+    want = reference(x, w, b, params.get("stride", (1, 1)), params.get("padding", (0, 0)),
+                     params.get("groups", 1))
+    assert out.shape == want.shape
+    assert_close(out, want, "f32", loose=True)
+
+
+def test_strided_low_precision():
+    x, w = rand((1, 4, 16, 16), np.float16, 1), rand((32, 2, 3, 3), np.float16, 2)
+    params = {"stride": (2, 2), "padding": (1, 1), "groups": 2}
+    out = run(x, w, None, params)
+    assert out.dtype == np.float16
+    assert_close(out, reference(x, w, None, (2, 2), (1, 1), 2), "f16")
+
+
+@pytest.mark.parametrize("params,xs,ws", [
+    ({"groups": 4}, (1, 4, 8, 10), (4, 1, 3, 3)),
+    ({"groups": 2}, (1, 4, 8, 10), (16, 2, 3, 3)),
+    ({}, (1, 4, 10, 10), (8, 4, 3, 3))], ids=["depthwise", "8-filters-per-group", "8-filters"])
 def test_left_to_the_decomposition(params, xs, ws):
     x, w, b = rand(xs, np.float32, 1), rand(ws, np.float32, 2), rand((ws[0],), np.float32, 3)
     out = run(x, w, b, params)
@@ -89,9 +128,11 @@ def transposed_reference(x, w, stride, padding, output_padding):
                                 padding, output_padding, (1, 1), 1)
 
 
-# (x shape, w shape [C, F, kh, kw], stride, padding, output_padding); the
-# output widths are multiples of 8.
+# (x shape, w shape [C, F, kh, kw], stride, padding, output_padding); output
+# widths of whole register tiles and not (9, 3).
 TRANSPOSED = [((1, 4, 8, 8), (4, 16, 3, 3), (2, 2), (1, 1), (1, 1)),
+              ((1, 4, 5, 5), (4, 16, 3, 3), (2, 2), (1, 1), (0, 0)),
+              ((1, 2, 3, 1), (2, 32, 3, 3), (1, 1), (0, 0), (0, 0)),
               ((2, 3, 5, 7), (3, 32, 2, 2), (1, 1), (0, 0), (0, 0)),
               ((1, 8, 4, 4), (8, 16, 4, 4), (2, 2), (1, 1), (0, 0)),
               ((1, 2, 6, 3), (2, 16, 3, 3), (3, 2), (2, 0), (0, 1))]
@@ -102,7 +143,6 @@ def test_transposed(xs, ws, stride, padding, output_padding):
     x, w = rand(xs, np.float32, 4), rand(ws, np.float32, 5)
     params = {"stride": stride, "padding": padding, "output_padding": output_padding}
     out = runner.compile(fused_text("conv_transpose_2d", [x, w], params), "f")(x, w)
-    assert out.shape[3] % 8 == 0
     assert_close(out, transposed_reference(x, w, stride, padding, output_padding), "f32", loose=True)
 
 

@@ -1,5 +1,6 @@
-// The convolution schedule: conv2d with stride 1 and one group. The weight
-// transposed once to [kh, kw, C, F], the input padded once; per output row,
+// The convolution schedule: conv2d (any stride, groups of 16 filters or
+// more; stride 1 and one group first). The weight transposed once to [kh, kw,
+// C, F], the input padded once; per output row,
 // tiles of 8 output columns by 32 filters in an scf.forall, accumulated in
 // registers as outer products over kh, kw and c; the bias added and the
 // tile transposed in registers, written as rows of 8 outputs.
@@ -37,12 +38,47 @@ func.func @conv(%x: tensor<1x16x16x16xf32>, %w: tensor<64x16x3x3xf32>, %b: tenso
 
 // -----
 
-// CHECK-LABEL: func.func @unscheduled
-// CHECK-COUNT-3: fuel.fused conv2d
-// REPORT: not scheduled: the convolution schedule handles stride 1 and one group
-// REPORT: not scheduled: the convolution schedule handles stride 1 and one group
-// REPORT: not scheduled: the convolution schedule needs an output width that is a multiple of 8 and filters a multiple of 16 (got 6 and 16)
-func.func @unscheduled(%x: tensor<1x4x8x8xf32>, %w: tensor<16x4x3x3xf32>, %wg: tensor<16x2x3x3xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>) {
+// Stride 2, two groups of 32 filters: the padded input (38 rows, whole
+// strides) split once into its 2 x 2 phases, [B, C, 2, 2, 19, 19]; kernel
+// row kh reads phase kh % 2, row oh + kh / 2 (likewise columns), so a
+// tile's 8 pixels are consecutive; a filter tile reads its group's
+// channels, from (f0 / 32) * 4 on.
+// CHECK-LABEL: func.func @strided_grouped
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 3, 3] [1, 8, 32, 32] [1, 1, 1, 1] : tensor<1x8x32x32xf32> into tensor<1x8x38x38xf32>
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [1, 8, 19, 2, 19, 2] : tensor<1x8x38x38xf32> into tensor<1x8x19x2x19x2xf32>
+// CHECK:         %[[PHASES:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x8x2x2x19x19xf32>)
+// CHECK:         scf.forall (%{{.*}}, %[[OH:.*]], %[[FT:.*]], %{{.*}}) in (1, 16, 2, 2)
+// CHECK:           %[[F0:.*]] = arith.muli %[[FT]], %c32
+// CHECK:           %[[G:.*]] = arith.divui %[[F0]], %c32
+// CHECK:           %[[C0:.*]] = arith.muli %[[G]], %c4
+// CHECK:           scf.for %[[KH:.*]] = %{{.*}} to %c7
+// CHECK:             %[[PH:.*]] = arith.remui %[[KH]], %c2
+// CHECK:             %[[DH:.*]] = arith.divui %[[KH]], %c2
+// CHECK:             %[[ROW:.*]] = arith.addi %[[OH]], %[[DH]]
+// CHECK:               scf.for %[[C:.*]] = %{{.*}} to %c4
+// CHECK:                 %[[CH:.*]] = arith.addi %[[C0]], %[[C]]
+// CHECK:                 vector.transfer_read %[[PHASES]][%{{.*}}, %[[CH]], %[[PH]], %{{.*}}, %[[ROW]], %{{.*}}]{{.*}} : tensor<1x8x2x2x19x19xf32>, vector<8xf32>
+// CHECK:                 vector.outerproduct
+func.func @strided_grouped(%x: tensor<1x8x32x32xf32>, %w: tensor<64x4x7x7xf32>) -> tensor<1x64x16x16xf32> {
+  %y = fuel.fused conv2d {stride = array<i64: 2, 2>, padding = array<i64: 3, 3>, groups = 2 : i64} (%x, %w) : (tensor<1x8x32x32xf32>, tensor<64x4x7x7xf32>) -> tensor<1x64x16x16xf32>
+  return %y : tensor<1x64x16x16xf32>
+}
+
+// -----
+
+// Output widths off the register tile (4 and 6 columns) are computed in
+// whole tiles of 8, the input padded with zeros on the right for them, and
+// the result sliced; fewer than 16 filters per group are left to the
+// decomposition.
+// CHECK-LABEL: func.func @widths_and_groups
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 1, 1) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x16x4x8xf32>)
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 16, 4, 4] [1, 1, 1, 1] : tensor<1x16x4x8xf32> to tensor<1x16x4x4xf32>
+// CHECK:         fuel.fused conv2d {{.*}}groups = 2
+// CHECK:         scf.forall {{.*}} -> (tensor<1x16x6x8xf32>)
+// CHECK:         tensor.extract_slice %{{.*}} : tensor<1x16x6x8xf32> to tensor<1x16x6x6xf32>
+// REPORT: not scheduled: the convolution schedule needs filters per group a multiple of 16 (got 8)
+// REPORT-NOT: not scheduled
+func.func @widths_and_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<16x4x3x3xf32>, %wg: tensor<16x2x3x3xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>) {
   %0 = fuel.fused conv2d {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} (%x, %w) : (tensor<1x4x8x8xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x4x4xf32>
   %1 = fuel.fused conv2d {groups = 2 : i64} (%x, %wg) : (tensor<1x4x8x8xf32>, tensor<16x2x3x3xf32>) -> tensor<1x16x6x6xf32>
   %2 = fuel.fused conv2d (%x, %w) : (tensor<1x4x8x8xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x6x6xf32>
