@@ -87,8 +87,17 @@ LogicalResult mlir::fuel::canScheduleConvolution(
     FusedOp op, const ScheduleOptions &options, std::string &why) {
   if (CausalConv1dView::match(op))
     return canScheduleCausalConv1d(op, options, why);
-  if (failed(requireStaticShapes(op, why)))
-    return failure();
+  // The batch (dim 0 of x and y) may be dynamic; the rest is static.
+  for (Value t : llvm::concat<Value>(op->getOperands(), op->getResults())) {
+    auto type = cast<RankedTensorType>(t.getType());
+    bool batched = t == op->getOperand(0) || t == op->getResult(0);
+    for (auto [dim, size] : llvm::enumerate(type.getShape()))
+      if (ShapedType::isDynamic(size) && !(batched && dim == 0)) {
+        why = "the convolution schedule needs static shapes but for the "
+              "batch";
+        return failure();
+      }
+  }
   if (std::optional<ConvTranspose2dView> ct = ConvTranspose2dView::match(op)) {
     auto w = cast<RankedTensorType>(ct->getW().getType()).getShape();
     std::array<int64_t, 2> pad = ct->getPadding(), dil = ct->getDilation();
@@ -104,10 +113,21 @@ LogicalResult mlir::fuel::canScheduleConvolution(
   return checkTiles(op, registerTile(options), why, conv.getGroups());
 }
 
-/// A linalg.generic over all dims of `out` (its shape, f32) reading `in`
+/// A [B, ...] size list: `shape` with its first size that of dim 0 of `x`
+/// (a tensor.dim when dynamic: the batch).
+static SmallVector<OpFoldResult> withBatchOf(OpBuilder &b, Location loc,
+                                             Value x, ArrayRef<int64_t> shape) {
+  SmallVector<OpFoldResult> sizes =
+      getAsIndexOpFoldResult(b.getContext(), shape);
+  if (cast<RankedTensorType>(x.getType()).isDynamicDim(0))
+    sizes[0] = tensor::DimOp::create(b, loc, x, 0).getResult();
+  return sizes;
+}
+
+/// A linalg.generic over all dims of `out` (sizes `shape`, f32) reading `in`
 /// through `inMap` and widening to f32.
 static Value copyWidened(OpBuilder &b, Location loc, Value in, AffineMap inMap,
-                         ArrayRef<int64_t> shape) {
+                         ArrayRef<OpFoldResult> shape) {
   Type f32 = b.getF32Type();
   Value init = tensor::EmptyOp::create(b, loc, shape, f32);
   unsigned rank = shape.size();
@@ -135,9 +155,10 @@ static Value placeInZeros(RewriterBase &rewriter, Location loc, Value x,
   auto type = cast<RankedTensorType>(x.getType());
   ArrayRef<int64_t> shape = type.getShape();
   Type f32 = rewriter.getF32Type();
+  SmallVector<OpFoldResult> sizes = withBatchOf(rewriter, loc, x, shape);
   if (!type.getElementType().isF32())
     x = copyWidened(rewriter, loc, x, rewriter.getMultiDimIdentityMap(4),
-                    shape);
+                    sizes);
   if (hp == shape[2] && wp == shape[3])
     return x;
   Value zero = arith::ConstantOp::create(rewriter, loc, f32,
@@ -146,7 +167,10 @@ static Value placeInZeros(RewriterBase &rewriter, Location loc, Value x,
                      rewriter, loc, zero,
                      ValueRange{tensor::EmptyOp::create(
                          rewriter, loc,
-                         ArrayRef<int64_t>{shape[0], shape[1], hp, wp}, f32)})
+                         ArrayRef<OpFoldResult>{sizes[0], sizes[1],
+                                                rewriter.getIndexAttr(hp),
+                                                rewriter.getIndexAttr(wp)},
+                         f32)})
                      .getResult(0);
   auto attr = [&](int64_t v) -> OpFoldResult {
     return rewriter.getIndexAttr(v);
@@ -154,8 +178,7 @@ static Value placeInZeros(RewriterBase &rewriter, Location loc, Value x,
   return tensor::InsertSliceOp::create(
       rewriter, loc, x, filled,
       ArrayRef<OpFoldResult>{attr(0), attr(0), attr(top), attr(left)},
-      ArrayRef<OpFoldResult>{attr(shape[0]), attr(shape[1]), attr(shape[2]),
-                             attr(shape[3])},
+      sizes,
       ArrayRef<OpFoldResult>{attr(1), attr(1), attr(stride[0]),
                              attr(stride[1])});
 }
@@ -185,13 +208,16 @@ static Value splitPhases(RewriterBase &rewriter, Location loc, Value xp,
       rewriter, loc,
       RankedTensorType::get({s[0], s[1], s[2] / sh, sh, s[3] / sw, sw},
                             rewriter.getF32Type()),
-      xp, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}});
+      xp, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}},
+      withBatchOf(rewriter, loc, xp,
+                  {s[0], s[1], s[2] / sh, sh, s[3] / sw, sw}));
   MLIRContext *ctx = rewriter.getContext();
   AffineExpr b, c, ph, pw, i, j;
   bindDims(ctx, b, c, ph, pw, i, j);
-  return copyWidened(rewriter, loc, grid,
-                     AffineMap::get(6, 0, {b, c, i, ph, j, pw}, ctx),
-                     {s[0], s[1], sh, sw, s[2] / sh, s[3] / sw});
+  return copyWidened(
+      rewriter, loc, grid, AffineMap::get(6, 0, {b, c, i, ph, j, pw}, ctx),
+      withBatchOf(rewriter, loc, xp,
+                  {s[0], s[1], sh, sw, s[2] / sh, s[3] / sw}));
 }
 
 /// y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c) of
@@ -218,10 +244,12 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
   // The output's width in whole tiles (the caller padded the input for
   // it); the columns past y's are dropped at the end.
   int64_t woP = paddedWidth(y[3], registers);
-  Value out = tensor::EmptyOp::create(
-      rewriter, loc, ArrayRef<int64_t>{y[0], y[1], y[2], woP}, yElt);
+  // (A dynamic batch is xp's.)
+  SmallVector<OpFoldResult> outSizes =
+      withBatchOf(rewriter, loc, xp, {y[0], y[1], y[2], woP});
+  Value out = tensor::EmptyOp::create(rewriter, loc, outSizes, yElt);
   SmallVector<OpFoldResult> ubs = {
-      rewriter.getIndexAttr(y[0]), rewriter.getIndexAttr(y[2]),
+      outSizes[0], rewriter.getIndexAttr(y[2]),
       rewriter.getIndexAttr(y[1] / tileF), rewriter.getIndexAttr(woP / tileW)};
   auto forall =
       scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out}, std::nullopt);
@@ -338,7 +366,8 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
     result = tensor::ExtractSliceOp::create(
         rewriter, loc, yType, result,
         ArrayRef<OpFoldResult>{attr(0), attr(0), attr(0), attr(0)},
-        ArrayRef<OpFoldResult>{attr(y[0]), attr(y[1]), attr(y[2]), attr(y[3])},
+        ArrayRef<OpFoldResult>{outSizes[0], attr(y[1]), attr(y[2]),
+                               attr(y[3])},
         ArrayRef<OpFoldResult>{attr(1), attr(1), attr(1), attr(1)});
   }
   rewriter.replaceOp(op, result);
@@ -376,7 +405,7 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
     Value wT = copyWidened(
         rewriter, loc, ct->getW(),
         AffineMap::get(4, 0, {d2, d3, w[2] - 1 - d0, w[3] - 1 - d1}, ctx),
-        {w[2], w[3], w[0], w[1]});
+        getAsIndexOpFoldResult(ctx, {w[2], w[3], w[0], w[1]}));
     buildCore(rewriter, op, xp, wT, std::nullopt, registerTile(options));
     return success();
   }
@@ -387,7 +416,7 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
   // The weight as [kh, kw, Cg, F].
   Value wT = copyWidened(rewriter, loc, conv.getW(),
                          AffineMap::get(4, 0, {d3, d2, d0, d1}, ctx),
-                         {w[2], w[3], w[1], w[0]});
+                         getAsIndexOpFoldResult(ctx, {w[2], w[3], w[1], w[0]}));
   // Padded, with zeros on the right for the output's columns in whole
   // tiles, and to whole strides (zeros no output reads).
   int64_t wo = (x[3] + 2 * pad[1] - w[3]) / stride[1] + 1;

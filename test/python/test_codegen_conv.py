@@ -103,6 +103,31 @@ def test_strided_and_grouped(registers, params, xs, ws):
     assert_close(out, want, "f32", loose=True)
 
 
+@pytest.mark.parametrize("params,ws", [({"padding": (1, 1)}, (16, 4, 3, 3)),
+                                       ({"stride": (2, 2), "groups": 2}, (32, 2, 3, 3))],
+                         ids=["plain", "strided-grouped"])
+def test_dynamic_batch(params, ws):
+    # One compiled function for every batch (x's and y's dim 0 dynamic).
+    x0, w, b = rand((1, 4, 9, 9), np.float32, 1), rand(ws, np.float32, 2), rand((ws[0],), np.float32, 3)
+    f = runner.compile(fused_text("conv2d", [x0, w, b], params, dynamic={0: (0,)}), "f")
+    for batch in (1, 3):
+        x = rand((batch, 4, 9, 9), np.float32, batch)
+        want = reference(x, w, b, params.get("stride", (1, 1)), params.get("padding", (0, 0)),
+                         params.get("groups", 1))
+        out = f(x, w, b)
+        assert out.shape == want.shape
+        assert_close(out, want, "f32", loose=True)
+
+
+def test_dynamic_batch_transposed():
+    x0, w = rand((1, 4, 5, 5), np.float32, 4), rand((4, 16, 3, 3), np.float32, 5)
+    params = {"stride": (2, 2), "padding": (1, 1), "output_padding": (1, 1)}
+    f = runner.compile(fused_text("conv_transpose_2d", [x0, w], params, dynamic={0: (0,)}), "f")
+    for batch in (2, 1):
+        x = rand((batch, 4, 5, 5), np.float16, batch).astype(np.float32)
+        assert_close(f(x, w), transposed_reference(x, w, (2, 2), (1, 1), (1, 1)), "f32", loose=True)
+
+
 def test_strided_low_precision():
     x, w = rand((1, 4, 16, 16), np.float16, 1), rand((32, 2, 3, 3), np.float16, 2)
     params = {"stride": (2, 2), "padding": (1, 1), "groups": 2}

@@ -66,6 +66,33 @@ func.func @strided_grouped(%x: tensor<1x8x32x32xf32>, %w: tensor<64x4x7x7xf32>) 
 
 // -----
 
+// A dynamic batch: the padded input, its phases, the forall and the result
+// take it from x.
+// CHECK-LABEL: func.func @dynamic_batch
+// CHECK:         %[[B:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?x4x9x9xf32>
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [%[[B]], 4, 9, 9] [1, 1, 1, 1] : tensor<?x4x9x9xf32> into tensor<?x4x10x18xf32>
+// CHECK:         tensor.expand_shape %{{.*}} : tensor<?x4x10x18xf32> into tensor<?x4x5x2x9x2xf32>
+// CHECK:         %[[NB:.*]] = tensor.dim %{{.*}}, %c0{{.*}} : tensor<?x4x2x2x5x9xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (%[[NB]], 4, 2, 1)
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [%[[NB]], 32, 4, 4] [1, 1, 1, 1] : tensor<?x32x4x8xf32> to tensor<?x32x4x4xf32>
+func.func @dynamic_batch(%x: tensor<?x4x9x9xf32>, %w: tensor<32x2x3x3xf32>) -> tensor<?x32x4x4xf32> {
+  %y = fuel.fused conv2d {stride = array<i64: 2, 2>, groups = 2 : i64} (%x, %w) : (tensor<?x4x9x9xf32>, tensor<32x2x3x3xf32>) -> tensor<?x32x4x4xf32>
+  return %y : tensor<?x32x4x4xf32>
+}
+
+// -----
+
+// A dynamic height is left to the decomposition.
+// CHECK-LABEL: func.func @dynamic_height
+// CHECK:         fuel.fused conv2d
+// REPORT: not scheduled: the convolution schedule needs static shapes but for the batch
+func.func @dynamic_height(%x: tensor<1x4x?x8xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<1x16x?x6xf32> {
+  %y = fuel.fused conv2d (%x, %w) : (tensor<1x4x?x8xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x?x6xf32>
+  return %y : tensor<1x16x?x6xf32>
+}
+
+// -----
+
 // Output widths off the register tile (4 and 6 columns) are computed in
 // whole tiles of 8, the input padded with zeros on the right for them, and
 // the result sliced; fewer than 16 filters per group are left to the
