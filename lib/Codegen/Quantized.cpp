@@ -309,8 +309,9 @@ struct StepBuilder {
 /// fifth bits (likewise).
 struct PairFields {
   Value words;
-  Value d[2], m[2], highBits[2];
-  /// The fifth bits per lane, by `PairDecoder::secondBlockLanes`.
+  /// Per block of the chunk (two; four sub-blocks of 16 for Q6_K).
+  Value d[4], m[4], highBits[4];
+  /// The fifth bits per lane, by `PairDecoder::blockLanes`.
   llvm::SmallMapVector<uint64_t, Value, 2> highBitLanes;
   /// Q5_K: the super-block's 32 bytes of fifth bits as words (byte l holds
   /// those of weight l of each sub-block, bit 2c + h for chunk c's low (h =
@@ -501,10 +502,10 @@ struct PairDecoder {
         v = arith::OrIOp::create(b, loc, v, bitAsSixteen(h, bitOf));
       } else if (f.highBits[0]) {
         // Bit w of the block's fifth bits, for weight w, as 16.
-        uint64_t second = secondBlockLanes(p);
-        Value &lanes = f.highBitLanes[second];
+        uint64_t key = blockLanes(p);
+        Value &lanes = f.highBitLanes[key];
         if (!lanes)
-          lanes = perBlock(second, f.highBits[0], f.highBits[1]);
+          lanes = perBlock(key, f.highBits);
         v = arith::OrIOp::create(b, loc, v, bitAsSixteen(lanes, weights));
       }
     }
@@ -548,31 +549,40 @@ struct PairDecoder {
                                  st.lanesOf(SmallVector<int32_t>(n, 16)));
   }
 
-  /// The lanes of piece p in the second block, as a bitmask (pieces with
-  /// the same mask share their per-lane scales).
-  uint64_t secondBlockLanes(int64_t p) const {
-    uint64_t lanes = 0;
+  /// The block of each lane of piece p, two bits a lane (pieces with the
+  /// same key share their per-lane scales).
+  uint64_t blockLanes(int64_t p) const {
+    uint64_t key = 0;
     for (int64_t l = 0; l < s.lanes; ++l)
-      if (s.block(p, l) == 1)
-        lanes |= uint64_t{1} << l;
-    return lanes;
+      key |= static_cast<uint64_t>(s.block(p, l)) << (2 * l);
+    return key;
   }
 
-  /// A vector whose lanes in `second` are `x1` and the others `x0`.
-  Value perBlock(uint64_t second, Value x0, Value x1) {
+  /// A vector whose lane l is xs[block of lane l in `key`]: a broadcast per
+  /// block, blended by lane.
+  Value perBlock(uint64_t key, ArrayRef<Value> xs) {
     OpBuilder &b = st.b;
     Location loc = st.loc;
-    auto type = VectorType::get({s.lanes}, x0.getType());
-    Value v0 = vector::BroadcastOp::create(b, loc, type, x0);
-    if (second == 0)
-      return v0;
-    Value v1 = vector::BroadcastOp::create(b, loc, type, x1);
-    if (second == (uint64_t{1} << s.lanes) - 1)
-      return v1;
-    SmallVector<int64_t> mask;
-    for (int64_t l = 0; l < s.lanes; ++l)
-      mask.push_back((second >> l & 1) ? s.lanes + l : l);
-    return vector::ShuffleOp::create(b, loc, v0, v1, mask);
+    auto type = VectorType::get({s.lanes}, xs[0].getType());
+    auto blockOf = [&](int64_t l) { return (key >> (2 * l)) & 3; };
+    Value v;
+    for (uint64_t blk = 0; blk < 4; ++blk) {
+      bool used = false;
+      for (int64_t l = 0; l < s.lanes; ++l)
+        used |= blockOf(l) == blk;
+      if (!used)
+        continue;
+      Value bv = vector::BroadcastOp::create(b, loc, type, xs[blk]);
+      if (!v) {
+        v = bv;
+        continue;
+      }
+      SmallVector<int64_t> mask;
+      for (int64_t l = 0; l < s.lanes; ++l)
+        mask.push_back(blockOf(l) == blk ? s.lanes + l : l);
+      v = vector::ShuffleOp::create(b, loc, v, bv, mask);
+    }
+    return v;
   }
 };
 
@@ -827,7 +837,7 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
           llvm::SmallMapVector<uint64_t, Value, 2> actSums;
           if (s.tileM == 1 && s.layout.minimum >= 0) {
             for (int64_t piece = 0; piece < s.pieces(); ++piece) {
-              Value &sum = actSums[dec.secondBlockLanes(piece)];
+              Value &sum = actSums[dec.blockLanes(piece)];
               sum = sum ? arith::AddFOp::create(b, l, sum, act[0][piece])
                               .getResult()
                         : act[0][piece];
@@ -852,7 +862,7 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
               llvm::SmallMapVector<uint64_t, Value, 2> dots;
               for (int64_t piece = 0; piece < s.pieces(); ++piece) {
                 Value q = dec.piece(fields, piece);
-                Value &dot = dots[dec.secondBlockLanes(piece)];
+                Value &dot = dots[dec.blockLanes(piece)];
                 dot = dot ? vector::FMAOp::create(b, l, q, act[0][piece], dot)
                                 .getResult()
                           : arith::MulFOp::create(b, l, q, act[0][piece])
@@ -860,24 +870,24 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
               }
               for (auto [second, dot] : dots) {
                 next[j] = vector::FMAOp::create(
-                    b, l, dot, dec.perBlock(second, fields.d[0], fields.d[1]),
+                    b, l, dot, dec.perBlock(second, fields.d),
                     next[j]);
                 if (hasMin)
                   next[j] = vector::FMAOp::create(
                       b, l, actSums[second],
-                      dec.perBlock(second, fields.m[0], fields.m[1]), next[j]);
+                      dec.perBlock(second, fields.m), next[j]);
               }
               continue;
             }
             SmallVector<Value, 8> w;
             llvm::SmallMapVector<uint64_t, std::pair<Value, Value>, 2> scaleOf;
             for (int64_t piece = 0; piece < s.pieces(); ++piece) {
-              uint64_t second = dec.secondBlockLanes(piece);
+              uint64_t second = dec.blockLanes(piece);
               auto &[d, m] = scaleOf[second];
               if (!d) {
-                d = dec.perBlock(second, fields.d[0], fields.d[1]);
+                d = dec.perBlock(second, fields.d);
                 if (hasMin)
-                  m = dec.perBlock(second, fields.m[0], fields.m[1]);
+                  m = dec.perBlock(second, fields.m);
               }
               Value q = dec.piece(fields, piece);
               if (hasMin)
