@@ -124,29 +124,6 @@ static SmallVector<OpFoldResult> withBatchOf(OpBuilder &b, Location loc,
   return sizes;
 }
 
-/// A linalg.generic over all dims of `out` (sizes `shape`, f32) reading `in`
-/// through `inMap` and widening to f32.
-static Value copyWidened(OpBuilder &b, Location loc, Value in, AffineMap inMap,
-                         ArrayRef<OpFoldResult> shape) {
-  Type f32 = b.getF32Type();
-  Value init = tensor::EmptyOp::create(b, loc, shape, f32);
-  unsigned rank = shape.size();
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), in, init,
-             SmallVector<AffineMap>{inMap,
-                                    b.getMultiDimIdentityMap(rank)},
-             iterators,
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value v = args[0];
-               if (v.getType() != f32)
-                 v = arith::ExtFOp::create(nb, nl, f32, v);
-               linalg::YieldOp::create(nb, nl, v);
-             })
-      .getResult(0);
-}
-
 /// `x` (widened to f32) placed in a zero [B, C, hp, wp] at (top, left),
 /// its pixels `stride` apart (zeros between them).
 static Value placeInZeros(RewriterBase &rewriter, Location loc, Value x,

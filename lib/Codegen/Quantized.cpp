@@ -41,6 +41,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Quantized.h"
+#include "ScheduleUtils.h"
 
 #include "FuelFused/IR/FuelAttrs.h"
 #include "FuelFused/IR/FusedOpViews.h"
@@ -599,7 +600,6 @@ struct PairDecoder {
 Value packActivations(RewriterBase &rewriter, Location loc, const QShape &s,
                       Value a) {
   auto aType = cast<RankedTensorType>(a.getType());
-  Type f32 = rewriter.getF32Type();
   int64_t rows = aType.getDimSize(0), steps = s.k / kChunk;
   SmallVector<int64_t> from, to;
   SmallVector<unsigned> perm; // input dim of each output dim
@@ -629,27 +629,14 @@ Value packActivations(RewriterBase &rewriter, Location loc, const QShape &s,
   Value blocks = tensor::ExpandShapeOp::create(
       rewriter, loc, RankedTensorType::get(from, aType.getElementType()), a,
       split, fromSizes);
-  Value init = tensor::EmptyOp::create(rewriter, loc, toSizes, f32);
   // Output dim d reads input dim perm[d]: the input's map sends input dim
   // j to the loop of the output dim that reads it.
   SmallVector<AffineExpr> inExprs(rank);
   for (int64_t d = 0; d < rank; ++d)
     inExprs[perm[d]] = rewriter.getAffineDimExpr(d);
-  MLIRContext *ctx = rewriter.getContext();
-  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, inExprs, ctx),
-                                 AffineMap::getMultiDimIdentityMap(rank, ctx)};
-  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-  Value packed =
-      linalg::GenericOp::create(
-          rewriter, loc, init.getType(), ValueRange{blocks}, ValueRange{init},
-          maps, iters,
-          [&](OpBuilder &b, Location l, ValueRange x) {
-            Value v = x[0];
-            if (v.getType() != f32)
-              v = arith::ExtFOp::create(b, l, f32, v);
-            linalg::YieldOp::create(b, l, v);
-          })
-          .getResult(0);
+  Value packed = copyWidened(
+      rewriter, loc, blocks,
+      AffineMap::get(rank, 0, inExprs, rewriter.getContext()), toSizes);
   return tensor::CollapseShapeOp::create(rewriter, loc, packed, split);
 }
 } // namespace

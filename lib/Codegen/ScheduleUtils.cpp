@@ -200,6 +200,27 @@ LogicalResult mlir::fuel::requireStaticShapes(Operation *op,
   return success();
 }
 
+Value mlir::fuel::copyWidened(OpBuilder &b, Location loc, Value in, AffineMap inMap,
+                         ArrayRef<OpFoldResult> shape) {
+  Type f32 = b.getF32Type();
+  Value init = tensor::EmptyOp::create(b, loc, shape, f32);
+  unsigned rank = shape.size();
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), in, init,
+             SmallVector<AffineMap>{inMap,
+                                    b.getMultiDimIdentityMap(rank)},
+             iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value v = args[0];
+               if (v.getType() != f32)
+                 v = arith::ExtFOp::create(nb, nl, f32, v);
+               linalg::YieldOp::create(nb, nl, v);
+             })
+      .getResult(0);
+}
+
 RegisterTile mlir::fuel::registerTile(const ScheduleOptions &options) {
   int64_t lanes = std::max<int64_t>(options.vectorRegisterBits / 32, 1);
   int64_t rows = std::clamp<int64_t>(options.vectorRegisters / 4, 1, 8);

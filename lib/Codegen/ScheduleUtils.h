@@ -74,6 +74,12 @@ Value padWithZeros(RewriterBase &rewriter, Location loc, Value x,
 Value padWithZeros(RewriterBase &rewriter, Location loc, Value x,
                    ArrayRef<OpFoldResult> shape);
 
+/// A linalg.generic over all dims of a new f32 tensor of sizes `shape`,
+/// reading `in` through `inMap` (from those dims to in's indices) and
+/// widening to f32: a copy, transposed or regrouped by the map.
+Value copyWidened(OpBuilder &b, Location loc, Value in, AffineMap inMap,
+                  ArrayRef<OpFoldResult> shape);
+
 /// A register tile of a contraction: `m` rows by `n` columns of the
 /// output, accumulated in half the target's vector registers (`options`):
 /// `n` is two registers wide, `m` a power of two up to 8 (AVX-512's 32
