@@ -242,6 +242,38 @@ def test_nf4(a_shape, n, block):
     assert_close(out, a.astype(np.float64) @ w.T, "f32", loose=True)
 
 
+# Each register file sizes the code vectors (16, 8, 4 or 2 lanes: the code
+# book looked up in 1, 2, 4 or 8 parts) and the tiles (one row of A by up to
+# 16 rows of W; up to 8 rows of A).
+@pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda v: f"{v[0]}x{v[1]}")
+@pytest.mark.parametrize("a_shape,n,block", [((1, 256), 32, 64), ((8, 128), 16, 32),
+                                             ((16, 64), 4, 64), ((3, 96), 2, 96)],
+                         ids=lambda v: str(v))
+def test_nf4_register_files(registers, a_shape, n, block):
+    a, packed, absmax, w = nf4_inputs(a_shape, n, block, seed=n)
+    text = fused_text("nf4_matmul", [a, packed, absmax], {"block_size": block})
+    out = runner.compile(text, "f", vector_registers=registers)(a, packed, absmax)
+    assert_close(out, a.astype(np.float64) @ w.T, "f32", loose=True)
+
+
+# Every code in every lane, exactly: with A the identity, C = W^T is the
+# code book entries times the absmax of their blocks, each a single rounded
+# product (the other terms add exact zeros).
+@pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda v: f"{v[0]}x{v[1]}")
+def test_nf4_every_code_exact(registers):
+    k, n, block = 64, 16, 32
+    codes = np.arange(n * k).reshape(n, k) % 16
+    codes = np.random.default_rng(5).permuted(codes, axis=1)
+    absmax = np.linspace(0.5, 2.0, n * (k // block), dtype=np.float32).reshape(n, k // block)
+    packed = ref.nf4_pack(codes).view(np.int8)
+    a = np.eye(k, dtype=np.float32)
+    text = fused_text("nf4_matmul", [a, packed, absmax], {"block_size": block})
+    out = runner.compile(text, "f", vector_registers=registers)(a, packed, absmax)
+    book = ref.NF4.astype(np.float32)
+    expected = (book[codes] * np.repeat(absmax, block, axis=1)).T
+    np.testing.assert_array_equal(out, expected)
+
+
 @pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
 def test_nf4_low_precision(dname, dtype):
     a, packed, absmax, w = nf4_inputs((4, 128), 8, 64, dtype)

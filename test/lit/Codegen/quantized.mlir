@@ -260,21 +260,40 @@ func.func @awq(%a: tensor<1x128xf32>, %q: tensor<128x16xi32>, %z: tensor<2x16xi3
 
 // -----
 
-// nf4_matmul: steps of 32 weights (16 bytes) per row of W, split into high
-// and low nibbles, interleaved back into element order, looked up in the
-// code book (a gather from the 16-entry constant) and scaled by the
-// block's absmax.
+// nf4_matmul: A copied once into the order of the codes ([K/32, 1, 16, 2]
+// to [K/32, 1, 2, 16]); tiles of 4 rows of A by 4 of W; steps of 32 weights
+// (16 bytes) per row of W, widened to i32 lanes and split into high and low
+// nibbles, each looked up in the code book held in a vector (an extract at a
+// dynamic position per lane, which x86 selects as vpermps; no gather) and
+// scaled by the block's absmax.
 // CHECK-LABEL: func.func @nf4
-// CHECK:         %[[BOOK:.*]] = arith.constant dense<[-1.000000e+00, {{.*}}, 1.000000e+00]> : tensor<16xf32>
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [4, 4, 1, 16, 2] : tensor<4x128xf32> into tensor<4x4x1x16x2xf32>
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<4x4x1x16x2xf32>) outs(%{{.*}} : tensor<4x4x1x2x16xf32>)
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
 // CHECK:           scf.for
-// CHECK:             vector.transfer_read %{{.*}} : tensor<8x64xi8>, vector<16xi8>
-// CHECK:             arith.shrui %{{.*}} : vector<16xi8>
-// CHECK:             arith.andi %{{.*}} : vector<16xi8>
 // CHECK:             tensor.extract %{{.*}} : tensor<8x2xf32>
-// CHECK:             vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23]
-// CHECK:             vector.gather %[[BOOK]][%{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : tensor<16xf32>, vector<16xi32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK:             vector.transfer_read %{{.*}} : tensor<8x64xi8>, vector<16xi8>
+// CHECK:             arith.extui %{{.*}} : vector<16xi8> to vector<16xi32>
+// CHECK:             %[[HIGH:.*]] = arith.shrui %{{.*}} : vector<16xi32>
+// CHECK:             arith.andi %{{.*}} : vector<16xi32>
+// CHECK:             %[[CODE:.*]] = vector.extract %[[HIGH]][0] : i32 from vector<16xi32>
+// CHECK:             %[[AT:.*]] = arith.index_castui %[[CODE]] : i32 to index
+// CHECK:             %[[BOOK:.*]] = arith.constant dense<[-1.000000e+00, {{.*}}, 1.000000e+00]> : vector<16xf32>
+// CHECK:             vector.extract %[[BOOK]][%[[AT]]] : f32 from vector<16xf32>
+// CHECK:             vector.from_elements {{.*}} : vector<16xf32>
+// CHECK:             arith.mulf
 // CHECK:             vector.fma
+// CHECK-NOT:     vector.gather
+// With AVX2's registers the code book is looked up in two halves of 8, the
+// half selected by the code.
+// AVX2-LABEL: func.func @nf4
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (1, 4)
+// AVX2:           arith.constant dense<[-1.000000e+00, {{.*}}, 0.000000e+00]> : vector<8xf32>
+// AVX2:           vector.from_elements {{.*}} : vector<8xf32>
+// AVX2:           arith.constant dense<[0.0795{{.*}}, 1.000000e+00]> : vector<8xf32>
+// AVX2:           vector.from_elements {{.*}} : vector<8xf32>
+// AVX2:           %[[HALF:.*]] = arith.cmpi uge, %{{.*}}, %{{.*}} : vector<8xi32>
+// AVX2:           arith.select %[[HALF]], %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
 func.func @nf4(%a: tensor<4x128xf32>, %w: tensor<8x64xi8>, %s: tensor<8x2xf32>) -> tensor<4x8xf32> {
   %c = fuel.fused nf4_matmul (%a, %w, %s) : (tensor<4x128xf32>, tensor<8x64xi8>, tensor<8x2xf32>) -> tensor<4x8xf32>
   return %c : tensor<4x8xf32>

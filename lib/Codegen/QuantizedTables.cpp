@@ -1,0 +1,419 @@
+//===- QuantizedTables.cpp - awq_matmul's and nf4_matmul's schedules -----===//
+//
+// The quantized matmuls whose weights are not GGML blocks: AWQ's nibbles
+// with a zero and a scale per group and column, and bitsandbytes' NF4 codes
+// into a 16-entry code book with a scale per block. Both use the tiles of
+// QuantizedTiles.h and dequantize in vector registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "QuantizedTiles.h"
+#include "ScheduleUtils.h"
+
+#include "FuelFused/IR/FuelAttrs.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+using namespace mlir::fuel::quantized;
+
+namespace {
+/// Lanes of awq's vectors.
+constexpr int64_t kLanes = 16;
+
+/// Rows of A per tile of awq: 4 when they divide the rows, else 1 (also for
+/// a dynamic number of rows).
+int64_t rowTile(int64_t rows) {
+  return !ShapedType::isDynamic(rows) && rows % 4 == 0 ? 4 : 1;
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// AWQ (GEMM format): W[k, n] = (q[k, n] - z[k / G, n]) * s[k / G, n],
+// C = A @ W, eight nibbles per word along N in the order
+// [0, 2, 4, 6, 1, 3, 5, 7]. The weight is K-major, so the product is an
+// outer product per k: tiles of 64 columns (8 words of a row of qweight)
+// are dequantized into four 16-lane vectors (each lane shifts its word by
+// its column's nibble), and every row m of the tile adds A[m, k] times
+// them. A group's zeros and scales are decoded once per group.
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The nibble shift of column j % 8 of a word: 4 * position of j in the
+/// pack order.
+constexpr int32_t kAwqShift[8] = {0, 16, 4, 20, 8, 24, 12, 28};
+
+struct AwqShape {
+  int64_t rows, k, n, group;
+  int64_t tileM, tileN;
+};
+
+AwqShape shapeOf(AwqMatmulView awq) {
+  auto q = cast<RankedTensorType>(awq.getQweight().getType());
+  AwqShape s;
+  s.rows = foldedRows(awq.getAct());
+  s.k = q.getDimSize(0);
+  s.n = q.getDimSize(1) * 8;
+  s.group = awq.getGroupSize();
+  s.tileM = rowTile(s.rows);
+  s.tileN = s.n % 64 == 0 ? 64 : (s.n % 32 == 0 ? 32 : 16);
+  return s;
+}
+} // namespace
+
+LogicalResult quantized::canScheduleAwq(AwqMatmulView awq, std::string &why) {
+  AwqShape s = shapeOf(awq);
+  if (s.n % kLanes != 0) {
+    why = "the quantized schedule needs N a multiple of " +
+          std::to_string(kLanes) + " (got " + std::to_string(s.n) + ")";
+    return failure();
+  }
+  for (Value v : {awq.getAct(), awq.getScales()}) {
+    Type elt = cast<RankedTensorType>(v.getType()).getElementType();
+    if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
+      why = "the quantized schedule handles f32, f16 and bf16 activations "
+            "and scales";
+      return failure();
+    }
+  }
+  return success();
+}
+
+/// Lanes 8j..8j+7 take word `first + j` of `words`, shifted to their
+/// column's nibble and masked: the nibbles of 16 columns as i32.
+static Value awqNibbles(StepBuilder &st, Value words, int64_t first) {
+  OpBuilder &b = st.b;
+  Location loc = st.loc;
+  SmallVector<int64_t> spread;
+  for (int64_t lane = 0; lane < kLanes; ++lane)
+    spread.push_back(first + lane / 8);
+  Value w = vector::ShuffleOp::create(b, loc, words, words, spread);
+  auto i32s = VectorType::get({kLanes}, b.getI32Type());
+  SmallVector<int32_t> shifts;
+  for (int64_t lane = 0; lane < kLanes; ++lane)
+    shifts.push_back(kAwqShift[lane % 8]);
+  Value shift = arith::ConstantOp::create(
+      b, loc, i32s, DenseElementsAttr::get(i32s, ArrayRef<int32_t>(shifts)));
+  Value fifteen = arith::ConstantOp::create(
+      b, loc, i32s, DenseElementsAttr::get(i32s, b.getI32IntegerAttr(15)));
+  return arith::AndIOp::create(b, loc,
+                               arith::ShRUIOp::create(b, loc, w, shift),
+                               fifteen);
+}
+
+LogicalResult quantized::buildAwq(RewriterBase &rewriter,
+                                 AwqMatmulView awq) {
+  FusedOp op = awq.getOperation();
+  AwqShape s = shapeOf(awq);
+  Location loc = op.getLoc();
+  Type f32 = rewriter.getF32Type(), i32 = rewriter.getI32Type();
+  Type aElt = cast<RankedTensorType>(awq.getAct().getType()).getElementType();
+  Type cElt = cast<RankedTensorType>(op->getResult(0).getType())
+                  .getElementType();
+  Value scales = awq.getScales();
+  Type sElt = cast<RankedTensorType>(scales.getType()).getElementType();
+  TileFrame frame = TileFrame::open(rewriter, op, awq.getAct(), s.rows, s.n,
+                                    s.tileM, s.tileN);
+  Value a = frame.a, m0 = frame.m0, n0 = frame.n0;
+  StepBuilder sb{rewriter, loc};
+  Value w0 = arith::DivUIOp::create(rewriter, loc, n0, sb.index(8));
+  int64_t nVec = s.tileN / kLanes, nWords = s.tileN / 8;
+  auto lanes = VectorType::get({kLanes}, f32);
+  Value zeros = arith::ConstantOp::create(
+      rewriter, loc, lanes, DenseElementsAttr::get(lanes, 0.0f));
+  Value padI = arith::ConstantOp::create(rewriter, loc, i32,
+                                         rewriter.getI32IntegerAttr(0));
+  Value padS = arith::ConstantOp::create(rewriter, loc, sElt,
+                                         rewriter.getFloatAttr(sElt, 0.0));
+  SmallVector<Value> inits(s.tileM * nVec, zeros);
+  auto wordsAt = [&](OpBuilder &b, Location l, Value tensor, Value row) {
+    return vector::TransferReadOp::create(
+        b, l, VectorType::get({nWords}, i32), tensor, ValueRange{row, w0},
+        padI, ArrayRef<bool>{true});
+  };
+  auto groups = scf::ForOp::create(
+      rewriter, loc, sb.index(0), sb.index(s.k / s.group), sb.index(1), inits,
+      [&](OpBuilder &b, Location l, Value g, ValueRange accs) {
+        StepBuilder st{b, l};
+        // The group's zeros (as i32 nibbles) and scales, per 16 columns.
+        Value zWords = wordsAt(b, l, awq.getQzeros(), g);
+        SmallVector<Value> z, sc;
+        for (int64_t v = 0; v < nVec; ++v) {
+          z.push_back(awqNibbles(st, zWords, 2 * v));
+          Value col = arith::AddIOp::create(b, l, n0, st.index(v * kLanes));
+          Value x = vector::TransferReadOp::create(
+              b, l, VectorType::get({kLanes}, sElt), scales,
+              ValueRange{g, col}, padS, ArrayRef<bool>{true});
+          if (sElt != f32)
+            x = arith::ExtFOp::create(b, l, lanes, x);
+          sc.push_back(x);
+        }
+        Value k0 = arith::MulIOp::create(b, l, g, st.index(s.group));
+        auto inner = scf::ForOp::create(
+            b, l, st.index(0), st.index(s.group), st.index(1), accs,
+            [&](OpBuilder &ib, Location il, Value kk, ValueRange acc) {
+              StepBuilder it{ib, il};
+              Value k = arith::AddIOp::create(ib, il, k0, kk);
+              Value words = wordsAt(ib, il, awq.getQweight(), k);
+              SmallVector<Value> w;
+              for (int64_t v = 0; v < nVec; ++v) {
+                Value q = awqNibbles(it, words, 2 * v);
+                Value diff = arith::SubIOp::create(ib, il, q, z[v]);
+                Value f = arith::SIToFPOp::create(ib, il, lanes, diff);
+                w.push_back(arith::MulFOp::create(ib, il, f, sc[v]));
+              }
+              SmallVector<Value> next(acc.begin(), acc.end());
+              for (int64_t m = 0; m < s.tileM; ++m) {
+                Value row = arith::AddIOp::create(ib, il, m0, it.index(m));
+                Value x = tensor::ExtractOp::create(ib, il, a,
+                                                    ValueRange{row, k});
+                if (aElt != f32)
+                  x = arith::ExtFOp::create(ib, il, f32, x);
+                Value bx = vector::BroadcastOp::create(ib, il, lanes, x);
+                for (int64_t v = 0; v < nVec; ++v) {
+                  Value &av = next[m * nVec + v];
+                  av = vector::FMAOp::create(ib, il, w[v], bx, av);
+                }
+              }
+              scf::YieldOp::create(ib, il, next);
+            });
+        scf::YieldOp::create(b, l, inner.getResults());
+      });
+
+  Value tile = frame.emptyTile(rewriter, loc);
+  for (int64_t m = 0; m < s.tileM; ++m)
+    for (int64_t v = 0; v < nVec; ++v) {
+      Value acc = groups.getResult(m * nVec + v);
+      if (cElt != f32)
+        acc = arith::TruncFOp::create(
+            rewriter, loc, VectorType::get({kLanes}, cElt), acc);
+      tile = vector::TransferWriteOp::create(
+                 rewriter, loc, acc, tile,
+                 ValueRange{sb.index(m), sb.index(v * kLanes)},
+                 ArrayRef<bool>{true})
+                 .getResult();
+    }
+  frame.close(rewriter, op, tile);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// NF4 (bitsandbytes): W[n, k] = NF4[code(n, k)] * absmax[n, k / B], code in
+// the high nibble of byte w_packed[n, k / 2] for even k, the low one for odd
+// k; C = A @ W^T. N-major like qmatmul: per row n of a tile, steps of 32
+// weights (16 bytes), read `lanes` bytes at a time and widened to i32
+// lanes, whose high nibbles and low nibbles are two vectors of codes. A is
+// copied once into that order (`packNf4Activations`), so no shuffle puts
+// the codes back into element order. The codes are looked up in the code
+// book held in registers (`lookUp`); the scale of the step's block
+// multiplies the step's dot product (one row of A) or the weights (more).
+//
+// The tiles are sized as qmatmul's (QShape in Quantized.cpp): one row of A
+// by as many rows of W as half the vector registers hold accumulators, or
+// up to 8 rows of A sharing each looked-up weight.
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Weights of a step of nf4's reduction: 16 bytes.
+constexpr int64_t kNf4Step = 32;
+
+struct Nf4Shape {
+  int64_t rows, k, n, block;
+  int64_t lanes;
+  int64_t tileM, tileN;
+
+  /// The vectors of a step's codes: per `lanes` bytes, the high nibbles,
+  /// then the low ones.
+  int64_t pieces() const { return kNf4Step / lanes; }
+};
+
+Nf4Shape shapeOf(Nf4MatmulView nf4, const ScheduleOptions &options) {
+  auto a = cast<RankedTensorType>(nf4.getAct().getType());
+  auto w = cast<RankedTensorType>(nf4.getWPacked().getType());
+  Nf4Shape s;
+  s.rows = foldedRows(nf4.getAct());
+  s.k = a.getShape().back();
+  s.n = w.getDimSize(0);
+  s.block = nf4.getBlockSize();
+  s.lanes = targetLanes(options);
+  int64_t accs = std::max<int64_t>(options.vectorRegisters / 2, 1);
+  s.tileM = 1;
+  if (!ShapedType::isDynamic(s.rows) && s.rows > 1)
+    s.tileM = powerOfTwoDividing(s.rows, std::min<int64_t>(8, accs));
+  s.tileN = powerOfTwoDividing(s.n, std::max<int64_t>(accs / s.tileM, 1));
+  return s;
+}
+
+/// A ([rows, K], folded) as f32 in the order of the codes: lane l of piece
+/// p = 2j + h of a step holds weight 2 (j * lanes + l) + h, so A's K split
+/// as [K/32, 16/lanes, lanes, 2] is transposed to [K/32, 16/lanes, 2,
+/// lanes].
+Value packNf4Activations(RewriterBase &rewriter, Location loc,
+                         const Nf4Shape &s, Value a) {
+  auto aType = cast<RankedTensorType>(a.getType());
+  int64_t rows = aType.getDimSize(0), groups = kNf4Step / 2 / s.lanes;
+  SmallVector<int64_t> from = {rows, s.k / kNf4Step, groups, s.lanes, 2};
+  SmallVector<int64_t> to = {rows, s.k / kNf4Step, groups, 2, s.lanes};
+  SmallVector<ReassociationIndices> split = {{0}, {1, 2, 3, 4}};
+  SmallVector<OpFoldResult> fromSizes, toSizes;
+  OpFoldResult rowCount = tensor::getMixedSize(rewriter, loc, a, 0);
+  for (int64_t d = 0; d < 5; ++d) {
+    fromSizes.push_back(d == 0 ? rowCount : rewriter.getIndexAttr(from[d]));
+    toSizes.push_back(d == 0 ? rowCount : rewriter.getIndexAttr(to[d]));
+  }
+  Value steps = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(from, aType.getElementType()), a,
+      split, fromSizes);
+  // Output dims (r, s, j, h, l) read input dims (r, s, j, l, h).
+  MLIRContext *ctx = rewriter.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  Value packed = copyWidened(
+      rewriter, loc, steps,
+      AffineMap::get(5, 0, {d(0), d(1), d(2), d(4), d(3)}, ctx), toSizes);
+  return tensor::CollapseShapeOp::create(rewriter, loc, packed, split);
+}
+
+/// `table[codes[l]]` in lane l, for codes below table.size() (a multiple of
+/// the lanes): the table is split into vectors of `lanes` entries, each
+/// looked up by an extract at a dynamic position per lane (the form the
+/// X86 backend selects as one variable permute, vpermps, with AVX2 or
+/// AVX-512; the vector dialect has no dynamic shuffle), and the right part
+/// selected per lane by the code's high bits.
+Value lookUp(OpBuilder &b, Location loc, Value codes, ArrayRef<float> table) {
+  auto type = cast<VectorType>(codes.getType());
+  int64_t lanes = type.getNumElements();
+  auto f32s = VectorType::get({lanes}, b.getF32Type());
+  auto splat = [&](int32_t v) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, type, DenseElementsAttr::get(type, b.getI32IntegerAttr(v)));
+  };
+  int64_t parts = static_cast<int64_t>(table.size()) / lanes;
+  Value low = parts > 1 ? arith::AndIOp::create(b, loc, codes, splat(lanes - 1))
+                              .getResult()
+                        : codes;
+  SmallVector<Value> positions;
+  for (int64_t l = 0; l < lanes; ++l)
+    positions.push_back(arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(), vector::ExtractOp::create(b, loc, low, l)));
+  Value result;
+  for (int64_t q = 0; q < parts; ++q) {
+    Value part = arith::ConstantOp::create(
+        b, loc, f32s,
+        DenseElementsAttr::get(f32s, table.slice(q * lanes, lanes)));
+    SmallVector<Value> entries;
+    for (Value position : positions)
+      entries.push_back(vector::ExtractOp::create(
+          b, loc, part, ArrayRef<OpFoldResult>{position}));
+    Value looked = vector::FromElementsOp::create(b, loc, f32s, entries);
+    if (!result) {
+      result = looked;
+      continue;
+    }
+    Value inPart = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                         codes, splat(q * lanes));
+    result = arith::SelectOp::create(b, loc, inPart, looked, result);
+  }
+  return result;
+}
+} // namespace
+
+LogicalResult quantized::canScheduleNf4(Nf4MatmulView nf4,
+                                        const ScheduleOptions &options,
+                                        std::string &why) {
+  Nf4Shape s = shapeOf(nf4, options);
+  if (s.k % kNf4Step != 0 || s.block % kNf4Step != 0) {
+    why = "the quantized schedule needs K and the block size multiples of "
+          "32 (got " + std::to_string(s.k) + " and " +
+          std::to_string(s.block) + ")";
+    return failure();
+  }
+  Type elt = cast<RankedTensorType>(nf4.getAct().getType()).getElementType();
+  if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
+    why = "the quantized schedule handles f32, f16 and bf16 activations";
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult quantized::buildNf4(RewriterBase &rewriter, Nf4MatmulView nf4,
+                                  const ScheduleOptions &options) {
+  FusedOp op = nf4.getOperation();
+  Nf4Shape s = shapeOf(nf4, options);
+  Location loc = op.getLoc();
+  Type f32 = rewriter.getF32Type(), i8 = rewriter.getI8Type();
+  TileFrame frame = TileFrame::open(
+      rewriter, op, nf4.getAct(), s.rows, s.n, s.tileM, s.tileN,
+      [&](Value a) { return packNf4Activations(rewriter, loc, s, a); });
+  Value a = frame.a, m0 = frame.m0, n0 = frame.n0;
+  StepBuilder sb{rewriter, loc};
+  auto lanes = VectorType::get({s.lanes}, f32);
+  auto i8s = VectorType::get({s.lanes}, i8);
+  auto i32s = VectorType::get({s.lanes}, rewriter.getI32Type());
+  Value zeros = arith::ConstantOp::create(
+      rewriter, loc, lanes, DenseElementsAttr::get(lanes, 0.0f));
+  Value padF = arith::ConstantOp::create(rewriter, loc, f32,
+                                         rewriter.getF32FloatAttr(0.0));
+  Value padI = arith::ConstantOp::create(rewriter, loc, i8,
+                                         rewriter.getI8IntegerAttr(0));
+  SmallVector<Value> inits(s.tileM * s.tileN, zeros);
+  auto steps = scf::ForOp::create(
+      rewriter, loc, sb.index(0), sb.index(s.k / kNf4Step), sb.index(1),
+      inits, [&](OpBuilder &b, Location l, Value p, ValueRange accs) {
+        StepBuilder st{b, l};
+        Value k0 = arith::MulIOp::create(b, l, p, st.index(kNf4Step));
+        Value byte0 = arith::MulIOp::create(b, l, p, st.index(kNf4Step / 2));
+        Value blk = arith::DivUIOp::create(b, l, k0, st.index(s.block));
+        SmallVector<SmallVector<Value, 8>> act(s.tileM);
+        for (int64_t m = 0; m < s.tileM; ++m) {
+          Value row = arith::AddIOp::create(b, l, m0, st.index(m));
+          for (int64_t piece = 0; piece < s.pieces(); ++piece) {
+            Value col = arith::AddIOp::create(b, l, k0,
+                                              st.index(piece * s.lanes));
+            act[m].push_back(vector::TransferReadOp::create(
+                b, l, lanes, a, ValueRange{row, col}, padF,
+                ArrayRef<bool>{true}));
+          }
+        }
+        SmallVector<Value> next(accs.begin(), accs.end());
+        for (int64_t j = 0; j < s.tileN; ++j) {
+          Value n = arith::AddIOp::create(b, l, n0, st.index(j));
+          Value scale = vector::BroadcastOp::create(
+              b, l, lanes,
+              tensor::ExtractOp::create(b, l, nf4.getAbsmax(),
+                                        ValueRange{n, blk}));
+          SmallVector<Value, 8> w;
+          for (int64_t group = 0; group < s.pieces() / 2; ++group) {
+            Value at =
+                arith::AddIOp::create(b, l, byte0, st.index(group * s.lanes));
+            Value bytes = arith::ExtUIOp::create(
+                b, l, i32s,
+                vector::TransferReadOp::create(b, l, i8s, nf4.getWPacked(),
+                                               ValueRange{n, at}, padI,
+                                               ArrayRef<bool>{true}));
+            Value high = arith::ShRUIOp::create(
+                b, l, bytes, st.lanesOf(SmallVector<int32_t>(s.lanes, 4)));
+            Value lowNibbles = arith::AndIOp::create(
+                b, l, bytes, st.lanesOf(SmallVector<int32_t>(s.lanes, 15)));
+            w.push_back(lookUp(b, l, high, getNf4CodeBook()));
+            w.push_back(lookUp(b, l, lowNibbles, getNf4CodeBook()));
+          }
+          if (s.tileM == 1) {
+            // One row of A: the step's dot product, then scaled once.
+            Value dot = arith::MulFOp::create(b, l, w[0], act[0][0]);
+            for (int64_t piece = 1; piece < s.pieces(); ++piece)
+              dot = vector::FMAOp::create(b, l, w[piece], act[0][piece], dot);
+            next[j] = vector::FMAOp::create(b, l, dot, scale, next[j]);
+            continue;
+          }
+          for (Value &x : w)
+            x = arith::MulFOp::create(b, l, x, scale);
+          frame.accumulate(b, l, next, j, w, act);
+        }
+        scf::YieldOp::create(b, l, next);
+      });
+
+  frame.close(rewriter, op,
+              frame.reducedTile(rewriter, loc, steps.getResults()));
+  return success();
+}

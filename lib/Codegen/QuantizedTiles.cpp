@@ -1,0 +1,136 @@
+//===- QuantizedTiles.cpp - What the quantized schedules share ------------===//
+
+#include "QuantizedTiles.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include "llvm/ADT/bit.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+using namespace mlir::fuel::quantized;
+
+int64_t quantized::foldedRows(Value act) {
+  int64_t rows = 1;
+  for (int64_t d : cast<RankedTensorType>(act.getType()).getShape().drop_back()) {
+    if (ShapedType::isDynamic(d))
+      return ShapedType::kDynamic;
+    rows *= d;
+  }
+  return rows;
+}
+
+int64_t quantized::powerOfTwoDividing(int64_t n, int64_t most) {
+  int64_t t = 1;
+  while (2 * t <= most && n % (2 * t) == 0)
+    t *= 2;
+  return t;
+}
+
+int64_t quantized::targetLanes(const ScheduleOptions &options) {
+  int64_t lanes = std::max<int64_t>(options.vectorRegisterBits / 32, 2);
+  return static_cast<int64_t>(
+      llvm::bit_floor(static_cast<uint64_t>(std::min<int64_t>(lanes, 16))));
+}
+
+TileFrame TileFrame::open(RewriterBase &rewriter, FusedOp op, Value act,
+                      int64_t rows, int64_t n, int64_t tileM,
+                      int64_t tileN,
+                      function_ref<Value(Value)> prepare) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  TileFrame f;
+  f.tileM = tileM;
+  f.tileN = tileN;
+  f.cType = cast<RankedTensorType>(op->getResult(0).getType());
+  auto aType = cast<RankedTensorType>(act.getType());
+  f.act = f.a = act;
+  if (aType.getRank() > 2) {
+    ReassociationIndices lead;
+    for (int64_t d = 0; d + 1 < aType.getRank(); ++d)
+      lead.push_back(d);
+    f.fold = {lead, {aType.getRank() - 1}};
+    f.a = tensor::CollapseShapeOp::create(rewriter, loc, act, f.fold);
+  }
+  if (prepare)
+    f.a = prepare(f.a);
+  // (A dynamic number of rows is tiled by one row.)
+  OpFoldResult rowCount =
+      ShapedType::isDynamic(rows)
+          ? OpFoldResult(tensor::DimOp::create(rewriter, loc, f.a, 0).getResult())
+          : OpFoldResult(rewriter.getIndexAttr(rows));
+  Value out = tensor::EmptyOp::create(
+      rewriter, loc,
+      ArrayRef<OpFoldResult>{rowCount, rewriter.getIndexAttr(n)},
+      f.cType.getElementType());
+  SmallVector<OpFoldResult> ubs = {
+      ShapedType::isDynamic(rows) ? rowCount
+                                      : rewriter.getIndexAttr(rows / tileM),
+      rewriter.getIndexAttr(n / tileN)};
+  f.forall = scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out},
+                                       std::nullopt);
+  Block *body = f.forall.getBody();
+  rewriter.setInsertionPointToStart(body);
+  f.m0 = arith::MulIOp::create(
+      rewriter, loc, body->getArgument(0),
+      arith::ConstantIndexOp::create(rewriter, loc, tileM));
+  f.n0 = arith::MulIOp::create(
+      rewriter, loc, body->getArgument(1),
+      arith::ConstantIndexOp::create(rewriter, loc, tileN));
+  f.outArg = body->getArgument(2);
+  return f;
+}
+
+Value TileFrame::emptyTile(RewriterBase &rewriter, Location loc) const {
+  return tensor::ExtractSliceOp::create(
+      rewriter, loc,
+      RankedTensorType::get({tileM, tileN}, cType.getElementType()), outArg,
+      SmallVector<OpFoldResult>{m0, n0},
+      SmallVector<OpFoldResult>{rewriter.getIndexAttr(tileM),
+                                rewriter.getIndexAttr(tileN)},
+      SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
+}
+
+Value TileFrame::reducedTile(RewriterBase &rewriter, Location loc,
+                  ValueRange accs) const {
+  Type cElt = cType.getElementType();
+  Value tile = emptyTile(rewriter, loc);
+  for (int64_t m = 0; m < tileM; ++m) {
+    SmallVector<Value> sums;
+    for (int64_t j = 0; j < tileN; ++j) {
+      Value sum = vector::ReductionOp::create(
+          rewriter, loc, vector::CombiningKind::ADD, accs[m * tileN + j]);
+      if (cElt != sum.getType())
+        sum = arith::TruncFOp::create(rewriter, loc, cElt, sum);
+      sums.push_back(sum);
+    }
+    Value row = vector::FromElementsOp::create(
+        rewriter, loc, VectorType::get({tileN}, cElt), sums);
+    tile = vector::TransferWriteOp::create(
+               rewriter, loc, row, tile,
+               ValueRange{arith::ConstantIndexOp::create(rewriter, loc, m),
+                          arith::ConstantIndexOp::create(rewriter, loc, 0)},
+               ArrayRef<bool>{true})
+               .getResult();
+  }
+  return tile;
+}
+
+void TileFrame::close(RewriterBase &rewriter, FusedOp op, Value tile) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      rewriter, loc, tile, outArg, SmallVector<OpFoldResult>{m0, n0},
+      SmallVector<OpFoldResult>{rewriter.getIndexAttr(tileM),
+                                rewriter.getIndexAttr(tileN)},
+      SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
+  rewriter.setInsertionPointAfter(forall);
+  Value c = forall.getResult(0);
+  if (!fold.empty()) {
+    SmallVector<OpFoldResult> shape =
+        tensor::getMixedSizes(rewriter, loc, act);
+    shape.back() = rewriter.getIndexAttr(cType.getShape().back());
+    c = tensor::ExpandShapeOp::create(rewriter, loc, cType, c, fold, shape);
+  }
+  rewriter.replaceOp(op, c);
+}

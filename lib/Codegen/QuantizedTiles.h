@@ -1,0 +1,115 @@
+//===- QuantizedTiles.h - What the quantized schedules share ----*- C++ -*-===//
+//
+// The frame of every quantized-matmul schedule (GGML's qmatmul in
+// Quantized.cpp, awq_matmul and nf4_matmul in QuantizedTables.cpp): tiles of
+// rows of A by rows (or columns) of W in an scf.forall, a loop over the
+// reduction carrying one vector accumulator per output, the tile written
+// back.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUEL_LIB_CODEGEN_QUANTIZEDTILES_H
+#define FUEL_LIB_CODEGEN_QUANTIZEDTILES_H
+
+#include "FuelFused/Codegen/Schedules.h"
+#include "FuelFused/IR/FusedOpViews.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace fuel {
+namespace quantized {
+
+/// The rows of activations [..., K] with their leading dims folded: their
+/// product, or dynamic when one is.
+int64_t foldedRows(Value act);
+
+/// The largest power of two at most `most` that divides `n` (1 at least).
+int64_t powerOfTwoDividing(int64_t n, int64_t most);
+
+/// The f32 lanes of the target's vector registers, a power of two from 2 to
+/// 16.
+int64_t targetLanes(const ScheduleOptions &options);
+
+/// Builds the vector code of one step.
+struct StepBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  /// A constant vector of i32 lanes.
+  Value lanesOf(ArrayRef<int32_t> values) {
+    auto type = VectorType::get({static_cast<int64_t>(values.size())},
+                                b.getI32Type());
+    return arith::ConstantOp::create(b, loc, type,
+                                     DenseElementsAttr::get(type, values));
+  }
+
+  /// The f16 in the low 16 bits of the i32 `word`, as f32.
+  Value halfToF32(Value word) {
+    Value bits = arith::TruncIOp::create(b, loc, b.getI16Type(), word);
+    Value half = arith::BitcastOp::create(b, loc, b.getF16Type(), bits);
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), half);
+  }
+};
+
+/// What the quantized builds share: A folded to [rows, K], an scf.forall
+/// over tiles of `tileM` rows of A by `tileN` columns of C (the builder's
+/// insertion point inside it), and the write of each tile and of C.
+struct TileFrame {
+  Value act, a;
+  SmallVector<ReassociationIndices> fold;
+  scf::ForallOp forall;
+  Value m0, n0, outArg;
+  int64_t tileM, tileN;
+  RankedTensorType cType;
+
+  /// Opens the scf.forall of `op`'s tiles; `prepare`, when given, turns the
+  /// folded A into what the tiles read (the GGML schedule's packed copy).
+  static TileFrame open(RewriterBase &rewriter, FusedOp op, Value act,
+                        int64_t rows, int64_t n, int64_t tileM,
+                        int64_t tileN,
+                        function_ref<Value(Value)> prepare = nullptr);
+
+  /// Dot-product form: the accumulator of (row m of A, row j of W) gains
+  /// the products of the dequantized pieces `w` of row j with the pieces
+  /// `act[m]` of row m, lane by lane.
+  template <typename Rows>
+  void accumulate(OpBuilder &b, Location loc, MutableArrayRef<Value> accs,
+                  int64_t j, ArrayRef<Value> w, const Rows &act) const {
+    for (int64_t m = 0; m < tileM; ++m) {
+      Value &acc = accs[m * tileN + j];
+      for (size_t piece = 0; piece < w.size(); ++piece)
+        acc = vector::FMAOp::create(b, loc, w[piece], act[m][piece], acc);
+    }
+  }
+
+  /// The tile of C ([tileM, tileN]) to write into.
+  Value emptyTile(RewriterBase &rewriter, Location loc) const;
+
+  /// The tile of dot products: accumulator m * tileN + j, reduced across
+  /// its lanes, is C[m0 + m, n0 + j].
+  Value reducedTile(RewriterBase &rewriter, Location loc,
+                    ValueRange accs) const;
+
+  /// Writes `tile` as the forall's tile of C and replaces `op` by C.
+  void close(RewriterBase &rewriter, FusedOp op, Value tile);
+};
+
+/// The checks and builds of awq_matmul and nf4_matmul (QuantizedTables.cpp).
+LogicalResult canScheduleAwq(AwqMatmulView awq, std::string &why);
+LogicalResult buildAwq(RewriterBase &rewriter, AwqMatmulView awq);
+LogicalResult canScheduleNf4(Nf4MatmulView nf4, const ScheduleOptions &options,
+                             std::string &why);
+LogicalResult buildNf4(RewriterBase &rewriter, Nf4MatmulView nf4,
+                       const ScheduleOptions &options);
+
+} // namespace quantized
+} // namespace fuel
+} // namespace mlir
+
+#endif // FUEL_LIB_CODEGEN_QUANTIZEDTILES_H
