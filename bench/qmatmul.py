@@ -32,6 +32,7 @@ GEOMETRY = {
     "q5_1": (32, 24, [0, 2], GGMLQuantizationType.Q5_1),
     "q4_k": (256, 144, [0, 2], GGMLQuantizationType.Q4_K),
     "q5_k": (256, 176, [0, 2], GGMLQuantizationType.Q5_K),
+    "q6_k": (256, 210, [208], GGMLQuantizationType.Q6_K),
 }
 
 

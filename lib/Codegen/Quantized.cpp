@@ -1,8 +1,8 @@
 //===- Quantized.cpp - The quantized-matmul schedule ----------------------===//
 //
 // Matmuls whose weight is quantized, dequantized in registers: qmatmul with
-// GGML's blocks of 32 (Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, Q5_1) and Q4_K's and
-// Q5_K's super-blocks (below); awq_matmul and nf4_matmul are in
+// GGML's blocks of 32 (Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, Q5_1) and Q4_K's, Q5_K's
+// and Q6_K's super-blocks (below); awq_matmul and nf4_matmul are in
 // QuantizedTables.cpp.
 //
 // qmatmul: C[m, n] = sum_k A[m, k] * dequant(W)[n, k], each weight byte read
@@ -16,7 +16,9 @@
 // bytes, 17 and 9 u32 words): a chunk of the reduction is such a pair, 64
 // weights. Q4_K's super-blocks of 256 weights are 144 bytes (Q5_K's 176),
 // aligned: a step of the loop is one, four chunks of 64 whose sub-blocks'
-// scales and minimums are unpacked from 6 bits in scalar code.
+// scales and minimums are unpacked from 6 bits in scalar code. Q6_K's (210
+// bytes) are aligned in pairs: a step is two, eight chunks, their int8
+// scales one vector per super-block.
 //
 // Quants that start two bytes into a word are shifted into place, each word
 // from two neighbours (a funnel shift of 32-bit lanes, which LLVM turns into
@@ -63,12 +65,9 @@ using namespace mlir::fuel;
 using namespace mlir::fuel::quantized;
 
 namespace {
-/// Lanes of awq's and nf4's vectors.
-constexpr int64_t kLanes = 16;
 /// Weights per chunk of qmatmul's reduction: two blocks of 32, or a quarter
 /// of a K-quant's super-block of 256.
 constexpr int64_t kChunk = 64;
-
 
 /// Where the fields of a GGML block of 32 weights lie (bytes from the
 /// block's start), for the types the schedule decodes: an f16 scale d at 0;
@@ -84,15 +83,34 @@ constexpr int64_t kChunk = 64;
 /// are sub-block 2c, its high nibbles sub-block 2c + 1; w = d * sc * q -
 /// dmin * m. Q5_K's (176 bytes) has 32 bytes of fifth bits after the scales
 /// (byte l: those of weight l of the sub-blocks, bit j for sub-block j).
+///
+/// Q6_K's super-block (210 bytes: llama.cpp's dequantize_row_q6_K) is two
+/// halves of 128 weights, 32t + l (t < 4, l < 32) of half h: the low 4
+/// bits in ql[64h + l + 32 (t % 2)] (the low nibble for t < 2, else the
+/// high one), the top 2 in bits 2t, 2t + 1 of qh[32h + l] (bytes 128-191),
+/// a signed 8-bit scale per 16 weights, sc[8h + 2t + l / 16] (bytes
+/// 192-207), and an f16 d at 208: w = d * sc * (q - 32). 32 bytes of ql
+/// hold 64 weights (t and t + 2) as a Q4_K chunk does, with the top bits of
+/// a lane's nibble in the same byte of the same word of qh. A super-block
+/// is not word-aligned, but two are (105 words): a step is such a pair.
 struct BlockLayout {
-  int64_t bytes;          ///< 34, 36, 18, 20, 22, 24; 144 for Q4_K.
+  int64_t bytes;          ///< 34, 36, 18, 20, 22, 24; 144, 176, 210.
   int64_t quants;         ///< where the quants start.
   int64_t minimum = -1;   ///< where m is, or -1.
-  int64_t highBits = -1;  ///< where the fifth bits are, or -1.
+  int64_t highBits = -1;  ///< where the fifth bits are (Q6_K: the top
+                          ///< two), or -1.
   bool int8 = false;      ///< int8 quants (else nibbles).
   int32_t offset = 0;     ///< subtracted from each quant.
-  bool superBlock = false; ///< Q4_K's layout (Q5_K's with `highBits`:
+  bool superBlock = false; ///< a K-quant's chunks (Q5_K's with `highBits`:
                            ///< where its 32 bytes of fifth bits are).
+  bool sixBit = false;     ///< Q6_K's super-block.
+
+  /// Blocks per step of the loop: two of 32 (a chunk), one super-block, or
+  /// two where one is not word-aligned (Q6_K's).
+  int64_t perStep() const { return superBlock && bytes % 4 == 0 ? 1 : 2; }
+  /// Chunks of 64 weights per step: a pair of blocks of 32, or four per
+  /// super-block.
+  int64_t chunks() const { return superBlock ? 4 * perStep() : 1; }
 };
 
 std::optional<BlockLayout> layoutOf(QuantType type) {
@@ -113,6 +131,8 @@ std::optional<BlockLayout> layoutOf(QuantType type) {
     return BlockLayout{144, 16, 2, -1, false, 0, true};
   case QuantType::Q5_K:
     return BlockLayout{176, 48, 2, 16, false, 0, true};
+  case QuantType::Q6_K:
+    return BlockLayout{210, 0, -1, 128, false, 32, true, true};
   default:
     return std::nullopt;
   }
@@ -126,8 +146,9 @@ struct QShape {
   int64_t k, n;
   int64_t tileM, tileN;
   int64_t stepWords; ///< u32 words a step of the loop reads: two blocks
-                     ///< (blocks have even sizes), or a super-block.
-  int64_t chunks;    ///< chunks of 64 weights per step: 1, or 4 (Q4_K).
+                     ///< (blocks have even sizes), or a super-block (two
+                     ///< of Q6_K's).
+  int64_t chunks;    ///< chunks of 64 weights per step: 1, 4 or 8.
   int64_t lanes;     ///< f32 lanes of a vector: the target's, 2 to 16.
 
   /// The weights of a step of the loop.
@@ -146,8 +167,12 @@ struct QShape {
     return (p * lanes + l) / words();
   }
   /// The block of the chunk (0 or 1) of that weight: the first block's
-  /// words, then the second's; in a Q4_K chunk, low nibbles, then high.
+  /// words, then the second's; in a Q4_K chunk, low nibbles, then high. In
+  /// a Q6_K chunk, the sub-block of 16 (0 to 3): words 0-3 or 4-7, of the
+  /// low or high nibbles (2 * high + word / 4).
   int64_t block(int64_t p, int64_t l) const {
+    if (layout.sixBit)
+      return 2 * (field(p, l) % 2) + word(p, l) / 4;
     return layout.superBlock ? field(p, l) % 2 : 2 * word(p, l) / words();
   }
   /// The weight of its block that lane l of piece p holds: byte f of word
@@ -176,9 +201,8 @@ QShape shapeOf(QmatmulView qm, const ScheduleOptions &options) {
   s.k = qm.getK();
   s.n = qm.getN();
   s.rows = foldedRows(qm.getA());
-  s.chunks = s.layout.superBlock ? 4 : 1;
-  s.stepWords = (s.layout.superBlock ? 1 : 2) *
-                getQuantBlockGeometry(s.type).second / 4;
+  s.chunks = s.layout.chunks();
+  s.stepWords = s.layout.perStep() * s.layout.bytes / 4;
   s.lanes = targetLanes(options);
   int64_t accs = std::max<int64_t>(options.vectorRegisters / 2, 1);
   s.tileM = 1;
@@ -218,7 +242,7 @@ LogicalResult mlir::fuel::canScheduleQuantized(FusedOp op,
   QShape s = shapeOf(qm, options);
   if (!layoutOf(s.type)) {
     why = "the quantized schedule handles Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, "
-          "Q5_1, Q4_K and Q5_K weights";
+          "Q5_1, Q4_K, Q5_K and Q6_K weights";
     return failure();
   }
   if (s.k % s.stepWeights() != 0) {
@@ -247,15 +271,23 @@ namespace {
 /// fifth bits (likewise).
 struct PairFields {
   Value words;
-  /// Per block of the chunk (two; four sub-blocks of 16 for Q6_K).
+  /// Per block of the chunk (two).
   Value d[4], m[4], highBits[4];
   /// The fifth bits per lane, by `PairDecoder::blockLanes`.
   llvm::SmallMapVector<uint64_t, Value, 2> highBitLanes;
   /// Q5_K: the super-block's 32 bytes of fifth bits as words (byte l holds
   /// those of weight l of each sub-block, bit 2c + h for chunk c's low (h =
-  /// 0) or high nibbles), and the chunk.
+  /// 0) or high nibbles); Q6_K: the half's 32 bytes of qh. Per field f of a
+  /// quant word (nibble f % 2 of byte f / 2), where in the lane's word of
+  /// `highWords` its high bits start; `highBitCount` of them.
   Value highWords;
-  int64_t chunk = 0;
+  int32_t highBitOf[8] = {};
+  int64_t highBitCount = 1;
+  /// Q6_K: the super-block's 16 scales d * sc (vector<16xf32>), and the
+  /// chunk's half and t (its sub-block j of 16 is scale 8 half + 2 t + 4
+  /// (j / 2) + j % 2).
+  Value scales;
+  int64_t half = 0, t = 0;
 };
 
 /// Decodes qmatmul's pairs of blocks (`QShape`): the `pieces()` vectors of
@@ -311,6 +343,8 @@ struct PairDecoder {
   /// blocks of 32, or a quarter of a Q4_K super-block.
   PairFields read(Value wq, Value step, int64_t c) {
     const BlockLayout &bl = s.layout;
+    if (bl.sixBit)
+      return readSixBitChunk(wq, step, c);
     if (bl.superBlock)
       return readSuperBlockChunk(wq, step, c);
     PairFields f;
@@ -381,10 +415,59 @@ struct PairDecoder {
                                 arith::UIToFPOp::create(b, loc, f32, m)));
     }
     f.words = wordsAt(wq, step, s.layout.quants + 32 * c, s.words());
-    f.chunk = c;
-    if (s.layout.highBits >= 0)
+    if (s.layout.highBits >= 0) {
       f.highWords = wordsAt(wq, step, s.layout.highBits, s.words());
+      for (int32_t field = 0; field < 8; ++field)
+        f.highBitOf[field] = 8 * (field / 2) + 2 * c + field % 2;
+    }
     return f;
+  }
+
+  /// Chunk c of a step of two Q6_K super-blocks (`BlockLayout`): super-block
+  /// c / 4, half h = c / 2 % 2, its 32 bytes of ql from 64h + 32 (c % 2),
+  /// whose low nibbles are t = c % 2 and high ones t + 2; the half's 32
+  /// bytes of qh (the bits of t at 2t); the scales d * sc of its four
+  /// sub-blocks of 16, 2 * high + j: sc[8h + 2t + j].
+  PairFields readSixBitChunk(Value wq, Value step, int64_t c) {
+    OpBuilder &b = st.b;
+    Location loc = st.loc;
+    const BlockLayout &bl = s.layout;
+    int64_t base = (c / 4) * bl.bytes, half = c / 2 % 2, t = c % 2;
+    PairFields f;
+    f.words = wordsAt(wq, step, base + bl.quants + 64 * half + 32 * t,
+                      s.words());
+    f.highWords =
+        wordsAt(wq, step, base + bl.highBits + 32 * half, s.words());
+    f.highBitCount = 2;
+    for (int32_t field = 0; field < 8; ++field)
+      f.highBitOf[field] = 8 * (field / 2) + 2 * (t + 2 * (field % 2));
+    // The 16 scales as one vector: four words as int8 lanes, to f32, times
+    // d (the same ops for every chunk of the super-block, merged by CSE).
+    auto f32s = VectorType::get({16}, b.getF32Type());
+    Value bytes = vector::BitCastOp::create(
+        b, loc, VectorType::get({16}, b.getI8Type()),
+        wordsAt(wq, step, base + 192, 4));
+    f.scales = arith::MulFOp::create(
+        b, loc, arith::SIToFPOp::create(b, loc, f32s, bytes),
+        vector::BroadcastOp::create(b, loc, f32s,
+                                    halfAt(wq, step, base + 208)));
+    f.half = half;
+    f.t = t;
+    return f;
+  }
+
+  /// The scale of each lane's block in `key` (`blockLanes`): the blocks'
+  /// scales broadcast and blended, or for Q6_K lanes of the super-block's
+  /// scales, shuffled.
+  Value scaleLanes(PairFields &f, uint64_t key) {
+    if (!f.scales)
+      return perBlock(key, f.d);
+    SmallVector<int64_t> mask;
+    for (int64_t l = 0; l < s.lanes; ++l) {
+      int64_t blk = (key >> (2 * l)) & 3;
+      mask.push_back(8 * f.half + 2 * f.t + 4 * (blk / 2) + blk % 2);
+    }
+    return vector::ShuffleOp::create(st.b, st.loc, f.scales, f.scales, mask);
   }
 
   /// Piece p of the step's weights, unscaled, as f32: lane l's quant word
@@ -429,22 +512,23 @@ struct PairDecoder {
       v = shifted(arith::ShRUIOp(), v, right);
       v = arith::AndIOp::create(b, loc, v, splat(15));
       if (f.highWords) {
-        // Lane l's word of fifth bits (the lanes' words as the quants'),
-        // its bit 8 * (byte of the nibble) + 2c + (high nibble), as 16.
+        // Lane l's word of high bits (the lanes' words as the quants'),
+        // the bits of its nibble's field moved to bit 4.
         SmallVector<int32_t> bitOf;
         for (int32_t field : shifts)
-          bitOf.push_back(8 * (field / 2) + 2 * f.chunk + field % 2);
+          bitOf.push_back(f.highBitOf[field]);
         Value h = f.highWords;
         if (n != s.words() || mask != identity)
           h = vector::ShuffleOp::create(b, loc, h, h, mask);
-        v = arith::OrIOp::create(b, loc, v, bitAsSixteen(h, bitOf));
+        v = arith::OrIOp::create(b, loc, v,
+                                 bitsAtFour(h, bitOf, f.highBitCount));
       } else if (f.highBits[0]) {
         // Bit w of the block's fifth bits, for weight w, as 16.
         uint64_t key = blockLanes(p);
         Value &lanes = f.highBitLanes[key];
         if (!lanes)
           lanes = perBlock(key, f.highBits);
-        v = arith::OrIOp::create(b, loc, v, bitAsSixteen(lanes, weights));
+        v = arith::OrIOp::create(b, loc, v, bitsAtFour(lanes, weights, 1));
       }
     }
     if (s.layout.offset)
@@ -453,9 +537,10 @@ struct PairDecoder {
         b, loc, VectorType::get({n}, b.getF32Type()), v);
   }
 
-  /// Bit `bit[l]` of lane l of `x`, as 16 or 0: moved to bit 4 by one shift
-  /// where every lane's bit is on the same side of 4, else by two.
-  Value bitAsSixteen(Value x, ArrayRef<int32_t> bit) {
+  /// Bits `bit[l]` to `bit[l] + count - 1` of lane l of `x`, moved to bit
+  /// 4 (the others cleared): by one shift where every lane's bit is on the
+  /// same side of 4, else by two.
+  Value bitsAtFour(Value x, ArrayRef<int32_t> bit, int64_t count) {
     OpBuilder &b = st.b;
     Location loc = st.loc;
     int64_t n = static_cast<int64_t>(bit.size());
@@ -483,8 +568,9 @@ struct PairDecoder {
           b, loc,
           arith::ShRUIOp::create(b, loc, x, by([](int32_t x) { return x; })),
           st.lanesOf(SmallVector<int32_t>(n, 4)));
+    int32_t bits = ((1 << count) - 1) << 4;
     return arith::AndIOp::create(b, loc, moved,
-                                 st.lanesOf(SmallVector<int32_t>(n, 16)));
+                                 st.lanesOf(SmallVector<int32_t>(n, bits)));
   }
 
   /// The block of each lane of piece p, two bits a lane (pieces with the
@@ -533,14 +619,22 @@ struct PairDecoder {
 ///   nibbles:     32b + 16h + 4i + y (e = 16y + 8h + 4b + i),
 /// so all are transposes of A with K split: [K/64, b, i, f] to
 /// [K/64, f, b, i] (the first two), and [K/64, b, h, i, y] to
-/// [K/64, y, h, b, i].
+/// [K/64, y, h, b, i]; Q6_K's chunks interleave two sub-blocks of 32 with
+/// the next two (below).
 Value packActivations(RewriterBase &rewriter, Location loc, const QShape &s,
                       Value a) {
   auto aType = cast<RankedTensorType>(a.getType());
   int64_t rows = aType.getDimSize(0), steps = s.k / kChunk;
   SmallVector<int64_t> from, to;
   SmallVector<unsigned> perm; // input dim of each output dim
-  if (s.layout.int8 || s.layout.superBlock) {
+  if (s.layout.sixBit) {
+    // Q6_K: weight 128H + 64h + 32t + 4i + y (nibble h of byte y of word i
+    // of chunk 2H + t) is element 16y + 8h + i of its chunk: [K/128, h, t,
+    // i, y] to [K/128, t, y, h, i].
+    from = {rows, s.k / 128, 2, 2, 8, 4};
+    to = {rows, s.k / 128, 2, 4, 2, 8};
+    perm = {0, 1, 3, 5, 2, 4};
+  } else if (s.layout.int8 || s.layout.superBlock) {
     from = {rows, steps, 2, 8, 4};
     to = {rows, steps, 4, 2, 8};
     perm = {0, 1, 4, 2, 3};
@@ -662,7 +756,7 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
               }
               for (auto [second, dot] : dots) {
                 next[j] = vector::FMAOp::create(
-                    b, l, dot, dec.perBlock(second, fields.d),
+                    b, l, dot, dec.scaleLanes(fields, second),
                     next[j]);
                 if (hasMin)
                   next[j] = vector::FMAOp::create(
@@ -677,7 +771,7 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
               uint64_t second = dec.blockLanes(piece);
               auto &[d, m] = scaleOf[second];
               if (!d) {
-                d = dec.perBlock(second, fields.d);
+                d = dec.scaleLanes(fields, second);
                 if (hasMin)
                   m = dec.perBlock(second, fields.m);
               }

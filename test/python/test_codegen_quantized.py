@@ -138,6 +138,57 @@ def test_k_quants(qtype, registers, a_shape, n):
     assert_dot_close(got, a, rows, qtype, k)
 
 
+# Q6_K: steps of two super-blocks (eight chunks, each four sub-blocks of 16
+# with signed scales, the top two bits of every quant from qh), so K is a
+# multiple of 512; the second super-block of a step starts two bytes into a
+# word.
+Q6_K_SHAPES = [((1, 512), 16), ((1, 1024), 8), ((8, 512), 8), ((6, 512), 3), ((2, 3, 512), 4)]
+
+
+@pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda v: f"{v[0]}x{v[1]}")
+@pytest.mark.parametrize("a_shape,n", Q6_K_SHAPES, ids=lambda v: str(v))
+def test_q6_k(registers, a_shape, n):
+    k = a_shape[-1]
+    rows = random_blocks("q6_k", n, k, seed=n + k)
+    a = rand(a_shape, np.float32, 3)
+    got = run(a, rows, "q6_k", k, n, vector_registers=registers)
+    assert_dot_close(got, a, rows, "q6_k", k)
+
+
+def test_q6_k_extremes():
+    # Quants 0 and 63 (every low nibble and top bit pair set or clear),
+    # scales -128 and 127, a negative d; with A the identity, each output is
+    # a single dequantized weight, d * sc * (q - 32), to f32's rounding.
+    n, k = 4, 512
+    rows = random_blocks("q6_k", n, k, seed=6)
+    blocks = rows.reshape(n, k // 256, 210)
+    blocks[:, 0, :192] = 0xFF
+    blocks[:, 1, :192] = 0
+    blocks[:, :, 192:208] = np.tile(np.array([-128, 127], np.int8).view(np.uint8), 8)
+    blocks[:, 1, 200:208] = np.arange(8, dtype=np.int8).view(np.uint8)
+    blocks[..., 208:210] = np.array([-0.5], np.float16).view(np.uint8)
+    rows = blocks.reshape(n, -1)
+    for registers in REGISTER_FILES:
+        a = np.eye(k, dtype=np.float32)
+        got = run(a, rows, "q6_k", k, n, vector_registers=registers)
+        np.testing.assert_allclose(got, dequant("q6_k", rows, k).T, rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+def test_q6_k_dynamic_rows(dtype):
+    k, n = 512, 8
+    rows = random_blocks("q6_k", n, k, seed=12)
+    text = fused_text("qmatmul", [rand((3, k), dtype, 1), as_words(rows)],
+                      {"quant_type": "q6_k", "k": k, "n": n}, dynamic={0: (0,)})
+    f = runner.compile(text, "f")
+    for m in (1, 5):
+        a = rand((m, k), dtype, m)
+        out = f(a, as_words(rows))
+        assert out.dtype == dtype
+        assert_close(out, reference(a, rows, "q6_k", k), "f16" if dtype == np.float16 else "f32",
+                     loose=True)
+
+
 def test_q4_k_extremes():
     # Scale bytes all ones (every 6-bit scale and minimum 63, through both
     # halves of the packing) and all zeros; nibbles 0 and 15; negative d and

@@ -1,5 +1,5 @@
 // The quantized schedule: qmatmul with GGML's blocks of 32 (Q8_0, Q8_1, Q4_0,
-// Q4_1, Q5_0, Q5_1) and super-blocks of 256 (Q4_K, Q5_K). A copied once
+// Q4_1, Q5_0, Q5_1) and super-blocks of 256 (Q4_K, Q5_K, Q6_K). A copied once
 // into the order the weights decode in (f32); tiles of rows of A by rows of
 // W in an scf.forall; the reduction in steps of two blocks (64 weights).
 // Each block's quants are read as whole u32 words, the first block's shifted
@@ -221,19 +221,49 @@ func.func @two_dynamic_dims(%a: tensor<?x?x128xf32>, %w: tensor<544xi32>) -> ten
 
 // -----
 
+// Q6_K: a step of two super-blocks (105 words), eight chunks; A's K split
+// as [K/128, high, t, word, byte] into the order of the chunks. Per chunk,
+// 8 words of low nibbles and the 8 words of qh holding their top two bits,
+// combined and offset by 32; the super-block's 16 int8 scales read as four
+// words, widened and scaled by d once, and shuffled into the lanes of the
+// chunk's four sub-blocks of 16 (chunk 0: sc[0], sc[1], sc[4], sc[5]).
+// CHECK-LABEL: func.func @q6_k
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [1, 8, 2, 2, 8, 4] : tensor<1x1024xf32> into tensor<1x8x2x2x8x4xf32>
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<1x8x2x2x8x4xf32>) outs(%{{.*}} : tensor<1x8x2x4x2x8xf32>)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 1)
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c2
+// CHECK:             vector.transfer_read %{{.*}} : tensor<840xi32>, vector<8xi32>
+// CHECK:             vector.transfer_read %{{.*}} : tensor<840xi32>, vector<8xi32>
+// CHECK:             vector.transfer_read %{{.*}} : tensor<840xi32>, vector<4xi32>
+// CHECK:             vector.bitcast %{{.*}} : vector<4xi32> to vector<16xi8>
+// CHECK:             arith.sitofp %{{.*}} : vector<16xi8> to vector<16xf32>
+// CHECK:             arith.shli %{{.*}} : vector<16xi32>
+// CHECK:             arith.ori %{{.*}} : vector<16xi32>
+// CHECK:             arith.subi %{{.*}} : vector<16xi32>
+// CHECK:             vector.fma
+// CHECK:             vector.shuffle %{{.*}} [0, 0, 0, 0, 1, 1, 1, 1, 4, 4, 4, 4, 5, 5, 5, 5] : vector<16xf32>, vector<16xf32>
+func.func @q6_k(%a: tensor<1x1024xf32>, %w: tensor<840xi32>) -> tensor<1x4xf32> {
+  %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q6_k>, k = 1024 : i64, n = 4 : i64} (%a, %w) : (tensor<1x1024xf32>, tensor<840xi32>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
 // What the schedule leaves to the decomposition, with the reason.
 // CHECK-LABEL: func.func @unscheduled
-// CHECK-COUNT-2: fuel.fused qmatmul
+// CHECK-COUNT-3: fuel.fused qmatmul
 // CHECK: fuel.fused awq_matmul
-// REPORT: not scheduled: the quantized schedule handles Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K and Q5_K weights
+// REPORT: not scheduled: the quantized schedule handles Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K weights
+// REPORT: not scheduled: the quantized schedule needs K a multiple of 512 (got 256)
 // REPORT: not scheduled: the quantized schedule needs K a multiple of 64 (got 32)
 // REPORT: not scheduled: the quantized schedule needs N a multiple of 16 (got 8)
-func.func @unscheduled(%a: tensor<2x64xf32>, %a256: tensor<2x256xf32>, %w: tensor<210xi32>, %a32: tensor<2x32xf32>, %w8: tensor<34xi32>,
-                       %q: tensor<64x1xi32>, %z: tensor<1x1xi32>, %s: tensor<1x8xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x8xf32>) {
-  %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q6_k>, k = 256 : i64, n = 4 : i64} (%a256, %w) : (tensor<2x256xf32>, tensor<210xi32>) -> tensor<2x4xf32>
-  %1 = fuel.fused qmatmul {quant_type = #fuel.quant<q8_0>, k = 32 : i64, n = 4 : i64} (%a32, %w8) : (tensor<2x32xf32>, tensor<34xi32>) -> tensor<2x4xf32>
-  %2 = fuel.fused awq_matmul {group_size = 64 : i64} (%a, %q, %z, %s) : (tensor<2x64xf32>, tensor<64x1xi32>, tensor<1x1xi32>, tensor<1x8xf32>) -> tensor<2x8xf32>
-  return %0, %1, %2 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x8xf32>
+func.func @unscheduled(%a: tensor<2x64xf32>, %a256: tensor<2x256xf32>, %w2: tensor<84xi32>, %w: tensor<210xi32>, %a32: tensor<2x32xf32>, %w8: tensor<34xi32>,
+                       %q: tensor<64x1xi32>, %z: tensor<1x1xi32>, %s: tensor<1x8xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x8xf32>) {
+  %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q2_k>, k = 256 : i64, n = 4 : i64} (%a256, %w2) : (tensor<2x256xf32>, tensor<84xi32>) -> tensor<2x4xf32>
+  %1 = fuel.fused qmatmul {quant_type = #fuel.quant<q6_k>, k = 256 : i64, n = 4 : i64} (%a256, %w) : (tensor<2x256xf32>, tensor<210xi32>) -> tensor<2x4xf32>
+  %2 = fuel.fused qmatmul {quant_type = #fuel.quant<q8_0>, k = 32 : i64, n = 4 : i64} (%a32, %w8) : (tensor<2x32xf32>, tensor<34xi32>) -> tensor<2x4xf32>
+  %3 = fuel.fused awq_matmul {group_size = 64 : i64} (%a, %q, %z, %s) : (tensor<2x64xf32>, tensor<64x1xi32>, tensor<1x1xi32>, tensor<1x8xf32>) -> tensor<2x8xf32>
+  return %0, %1, %2, %3 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x8xf32>
 }
 
 // -----
