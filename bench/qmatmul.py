@@ -30,6 +30,8 @@ GEOMETRY = {
     "q4_1": (32, 20, [0, 2], GGMLQuantizationType.Q4_1),
     "q5_0": (32, 22, [0], GGMLQuantizationType.Q5_0),
     "q5_1": (32, 24, [0, 2], GGMLQuantizationType.Q5_1),
+    "q2_k": (256, 84, [80, 82], GGMLQuantizationType.Q2_K),
+    "q3_k": (256, 110, [108], GGMLQuantizationType.Q3_K),
     "q4_k": (256, 144, [0, 2], GGMLQuantizationType.Q4_K),
     "q5_k": (256, 176, [0, 2], GGMLQuantizationType.Q5_K),
     "q6_k": (256, 210, [208], GGMLQuantizationType.Q6_K),

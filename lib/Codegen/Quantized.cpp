@@ -93,6 +93,21 @@ constexpr int64_t kChunk = 64;
 /// hold 64 weights (t and t + 2) as a Q4_K chunk does, with the top bits of
 /// a lane's nibble in the same byte of the same word of qh. A super-block
 /// is not word-aligned, but two are (105 words): a step is such a pair.
+///
+/// Q2_K's (84 bytes: dequantize_row_q2_K) holds a byte per sub-block of 16
+/// (bytes 0-15: the scale in the low nibble, the minimum in the high one),
+/// 64 bytes of 2-bit quants, weight 32j + l of half h in bits 2j, 2j + 1 of
+/// byte 16 + 32h + l, and f16 d and dmin at 80 and 82: w = d * sc * q -
+/// dmin * m, for sub-block 8h + 2j + l / 16. The quants of j = 2c' and 2c'
+/// + 1 (c' < 2) in the half's 32 bytes are weights 64c' to 64c' + 63 of it,
+/// in the places a Q4_K chunk's nibbles hold.
+///
+/// Q3_K's (110 bytes: dequantize_row_q3_K) has Q2_K's quants at 32-95 and a
+/// third bit for weight 32j + l of half h in bit 4h + j of hmask[l] (bytes
+/// 0-31), set for q, clear for q - 4; sixteen 6-bit scales packed in bytes
+/// 96-107 (their low nibbles in the first 8 bytes, the top two bits in the
+/// last 4), less 32; and an f16 d at 108: w = d * (sc - 32) * (q + 4 bit
+/// - 4). Like Q6_K's, two super-blocks make a step.
 struct BlockLayout {
   int64_t bytes;          ///< 34, 36, 18, 20, 22, 24; 144, 176, 210.
   int64_t quants;         ///< where the quants start.
@@ -104,6 +119,8 @@ struct BlockLayout {
   bool superBlock = false; ///< a K-quant's chunks (Q5_K's with `highBits`:
                            ///< where its 32 bytes of fifth bits are).
   bool sixBit = false;     ///< Q6_K's super-block.
+  bool twoBit = false;     ///< Q2_K's super-block (Q3_K's with
+                           ///< `highBits`: its hmask).
 
   /// Blocks per step of the loop: two of 32 (a chunk), one super-block, or
   /// two where one is not word-aligned (Q6_K's).
@@ -113,7 +130,7 @@ struct BlockLayout {
   int64_t chunks() const { return superBlock ? 4 * perStep() : 1; }
 };
 
-std::optional<BlockLayout> layoutOf(QuantType type) {
+BlockLayout layoutOf(QuantType type) {
   switch (type) {
   case QuantType::Q8_0:
     return BlockLayout{34, 2, -1, -1, true, 0};
@@ -133,9 +150,12 @@ std::optional<BlockLayout> layoutOf(QuantType type) {
     return BlockLayout{176, 48, 2, 16, false, 0, true};
   case QuantType::Q6_K:
     return BlockLayout{210, 0, -1, 128, false, 32, true, true};
-  default:
-    return std::nullopt;
+  case QuantType::Q2_K:
+    return BlockLayout{84, 16, 82, -1, false, 0, true, false, true};
+  case QuantType::Q3_K:
+    return BlockLayout{110, 32, -1, 0, false, 4, true, false, true};
   }
+  llvm_unreachable("a GGML type without a layout");
 }
 
 /// The shapes of one qmatmul the schedule handles, and its tiles.
@@ -171,7 +191,7 @@ struct QShape {
   /// a Q6_K chunk, the sub-block of 16 (0 to 3): words 0-3 or 4-7, of the
   /// low or high nibbles (2 * high + word / 4).
   int64_t block(int64_t p, int64_t l) const {
-    if (layout.sixBit)
+    if (layout.sixBit || layout.twoBit)
       return 2 * (field(p, l) % 2) + word(p, l) / 4;
     return layout.superBlock ? field(p, l) % 2 : 2 * word(p, l) / words();
   }
@@ -197,7 +217,7 @@ struct QShape {
 QShape shapeOf(QmatmulView qm, const ScheduleOptions &options) {
   QShape s;
   s.type = qm.getQuantType();
-  s.layout = layoutOf(s.type).value_or(BlockLayout{});
+  s.layout = layoutOf(s.type);
   s.k = qm.getK();
   s.n = qm.getN();
   s.rows = foldedRows(qm.getA());
@@ -240,11 +260,6 @@ LogicalResult mlir::fuel::canScheduleQuantized(FusedOp op,
     return canScheduleNf4(*nf4, options, why);
   QmatmulView qm(op);
   QShape s = shapeOf(qm, options);
-  if (!layoutOf(s.type)) {
-    why = "the quantized schedule handles Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, "
-          "Q5_1, Q4_K, Q5_K and Q6_K weights";
-    return failure();
-  }
   if (s.k % s.stepWeights() != 0) {
     why = "the quantized schedule needs K a multiple of " +
           std::to_string(s.stepWeights()) + " (got " + std::to_string(s.k) +
@@ -283,11 +298,16 @@ struct PairFields {
   Value highWords;
   int32_t highBitOf[8] = {};
   int64_t highBitCount = 1;
-  /// Q6_K: the super-block's 16 scales d * sc (vector<16xf32>), and the
-  /// chunk's half and t (its sub-block j of 16 is scale 8 half + 2 t + 4
-  /// (j / 2) + j % 2).
-  Value scales;
-  int64_t half = 0, t = 0;
+  int32_t highBitTo = 4; ///< where the high bits go (Q3_K's: 2).
+  /// Where field f of a quant word is (`fieldShift[f]` bits up) and its
+  /// mask: nibbles, or Q2_K's 2-bit quants.
+  int32_t fieldShift[8] = {0, 4, 8, 12, 16, 20, 24, 28};
+  int32_t fieldMask = 15;
+  /// Q6_K, Q2_K: the super-block's 16 scales d * sc (and Q2_K's minimums
+  /// -dmin * m) as vector<16xf32>; the chunk's sub-block j of 16 is entry
+  /// `scaleBase + highStep * (j / 2) + j % 2`.
+  Value scales, minimums;
+  int64_t scaleBase = 0, highStep = 0;
 };
 
 /// Decodes qmatmul's pairs of blocks (`QShape`): the `pieces()` vectors of
@@ -345,6 +365,8 @@ struct PairDecoder {
     const BlockLayout &bl = s.layout;
     if (bl.sixBit)
       return readSixBitChunk(wq, step, c);
+    if (bl.twoBit)
+      return readTwoBitChunk(wq, step, c);
     if (bl.superBlock)
       return readSuperBlockChunk(wq, step, c);
     PairFields f;
@@ -451,8 +473,93 @@ struct PairDecoder {
         b, loc, arith::SIToFPOp::create(b, loc, f32s, bytes),
         vector::BroadcastOp::create(b, loc, f32s,
                                     halfAt(wq, step, base + 208)));
-    f.half = half;
-    f.t = t;
+    f.scaleBase = 8 * half + 2 * t;
+    f.highStep = 4;
+    return f;
+  }
+
+  /// Chunk c of a Q2_K super-block (`BlockLayout`): half h = c / 2, its 32
+  /// bytes of quants, field f of a word the quant at bit 8 (f / 2) + 2 (2
+  /// (c % 2) + f % 2); the 16 scales and minimums as vectors (the same ops
+  /// for every chunk, merged by CSE), sub-block j of 16 of the chunk being
+  /// 8h + 4 (c % 2) + 2 (j / 2) + j % 2.
+  PairFields readTwoBitChunk(Value wq, Value step, int64_t c) {
+    OpBuilder &b = st.b;
+    Location loc = st.loc;
+    const BlockLayout &bl = s.layout;
+    int64_t base = (c / 4) * bl.bytes, half = c % 4 / 2, pair = c % 2;
+    PairFields f;
+    f.words = wordsAt(wq, step, base + bl.quants + 32 * half, s.words());
+    for (int32_t field = 0; field < 8; ++field)
+      f.fieldShift[field] = 8 * (field / 2) + 2 * (2 * pair + field % 2);
+    f.fieldMask = 3;
+    f.scaleBase = 8 * half + 4 * pair;
+    f.highStep = 2;
+    auto i8s = VectorType::get({16}, b.getI8Type());
+    auto f32s = VectorType::get({16}, b.getF32Type());
+    if (bl.highBits >= 0) {
+      // Q3_K: the hmask bit of field f, bit 4h + 2 pair + f % 2 of byte
+      // f / 2, as 4; the scales unpacked as dequantize_row_q3_K does, in
+      // four u32s (scale 4w + y in byte y of the w-th), less 32, times d.
+      f.highWords = wordsAt(wq, step, base + bl.highBits, s.words());
+      for (int32_t field = 0; field < 8; ++field)
+        f.highBitOf[field] =
+            8 * (field / 2) + 4 * half + 2 * pair + field % 2;
+      f.highBitTo = 2;
+      auto i32 = [&](uint32_t v) -> Value {
+        return arith::ConstantOp::create(
+            b, loc, b.getI32Type(),
+            b.getI32IntegerAttr(static_cast<int32_t>(v)));
+      };
+      auto low = [&](Value x, unsigned by) -> Value { // (x >> by) & 0x0f0f0f0f
+        if (by)
+          x = arith::ShRUIOp::create(b, loc, x, i32(by));
+        return arith::AndIOp::create(b, loc, x, i32(0x0F0F0F0F));
+      };
+      auto top = [&](Value x, unsigned by) -> Value { // ((x >> by) & 3s) << 4
+        if (by)
+          x = arith::ShRUIOp::create(b, loc, x, i32(by));
+        return arith::ShLIOp::create(
+            b, loc, arith::AndIOp::create(b, loc, x, i32(0x03030303)),
+            i32(4));
+      };
+      Value a0 = wordAt(wq, step, base + 96), a1 = wordAt(wq, step, base + 100);
+      Value tmp = wordAt(wq, step, base + 104);
+      SmallVector<Value, 4> aux = {
+          arith::OrIOp::create(b, loc, low(a0, 0), top(tmp, 0)),
+          arith::OrIOp::create(b, loc, low(a1, 0), top(tmp, 2)),
+          arith::OrIOp::create(b, loc, low(a0, 4), top(tmp, 4)),
+          arith::OrIOp::create(b, loc, low(a1, 4), top(tmp, 6))};
+      Value bytes = vector::BitCastOp::create(
+          b, loc, i8s,
+          vector::FromElementsOp::create(
+              b, loc, VectorType::get({4}, b.getI32Type()), aux));
+      Value thirtyTwo = arith::ConstantOp::create(
+          b, loc, f32s, DenseElementsAttr::get(f32s, 32.0f));
+      f.scales = arith::MulFOp::create(
+          b, loc,
+          arith::SubFOp::create(b, loc,
+                                arith::UIToFPOp::create(b, loc, f32s, bytes),
+                                thirtyTwo),
+          vector::BroadcastOp::create(b, loc, f32s,
+                                      halfAt(wq, step, base + 108)));
+      return f;
+    }
+    Value bytes =
+        vector::BitCastOp::create(b, loc, i8s, wordsAt(wq, step, 0, 4));
+    Value four = arith::ConstantOp::create(
+        b, loc, i8s, DenseElementsAttr::get(i8s, b.getI8IntegerAttr(4)));
+    Value fifteen = arith::ConstantOp::create(
+        b, loc, i8s, DenseElementsAttr::get(i8s, b.getI8IntegerAttr(15)));
+    auto times = [&](Value x, Value by) -> Value {
+      return arith::MulFOp::create(
+          b, loc, arith::UIToFPOp::create(b, loc, f32s, x),
+          vector::BroadcastOp::create(b, loc, f32s, by));
+    };
+    f.scales = times(arith::AndIOp::create(b, loc, bytes, fifteen),
+                     halfAt(wq, step, 80));
+    f.minimums = times(arith::ShRUIOp::create(b, loc, bytes, four),
+                       arith::NegFOp::create(b, loc, halfAt(wq, step, 82)));
     return f;
   }
 
@@ -460,14 +567,24 @@ struct PairDecoder {
   /// scales broadcast and blended, or for Q6_K lanes of the super-block's
   /// scales, shuffled.
   Value scaleLanes(PairFields &f, uint64_t key) {
-    if (!f.scales)
-      return perBlock(key, f.d);
+    return f.scales ? subBlockLanes(f, f.scales, key) : perBlock(key, f.d);
+  }
+
+  /// Likewise the minimums (for the types that have them).
+  Value minimumLanes(PairFields &f, uint64_t key) {
+    return f.minimums ? subBlockLanes(f, f.minimums, key)
+                      : perBlock(key, f.m);
+  }
+
+  /// Lane l of the result is the entry of the super-block's `entries` for
+  /// the sub-block of lane l in `key`.
+  Value subBlockLanes(PairFields &f, Value entries, uint64_t key) {
     SmallVector<int64_t> mask;
     for (int64_t l = 0; l < s.lanes; ++l) {
       int64_t blk = (key >> (2 * l)) & 3;
-      mask.push_back(8 * f.half + 2 * f.t + 4 * (blk / 2) + blk % 2);
+      mask.push_back(f.scaleBase + f.highStep * (blk / 2) + blk % 2);
     }
-    return vector::ShuffleOp::create(st.b, st.loc, f.scales, f.scales, mask);
+    return vector::ShuffleOp::create(st.b, st.loc, entries, entries, mask);
   }
 
   /// Piece p of the step's weights, unscaled, as f32: lane l's quant word
@@ -505,15 +622,15 @@ struct PairDecoder {
       v = shifted(arith::ShLIOp(), v, left);
       v = arith::ShRSIOp::create(b, loc, v, splat(24));
     } else {
-      // Nibble f: shifted down by 4f and masked.
+      // Nibble f: shifted down by 4f (Q2_K: its quant's place) and masked.
       SmallVector<int32_t> right;
       for (int32_t field : shifts)
-        right.push_back(4 * field);
+        right.push_back(f.fieldShift[field]);
       v = shifted(arith::ShRUIOp(), v, right);
-      v = arith::AndIOp::create(b, loc, v, splat(15));
+      v = arith::AndIOp::create(b, loc, v, splat(f.fieldMask));
       if (f.highWords) {
         // Lane l's word of high bits (the lanes' words as the quants'),
-        // the bits of its nibble's field moved to bit 4.
+        // the bits of its quant's field moved above the quant.
         SmallVector<int32_t> bitOf;
         for (int32_t field : shifts)
           bitOf.push_back(f.highBitOf[field]);
@@ -521,14 +638,15 @@ struct PairDecoder {
         if (n != s.words() || mask != identity)
           h = vector::ShuffleOp::create(b, loc, h, h, mask);
         v = arith::OrIOp::create(b, loc, v,
-                                 bitsAtFour(h, bitOf, f.highBitCount));
+                                 bitsAt(h, bitOf, f.highBitCount,
+                                        f.highBitTo));
       } else if (f.highBits[0]) {
         // Bit w of the block's fifth bits, for weight w, as 16.
         uint64_t key = blockLanes(p);
         Value &lanes = f.highBitLanes[key];
         if (!lanes)
           lanes = perBlock(key, f.highBits);
-        v = arith::OrIOp::create(b, loc, v, bitsAtFour(lanes, weights, 1));
+        v = arith::OrIOp::create(b, loc, v, bitsAt(lanes, weights, 1, 4));
       }
     }
     if (s.layout.offset)
@@ -538,9 +656,9 @@ struct PairDecoder {
   }
 
   /// Bits `bit[l]` to `bit[l] + count - 1` of lane l of `x`, moved to bit
-  /// 4 (the others cleared): by one shift where every lane's bit is on the
-  /// same side of 4, else by two.
-  Value bitsAtFour(Value x, ArrayRef<int32_t> bit, int64_t count) {
+  /// `to` (the others cleared): by one shift where every lane's bit is on
+  /// the same side of `to`, else by two.
+  Value bitsAt(Value x, ArrayRef<int32_t> bit, int64_t count, int32_t to) {
     OpBuilder &b = st.b;
     Location loc = st.loc;
     int64_t n = static_cast<int64_t>(bit.size());
@@ -553,22 +671,22 @@ struct PairDecoder {
     auto isZero = [&](auto f) {
       return llvm::all_of(bit, [&](int32_t x) { return f(x) == 0; });
     };
-    auto down = [](int32_t x) { return x - 4; };
-    auto up = [](int32_t x) { return 4 - x; };
+    auto down = [&](int32_t x) { return x - to; };
+    auto up = [&](int32_t x) { return to - x; };
     Value moved;
-    if (llvm::all_of(bit, [](int32_t x) { return x >= 4; }))
+    if (llvm::all_of(bit, [&](int32_t x) { return x >= to; }))
       moved = isZero(down) ? x
                            : arith::ShRUIOp::create(b, loc, x, by(down))
                                  .getResult();
-    else if (llvm::all_of(bit, [](int32_t x) { return x <= 4; }))
+    else if (llvm::all_of(bit, [&](int32_t x) { return x <= to; }))
       moved = isZero(up) ? x
                          : arith::ShLIOp::create(b, loc, x, by(up)).getResult();
     else
       moved = arith::ShLIOp::create(
           b, loc,
           arith::ShRUIOp::create(b, loc, x, by([](int32_t x) { return x; })),
-          st.lanesOf(SmallVector<int32_t>(n, 4)));
-    int32_t bits = ((1 << count) - 1) << 4;
+          st.lanesOf(SmallVector<int32_t>(n, to)));
+    int32_t bits = ((1 << count) - 1) << to;
     return arith::AndIOp::create(b, loc, moved,
                                  st.lanesOf(SmallVector<int32_t>(n, bits)));
   }
@@ -761,7 +879,7 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
                 if (hasMin)
                   next[j] = vector::FMAOp::create(
                       b, l, actSums[second],
-                      dec.perBlock(second, fields.m), next[j]);
+                      dec.minimumLanes(fields, second), next[j]);
               }
               continue;
             }
@@ -773,7 +891,7 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
               if (!d) {
                 d = dec.scaleLanes(fields, second);
                 if (hasMin)
-                  m = dec.perBlock(second, fields.m);
+                  m = dec.minimumLanes(fields, second);
               }
               Value q = dec.piece(fields, piece);
               if (hasMin)

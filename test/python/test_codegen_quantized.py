@@ -122,12 +122,13 @@ def test_register_files_f16(qtype, registers):
 
 # Q4_K and Q5_K: super-blocks of 256 (four chunks of 64 per step, each two
 # sub-blocks with 6-bit scales and minimums, both halves of
-# get_scale_min_k4's packing; Q5_K's fifth bits), K of one super-block and
-# of several.
+# get_scale_min_k4's packing; Q5_K's fifth bits); Q2_K (four sub-blocks of
+# 16 per chunk, 4-bit scales and minimums, 2-bit quants), K of one
+# super-block and of several.
 Q4_K_SHAPES = [((1, 256), 16), ((1, 512), 8), ((8, 256), 8), ((6, 256), 3), ((2, 3, 256), 4)]
 
 
-@pytest.mark.parametrize("qtype", ["q4_k", "q5_k"])
+@pytest.mark.parametrize("qtype", ["q2_k", "q4_k", "q5_k"])
 @pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda v: f"{v[0]}x{v[1]}")
 @pytest.mark.parametrize("a_shape,n", Q4_K_SHAPES, ids=lambda v: str(v))
 def test_k_quants(qtype, registers, a_shape, n):
@@ -138,21 +139,41 @@ def test_k_quants(qtype, registers, a_shape, n):
     assert_dot_close(got, a, rows, qtype, k)
 
 
-# Q6_K: steps of two super-blocks (eight chunks, each four sub-blocks of 16
-# with signed scales, the top two bits of every quant from qh), so K is a
-# multiple of 512; the second super-block of a step starts two bytes into a
-# word.
+# Q3_K and Q6_K: steps of two super-blocks (eight chunks, each four
+# sub-blocks of 16 with signed scales; Q6_K's top two bits of every quant
+# from qh, Q3_K's third bit from hmask), so K is a multiple of 512; the
+# second super-block of a step starts two bytes into a word.
 Q6_K_SHAPES = [((1, 512), 16), ((1, 1024), 8), ((8, 512), 8), ((6, 512), 3), ((2, 3, 512), 4)]
 
 
+@pytest.mark.parametrize("qtype", ["q3_k", "q6_k"])
 @pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda v: f"{v[0]}x{v[1]}")
 @pytest.mark.parametrize("a_shape,n", Q6_K_SHAPES, ids=lambda v: str(v))
-def test_q6_k(registers, a_shape, n):
+def test_super_block_pairs(qtype, registers, a_shape, n):
     k = a_shape[-1]
-    rows = random_blocks("q6_k", n, k, seed=n + k)
+    rows = random_blocks(qtype, n, k, seed=n + k)
     a = rand(a_shape, np.float32, 3)
-    got = run(a, rows, "q6_k", k, n, vector_registers=registers)
-    assert_dot_close(got, a, rows, "q6_k", k)
+    got = run(a, rows, qtype, k, n, vector_registers=registers)
+    assert_dot_close(got, a, rows, qtype, k)
+
+
+def test_q3_k_extremes():
+    # hmask bits all set and all clear, quants 3 and 0, scale bytes all
+    # ones and all zeros (6-bit scales 63 and 0, less 32), a negative d;
+    # with A the identity, each output is one weight.
+    n, k = 4, 512
+    rows = random_blocks("q3_k", n, k, seed=7)
+    blocks = rows.reshape(n, k // 256, 110)
+    blocks[:, 0, :96] = 0xFF
+    blocks[:, 1, :96] = 0
+    blocks[:, 0, 96:108] = 0xFF
+    blocks[:, 1, 96:108] = 0
+    blocks[:, 1, 96] = 0x1F
+    blocks[..., 108:110] = np.array([-0.5], np.float16).view(np.uint8)
+    rows = blocks.reshape(n, -1)
+    for registers in REGISTER_FILES:
+        got = run(np.eye(k, dtype=np.float32), rows, "q3_k", k, n, vector_registers=registers)
+        np.testing.assert_allclose(got, dequant("q3_k", rows, k).T, rtol=1e-6, atol=0)
 
 
 def test_q6_k_extremes():
@@ -174,19 +195,40 @@ def test_q6_k_extremes():
         np.testing.assert_allclose(got, dequant("q6_k", rows, k).T, rtol=1e-6, atol=0)
 
 
+@pytest.mark.parametrize("qtype", ["q2_k", "q3_k", "q6_k"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
-def test_q6_k_dynamic_rows(dtype):
+def test_k_quant_dynamic_rows(qtype, dtype):
     k, n = 512, 8
-    rows = random_blocks("q6_k", n, k, seed=12)
+    rows = random_blocks(qtype, n, k, seed=12)
     text = fused_text("qmatmul", [rand((3, k), dtype, 1), as_words(rows)],
-                      {"quant_type": "q6_k", "k": k, "n": n}, dynamic={0: (0,)})
+                      {"quant_type": qtype, "k": k, "n": n}, dynamic={0: (0,)})
     f = runner.compile(text, "f")
     for m in (1, 5):
         a = rand((m, k), dtype, m)
         out = f(a, as_words(rows))
         assert out.dtype == dtype
-        assert_close(out, reference(a, rows, "q6_k", k), "f16" if dtype == np.float16 else "f32",
+        assert_close(out, reference(a, rows, qtype, k), "f16" if dtype == np.float16 else "f32",
                      loose=True)
+
+
+def test_q2_k_extremes():
+    # Scale and minimum nibbles 15 and 0 in turn, quants all 3 and all 0,
+    # negative d and dmin; with A the identity, each output is one weight.
+    n, k = 4, 512
+    rows = random_blocks("q2_k", n, k, seed=8)
+    blocks = rows.reshape(n, k // 256, 84)
+    blocks[:, 0, :16] = np.tile(np.array([0xF0, 0x0F], np.uint8), 8)
+    blocks[:, 1, :16] = np.arange(16, dtype=np.uint8) * 17
+    blocks[:, 0, 16:80] = 0xFF
+    blocks[:, 1, 16:48] = 0
+    blocks[..., 80:82] = np.array([-0.25], np.float16).view(np.uint8)
+    blocks[..., 82:84] = np.array([-0.125], np.float16).view(np.uint8)
+    rows = blocks.reshape(n, -1)
+    for registers in REGISTER_FILES:
+        got = run(np.eye(k, dtype=np.float32), rows, "q2_k", k, n, vector_registers=registers)
+        np.testing.assert_allclose(got, dequant("q2_k", rows, k).T, rtol=1e-6, atol=1e-7)
+    a = rand((1, k), np.float32, 9)
+    assert_dot_close(run(a, rows, "q2_k", k, n), a, rows, "q2_k", k)
 
 
 def test_q4_k_extremes():
@@ -228,7 +270,7 @@ def test_threads():
     assert np.array_equal(one, two)
 
 
-@pytest.mark.parametrize("qtype,k", [("q6_k", 256), ("q2_k", 256), ("q8_0", 32), ("q5_1", 96)])
+@pytest.mark.parametrize("qtype,k", [("q6_k", 256), ("q3_k", 256), ("q8_0", 32), ("q5_1", 96)])
 def test_left_to_the_decomposition(qtype, k):
     rows = random_blocks(qtype, 4, k, seed=11)
     a = rand((2, k), np.float32, 5)

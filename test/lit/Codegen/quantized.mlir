@@ -1,5 +1,5 @@
 // The quantized schedule: qmatmul with GGML's blocks of 32 (Q8_0, Q8_1, Q4_0,
-// Q4_1, Q5_0, Q5_1) and super-blocks of 256 (Q4_K, Q5_K, Q6_K). A copied once
+// Q4_1, Q5_0, Q5_1) and super-blocks of 256 (Q2_K to Q6_K). A copied once
 // into the order the weights decode in (f32); tiles of rows of A by rows of
 // W in an scf.forall; the reduction in steps of two blocks (64 weights).
 // Each block's quants are read as whole u32 words, the first block's shifted
@@ -249,21 +249,79 @@ func.func @q6_k(%a: tensor<1x1024xf32>, %w: tensor<840xi32>) -> tensor<1x4xf32> 
 
 // -----
 
+// Q2_K: a step per super-block (21 words), four chunks; each chunk's 8
+// words of 2-bit quants (two per byte of it), the super-block's 16 scale
+// bytes read as four words, their low nibbles (scales, times d) and high
+// ones (minimums, times -dmin) widened once, shuffled into the lanes of the
+// chunk's four sub-blocks of 16 (chunk 0: sub-blocks 0 to 3).
+// CHECK-LABEL: func.func @q2_k
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [1, 8, 2, 8, 4] : tensor<1x512xf32> into tensor<1x8x2x8x4xf32>
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c2
+// CHECK:             vector.transfer_read %{{.*}} : tensor<168xi32>, vector<8xi32>
+// CHECK:             vector.bitcast %{{.*}} : vector<4xi32> to vector<16xi8>
+// CHECK:             arith.andi %{{.*}} : vector<16xi8>
+// CHECK:             arith.uitofp %{{.*}} : vector<16xi8> to vector<16xf32>
+// CHECK:             arith.shrui %{{.*}} : vector<16xi8>
+// CHECK:             arith.uitofp %{{.*}} : vector<16xi8> to vector<16xf32>
+// CHECK:             vector.shuffle %{{.*}} [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3] : vector<16xf32>, vector<16xf32>
+// CHECK:             vector.shuffle %{{.*}} [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3] : vector<16xf32>, vector<16xf32>
+func.func @q2_k(%a: tensor<1x512xf32>, %w: tensor<168xi32>) -> tensor<1x4xf32> {
+  %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q2_k>, k = 512 : i64, n = 4 : i64} (%a, %w) : (tensor<1x512xf32>, tensor<168xi32>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
+// Q3_K: a step of two super-blocks (55 words); the 6-bit scales unpacked
+// from 12 bytes into four words, widened, less 32, times d; per chunk, the
+// 2-bit quants and the hmask bit above them, less 4.
+// CHECK-LABEL: func.func @q3_k
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c1
+// CHECK:             vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xi32>
+// CHECK:             vector.bitcast %{{.*}} : vector<4xi32> to vector<16xi8>
+// CHECK:             arith.uitofp %{{.*}} : vector<16xi8> to vector<16xf32>
+// CHECK:             arith.subf
+// CHECK:             arith.ori %{{.*}} : vector<16xi32>
+// CHECK:             arith.subi %{{.*}} : vector<16xi32>
+func.func @q3_k(%a: tensor<1x512xf32>, %w: tensor<220xi32>) -> tensor<1x4xf32> {
+  %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q3_k>, k = 512 : i64, n = 4 : i64} (%a, %w) : (tensor<1x512xf32>, tensor<220xi32>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
+// f64 activations lower as decomposed, with the reason.
+// CHECK-LABEL: func.func @f64_activations
+// CHECK:         fuel.fused qmatmul
+// CHECK:         fuel.fused nf4_matmul
+// CHECK:         fuel.fused awq_matmul
+// REPORT: qmatmul not scheduled: the quantized schedule handles f32, f16 and bf16 activations
+// REPORT: nf4_matmul not scheduled: the quantized schedule handles f32, f16 and bf16 activations
+// REPORT: awq_matmul not scheduled: the quantized schedule handles f32, f16 and bf16 activations and scales
+func.func @f64_activations(%a: tensor<1x64xf64>, %w: tensor<34xi32>, %a2: tensor<4x128xf64>, %w2: tensor<8x64xi8>, %s2: tensor<8x2xf32>,
+                           %a3: tensor<1x128xf64>, %q: tensor<128x16xi32>, %z: tensor<2x16xi32>, %s: tensor<2x128xf64>)
+    -> (tensor<1x2xf64>, tensor<4x8xf64>, tensor<1x128xf64>) {
+  %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q8_0>, k = 64 : i64, n = 2 : i64} (%a, %w) : (tensor<1x64xf64>, tensor<34xi32>) -> tensor<1x2xf64>
+  %1 = fuel.fused nf4_matmul (%a2, %w2, %s2) : (tensor<4x128xf64>, tensor<8x64xi8>, tensor<8x2xf32>) -> tensor<4x8xf64>
+  %2 = fuel.fused awq_matmul {group_size = 64 : i64} (%a3, %q, %z, %s) : (tensor<1x128xf64>, tensor<128x16xi32>, tensor<2x16xi32>, tensor<2x128xf64>) -> tensor<1x128xf64>
+  return %0, %1, %2 : tensor<1x2xf64>, tensor<4x8xf64>, tensor<1x128xf64>
+}
+
+// -----
+
 // What the schedule leaves to the decomposition, with the reason.
 // CHECK-LABEL: func.func @unscheduled
-// CHECK-COUNT-3: fuel.fused qmatmul
+// CHECK-COUNT-2: fuel.fused qmatmul
 // CHECK: fuel.fused awq_matmul
-// REPORT: not scheduled: the quantized schedule handles Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K weights
 // REPORT: not scheduled: the quantized schedule needs K a multiple of 512 (got 256)
 // REPORT: not scheduled: the quantized schedule needs K a multiple of 64 (got 32)
 // REPORT: not scheduled: the quantized schedule needs N a multiple of 16 (got 8)
-func.func @unscheduled(%a: tensor<2x64xf32>, %a256: tensor<2x256xf32>, %w2: tensor<84xi32>, %w: tensor<210xi32>, %a32: tensor<2x32xf32>, %w8: tensor<34xi32>,
-                       %q: tensor<64x1xi32>, %z: tensor<1x1xi32>, %s: tensor<1x8xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x8xf32>) {
-  %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q2_k>, k = 256 : i64, n = 4 : i64} (%a256, %w2) : (tensor<2x256xf32>, tensor<84xi32>) -> tensor<2x4xf32>
-  %1 = fuel.fused qmatmul {quant_type = #fuel.quant<q6_k>, k = 256 : i64, n = 4 : i64} (%a256, %w) : (tensor<2x256xf32>, tensor<210xi32>) -> tensor<2x4xf32>
-  %2 = fuel.fused qmatmul {quant_type = #fuel.quant<q8_0>, k = 32 : i64, n = 4 : i64} (%a32, %w8) : (tensor<2x32xf32>, tensor<34xi32>) -> tensor<2x4xf32>
-  %3 = fuel.fused awq_matmul {group_size = 64 : i64} (%a, %q, %z, %s) : (tensor<2x64xf32>, tensor<64x1xi32>, tensor<1x1xi32>, tensor<1x8xf32>) -> tensor<2x8xf32>
-  return %0, %1, %2, %3 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x8xf32>
+func.func @unscheduled(%a: tensor<2x64xf32>, %a256: tensor<2x256xf32>, %w: tensor<210xi32>, %a32: tensor<2x32xf32>, %w8: tensor<34xi32>,
+                       %q: tensor<64x1xi32>, %z: tensor<1x1xi32>, %s: tensor<1x8xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x8xf32>) {
+  %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q6_k>, k = 256 : i64, n = 4 : i64} (%a256, %w) : (tensor<2x256xf32>, tensor<210xi32>) -> tensor<2x4xf32>
+  %1 = fuel.fused qmatmul {quant_type = #fuel.quant<q8_0>, k = 32 : i64, n = 4 : i64} (%a32, %w8) : (tensor<2x32xf32>, tensor<34xi32>) -> tensor<2x4xf32>
+  %2 = fuel.fused awq_matmul {group_size = 64 : i64} (%a, %q, %z, %s) : (tensor<2x64xf32>, tensor<64x1xi32>, tensor<1x1xi32>, tensor<1x8xf32>) -> tensor<2x8xf32>
+  return %0, %1, %2 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x8xf32>
 }
 
 // -----
