@@ -1,9 +1,9 @@
 //===- Quantized.cpp - The quantized-matmul schedule ----------------------===//
 //
 // Matmuls whose weight is quantized, dequantized in registers: qmatmul with
-// GGML's blocks of 32 (Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, Q5_1) and Q4_K's, Q5_K's
-// and Q6_K's super-blocks (below); awq_matmul and nf4_matmul are in
-// QuantizedTables.cpp.
+// every GGML type: the blocks of 32 (Q8_0, Q8_1, Q4_0, Q4_1, Q5_0, Q5_1) and
+// the K-quants' super-blocks of 256 (Q2_K to Q6_K, below); awq_matmul and
+// nf4_matmul are in QuantizedTables.cpp.
 //
 // qmatmul: C[m, n] = sum_k A[m, k] * dequant(W)[n, k], each weight byte read
 // once per tile of rows of A and dequantized in registers.
@@ -16,9 +16,10 @@
 // bytes, 17 and 9 u32 words): a chunk of the reduction is such a pair, 64
 // weights. Q4_K's super-blocks of 256 weights are 144 bytes (Q5_K's 176),
 // aligned: a step of the loop is one, four chunks of 64 whose sub-blocks'
-// scales and minimums are unpacked from 6 bits in scalar code. Q6_K's (210
-// bytes) are aligned in pairs: a step is two, eight chunks, their int8
-// scales one vector per super-block.
+// scales and minimums are unpacked from 6 bits in scalar code; Q2_K's (84
+// bytes) likewise, its scales and minimums one vector each per super-block.
+// Q3_K's and Q6_K's (110 and 210 bytes) are aligned in pairs: a step is two,
+// eight chunks, their scales one vector per super-block.
 //
 // Quants that start two bytes into a word are shifted into place, each word
 // from two neighbours (a funnel shift of 32-bit lanes, which LLVM turns into
@@ -109,11 +110,11 @@ constexpr int64_t kChunk = 64;
 /// last 4), less 32; and an f16 d at 108: w = d * (sc - 32) * (q + 4 bit
 /// - 4). Like Q6_K's, two super-blocks make a step.
 struct BlockLayout {
-  int64_t bytes;          ///< 34, 36, 18, 20, 22, 24; 144, 176, 210.
+  int64_t bytes;          ///< 34, 36, 18, 20, 22, 24; 84 to 210.
   int64_t quants;         ///< where the quants start.
   int64_t minimum = -1;   ///< where m is, or -1.
   int64_t highBits = -1;  ///< where the fifth bits are (Q6_K: the top
-                          ///< two), or -1.
+                          ///< two; Q3_K: the third), or -1.
   bool int8 = false;      ///< int8 quants (else nibbles).
   int32_t offset = 0;     ///< subtracted from each quant.
   bool superBlock = false; ///< a K-quant's chunks (Q5_K's with `highBits`:
@@ -123,7 +124,7 @@ struct BlockLayout {
                            ///< `highBits`: its hmask).
 
   /// Blocks per step of the loop: two of 32 (a chunk), one super-block, or
-  /// two where one is not word-aligned (Q6_K's).
+  /// two where one is not word-aligned (Q3_K's, Q6_K's).
   int64_t perStep() const { return superBlock && bytes % 4 == 0 ? 1 : 2; }
   /// Chunks of 64 weights per step: a pair of blocks of 32, or four per
   /// super-block.
@@ -167,7 +168,7 @@ struct QShape {
   int64_t tileM, tileN;
   int64_t stepWords; ///< u32 words a step of the loop reads: two blocks
                      ///< (blocks have even sizes), or a super-block (two
-                     ///< of Q6_K's).
+                     ///< of Q3_K's and Q6_K's).
   int64_t chunks;    ///< chunks of 64 weights per step: 1, 4 or 8.
   int64_t lanes;     ///< f32 lanes of a vector: the target's, 2 to 16.
 
@@ -188,8 +189,8 @@ struct QShape {
   }
   /// The block of the chunk (0 or 1) of that weight: the first block's
   /// words, then the second's; in a Q4_K chunk, low nibbles, then high. In
-  /// a Q6_K chunk, the sub-block of 16 (0 to 3): words 0-3 or 4-7, of the
-  /// low or high nibbles (2 * high + word / 4).
+  /// a Q2_K, Q3_K or Q6_K chunk, the sub-block of 16 (0 to 3): words 0-3 or
+  /// 4-7, of the even or odd fields (2 * (field % 2) + word / 4).
   int64_t block(int64_t p, int64_t l) const {
     if (layout.sixBit || layout.twoBit)
       return 2 * (field(p, l) % 2) + word(p, l) / 4;
