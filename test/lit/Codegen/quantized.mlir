@@ -69,9 +69,10 @@ func.func @q8_0(%a: tensor<8x128xf32>, %w: tensor<272xi32>) -> tensor<8x8xf32> {
 
 // Q4_0, one row of A (decode), batch dims folded; A's K split into [pair,
 // block, high nibble, word, byte] and transposed to [pair, byte, high
-// nibble, block, word], extended to f32. The nibbles by a shift per lane, a
-// mask and minus 8; with one row of A each block's products are summed
-// before its scale multiplies them.
+// nibble, block, word], extended to f32. The nibbles by a shift per lane and
+// a mask, made floats less 8 exactly (2^23's exponent or'd in, then 2^23 +
+// 8 subtracted); with one row of A each block's products are summed before
+// its scale multiplies them.
 // CHECK-LABEL: func.func @q4_0
 // CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<1x1x64xf16> into tensor<1x64xf16>
 // CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<1x1x2x2x4x4xf16>) outs(%{{.*}} : tensor<1x1x4x2x2x4xf32>)
@@ -84,7 +85,9 @@ func.func @q8_0(%a: tensor<8x128xf32>, %w: tensor<272xi32>) -> tensor<8x8xf32> {
 // CHECK:             %[[TWICE:.*]] = vector.shuffle %[[Q]], %[[Q]] [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7] : vector<8xi32>, vector<8xi32>
 // CHECK:             arith.shrui %[[TWICE]], %{{.*}} : vector<16xi32>
 // CHECK:             arith.andi %{{.*}} : vector<16xi32>
-// CHECK:             arith.subi %{{.*}} : vector<16xi32>
+// CHECK:             %[[BIASED:.*]] = arith.ori %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK:             %[[F:.*]] = arith.bitcast %[[BIASED]] : vector<16xi32> to vector<16xf32>
+// CHECK:             arith.subf %[[F]], %{{.*}} : vector<16xf32>
 // CHECK:             arith.mulf %{{.*}} : vector<16xf32>
 // CHECK:             vector.fma
 // CHECK:           arith.truncf %{{.*}} : f32 to f16
@@ -116,7 +119,8 @@ func.func @q4_0(%a: tensor<1x1x64xf16>, %w: tensor<36xi32>) -> tensor<1x1x4xf16>
 // AVX2:             %[[UP:.*]] = arith.shli %[[BIT]], %{{.*}} : vector<8xi32>
 // AVX2:             %[[FIFTH:.*]] = arith.andi %[[UP]], %{{.*}} : vector<8xi32>
 // AVX2:             %[[Q:.*]] = arith.ori %{{.*}}, %[[FIFTH]] : vector<8xi32>
-// AVX2:             arith.subi %[[Q]], %{{.*}} : vector<8xi32>
+// AVX2:             %[[BIASED:.*]] = arith.ori %[[Q]], %{{.*}} : vector<8xi32>
+// AVX2:             arith.bitcast %[[BIASED]] : vector<8xi32> to vector<8xf32>
 // The fifth bits are blended once per step, not once per piece.
 // AVX2-NOT:         vector.broadcast %{{.*}} : i32 to vector<8xi32>
 // AVX2:             scf.yield
@@ -239,7 +243,9 @@ func.func @two_dynamic_dims(%a: tensor<?x?x128xf32>, %w: tensor<544xi32>) -> ten
 // CHECK:             arith.sitofp %{{.*}} : vector<16xi8> to vector<16xf32>
 // CHECK:             arith.shli %{{.*}} : vector<16xi32>
 // CHECK:             arith.ori %{{.*}} : vector<16xi32>
-// CHECK:             arith.subi %{{.*}} : vector<16xi32>
+// CHECK:             %[[BIASED:.*]] = arith.ori %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK:             %[[F:.*]] = arith.bitcast %[[BIASED]] : vector<16xi32> to vector<16xf32>
+// CHECK:             arith.subf %[[F]], %{{.*}} : vector<16xf32>
 // CHECK:             vector.fma
 // CHECK:             vector.shuffle %{{.*}} [0, 0, 0, 0, 1, 1, 1, 1, 4, 4, 4, 4, 5, 5, 5, 5] : vector<16xf32>, vector<16xf32>
 func.func @q6_k(%a: tensor<1x1024xf32>, %w: tensor<840xi32>) -> tensor<1x4xf32> {
@@ -282,7 +288,9 @@ func.func @q2_k(%a: tensor<1x512xf32>, %w: tensor<168xi32>) -> tensor<1x4xf32> {
 // CHECK:             arith.uitofp %{{.*}} : vector<16xi8> to vector<16xf32>
 // CHECK:             arith.subf
 // CHECK:             arith.ori %{{.*}} : vector<16xi32>
-// CHECK:             arith.subi %{{.*}} : vector<16xi32>
+// CHECK:             %[[BIASED:.*]] = arith.ori %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK:             %[[F:.*]] = arith.bitcast %[[BIASED]] : vector<16xi32> to vector<16xf32>
+// CHECK:             arith.subf %[[F]], %{{.*}} : vector<16xf32>
 func.func @q3_k(%a: tensor<1x512xf32>, %w: tensor<220xi32>) -> tensor<1x4xf32> {
   %0 = fuel.fused qmatmul {quant_type = #fuel.quant<q3_k>, k = 512 : i64, n = 4 : i64} (%a, %w) : (tensor<1x512xf32>, tensor<220xi32>) -> tensor<1x4xf32>
   return %0 : tensor<1x4xf32>
