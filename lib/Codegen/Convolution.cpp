@@ -1,7 +1,7 @@
 //===- Convolution.cpp - The convolution schedule -------------------------===//
 //
-// conv2d (NCHW input, FCHW weight; any stride, groups of at least 16
-// filters), and conv_transpose_2d with one group and dilation 1 (as that
+// conv2d (NCHW input, FCHW weight; any stride and groups, depthwise
+// included), and conv_transpose_2d with one group and dilation 1 (as that
 // convolution of its input spread out, see buildConvolution), as register
 // tiles of outer products: y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c)
 // of x_pad[b, c, oh + kh, ow + kw] * w[f, c, kh, kw] (stride 1). For each
@@ -20,7 +20,10 @@
 // the pixels at rows ph mod s_h and columns pw mod s_w), where they are
 // consecutive: kernel row kh reads phase kh mod s_h at row oh + kh / s_h.
 // With groups, a filter tile (within one group: the group's filters are a
-// multiple of the tile) sums over its group's channels only.
+// multiple of the tile) sums over its group's channels only. Where the
+// filters per group are not a multiple of 16 (depthwise: one), the tile is
+// filters-major (`ConvTile`): up to 4 filters by up to 64 output columns,
+// each step a filter's weight broadcast over a vector of pixels.
 //
 // The decomposition's single generic over seven loops has an input map with
 // sums of dims (oh + kh), which upstream's vectorizer does not turn into
@@ -44,34 +47,43 @@ using namespace mlir;
 using namespace mlir::fuel;
 
 namespace {
-/// The register tile is the contraction's (registerTile): its rows are
-/// output columns, its columns filters (8 x 32 f32 accumulators are 16
-/// AVX-512 registers; 4 x 16 on AVX2, where 8 x 32 spilled).
+/// The register tile of a convolution: `cols` output columns by `filters`
+/// filters. Where the filters (per group) are a multiple of 16 it is the
+/// contraction's (registerTile): its rows are output columns, its columns
+/// filters, one outer product per step broadcasting each pixel (8 x 32 f32
+/// accumulators are 16 AVX-512 registers; 4 x 16 on AVX2, where 8 x 32
+/// spilled). Otherwise (depthwise convolutions, small groups, a few
+/// filters) it is filters-major (`filtersOuter`): up to 4 filters by up to
+/// 4 vectors of output columns, each step broadcasting each filter's weight
+/// over a vector of pixels.
+struct ConvTile {
+  int64_t cols, filters;
+  bool filtersOuter = false;
+};
 
-/// Filters per register tile: the tile's, or 16; 0 when F is a multiple of
-/// neither.
-int64_t filterTile(int64_t f, RegisterTile tile) {
-  return f % tile.n == 0 ? tile.n : (f % 16 == 0 ? 16 : 0);
+ConvTile convTile(int64_t filtersPerGroup, int64_t width,
+                  const ScheduleOptions &options) {
+  RegisterTile tile = registerTile(options);
+  if (filtersPerGroup % tile.n == 0)
+    return {tile.m, tile.n};
+  if (filtersPerGroup % 16 == 0)
+    return {tile.m, 16};
+  int64_t lanes = std::clamp<int64_t>(options.vectorRegisterBits / 32, 4, 16);
+  int64_t vectors = std::clamp<int64_t>((width + lanes - 1) / lanes, 1, 4);
+  int64_t filters = 1;
+  while (2 * filters <= 4 && filtersPerGroup % (2 * filters) == 0)
+    filters *= 2;
+  return {vectors * lanes, filters, true};
 }
 
 /// The output width the schedule computes: `width` rounded up to whole
 /// register tiles (the columns past it read zeros and are dropped).
-int64_t paddedWidth(int64_t width, RegisterTile tile) {
-  return (width + tile.m - 1) / tile.m * tile.m;
+int64_t paddedWidth(int64_t width, ConvTile tile) {
+  return (width + tile.cols - 1) / tile.cols * tile.cols;
 }
 
-/// The checks both convolutions share: the filters (per group) fit the
-/// register tile, float types.
-LogicalResult checkTiles(FusedOp op, RegisterTile tile, std::string &why,
-                         int64_t groups = 1) {
-  ArrayRef<int64_t> y =
-      cast<RankedTensorType>(op->getResult(0).getType()).getShape();
-  if (!filterTile(y[1] / groups, tile)) {
-    why = std::string("the convolution schedule needs filters ") +
-          (groups > 1 ? "per group " : "") + "a multiple of 16 (got " +
-          std::to_string(y[1] / groups) + ")";
-    return failure();
-  }
+/// The checks both convolutions share: float types.
+LogicalResult checkTypes(FusedOp op, std::string &why) {
   for (Type t : op->getOperandTypes()) {
     Type elt = cast<RankedTensorType>(t).getElementType();
     if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
@@ -107,10 +119,9 @@ LogicalResult mlir::fuel::canScheduleConvolution(
             "one group, dilation 1 and padding below the kernel size";
       return failure();
     }
-    return checkTiles(op, registerTile(options), why);
+    return checkTypes(op, why);
   }
-  Conv2dView conv(op);
-  return checkTiles(op, registerTile(options), why, conv.getGroups());
+  return checkTypes(op, why);
 }
 
 /// A [B, ...] size list: `shape` with its first size that of dim 0 of `x`
@@ -203,16 +214,17 @@ static Value splitPhases(RewriterBase &rewriter, Location loc, Value xp,
 /// wT in f32 [KH, KW, Cg, F], Cg the channels per group; replaces `op` by
 /// y.
 static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
-                      std::optional<Value> bias, RegisterTile registers,
+                      std::optional<Value> bias, ConvTile registers,
                       CoreInput in = {}) {
-  int64_t tileW = registers.m;
+  int64_t tileW = registers.cols;
   Location loc = op.getLoc();
   Type f32 = rewriter.getF32Type();
   auto yType = cast<RankedTensorType>(op->getResult(0).getType());
   Type yElt = yType.getElementType();
   ArrayRef<int64_t> y = yType.getShape(),
                     w = cast<RankedTensorType>(wT.getType()).getShape();
-  int64_t tileF = filterTile(y[1] / in.groups, registers);
+  int64_t tileF = registers.filters;
+  bool filtersOuter = registers.filtersOuter;
   bool strided = in.stride[0] != 1 || in.stride[1] != 1;
   auto index = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -247,7 +259,8 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
                                               index(rewriter, y[1] / in.groups)),
                        index(rewriter, w[2]))
                        .getResult();
-  auto accType = VectorType::get({tileW, tileF}, f32);
+  auto accType = filtersOuter ? VectorType::get({tileF, tileW}, f32)
+                              : VectorType::get({tileW, tileF}, f32);
   Value acc0 = arith::ConstantOp::create(
       rewriter, loc, accType, DenseElementsAttr::get(accType, 0.0f));
   Value pad = arith::ConstantOp::create(rewriter, loc, f32,
@@ -293,6 +306,10 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
         Value weights = vector::TransferReadOp::create(
             b3, loc, VectorType::get({tileF}, f32), wT,
             ValueRange{kh, kw, c, f0}, pad, ArrayRef<bool>{true});
+        if (filtersOuter)
+          return vector::OuterProductOp::create(b3, loc, accType, weights,
+                                                pixels, a3)
+              .getResult();
         return vector::OuterProductOp::create(b3, loc, accType, pixels,
                                               weights, a3)
             .getResult();
@@ -309,13 +326,19 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
     if (bElt != f32)
       bv = arith::ExtFOp::create(rewriter, loc, VectorType::get({tileF}, f32),
                                  bv);
+    // (Filters-major: each filter's bias along its row.)
+    if (filtersOuter)
+      bv = vector::ShapeCastOp::create(
+          rewriter, loc, VectorType::get({tileF, 1}, f32), bv);
     acc = arith::AddFOp::create(
         rewriter, loc, acc,
         vector::BroadcastOp::create(rewriter, loc, accType, bv));
   }
   // [columns, filters] -> [filters, columns], rows of y.
-  Value tileT = vector::TransposeOp::create(rewriter, loc, acc,
-                                            ArrayRef<int64_t>{1, 0});
+  Value tileT = filtersOuter ? acc
+                             : vector::TransposeOp::create(
+                                   rewriter, loc, acc, ArrayRef<int64_t>{1, 0})
+                                   .getResult();
   if (yElt != f32)
     tileT = arith::TruncFOp::create(
         rewriter, loc, VectorType::get({tileF, tileW}, yElt), tileT);
@@ -376,14 +399,15 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
     int64_t wp = (x[3] - 1) * stride[1] + 1 + 2 * left + outPad[1];
     // Zeros on the right for the output's columns in whole tiles.
     int64_t wo = wp - w[3] + 1;
-    wp += paddedWidth(wo, registerTile(options)) - wo;
+    ConvTile tile = convTile(w[1], wo, options);
+    wp += paddedWidth(wo, tile) - wo;
     Value xp = placeInZeros(rewriter, loc, ct->getX(), hp, wp, top, left,
                             stride);
     Value wT = copyWidened(
         rewriter, loc, ct->getW(),
         AffineMap::get(4, 0, {d2, d3, w[2] - 1 - d0, w[3] - 1 - d1}, ctx),
         getAsIndexOpFoldResult(ctx, {w[2], w[3], w[0], w[1]}));
-    buildCore(rewriter, op, xp, wT, std::nullopt, registerTile(options));
+    buildCore(rewriter, op, xp, wT, std::nullopt, tile);
     return success();
   }
   Conv2dView conv(op);
@@ -397,18 +421,17 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
   // Padded, with zeros on the right for the output's columns in whole
   // tiles, and to whole strides (zeros no output reads).
   int64_t wo = (x[3] + 2 * pad[1] - w[3]) / stride[1] + 1;
+  ConvTile tile = convTile(w[0] / conv.getGroups(), wo, options);
   int64_t hp = roundUpTo(x[2] + 2 * pad[0], stride[0]),
-          wp = roundUpTo(
-              std::max(x[3] + 2 * pad[1],
-                       (paddedWidth(wo, registerTile(options)) - 1) *
-                               stride[1] +
-                           w[3]),
-              stride[1]);
+          wp = roundUpTo(std::max(x[3] + 2 * pad[1],
+                                  (paddedWidth(wo, tile) - 1) * stride[1] +
+                                      w[3]),
+                         stride[1]);
   Value xp = placeInZeros(rewriter, loc, conv.getX(), hp, wp, pad[0], pad[1],
                           {1, 1});
   CoreInput in{stride, conv.getGroups()};
   if (stride[0] != 1 || stride[1] != 1)
     xp = splitPhases(rewriter, loc, xp, stride);
-  buildCore(rewriter, op, xp, wT, conv.getBias(), registerTile(options), in);
+  buildCore(rewriter, op, xp, wT, conv.getBias(), tile, in);
   return success();
 }

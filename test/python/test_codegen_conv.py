@@ -5,8 +5,8 @@ group's filters reading its channels; fuel-codegen-cpu) against the numpy
 reference (references.conv2d, in float64): kernels 1x1, 3x3, 5x3, 7x7,
 padding none, even and uneven, strides 1, 2 and 3, groups, output widths
 off the register tile, with and without bias, batches, f32/f16/bf16; and
-the conv2ds the schedule leaves to the decomposition (depthwise, fewer than
-16 filters per group)."""
+filters-major tiles where the filters per group are not a multiple of 16
+(depthwise, small groups, a few filters)."""
 
 import numpy as np
 import pytest
@@ -136,16 +136,53 @@ def test_strided_low_precision():
     assert_close(out, reference(x, w, None, (2, 2), (1, 1), 2), "f16")
 
 
-@pytest.mark.parametrize("params,xs,ws", [
+# Filters per group that are not a multiple of 16 (depthwise, a channel
+# multiplier, small groups, a few filters): filters-major tiles of 1, 2 or
+# 4 filters by 1 to 4 vectors of output columns; MobileNet's depthwise
+# widths (112, 56 with stride 2, 14, 7), a 5x5 kernel, no bias.
+FILTERS_MAJOR = [
     ({"groups": 4}, (1, 4, 8, 10), (4, 1, 3, 3)),
+    ({"groups": 8, "padding": (1, 1)}, (1, 8, 112, 112), (8, 1, 3, 3)),
+    ({"groups": 8, "padding": (1, 1), "stride": (2, 2)}, (2, 8, 112, 112), (8, 1, 3, 3)),
+    ({"groups": 16, "padding": (1, 1)}, (1, 16, 14, 14), (16, 1, 3, 3)),
+    ({"groups": 4, "padding": (2, 2)}, (1, 4, 7, 7), (4, 1, 5, 5)),
+    ({"groups": 4, "padding": (1, 1)}, (1, 4, 9, 30), (8, 1, 3, 3)),
     ({"groups": 2}, (1, 4, 8, 10), (16, 2, 3, 3)),
-    ({}, (1, 4, 10, 10), (8, 4, 3, 3))], ids=["depthwise", "8-filters-per-group", "8-filters"])
-def test_left_to_the_decomposition(params, xs, ws):
-    x, w, b = rand(xs, np.float32, 1), rand(ws, np.float32, 2), rand((ws[0],), np.float32, 3)
-    out = run(x, w, b, params)
+    ({}, (1, 4, 10, 10), (8, 4, 3, 3)),
+    ({"stride": (2, 1)}, (1, 3, 9, 20), (3, 3, 3, 3)),
+    ({"groups": 3, "stride": (1, 2), "padding": (0, 1)}, (1, 6, 7, 33), (12, 2, 1, 3)),
+]
+
+
+@pytest.mark.parametrize("registers", [(32, 512), (16, 256)], ids=lambda r: f"{r[0]}x{r[1]}")
+@pytest.mark.parametrize("params,xs,ws", FILTERS_MAJOR, ids=lambda v: str(v))
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no-bias"])
+def test_filters_major(registers, params, xs, ws, bias):
+    x, w = rand(xs, np.float32, 1), rand(ws, np.float32, 2)
+    b = rand((ws[0],), np.float32, 3) if bias else None
+    out = run(x, w, b, params, vector_registers=registers)
     want = reference(x, w, b, params.get("stride", (1, 1)), params.get("padding", (0, 0)),
                      params.get("groups", 1))
+    assert out.shape == want.shape
     assert_close(out, want, "f32", loose=True)
+
+
+def test_depthwise_dynamic_batch_low_precision():
+    x0, w, b = rand((1, 8, 12, 12), np.float16, 1), rand((8, 1, 3, 3), np.float16, 2), \
+        rand((8,), np.float16, 3)
+    params = {"groups": 8, "padding": (1, 1)}
+    f = runner.compile(fused_text("conv2d", [x0, w, b], params, dynamic={0: (0,)}), "f")
+    for batch in (1, 3):
+        x = rand((batch, 8, 12, 12), np.float16, batch)
+        out = f(x, w, b)
+        assert out.dtype == np.float16
+        assert_close(out, reference(x, w, b, (1, 1), (1, 1), 8), "f16")
+
+
+def test_transposed_few_filters():
+    x, w = rand((1, 4, 6, 6), np.float32, 4), rand((4, 3, 3, 3), np.float32, 5)
+    f = runner.compile(fused_text("conv_transpose_2d", [x, w], {"stride": (2, 2), "padding": (1, 1)}), "f")
+    assert_close(f(x, w), transposed_reference(x, w, (2, 2), (1, 1), (0, 0)), "f32", loose=True)
 
 
 def transposed_reference(x, w, stride, padding, output_padding):

@@ -95,15 +95,20 @@ func.func @dynamic_height(%x: tensor<1x4x?x8xf32>, %w: tensor<16x4x3x3xf32>) -> 
 
 // Output widths off the register tile (4 and 6 columns) are computed in
 // whole tiles of 8, the input padded with zeros on the right for them, and
-// the result sliced; fewer than 16 filters per group are left to the
-// decomposition.
+// the result sliced. Fewer than 16 filters per group (8 here) get
+// filters-major tiles: 4 filters by a vector of 16 output columns, each
+// filter's weight broadcast over the pixels, no transpose.
 // CHECK-LABEL: func.func @widths_and_groups
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 1, 1) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x16x4x8xf32>)
+// CHECK:           vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<8xf32>, vector<16xf32>
 // CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 16, 4, 4] [1, 1, 1, 1] : tensor<1x16x4x8xf32> to tensor<1x16x4x4xf32>
-// CHECK:         fuel.fused conv2d {{.*}}groups = 2
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 6, 4, 1) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x16x6x16xf32>)
+// CHECK:           vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<4xf32>, vector<16xf32>
+// CHECK-NOT:       vector.transpose
+// CHECK:           vector.transfer_write %{{.*}} : vector<4x16xf32>, tensor<4x16xf32>
+// CHECK:         tensor.extract_slice %{{.*}} : tensor<1x16x6x16xf32> to tensor<1x16x6x6xf32>
 // CHECK:         scf.forall {{.*}} -> (tensor<1x16x6x8xf32>)
 // CHECK:         tensor.extract_slice %{{.*}} : tensor<1x16x6x8xf32> to tensor<1x16x6x6xf32>
-// REPORT: not scheduled: the convolution schedule needs filters per group a multiple of 16 (got 8)
 // REPORT-NOT: not scheduled
 func.func @widths_and_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<16x4x3x3xf32>, %wg: tensor<16x2x3x3xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>) {
   %0 = fuel.fused conv2d {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} (%x, %w) : (tensor<1x4x8x8xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x4x4xf32>
@@ -193,4 +198,21 @@ func.func @causal_dynamic_channels(%x: tensor<1x?x8xf32>, %w: tensor<?x1x3xf32>,
 func.func @causal_empty(%x: tensor<0x5x22xf32>, %w: tensor<5x1x3xf32>, %b: tensor<5xf32>) -> tensor<0x5x20xf32> {
   %y = fuel.fused causal_conv1d (%x, %w, %b) : (tensor<0x5x22xf32>, tensor<5x1x3xf32>, tensor<5xf32>) -> tensor<0x5x20xf32>
   return %y : tensor<0x5x20xf32>
+}
+
+// -----
+
+// Depthwise (one filter per group): tiles of one filter by 64 output
+// columns (4 vectors), the filter's weight broadcast over the pixels, its
+// bias along the tile's row; 56 columns computed as 64 and sliced.
+// CHECK-LABEL: func.func @depthwise
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 56, 32, 1) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x32x56x64xf32>)
+// CHECK:           vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<1xf32>, vector<64xf32>
+// CHECK:           vector.shape_cast %{{.*}} : vector<1xf32> to vector<1x1xf32>
+// CHECK:           vector.broadcast %{{.*}} : vector<1x1xf32> to vector<1x64xf32>
+// CHECK:           vector.transfer_write %{{.*}} : vector<1x64xf32>, tensor<1x64xf32>
+// CHECK:         tensor.extract_slice %{{.*}} : tensor<1x32x56x64xf32> to tensor<1x32x56x56xf32>
+func.func @depthwise(%x: tensor<1x32x56x56xf32>, %w: tensor<32x1x3x3xf32>, %b: tensor<32xf32>) -> tensor<1x32x56x56xf32> {
+  %y = fuel.fused conv2d {padding = array<i64: 1, 1>, groups = 32 : i64} (%x, %w, %b) : (tensor<1x32x56x56xf32>, tensor<32x1x3x3xf32>, tensor<32xf32>) -> tensor<1x32x56x56xf32>
+  return %y : tensor<1x32x56x56xf32>
 }
