@@ -19,6 +19,19 @@
 // linalg ops on [B, D, N] slices, which lower to scalar loops with a
 // scalar exp each.
 //
+// ssd_chunk_scan (Mamba-2's SSD) has the same form per head: per batch b
+// and head h, the state h[p, n] runs along the sequence, h = exp(dt[t] *
+// a[h]) * h + (dt[t] * x[t, p]) * b[t, n], y[t, p] = sum_n h[p, n] * c[t,
+// n]. The schedule puts `vectorWidth` of the head's P channels in the lanes
+// (x and y are contiguous along P) and keeps the state in registers, up to
+// 16 vectors of it per pass over the sequence (y summed over the passes in
+// an f32 tile). The decay is one scalar exp per step and head, b[t, n] and
+// c[t, n] scalars every lane shares; the state update and y's sum are
+// fused multiply-adds, y in four partial sums per step. An scf.forall runs
+// over (B, H, P / width); chunk_size, which only changes a GPU's blocking,
+// plays no part. P that is not a multiple of the width is padded with
+// zeros.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Scan.h"
@@ -41,11 +54,23 @@ namespace {
 /// The most state vectors kept in registers (N): the step is unrolled over
 /// them.
 constexpr int64_t kMaxState = 128;
+/// ssd_chunk_scan's state vectors per pass over the sequence: what the
+/// registers hold beside the step's values, so that a state of 128 (Mamba-2's
+/// usual) is not spilled and reloaded on every step. (Against one pass,
+/// within this machine's noise.)
+constexpr int64_t kStateGroup = 16;
 } // namespace
+
+static LogicalResult canScheduleSsd(SsdChunkScanView scan,
+                                    std::string &why);
+static LogicalResult buildSsd(RewriterBase &rewriter, SsdChunkScanView scan,
+                              const ScheduleOptions &options);
 
 LogicalResult mlir::fuel::canScheduleScan(FusedOp op,
                                           const ScheduleOptions &options,
                                           std::string &why) {
+  if (std::optional<SsdChunkScanView> ssd = SsdChunkScanView::match(op))
+    return canScheduleSsd(*ssd, why);
   SelectiveScanView scan(op);
   Type elt = cast<RankedTensorType>(scan.getU().getType()).getElementType();
   if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
@@ -76,6 +101,8 @@ LogicalResult mlir::fuel::canScheduleScan(FusedOp op,
 
 LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
                                     const ScheduleOptions &options) {
+  if (std::optional<SsdChunkScanView> ssd = SsdChunkScanView::match(op))
+    return buildSsd(rewriter, *ssd, options);
   SelectiveScanView scan(op);
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -252,5 +279,199 @@ LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
   results.push_back(
       slice(forall.getResult(1), {batches, d, rewriter.getIndexAttr(n)}));
   rewriter.replaceOp(op, results);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ssd_chunk_scan
+//===----------------------------------------------------------------------===//
+
+static LogicalResult canScheduleSsd(SsdChunkScanView scan,
+                                    std::string &why) {
+  auto x = cast<RankedTensorType>(scan.getX().getType());
+  Type elt = x.getElementType();
+  if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
+    why = "the scan schedule handles f32, f16 and bf16";
+    return failure();
+  }
+  auto b = cast<RankedTensorType>(scan.getB().getType());
+  // Batches and the sequence may be dynamic; heads, P and N not.
+  if (x.isDynamicDim(2) || x.isDynamicDim(3) || b.isDynamicDim(3)) {
+    why = "the scan schedule needs static heads, head dims and state";
+    return failure();
+  }
+  int64_t n = b.getDimSize(3);
+  if (x.getDimSize(0) == 0 || x.getDimSize(1) == 0 || x.getDimSize(2) == 0 ||
+      x.getDimSize(3) == 0 || n == 0 || n > kMaxState) {
+    why = "the scan schedule needs a sequence, heads, head dims and a state "
+          "of 1 to " + std::to_string(kMaxState) + " (got N = " +
+          std::to_string(n) + ")";
+    return failure();
+  }
+  return success();
+}
+
+static LogicalResult buildSsd(RewriterBase &rewriter, SsdChunkScanView scan,
+                              const ScheduleOptions &options) {
+  FusedOp op = scan.getOperation();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto xType = cast<RankedTensorType>(scan.getX().getType());
+  ArrayRef<int64_t> xShape = xType.getShape();
+  int64_t heads = xShape[2], channels = xShape[3];
+  int64_t n = cast<RankedTensorType>(scan.getB().getType()).getDimSize(3);
+  OpFoldResult batches = tensor::getMixedSize(rewriter, loc, scan.getX(), 0);
+  OpFoldResult length = tensor::getMixedSize(rewriter, loc, scan.getX(), 1);
+  int64_t width = options.vectorWidth;
+  int64_t padded = llvm::alignTo(channels, width);
+  Type elt = xType.getElementType();
+  Type f32 = rewriter.getF32Type();
+  auto lanes = VectorType::get({width}, f32);
+  auto eltLanes = VectorType::get({width}, elt);
+  auto index = [&](OpBuilder &b, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto widen = [&](OpBuilder &b, Value v) -> Value {
+    if (getElementTypeOrSelf(v.getType()) == f32)
+      return v;
+    Type to = isa<VectorType>(v.getType()) ? Type(lanes) : f32;
+    return arith::ExtFOp::create(b, loc, to, v);
+  };
+  auto one = [&] { return rewriter.getIndexAttr(1); };
+
+  SmallVector<OpFoldResult> paddedShape = {batches, length,
+                                           rewriter.getIndexAttr(heads),
+                                           rewriter.getIndexAttr(padded)};
+  Value x = scan.getX();
+  if (padded != channels)
+    x = padWithZeros(rewriter, loc, x, paddedShape);
+  Value yEmpty = tensor::EmptyOp::create(rewriter, loc, paddedShape, elt);
+  auto forall = scf::ForallOp::create(
+      rewriter, loc,
+      ArrayRef<OpFoldResult>{batches, rewriter.getIndexAttr(heads),
+                             rewriter.getIndexAttr(padded / width)},
+      ValueRange{yEmpty}, std::nullopt);
+  Block *body = forall.getBody();
+  rewriter.setInsertionPointToStart(body);
+  Value bi = body->getArgument(0), h = body->getArgument(1);
+  Value p0 = arith::MulIOp::create(rewriter, loc, body->getArgument(2),
+                                   index(rewriter, width));
+  Value yOut = body->getArgument(3);
+  // The tile of y: [L, width] of head h.
+  auto yTileType =
+      RankedTensorType::get({xShape[1], width}, elt);
+  SmallVector<OpFoldResult> tileOffsets = {bi, rewriter.getIndexAttr(0), h,
+                                           p0};
+  SmallVector<OpFoldResult> tileSizes = {one(), length, one(),
+                                         rewriter.getIndexAttr(width)};
+  SmallVector<OpFoldResult> tileStrides(4, one());
+  Value yTile = tensor::ExtractSliceOp::create(
+      rewriter, loc, yTileType, yOut, tileOffsets, tileSizes, tileStrides);
+  Value a = widen(rewriter, tensor::ExtractOp::create(rewriter, loc,
+                                                      scan.getA(),
+                                                      ValueRange{h}));
+  Value pad = arith::ConstantOp::create(rewriter, loc, elt,
+                                        rewriter.getFloatAttr(elt, 0.0));
+  Value bm = scan.getB(), cm = scan.getC();
+  // The state in groups of kStateGroup vectors, a pass over the sequence
+  // each: y's partial sums in an f32 tile between passes (none with one
+  // group), the last pass writing y.
+  int64_t groups = (n + kStateGroup - 1) / kStateGroup;
+  Value partial;
+  if (groups > 1)
+    partial = tensor::EmptyOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{length, rewriter.getIndexAttr(width)},
+        f32);
+  Value fpad = arith::ConstantOp::create(rewriter, loc, f32,
+                                         rewriter.getF32FloatAttr(0.0));
+  for (int64_t g = 0; g < groups; ++g) {
+    int64_t first = g * kStateGroup, count = std::min(kStateGroup, n - first);
+    bool last = g + 1 == groups;
+    auto stateType = VectorType::get({count, width}, f32);
+    Value state0 = arith::ConstantOp::create(
+        rewriter, loc, stateType, DenseElementsAttr::get(stateType, 0.0f));
+    Value before = partial;
+    auto loop = scf::ForOp::create(
+        rewriter, loc, index(rewriter, 0),
+        getValueOrCreateConstantIndexOp(rewriter, loc, length),
+        index(rewriter, 1), ValueRange{state0, last ? yTile : partial},
+        [&](OpBuilder &nb, Location, Value t, ValueRange iter) {
+          Value dt = widen(nb, tensor::ExtractOp::create(
+                                   nb, loc, scan.getDt(), ValueRange{bi, t, h}));
+          // As the decomposition: exp(dt * a), (dt * x) * b.
+          Value decay = vector::BroadcastOp::create(
+              nb, loc, lanes,
+              math::ExpOp::create(nb, loc,
+                                  arith::MulFOp::create(nb, loc, dt, a)));
+          Value xs = widen(nb, vector::TransferReadOp::create(
+                                   nb, loc, eltLanes, x,
+                                   ValueRange{bi, t, h, p0}, pad,
+                                   ArrayRef<bool>{true}));
+          Value dx = arith::MulFOp::create(
+              nb, loc, vector::BroadcastOp::create(nb, loc, lanes, dt), xs);
+          Value state = iter[0];
+          Value ys[4] = {};
+          Value y = g == 0 ? arith::ConstantOp::create(
+                                 nb, loc, lanes,
+                                 DenseElementsAttr::get(lanes, 0.0f))
+                                 .getResult()
+                           : vector::TransferReadOp::create(
+                                 nb, loc, lanes, last ? before : iter[1],
+                                 ValueRange{t, index(nb, 0)}, fpad,
+                                 ArrayRef<bool>{true})
+                                 .getResult();
+          for (int64_t i = 0; i < count; ++i) {
+            Value at = index(nb, first + i);
+            auto shared = [&](Value m) -> Value {
+              return vector::BroadcastOp::create(
+                  nb, loc, lanes,
+                  widen(nb, tensor::ExtractOp::create(
+                                nb, loc, m, ValueRange{bi, t, h, at})));
+            };
+            Value hv = vector::ExtractOp::create(nb, loc, state, i);
+            hv = vector::FMAOp::create(
+                nb, loc, decay, hv,
+                arith::MulFOp::create(nb, loc, dx, shared(bm)));
+            state = vector::InsertOp::create(nb, loc, hv, state, i);
+            // Four partial sums, so that the step's additions do not wait
+            // on each other.
+            Value &sum = ys[i % 4];
+            sum = sum ? vector::FMAOp::create(nb, loc, hv, shared(cm), sum)
+                            .getResult()
+                      : arith::MulFOp::create(nb, loc, hv, shared(cm))
+                            .getResult();
+          }
+          for (Value sum : ys)
+            if (sum)
+              y = arith::AddFOp::create(nb, loc, y, sum);
+          if (last && elt != f32)
+            y = arith::TruncFOp::create(nb, loc, eltLanes, y);
+          Value tile = vector::TransferWriteOp::create(
+                           nb, loc, y, iter[1], ValueRange{t, index(nb, 0)},
+                           ArrayRef<bool>{true})
+                           .getResult();
+          scf::YieldOp::create(nb, loc, ValueRange{state, tile});
+        });
+    if (last)
+      yTile = loop.getResult(1);
+    else
+      partial = loop.getResult(1);
+  }
+
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(rewriter, loc, yTile,
+                                        yOut, tileOffsets, tileSizes,
+                                        tileStrides);
+  rewriter.setInsertionPointAfter(forall);
+  Value result = forall.getResult(0);
+  if (padded != channels) {
+    SmallVector<OpFoldResult> zeros(4, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = {batches, length,
+                                       rewriter.getIndexAttr(heads),
+                                       rewriter.getIndexAttr(channels)};
+    result = tensor::ExtractSliceOp::create(rewriter, loc, result, zeros,
+                                            sizes, tileStrides);
+  }
+  rewriter.replaceOp(op, result);
   return success();
 }

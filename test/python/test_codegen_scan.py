@@ -113,3 +113,73 @@ def test_dynamic_batch_and_sequence(d):
         want_y, want_state = reference(call, True)
         assert_close(y, want_y, "f32", loose=True)
         assert_close(state, want_state, "f32", loose=True)
+
+
+# ssd_chunk_scan (Mamba-2's SSD): a head's P channels in the lanes, N state
+# vectors along the sequence, against the numpy sequential scan
+# (references.ssd_scan, in float64); P below, at and past a vector, states
+# of 1 to 128 (past the register file: spilled), chunk sizes that change
+# nothing, f32/f16/bf16, dynamic batches and sequence.
+def make_ssd(b, l, h, p, n, dtype, seed=0):
+    x = rand((b, l, h, p), dtype, seed)
+    dt = (np.abs(rand((b, l, h), np.float32, seed + 1)) * 0.5).astype(dtype)
+    a = (-np.abs(rand((h,), np.float32, seed + 2))).astype(dtype)
+    bm = rand((b, l, h, n), dtype, seed + 3)
+    cm = rand((b, l, h, n), dtype, seed + 4)
+    return [x, dt, a, bm, cm]
+
+
+def ssd_reference(args):
+    return ref.ssd_scan(*[np.asarray(a, np.float64) for a in args])
+
+
+# (batches, length, heads, head dim P, state N, chunk size)
+SSD_SHAPES = [(1, 8, 2, 16, 4, 8), (2, 12, 3, 64, 16, 4), (1, 5, 1, 3, 2, 5),
+              (2, 6, 2, 20, 1, 1), (1, 4, 2, 32, 128, 2)]
+
+
+@pytest.mark.parametrize("shape", SSD_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_ssd_scheduled(shape, dname, dtype):
+    *dims, chunk = shape
+    args = make_ssd(*dims, dtype)
+    text = fused_text("ssd_chunk_scan", args, {"chunk_size": chunk})
+    with ir.Context():
+        module = ir.Module.parse(text)
+        passmanager.PassManager.parse("builtin.module(fuel-codegen-cpu)").run(module.operation)
+        assert "fuel.fused" not in str(module) and "scf.forall" in str(module)
+    y = runner.compile(text, "f")(*args)
+    want = ssd_reference(args)
+    assert y.shape == want.shape and y.dtype == dtype
+    assert_close(y, want, dname, loose=True)
+
+
+def test_ssd_dynamic_batch_and_sequence():
+    args = make_ssd(2, 6, 2, 20, 8, np.float32)
+    text = fused_text("ssd_chunk_scan", args, {"chunk_size": 1},
+                      dynamic={0: (0, 1), 1: (0, 1), 3: (0, 1), 4: (0, 1)})
+    assert "tensor<?x?x" in text
+    f = runner.compile(text, "f")
+    for b, l in [(2, 6), (1, 13), (3, 1)]:
+        call = make_ssd(b, l, 2, 20, 8, np.float32, seed=b + l)
+        call[2] = args[2]
+        assert_close(f(*call), ssd_reference(call), "f32", loose=True)
+
+
+def test_ssd_threads_agree():
+    args = make_ssd(2, 32, 4, 64, 16, np.float32, seed=3)
+    text = fused_text("ssd_chunk_scan", args, {"chunk_size": 8})
+    one = runner.compile(text, "f")(*args)
+    two = runner.compile(text, "f", threads=2)(*args)
+    assert np.array_equal(one, two)
+
+
+def test_ssd_left_to_the_decomposition():
+    # A state of more than 128 vectors stays fused and runs as decomposed.
+    args = make_ssd(1, 3, 1, 16, 130, np.float32, seed=7)
+    text = fused_text("ssd_chunk_scan", args, {"chunk_size": 1})
+    with ir.Context():
+        module = ir.Module.parse(text)
+        passmanager.PassManager.parse("builtin.module(fuel-codegen-cpu)").run(module.operation)
+        assert "fuel.fused" in str(module)
+    assert_close(runner.compile(text, "f")(*args), ssd_reference(args), "f32", loose=True)

@@ -439,6 +439,7 @@ def Fused_SsdChunkScan : FusedOp<20, "ssd_chunk_scan", Forward> {
                               "divides L; changes the blocking, never the result">];
   let rule = "ssdChunkScan";
   let decomposition = "ssdChunkScan";
+  let schedule = "Scan";
   let recipeNote = "decompose-only: a recurrence along the sequence needs a scan primitive";
   let summary = "Mamba-2 SSD chunked scan";
   let description = "`h_t = exp(dt_t * a) * h_{t-1} + dt_t * x_t (outer) b_t` "

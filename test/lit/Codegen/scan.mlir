@@ -65,3 +65,35 @@ func.func @unscheduled(%u: tensor<1x3x4xf64>, %a: tensor<4x2xf64>, %b: tensor<1x
   %2:2 = fuel.fused selective_scan (%uf, %uf, %aw, %bw, %bw) : (tensor<1x3x4xf32>, tensor<1x3x4xf32>, tensor<4x129xf32>, tensor<1x3x129xf32>, tensor<1x3x129xf32>) -> (tensor<1x3x4xf32>, tensor<1x4x129xf32>)
   return %0#0, %2#0 : tensor<1x3x4xf64>, tensor<1x3x4xf32>
 }
+
+// -----
+
+// ssd_chunk_scan: per (batch, head, 16 of the head's 20 channels, padded to
+// 32), the state of 24 in two passes over the sequence, 16 vectors and 8:
+// the first writes y's partial sums into an f32 tile, the second adds to
+// them and writes y; one scalar exp per step; the padding dropped.
+// CHECK-LABEL: func.func @ssd
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 3, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<2x8x3x32xf32>)
+// CHECK:           %[[PARTIAL:.*]] = tensor.empty() : tensor<8x16xf32>
+// CHECK:           %[[FIRST:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %[[PARTIAL]]) -> (vector<16x16xf32>, tensor<8x16xf32>)
+// CHECK:             math.exp %{{.*}} : f32
+// CHECK:             vector.fma
+// CHECK:           scf.for {{.*}} -> (vector<8x16xf32>, tensor<8x16xf32>)
+// CHECK:             vector.transfer_read %[[FIRST]]#1
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [2, 8, 3, 20] [1, 1, 1, 1] : tensor<2x8x3x32xf32> to tensor<2x8x3x20xf32>
+func.func @ssd(%x: tensor<2x8x3x20xf32>, %dt: tensor<2x8x3xf32>, %a: tensor<3xf32>, %b: tensor<2x8x3x24xf32>, %c: tensor<2x8x3x24xf32>) -> tensor<2x8x3x20xf32> {
+  %y = fuel.fused ssd_chunk_scan {chunk_size = 4 : i64} (%x, %dt, %a, %b, %c) : (tensor<2x8x3x20xf32>, tensor<2x8x3xf32>, tensor<3xf32>, tensor<2x8x3x24xf32>, tensor<2x8x3x24xf32>) -> tensor<2x8x3x20xf32>
+  return %y : tensor<2x8x3x20xf32>
+}
+
+// -----
+
+// ssd_chunk_scan declines: a dynamic head dim, and a state past 128.
+// REPORT: ssd_chunk_scan not scheduled: the scan schedule needs static heads, head dims and state
+// REPORT: ssd_chunk_scan not scheduled: the scan schedule needs a sequence, heads, head dims and a state of 1 to 128 (got N = 130)
+func.func @ssd_declined(%x: tensor<1x4x2x?xf32>, %dt: tensor<1x4x2xf32>, %a: tensor<2xf32>, %b: tensor<1x4x2x8xf32>, %c: tensor<1x4x2x8xf32>,
+                        %x2: tensor<1x4x2x16xf32>, %b2: tensor<1x4x2x130xf32>, %c2: tensor<1x4x2x130xf32>) -> (tensor<1x4x2x?xf32>, tensor<1x4x2x16xf32>) {
+  %0 = fuel.fused ssd_chunk_scan {chunk_size = 2 : i64} (%x, %dt, %a, %b, %c) : (tensor<1x4x2x?xf32>, tensor<1x4x2xf32>, tensor<2xf32>, tensor<1x4x2x8xf32>, tensor<1x4x2x8xf32>) -> tensor<1x4x2x?xf32>
+  %1 = fuel.fused ssd_chunk_scan {chunk_size = 2 : i64} (%x2, %dt, %a, %b2, %c2) : (tensor<1x4x2x16xf32>, tensor<1x4x2xf32>, tensor<2xf32>, tensor<1x4x2x130xf32>, tensor<1x4x2x130xf32>) -> tensor<1x4x2x16xf32>
+  return %0, %1 : tensor<1x4x2x?xf32>, tensor<1x4x2x16xf32>
+}
