@@ -51,6 +51,17 @@ using namespace mlir;
 using namespace mlir::fuel;
 
 namespace {
+/// `v` (a scalar or a vector of a float type) as f32.
+Value widenToF32(OpBuilder &b, Location loc, Value v) {
+  Type f32 = b.getF32Type();
+  if (getElementTypeOrSelf(v.getType()) == f32)
+    return v;
+  Type to = f32;
+  if (auto vec = dyn_cast<VectorType>(v.getType()))
+    to = VectorType::get(vec.getShape(), f32);
+  return arith::ExtFOp::create(b, loc, to, v);
+}
+
 /// The most state vectors kept in registers (N): the step is unrolled over
 /// them.
 constexpr int64_t kMaxState = 128;
@@ -123,12 +134,7 @@ LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
   auto index = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  auto widen = [&](OpBuilder &b, Value v) -> Value {
-    if (getElementTypeOrSelf(v.getType()) == f32)
-      return v;
-    Type to = isa<VectorType>(v.getType()) ? Type(lanes) : f32;
-    return arith::ExtFOp::create(b, loc, to, v);
-  };
+  auto widen = [&](OpBuilder &b, Value v) { return widenToF32(b, loc, v); };
   auto splat = [&](OpBuilder &b, double v) -> Value {
     return arith::ConstantOp::create(
         b, loc, lanes, DenseElementsAttr::get(lanes, static_cast<float>(v)));
@@ -331,12 +337,7 @@ static LogicalResult buildSsd(RewriterBase &rewriter, SsdChunkScanView scan,
   auto index = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  auto widen = [&](OpBuilder &b, Value v) -> Value {
-    if (getElementTypeOrSelf(v.getType()) == f32)
-      return v;
-    Type to = isa<VectorType>(v.getType()) ? Type(lanes) : f32;
-    return arith::ExtFOp::create(b, loc, to, v);
-  };
+  auto widen = [&](OpBuilder &b, Value v) { return widenToF32(b, loc, v); };
   auto one = [&] { return rewriter.getIndexAttr(1); };
 
   SmallVector<OpFoldResult> paddedShape = {batches, length,

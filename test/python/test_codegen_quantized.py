@@ -157,6 +157,14 @@ def test_super_block_pairs(qtype, registers, a_shape, n):
     assert_dot_close(got, a, rows, qtype, k)
 
 
+def assert_identity_exact(qtype, rows, k, n, atol=0.0):
+    """With A the identity, each output is a single dequantized weight (to
+    f32's rounding), under every register file."""
+    for registers in REGISTER_FILES:
+        got = run(np.eye(k, dtype=np.float32), rows, qtype, k, n, vector_registers=registers)
+        np.testing.assert_allclose(got, dequant(qtype, rows, k).T, rtol=1e-6, atol=atol)
+
+
 def test_q3_k_extremes():
     # hmask bits all set and all clear, quants 3 and 0, scale bytes all
     # ones and all zeros (6-bit scales 63 and 0, less 32), a negative d;
@@ -170,10 +178,7 @@ def test_q3_k_extremes():
     blocks[:, 1, 96:108] = 0
     blocks[:, 1, 96] = 0x1F
     blocks[..., 108:110] = np.array([-0.5], np.float16).view(np.uint8)
-    rows = blocks.reshape(n, -1)
-    for registers in REGISTER_FILES:
-        got = run(np.eye(k, dtype=np.float32), rows, "q3_k", k, n, vector_registers=registers)
-        np.testing.assert_allclose(got, dequant("q3_k", rows, k).T, rtol=1e-6, atol=0)
+    assert_identity_exact("q3_k", blocks.reshape(n, -1), k, n)
 
 
 def test_q6_k_extremes():
@@ -188,11 +193,7 @@ def test_q6_k_extremes():
     blocks[:, :, 192:208] = np.tile(np.array([-128, 127], np.int8).view(np.uint8), 8)
     blocks[:, 1, 200:208] = np.arange(8, dtype=np.int8).view(np.uint8)
     blocks[..., 208:210] = np.array([-0.5], np.float16).view(np.uint8)
-    rows = blocks.reshape(n, -1)
-    for registers in REGISTER_FILES:
-        a = np.eye(k, dtype=np.float32)
-        got = run(a, rows, "q6_k", k, n, vector_registers=registers)
-        np.testing.assert_allclose(got, dequant("q6_k", rows, k).T, rtol=1e-6, atol=0)
+    assert_identity_exact("q6_k", blocks.reshape(n, -1), k, n)
 
 
 @pytest.mark.parametrize("qtype", ["q2_k", "q3_k", "q6_k"])
@@ -224,9 +225,7 @@ def test_q2_k_extremes():
     blocks[..., 80:82] = np.array([-0.25], np.float16).view(np.uint8)
     blocks[..., 82:84] = np.array([-0.125], np.float16).view(np.uint8)
     rows = blocks.reshape(n, -1)
-    for registers in REGISTER_FILES:
-        got = run(np.eye(k, dtype=np.float32), rows, "q2_k", k, n, vector_registers=registers)
-        np.testing.assert_allclose(got, dequant("q2_k", rows, k).T, rtol=1e-6, atol=1e-7)
+    assert_identity_exact("q2_k", rows, k, n, atol=1e-7)
     a = rand((1, k), np.float32, 9)
     assert_dot_close(run(a, rows, "q2_k", k, n), a, rows, "q2_k", k)
 
