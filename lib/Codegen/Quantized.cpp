@@ -761,52 +761,17 @@ struct PairDecoder {
 /// the next two (below).
 Value packActivations(RewriterBase &rewriter, Location loc, const QShape &s,
                       Value a) {
-  auto aType = cast<RankedTensorType>(a.getType());
-  int64_t rows = aType.getDimSize(0), steps = s.k / kChunk;
-  SmallVector<int64_t> from, to;
-  SmallVector<unsigned> perm; // input dim of each output dim
-  if (s.layout.sixBit) {
+  int64_t steps = s.k / kChunk;
+  if (s.layout.sixBit)
     // Q6_K: weight 128H + 64h + 32t + 4i + y (nibble h of byte y of word i
     // of chunk 2H + t) is element 16y + 8h + i of its chunk: [K/128, h, t,
     // i, y] to [K/128, t, y, h, i].
-    from = {rows, s.k / 128, 2, 2, 8, 4};
-    to = {rows, s.k / 128, 2, 4, 2, 8};
-    perm = {0, 1, 3, 5, 2, 4};
-  } else if (s.layout.int8 || s.layout.superBlock) {
-    from = {rows, steps, 2, 8, 4};
-    to = {rows, steps, 4, 2, 8};
-    perm = {0, 1, 4, 2, 3};
-  } else {
-    from = {rows, steps, 2, 2, 4, 4};
-    to = {rows, steps, 4, 2, 2, 4};
-    perm = {0, 1, 5, 3, 2, 4};
-  }
-  int64_t rank = from.size();
-  SmallVector<ReassociationIndices> split = {{0}, {}};
-  for (int64_t d = 1; d < rank; ++d)
-    split[1].push_back(d);
-  SmallVector<OpFoldResult> fromSizes, toSizes;
-  Value dynRows;
-  if (ShapedType::isDynamic(rows))
-    dynRows = tensor::DimOp::create(rewriter, loc, a, 0);
-  for (int64_t d = 0; d < rank; ++d) {
-    fromSizes.push_back(d == 0 && dynRows ? OpFoldResult(dynRows)
-                                          : rewriter.getIndexAttr(from[d]));
-    toSizes.push_back(d == 0 && dynRows ? OpFoldResult(dynRows)
-                                        : rewriter.getIndexAttr(to[d]));
-  }
-  Value blocks = tensor::ExpandShapeOp::create(
-      rewriter, loc, RankedTensorType::get(from, aType.getElementType()), a,
-      split, fromSizes);
-  // Output dim d reads input dim perm[d]: the input's map sends input dim
-  // j to the loop of the output dim that reads it.
-  SmallVector<AffineExpr> inExprs(rank);
-  for (int64_t d = 0; d < rank; ++d)
-    inExprs[perm[d]] = rewriter.getAffineDimExpr(d);
-  Value packed = copyWidened(
-      rewriter, loc, blocks,
-      AffineMap::get(rank, 0, inExprs, rewriter.getContext()), toSizes);
-  return tensor::CollapseShapeOp::create(rewriter, loc, packed, split);
+    return permuteColumns(rewriter, loc, a, {s.k / 128, 2, 2, 8, 4},
+                          {0, 2, 4, 1, 3});
+  if (s.layout.int8 || s.layout.superBlock)
+    return permuteColumns(rewriter, loc, a, {steps, 2, 8, 4}, {0, 3, 1, 2});
+  return permuteColumns(rewriter, loc, a, {steps, 2, 2, 4, 4},
+                        {0, 4, 2, 1, 3});
 }
 } // namespace
 

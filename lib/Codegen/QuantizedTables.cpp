@@ -251,27 +251,10 @@ Nf4Shape shapeOf(Nf4MatmulView nf4, const ScheduleOptions &options) {
 /// lanes].
 Value packNf4Activations(RewriterBase &rewriter, Location loc,
                          const Nf4Shape &s, Value a) {
-  auto aType = cast<RankedTensorType>(a.getType());
-  int64_t rows = aType.getDimSize(0), groups = kNf4Step / 2 / s.lanes;
-  SmallVector<int64_t> from = {rows, s.k / kNf4Step, groups, s.lanes, 2};
-  SmallVector<int64_t> to = {rows, s.k / kNf4Step, groups, 2, s.lanes};
-  SmallVector<ReassociationIndices> split = {{0}, {1, 2, 3, 4}};
-  SmallVector<OpFoldResult> fromSizes, toSizes;
-  OpFoldResult rowCount = tensor::getMixedSize(rewriter, loc, a, 0);
-  for (int64_t d = 0; d < 5; ++d) {
-    fromSizes.push_back(d == 0 ? rowCount : rewriter.getIndexAttr(from[d]));
-    toSizes.push_back(d == 0 ? rowCount : rewriter.getIndexAttr(to[d]));
-  }
-  Value steps = tensor::ExpandShapeOp::create(
-      rewriter, loc, RankedTensorType::get(from, aType.getElementType()), a,
-      split, fromSizes);
-  // Output dims (r, s, j, h, l) read input dims (r, s, j, l, h).
-  MLIRContext *ctx = rewriter.getContext();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  Value packed = copyWidened(
-      rewriter, loc, steps,
-      AffineMap::get(5, 0, {d(0), d(1), d(2), d(4), d(3)}, ctx), toSizes);
-  return tensor::CollapseShapeOp::create(rewriter, loc, packed, split);
+  // Output dims (s, j, h, l) read input dims (s, j, l, h).
+  return permuteColumns(rewriter, loc, a,
+                        {s.k / kNf4Step, kNf4Step / 2 / s.lanes, s.lanes, 2},
+                        {0, 1, 3, 2});
 }
 
 /// `table[codes[l]]` in lane l, for codes below table.size() (a multiple of

@@ -1,6 +1,7 @@
 //===- QuantizedTiles.cpp - What the quantized schedules share ------------===//
 
 #include "QuantizedTiles.h"
+#include "ScheduleUtils.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -31,6 +32,39 @@ int64_t quantized::targetLanes(const ScheduleOptions &options) {
   int64_t lanes = std::max<int64_t>(options.vectorRegisterBits / 32, 2);
   return static_cast<int64_t>(
       llvm::bit_floor(static_cast<uint64_t>(std::min<int64_t>(lanes, 16))));
+}
+
+Value quantized::permuteColumns(RewriterBase &rewriter, Location loc, Value a,
+                               ArrayRef<int64_t> split,
+                               ArrayRef<unsigned> perm) {
+  auto aType = cast<RankedTensorType>(a.getType());
+  int64_t rank = static_cast<int64_t>(split.size()) + 1;
+  SmallVector<int64_t> from = {aType.getDimSize(0)}, to = {aType.getDimSize(0)};
+  llvm::append_range(from, split);
+  for (unsigned d : perm)
+    to.push_back(split[d]);
+  SmallVector<ReassociationIndices> dims = {{0}, {}};
+  for (int64_t d = 1; d < rank; ++d)
+    dims[1].push_back(d);
+  OpFoldResult rowCount = tensor::getMixedSize(rewriter, loc, a, 0);
+  SmallVector<OpFoldResult> fromSizes = {rowCount}, toSizes = {rowCount};
+  for (int64_t d = 1; d < rank; ++d) {
+    fromSizes.push_back(rewriter.getIndexAttr(from[d]));
+    toSizes.push_back(rewriter.getIndexAttr(to[d]));
+  }
+  Value blocks = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(from, aType.getElementType()), a,
+      dims, fromSizes);
+  // Output dim d reads input dim perm[d]: the input's map sends input dim
+  // j to the loop of the output dim that reads it.
+  SmallVector<AffineExpr> inExprs(rank);
+  inExprs[0] = rewriter.getAffineDimExpr(0);
+  for (int64_t d = 1; d < rank; ++d)
+    inExprs[perm[d - 1] + 1] = rewriter.getAffineDimExpr(d);
+  Value packed = copyWidened(
+      rewriter, loc, blocks,
+      AffineMap::get(rank, 0, inExprs, rewriter.getContext()), toSizes);
+  return tensor::CollapseShapeOp::create(rewriter, loc, packed, dims);
 }
 
 TileFrame TileFrame::open(RewriterBase &rewriter, FusedOp op, Value act,

@@ -34,6 +34,13 @@ int64_t powerOfTwoDividing(int64_t n, int64_t most);
 /// 16.
 int64_t targetLanes(const ScheduleOptions &options);
 
+/// A ([rows, K], folded) copied as f32 with its K reordered: K split into
+/// dims of sizes `split` (outermost first), output dim d being input dim
+/// `perm[d]` of them, and flattened back to [rows, K]. The rows may be
+/// dynamic.
+Value permuteColumns(RewriterBase &rewriter, Location loc, Value a,
+                     ArrayRef<int64_t> split, ArrayRef<unsigned> perm);
+
 /// Builds the vector code of one step.
 struct StepBuilder {
   OpBuilder &b;
