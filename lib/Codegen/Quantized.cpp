@@ -779,7 +779,7 @@ Value packActivations(RewriterBase &rewriter, Location loc, const QShape &s,
 LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
                                          const ScheduleOptions &options) {
   if (std::optional<AwqMatmulView> awq = AwqMatmulView::match(op))
-    return buildAwq(rewriter, *awq);
+    return buildAwq(rewriter, *awq, options);
   if (std::optional<Nf4MatmulView> nf4 = Nf4MatmulView::match(op))
     return buildNf4(rewriter, *nf4, options);
   QmatmulView qm(op);

@@ -18,55 +18,74 @@ using namespace mlir;
 using namespace mlir::fuel;
 using namespace mlir::fuel::quantized;
 
-namespace {
-/// Lanes of awq's vectors.
-constexpr int64_t kLanes = 16;
-
-/// Rows of A per tile of awq: 4 when they divide the rows, else 1 (also for
-/// a dynamic number of rows).
-int64_t rowTile(int64_t rows) {
-  return !ShapedType::isDynamic(rows) && rows % 4 == 0 ? 4 : 1;
-}
-} // namespace
-
 //===----------------------------------------------------------------------===//
 // AWQ (GEMM format): W[k, n] = (q[k, n] - z[k / G, n]) * s[k / G, n],
-// C = A @ W, eight nibbles per word along N in the order
-// [0, 2, 4, 6, 1, 3, 5, 7]. The weight is K-major, so the product is an
-// outer product per k: tiles of 64 columns (8 words of a row of qweight)
-// are dequantized into four 16-lane vectors (each lane shifts its word by
-// its column's nibble), and every row m of the tile adds A[m, k] times
-// them. A group's zeros and scales are decoded once per group.
+// C = A @ W, eight nibbles per word along N, nibble i of word w holding
+// column 8 w + kAwqOrder[i]. The weight is K-major: a tile of C covers the
+// columns of `lanes` consecutive words, so each k reads one vector of words
+// (a cache line with 16 lanes) and every nibble position i is a vector of
+// its own, lane l holding column 8 (w0 + l) + kAwqOrder[i]: a shift and a
+// mask, no shuffle. Zero and scale factor out of a group:
+//   C[m, n] += s (sum_k A[m, k] q[k, n] - z sum_k A[m, k]),
+// so each k costs a shift, a mask, a conversion and one FMA per row of A;
+// the group's zeros (packed as the weight) and scales (shuffled into the
+// nibble order) are applied once per group. The tile is shuffled back into
+// column order when it is written.
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// The nibble shift of column j % 8 of a word: 4 * position of j in the
-/// pack order.
-constexpr int32_t kAwqShift[8] = {0, 16, 4, 20, 8, 24, 12, 28};
+/// The column (within its word's 8) of each nibble position.
+constexpr int64_t kAwqOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+/// The nibble position of each column: kAwqOrder's inverse.
+constexpr int64_t kAwqPosition[8] = {0, 4, 1, 5, 2, 6, 3, 7};
 
 struct AwqShape {
   int64_t rows, k, n, group;
-  int64_t tileM, tileN;
+  /// Words per tile and lanes of its vectors.
+  int64_t lanes;
+  int64_t tileM;
+
+  int64_t tileN() const { return 8 * lanes; }
 };
 
-AwqShape shapeOf(AwqMatmulView awq) {
+AwqShape shapeOf(AwqMatmulView awq, const ScheduleOptions &options) {
   auto q = cast<RankedTensorType>(awq.getQweight().getType());
   AwqShape s;
   s.rows = foldedRows(awq.getAct());
   s.k = q.getDimSize(0);
   s.n = q.getDimSize(1) * 8;
   s.group = awq.getGroupSize();
-  s.tileM = rowTile(s.rows);
-  s.tileN = s.n % 64 == 0 ? 64 : (s.n % 32 == 0 ? 32 : 16);
+  // The inner loop holds 8 accumulators and a broadcast per row of A, the
+  // words and a decoded vector.
+  s.tileM = 1;
+  if (!ShapedType::isDynamic(s.rows))
+    s.tileM = powerOfTwoDividing(
+        s.rows, std::max<int64_t>((options.vectorRegisters - 3) / 9, 1));
+  s.lanes = powerOfTwoDividing(s.n / 8, targetLanes(options));
   return s;
+}
+
+/// Concatenates `parts` (a power-of-two count of vectors of one type).
+Value concatenate(OpBuilder &b, Location loc, SmallVector<Value> parts) {
+  while (parts.size() > 1) {
+    SmallVector<Value> next;
+    int64_t width = cast<VectorType>(parts[0].getType()).getNumElements();
+    SmallVector<int64_t> both = llvm::to_vector(llvm::seq<int64_t>(0, 2 * width));
+    for (size_t i = 0; i < parts.size(); i += 2)
+      next.push_back(
+          vector::ShuffleOp::create(b, loc, parts[i], parts[i + 1], both));
+    parts = std::move(next);
+  }
+  return parts[0];
 }
 } // namespace
 
 LogicalResult quantized::canScheduleAwq(AwqMatmulView awq, std::string &why) {
-  AwqShape s = shapeOf(awq);
-  if (s.n % kLanes != 0) {
-    why = "the quantized schedule needs N a multiple of " +
-          std::to_string(kLanes) + " (got " + std::to_string(s.n) + ")";
+  auto q = cast<RankedTensorType>(awq.getQweight().getType());
+  int64_t n = q.getDimSize(1) * 8;
+  if (n % 16 != 0) {
+    why = "the quantized schedule needs N a multiple of 16 (got " +
+          std::to_string(n) + ")";
     return failure();
   }
   for (Value v : {awq.getAct(), awq.getScales()}) {
@@ -80,32 +99,30 @@ LogicalResult quantized::canScheduleAwq(AwqMatmulView awq, std::string &why) {
   return success();
 }
 
-/// Lanes 8j..8j+7 take word `first + j` of `words`, shifted to their
-/// column's nibble and masked: the nibbles of 16 columns as i32.
-static Value awqNibbles(StepBuilder &st, Value words, int64_t first) {
+/// Nibble position `i` of each lane's word as the f32 1 + q / 16: the
+/// nibble shifted to the top of a mantissa (bits 19-22) and or'd into 1.0's
+/// bits (one shift and one ternary logic op with AVX-512, no conversion).
+static Value awqNibble(StepBuilder &st, Value words, int64_t i) {
   OpBuilder &b = st.b;
-  Location loc = st.loc;
-  SmallVector<int64_t> spread;
-  for (int64_t lane = 0; lane < kLanes; ++lane)
-    spread.push_back(first + lane / 8);
-  Value w = vector::ShuffleOp::create(b, loc, words, words, spread);
-  auto i32s = VectorType::get({kLanes}, b.getI32Type());
-  SmallVector<int32_t> shifts;
-  for (int64_t lane = 0; lane < kLanes; ++lane)
-    shifts.push_back(kAwqShift[lane % 8]);
-  Value shift = arith::ConstantOp::create(
-      b, loc, i32s, DenseElementsAttr::get(i32s, ArrayRef<int32_t>(shifts)));
-  Value fifteen = arith::ConstantOp::create(
-      b, loc, i32s, DenseElementsAttr::get(i32s, b.getI32IntegerAttr(15)));
-  return arith::AndIOp::create(b, loc,
-                               arith::ShRUIOp::create(b, loc, w, shift),
-                               fifteen);
+  auto type = cast<VectorType>(words.getType());
+  auto splat = [&](int32_t v) {
+    return arith::ConstantOp::create(
+        b, st.loc, type, DenseElementsAttr::get(type, b.getI32IntegerAttr(v)));
+  };
+  int64_t shift = 19 - 4 * i;
+  Value q = shift > 0 ? arith::ShLIOp::create(b, st.loc, words, splat(shift))
+                      : arith::ShRUIOp::create(b, st.loc, words, splat(-shift))
+                            .getResult();
+  q = arith::AndIOp::create(b, st.loc, q, splat(15 << 19));
+  q = arith::OrIOp::create(b, st.loc, q, splat(0x3F800000));
+  return arith::BitcastOp::create(
+      b, st.loc, VectorType::get(type.getShape(), b.getF32Type()), q);
 }
 
-LogicalResult quantized::buildAwq(RewriterBase &rewriter,
-                                 AwqMatmulView awq) {
+LogicalResult quantized::buildAwq(RewriterBase &rewriter, AwqMatmulView awq,
+                                 const ScheduleOptions &options) {
   FusedOp op = awq.getOperation();
-  AwqShape s = shapeOf(awq);
+  AwqShape s = shapeOf(awq, options);
   Location loc = op.getLoc();
   Type f32 = rewriter.getF32Type(), i32 = rewriter.getI32Type();
   Type aElt = cast<RankedTensorType>(awq.getAct().getType()).getElementType();
@@ -113,87 +130,121 @@ LogicalResult quantized::buildAwq(RewriterBase &rewriter,
                   .getElementType();
   Value scales = awq.getScales();
   Type sElt = cast<RankedTensorType>(scales.getType()).getElementType();
+  int64_t lanes = s.lanes, tileN = s.tileN(), tileM = s.tileM;
   TileFrame frame = TileFrame::open(rewriter, op, awq.getAct(), s.rows, s.n,
-                                    s.tileM, s.tileN);
+                                    tileM, tileN);
   Value a = frame.a, m0 = frame.m0, n0 = frame.n0;
   StepBuilder sb{rewriter, loc};
   Value w0 = arith::DivUIOp::create(rewriter, loc, n0, sb.index(8));
-  int64_t nVec = s.tileN / kLanes, nWords = s.tileN / 8;
-  auto lanes = VectorType::get({kLanes}, f32);
+  auto vec = VectorType::get({lanes}, f32);
   Value zeros = arith::ConstantOp::create(
-      rewriter, loc, lanes, DenseElementsAttr::get(lanes, 0.0f));
+      rewriter, loc, vec, DenseElementsAttr::get(vec, 0.0f));
+  Value zero = arith::ConstantOp::create(rewriter, loc, f32,
+                                         rewriter.getF32FloatAttr(0.0f));
   Value padI = arith::ConstantOp::create(rewriter, loc, i32,
                                          rewriter.getI32IntegerAttr(0));
   Value padS = arith::ConstantOp::create(rewriter, loc, sElt,
                                          rewriter.getFloatAttr(sElt, 0.0));
-  SmallVector<Value> inits(s.tileM * nVec, zeros);
   auto wordsAt = [&](OpBuilder &b, Location l, Value tensor, Value row) {
     return vector::TransferReadOp::create(
-        b, l, VectorType::get({nWords}, i32), tensor, ValueRange{row, w0},
+        b, l, VectorType::get({lanes}, i32), tensor, ValueRange{row, w0},
         padI, ArrayRef<bool>{true});
   };
+  // Accumulator (m, i): row m of A, nibble position i.
+  SmallVector<Value> outInits(tileM * 8, zeros);
   auto groups = scf::ForOp::create(
-      rewriter, loc, sb.index(0), sb.index(s.k / s.group), sb.index(1), inits,
-      [&](OpBuilder &b, Location l, Value g, ValueRange accs) {
+      rewriter, loc, sb.index(0), sb.index(s.k / s.group), sb.index(1),
+      outInits, [&](OpBuilder &b, Location l, Value g, ValueRange outs) {
         StepBuilder st{b, l};
-        // The group's zeros (as i32 nibbles) and scales, per 16 columns.
-        Value zWords = wordsAt(b, l, awq.getQzeros(), g);
-        SmallVector<Value> z, sc;
-        for (int64_t v = 0; v < nVec; ++v) {
-          z.push_back(awqNibbles(st, zWords, 2 * v));
-          Value col = arith::AddIOp::create(b, l, n0, st.index(v * kLanes));
-          Value x = vector::TransferReadOp::create(
-              b, l, VectorType::get({kLanes}, sElt), scales,
-              ValueRange{g, col}, padS, ArrayRef<bool>{true});
-          if (sElt != f32)
-            x = arith::ExtFOp::create(b, l, lanes, x);
-          sc.push_back(x);
-        }
         Value k0 = arith::MulIOp::create(b, l, g, st.index(s.group));
+        // Per group: sum_k A[m, k] q[k, n] per accumulator, then
+        // sum_k A[m, k] per row.
+        SmallVector<Value> inits(tileM * 8, zeros);
+        inits.append(tileM, zero);
         auto inner = scf::ForOp::create(
-            b, l, st.index(0), st.index(s.group), st.index(1), accs,
+            b, l, st.index(0), st.index(s.group), st.index(1), inits,
             [&](OpBuilder &ib, Location il, Value kk, ValueRange acc) {
               StepBuilder it{ib, il};
               Value k = arith::AddIOp::create(ib, il, k0, kk);
               Value words = wordsAt(ib, il, awq.getQweight(), k);
-              SmallVector<Value> w;
-              for (int64_t v = 0; v < nVec; ++v) {
-                Value q = awqNibbles(it, words, 2 * v);
-                Value diff = arith::SubIOp::create(ib, il, q, z[v]);
-                Value f = arith::SIToFPOp::create(ib, il, lanes, diff);
-                w.push_back(arith::MulFOp::create(ib, il, f, sc[v]));
-              }
-              SmallVector<Value> next(acc.begin(), acc.end());
-              for (int64_t m = 0; m < s.tileM; ++m) {
+              SmallVector<Value> next(acc.begin(), acc.end()), bx;
+              for (int64_t m = 0; m < tileM; ++m) {
                 Value row = arith::AddIOp::create(ib, il, m0, it.index(m));
                 Value x = tensor::ExtractOp::create(ib, il, a,
                                                     ValueRange{row, k});
                 if (aElt != f32)
                   x = arith::ExtFOp::create(ib, il, f32, x);
-                Value bx = vector::BroadcastOp::create(ib, il, lanes, x);
-                for (int64_t v = 0; v < nVec; ++v) {
-                  Value &av = next[m * nVec + v];
-                  av = vector::FMAOp::create(ib, il, w[v], bx, av);
+                Value &sum = next[tileM * 8 + m];
+                sum = arith::AddFOp::create(ib, il, sum, x);
+                bx.push_back(vector::BroadcastOp::create(ib, il, vec, x));
+              }
+              for (int64_t i = 0; i < 8; ++i) {
+                Value q = awqNibble(it, words, i);
+                for (int64_t m = 0; m < tileM; ++m) {
+                  Value &av = next[m * 8 + i];
+                  av = vector::FMAOp::create(ib, il, q, bx[m], av);
                 }
               }
               scf::YieldOp::create(ib, il, next);
             });
-        scf::YieldOp::create(b, l, inner.getResults());
+        // C += s (sum A q - z sum A), in the nibble order: the group's
+        // zeros decode as the weight does; its scales, read in column
+        // order, are shuffled into it.
+        Value zWords = wordsAt(b, l, awq.getQzeros(), g);
+        Value sRow = vector::TransferReadOp::create(
+            b, l, VectorType::get({tileN}, sElt), scales, ValueRange{g, n0},
+            padS, ArrayRef<bool>{true});
+        if (sElt != f32)
+          sRow = arith::ExtFOp::create(b, l, VectorType::get({tileN}, f32),
+                                       sRow);
+        // (With the weights and zeros as 1 + q / 16 and 1 + z / 16, the
+        // group's dot is 16 (acc - (1 + z / 16) sum A).)
+        sRow = arith::MulFOp::create(
+            b, l, sRow,
+            arith::ConstantOp::create(
+                b, l, DenseElementsAttr::get(
+                          VectorType::get({tileN}, f32), 16.0f)));
+        SmallVector<Value> next(outs.begin(), outs.end());
+        for (int64_t i = 0; i < 8; ++i) {
+          Value z = awqNibble(st, zWords, i);
+          SmallVector<int64_t> mask;
+          for (int64_t lane = 0; lane < lanes; ++lane)
+            mask.push_back(8 * lane + kAwqOrder[i]);
+          Value sc = vector::ShuffleOp::create(b, l, sRow, sRow, mask);
+          for (int64_t m = 0; m < tileM; ++m) {
+            Value sum = inner.getResult(tileM * 8 + m);
+            Value negSum = vector::BroadcastOp::create(
+                b, l, vec, arith::NegFOp::create(b, l, sum));
+            Value dot = vector::FMAOp::create(b, l, z, negSum,
+                                              inner.getResult(m * 8 + i));
+            next[m * 8 + i] =
+                vector::FMAOp::create(b, l, sc, dot, next[m * 8 + i]);
+          }
+        }
+        scf::YieldOp::create(b, l, next);
       });
 
+  // Each row of the tile back in column order: column 8 l + j is lane l of
+  // nibble position kAwqPosition[j].
+  SmallVector<int64_t> order;
+  for (int64_t lane = 0; lane < lanes; ++lane)
+    for (int64_t j = 0; j < 8; ++j)
+      order.push_back(kAwqPosition[j] * lanes + lane);
   Value tile = frame.emptyTile(rewriter, loc);
-  for (int64_t m = 0; m < s.tileM; ++m)
-    for (int64_t v = 0; v < nVec; ++v) {
-      Value acc = groups.getResult(m * nVec + v);
-      if (cElt != f32)
-        acc = arith::TruncFOp::create(
-            rewriter, loc, VectorType::get({kLanes}, cElt), acc);
-      tile = vector::TransferWriteOp::create(
-                 rewriter, loc, acc, tile,
-                 ValueRange{sb.index(m), sb.index(v * kLanes)},
-                 ArrayRef<bool>{true})
-                 .getResult();
-    }
+  for (int64_t m = 0; m < tileM; ++m) {
+    SmallVector<Value> parts;
+    for (int64_t i = 0; i < 8; ++i)
+      parts.push_back(groups.getResult(m * 8 + i));
+    Value all = concatenate(rewriter, loc, parts);
+    Value row = vector::ShuffleOp::create(rewriter, loc, all, all, order);
+    if (cElt != f32)
+      row = arith::TruncFOp::create(
+          rewriter, loc, VectorType::get({tileN}, cElt), row);
+    tile = vector::TransferWriteOp::create(
+               rewriter, loc, row, tile, ValueRange{sb.index(m), sb.index(0)},
+               ArrayRef<bool>{true})
+               .getResult();
+  }
   frame.close(rewriter, op, tile);
   return success();
 }

@@ -109,7 +109,8 @@ struct TileFrame {
 
 /// The checks and builds of awq_matmul and nf4_matmul (QuantizedTables.cpp).
 LogicalResult canScheduleAwq(AwqMatmulView awq, std::string &why);
-LogicalResult buildAwq(RewriterBase &rewriter, AwqMatmulView awq);
+LogicalResult buildAwq(RewriterBase &rewriter, AwqMatmulView awq,
+                       const ScheduleOptions &options);
 LogicalResult canScheduleNf4(Nf4MatmulView nf4, const ScheduleOptions &options,
                              std::string &why);
 LogicalResult buildNf4(RewriterBase &rewriter, Nf4MatmulView nf4,

@@ -277,8 +277,8 @@ def test_left_to_the_decomposition(qtype, k):
 
 
 # awq_matmul (AutoAWQ's GEMM format): W[k, n] = (q - z[k / G]) * s[k / G],
-# eight nibbles per word along N in the pack order; tiles of 64, 32 or 16
-# columns, one row or four.
+# eight nibbles per word along N in the pack order; tiles of the columns of
+# 16, 8, 4 or 2 words, one row of A or two.
 AWQ_SHAPES = [((1, 128), 64, 64), ((4, 256), 128, 128), ((6, 128), 48, 64),
               ((2, 3, 128), 32, 128), ((1, 64), 16, 64)]
 
@@ -309,6 +309,39 @@ def test_awq_low_precision(dname, dtype):
     out = runner.compile(text, "f")(a, qw, qz, s)
     assert out.dtype == dtype
     assert_close(out, a.astype(np.float64) @ w, dname)
+
+
+# Each register file sizes the tile: the columns of 16, 8, 4 or 2 words (a
+# vector of words per k) by 2 rows of A where 32 registers hold their 16
+# accumulators, else 1.
+@pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda v: f"{v[0]}x{v[1]}")
+@pytest.mark.parametrize("a_shape,n,group", [((1, 256), 128, 128), ((4, 128), 64, 64),
+                                             ((3, 64), 16, 64), ((2, 128), 256, 64)],
+                         ids=lambda v: str(v))
+def test_awq_register_files(registers, a_shape, n, group):
+    a, qw, qz, s, w = awq_inputs(a_shape, n, group, seed=n)
+    text = fused_text("awq_matmul", [a, qw, qz, s], {"group_size": group})
+    out = runner.compile(text, "f", vector_registers=registers)(a, qw, qz, s)
+    assert_close(out, a.astype(np.float64) @ w, "f32", loose=True)
+
+
+# Every nibble position, lane, quant and zero, exactly: with A the identity,
+# each output is (q - z) s rounded once (the weights and zeros decode as
+# 1 + q / 16 and 1 + z / 16, whose difference is exact, and the other
+# groups add exact zeros).
+@pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda v: f"{v[0]}x{v[1]}")
+def test_awq_every_nibble_exact(registers):
+    k, n, group = 128, 256, 64
+    rng = np.random.default_rng(9)
+    q = rng.permuted(np.arange(k * n).reshape(k, n) % 16, axis=1)
+    z = rng.permuted(np.arange(2 * n).reshape(2, n) % 16, axis=1)
+    s = rng.uniform(0.01, 2.0, (2, n)).astype(np.float32)
+    want = ((q - np.repeat(z, group, 0)) * np.repeat(s.astype(np.float64), group, 0)).astype(np.float32)
+    a = np.eye(k, dtype=np.float32)
+    qw, qz = ref.awq_pack(q).view(np.int32), ref.awq_pack(z).view(np.int32)
+    text = fused_text("awq_matmul", [a, qw, qz, s], {"group_size": group})
+    out = runner.compile(text, "f", vector_registers=registers)(a, qw, qz, s)
+    np.testing.assert_array_equal(out, want)
 
 
 # nf4_matmul (bitsandbytes): W[n, k] = NF4[code] * absmax[n, k / B], codes

@@ -334,21 +334,36 @@ func.func @unscheduled(%a: tensor<2x64xf32>, %a256: tensor<2x256xf32>, %w: tenso
 
 // -----
 
-// awq_matmul: the weight is K-major, so each k adds A[m, k] times a row of
-// 64 dequantized columns (8 words; lanes shift their word by their column's
-// nibble in the pack order 0, 2, 4, 6, 1, 3, 5, 7); the group's zeros and
-// scales are decoded once per group.
+// awq_matmul: the weight is K-major; a tile is the columns of a vector of
+// words (16 with AVX-512, 8 with AVX2), each nibble position a vector of
+// its own (no shuffle per k): shifted to the top of a mantissa and or'd
+// into 1.0 (1 + q / 16), times A[m, k]. Per group, A's sum; the group's
+// zeros (decoded as the weight) and its scales (times 16, shuffled into the
+// nibble order) are applied once, and the tile is shuffled back into column
+// order when it is written.
 // CHECK-LABEL: func.func @awq
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
-// CHECK:           scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK:             vector.transfer_read %{{.*}} : tensor<2x16xi32>, vector<8xi32>
-// CHECK:             scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK:               vector.transfer_read %{{.*}} : tensor<128x16xi32>, vector<8xi32>
-// CHECK:               vector.shuffle %{{.*}} [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]
-// CHECK:               arith.shrui %{{.*}}, %cst{{.*}} : vector<16xi32>
-// CHECK:               arith.subi {{.*}} : vector<16xi32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 1)
+// CHECK:           scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:             scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, f32)
+// CHECK:               vector.transfer_read %{{.*}} : tensor<128x16xi32>, vector<16xi32>
 // CHECK:               tensor.extract %{{.*}} : tensor<1x128xf32>
+// CHECK:               arith.addf {{.*}} : f32
+// CHECK:               arith.shli %{{.*}}, %cst{{.*}} : vector<16xi32>
+// CHECK:               arith.andi
+// CHECK:               arith.ori
+// CHECK:               arith.bitcast {{.*}} : vector<16xi32> to vector<16xf32>
 // CHECK:               vector.fma
+// CHECK-NOT:           vector.shuffle
+// CHECK:               scf.yield
+// CHECK:             vector.transfer_read %{{.*}} : tensor<2x16xi32>, vector<16xi32>
+// CHECK:             vector.transfer_read %{{.*}} : tensor<2x128xf32>, vector<128xf32>
+// CHECK:             vector.shuffle %{{.*}} [0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120]
+// CHECK:           vector.shuffle {{.*}} : vector<128xf32>, vector<128xf32>
+// CHECK:           vector.transfer_write {{.*}} : vector<128xf32>, tensor<1x128xf32>
+// AVX2-LABEL: func.func @awq
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
+// AVX2:               vector.transfer_read %{{.*}} : tensor<128x16xi32>, vector<8xi32>
+// AVX2:             vector.shuffle %{{.*}} [0, 8, 16, 24, 32, 40, 48, 56] : vector<64xf32>
 func.func @awq(%a: tensor<1x128xf32>, %q: tensor<128x16xi32>, %z: tensor<2x16xi32>, %s: tensor<2x128xf32>) -> tensor<1x128xf32> {
   %c = fuel.fused awq_matmul {group_size = 64 : i64} (%a, %q, %z, %s) : (tensor<1x128xf32>, tensor<128x16xi32>, tensor<2x16xi32>, tensor<2x128xf32>) -> tensor<1x128xf32>
   return %c : tensor<1x128xf32>
