@@ -43,18 +43,8 @@ LogicalResult mlir::fuel::canScheduleAttention(FusedOp op,
   Value q = attn.getQ(), k = attn.getK(), v = attn.getV();
   // The sequence lengths (dim 2 of q, k, v and the result) may be dynamic;
   // batch, heads, head dims and the other operands are static.
-  for (Value t : llvm::concat<Value>(op->getOperands(), op->getResults())) {
-    auto type = dyn_cast<RankedTensorType>(t.getType());
-    if (!type)
-      continue;
-    bool sequence = t == q || t == k || t == v || t == op->getResult(0);
-    for (auto [dim, size] : llvm::enumerate(type.getShape()))
-      if (ShapedType::isDynamic(size) && !(sequence && dim == 2)) {
-        why = "the attention schedule needs static batch, heads and head "
-              "dims (the sequence lengths may be dynamic)";
-        return failure();
-      }
-  }
+  if (failed(checkStaticButLengths(op, 3, why)))
+    return failure();
   return checkAttention({q, k, v}, q, k, v, options.vectorWidth, why);
 }
 

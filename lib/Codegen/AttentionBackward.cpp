@@ -9,7 +9,7 @@
 // q and dv += p^T do (per key block, over the query blocks and the query
 // heads of its kv head that see it, lse and D read from a [B, Hq, Sq]
 // tensor the first pass writes). Memory O(S * D); padding as in the
-// forward.
+// forward, and as there Sq and Sk may be dynamic (padded at run time).
 //
 //===----------------------------------------------------------------------===//
 
@@ -161,8 +161,11 @@ std::pair<Value, Value> rowStats(BlockBuilder &bb, const AttnShape &s,
 
 LogicalResult mlir::fuel::canScheduleAttentionBackward(
     FusedOp op, const ScheduleOptions &options, std::string &why) {
-  // q, k, v, do.
+  // q, k, v, do; Sq (dim 2 of q, do and dq) and Sk (of k, v, dk and dv)
+  // may be dynamic.
   ValueRange floats = op->getOperands().take_front(4);
+  if (failed(checkStaticButLengths(op, 4, why)))
+    return failure();
   return checkAttention(floats, floats[0], floats[1], floats[2],
                         options.vectorWidth, why);
 }
@@ -199,18 +202,44 @@ LogicalResult mlir::fuel::buildAttentionBackward(
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   Type resElt = resultType.getElementType();
 
+  // The operands in f32, padded with zeros to whole blocks (to lengths
+  // computed here when they are dynamic). Padded queries add nothing to dk
+  // and dv: their rows of do, so of dp and ds, are zeros.
+  s.materialize(rewriter, loc, qIn, kIn);
+  auto attr = [&](int64_t x) { return rewriter.getIndexAttr(x); };
+  OpFoldResult sqP = s.qPadded(rewriter), skP = s.kPadded(rewriter);
+  OpFoldResult batch = attr(s.batch), heads = attr(s.heads),
+               kvHeads = attr(s.kvHeads);
   BwdOperands in;
-  in.q = padTo(bb, toF32(bb, qIn), {s.batch, s.heads, s.sqP, s.dP});
-  in.dout = padTo(bb, toF32(bb, doIn), {s.batch, s.heads, s.sqP, s.dvP});
-  in.kT = padTo(bb, transposeKeys(bb, kIn), {s.batch, s.kvHeads, s.dP, s.skP});
-  in.vT = padTo(bb, transposeKeys(bb, vIn),
-                {s.batch, s.kvHeads, s.dvP, s.skP});
+  in.q = padTo(bb, toF32(bb, qIn), {batch, heads, sqP, attr(s.dP)});
+  in.dout = padTo(bb, toF32(bb, doIn), {batch, heads, sqP, attr(s.dvP)});
+  in.kT = padTo(bb, transposeKeys(bb, kIn), {batch, kvHeads, attr(s.dP), skP});
+  in.vT = padTo(bb, transposeKeys(bb, vIn), {batch, kvHeads, attr(s.dvP), skP});
   if (grad == Grad::Q)
-    in.k = padTo(bb, toF32(bb, kIn), {s.batch, s.kvHeads, s.skP, s.dP});
-  // Keys past Sk are padding, masked.
+    in.k = padTo(bb, toF32(bb, kIn), {batch, kvHeads, skP, attr(s.dP)});
+  // Keys past Sk are padding, masked; off = Sk - Sq aligns the causal
+  // diagonal bottom-right.
+  Value sk = s.skLen ? s.skLen : bb.index(s.sk);
+  Value sq = s.sqLen ? s.sqLen : bb.index(s.sq);
   if (s.padsKeys())
-    bp.kLen = bb.index(s.sk);
-  Value off = bb.index(s.sk - s.sq);
+    bp.kLen = sk;
+  Value off = arith::SubIOp::create(rewriter, loc, sk, sq);
+  // The number of query (key) blocks.
+  auto blocksOf = [&](Value padded, int64_t size, int64_t block) {
+    return padded ? OpFoldResult(arith::DivUIOp::create(rewriter, loc, padded,
+                                                        bb.index(block))
+                                     .getResult())
+                  : attr(size / block);
+  };
+  OpFoldResult qBlocks = blocksOf(s.sqPad, s.sqP, s.blockQ);
+  OpFoldResult kBlocks = blocksOf(s.skPad, s.skP, s.blockK);
+  // The result without its padding.
+  auto unpadded = [&](Value padded) {
+    SmallVector<Value> dynamicSizes;
+    if (resultType.isDynamicDim(2))
+      dynamicSizes.push_back(grad == Grad::Q ? s.sqLen : s.skLen);
+    return sliceToResult(rewriter, loc, padded, resultType, dynamicSizes);
+  };
   auto slopeOf = [&](OpBuilder &b, Value bi, Value h) -> Value {
     if (!alibi)
       return Value();
@@ -221,15 +250,14 @@ LogicalResult mlir::fuel::buildAttentionBackward(
     return tensor::ExtractOp::create(b, loc, *alibi, at);
   };
   auto one = rewriter.getIndexAttr(1), zeroA = rewriter.getIndexAttr(0);
-  auto attr = [&](int64_t x) { return rewriter.getIndexAttr(x); };
   SmallVector<OpFoldResult> ones(4, one);
 
   if (grad == Grad::Q) {
-    Value out = bb.empty({s.batch, s.heads, s.sqP, s.dP}, resElt);
-    auto forall = scf::ForallOp::create(
+    Value out = tensor::EmptyOp::create(
         rewriter, loc,
-        SmallVector<OpFoldResult>{attr(s.batch), attr(s.heads),
-                                  attr(s.sqP / s.blockQ)},
+        ArrayRef<OpFoldResult>{batch, heads, sqP, attr(s.dP)}, resElt);
+    auto forall = scf::ForallOp::create(
+        rewriter, loc, SmallVector<OpFoldResult>{batch, heads, qBlocks},
         ValueRange{out}, std::nullopt);
     Block *body = forall.getBody();
     rewriter.setInsertionPointToStart(body);
@@ -280,18 +308,17 @@ LogicalResult mlir::fuel::buildAttentionBackward(
     rewriter.setInsertionPointAfter(forall);
     scheduleBlocks(rewriter, forall, s.regN, registerTile(options));
     rewriter.setInsertionPointAfter(forall);
-    rewriter.replaceOp(
-        op, sliceToResult(rewriter, loc, forall.getResult(0), resultType));
+    rewriter.replaceOp(op, unpadded(forall.getResult(0)));
     return success();
   }
 
   // dk, dv: the rows' lse and D for every query first.
-  Value lseAll = bb.empty({s.batch, s.heads, s.sqP}, f32);
-  Value deltaAll = bb.empty({s.batch, s.heads, s.sqP}, f32);
+  Value lseAll = tensor::EmptyOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{batch, heads, sqP}, f32);
+  Value deltaAll = tensor::EmptyOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{batch, heads, sqP}, f32);
   auto statsLoop = scf::ForallOp::create(
-      rewriter, loc,
-      SmallVector<OpFoldResult>{attr(s.batch), attr(s.heads),
-                                attr(s.sqP / s.blockQ)},
+      rewriter, loc, SmallVector<OpFoldResult>{batch, heads, qBlocks},
       ValueRange{lseAll, deltaAll}, std::nullopt);
   {
     Block *body = statsLoop.getBody();
@@ -319,11 +346,11 @@ LogicalResult mlir::fuel::buildAttentionBackward(
   Value lseT = statsLoop.getResult(0), deltaT = statsLoop.getResult(1);
 
   int64_t width = grad == Grad::K ? s.dP : s.dvP;
-  Value out = bb.empty({s.batch, s.kvHeads, s.skP, width}, resElt);
+  Value out = tensor::EmptyOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{batch, kvHeads, skP, attr(width)},
+      resElt);
   auto forall = scf::ForallOp::create(
-      rewriter, loc,
-      SmallVector<OpFoldResult>{attr(s.batch), attr(s.kvHeads),
-                                attr(s.skP / s.blockK)},
+      rewriter, loc, SmallVector<OpFoldResult>{batch, kvHeads, kBlocks},
       ValueRange{out}, std::nullopt);
   Block *body = forall.getBody();
   rewriter.setInsertionPointToStart(body);
@@ -334,32 +361,36 @@ LogicalResult mlir::fuel::buildAttentionBackward(
   Value vTBlock = bb.block(in.vT, bi, hk, zeroA, j0, s.dvP, s.blockK);
   // The query blocks that see key block j0: i >= j0 - off - ahead (causal,
   // right window), i <= j0 + Bk - 1 - off + wl (left window).
-  Value zero = bb.index(0), sqP = bb.index(s.sqP), bq = bb.index(s.blockQ);
-  Value qlo = zero, qhi = sqP;
+  Value zero = bb.index(0), bq = bb.index(s.blockQ);
+  Value qEnd = s.sqPad ? s.sqPad : bb.index(s.sqP);
+  Value qlo = zero, qhi = qEnd;
   std::optional<int64_t> ahead;
   if (bp.causal)
     ahead = 0;
   if (bp.windowRight)
     ahead = ahead ? std::min(*ahead, *bp.windowRight) : *bp.windowRight;
   if (ahead) {
-    Value first = arith::SubIOp::create(rewriter, loc, j0,
-                                        bb.index(s.sk - s.sq + *ahead));
+    Value first = arith::SubIOp::create(
+        rewriter, loc, j0,
+        arith::AddIOp::create(rewriter, loc, off, bb.index(*ahead)));
     Value start = arith::MulIOp::create(
         rewriter, loc, arith::FloorDivSIOp::create(rewriter, loc, first, bq),
         bq);
     qlo = arith::MinSIOp::create(
-        rewriter, loc, sqP, arith::MaxSIOp::create(rewriter, loc, zero, start));
+        rewriter, loc, qEnd, arith::MaxSIOp::create(rewriter, loc, zero, start));
   }
   if (bp.windowLeft) {
-    Value last = arith::AddIOp::create(
-        rewriter, loc, j0,
-        bb.index(s.blockK - (s.sk - s.sq) + *bp.windowLeft));
+    Value last = arith::SubIOp::create(
+        rewriter, loc,
+        arith::AddIOp::create(rewriter, loc, j0,
+                              bb.index(s.blockK + *bp.windowLeft)),
+        off);
     Value end = arith::MulIOp::create(
         rewriter, loc, arith::CeilDivSIOp::create(rewriter, loc, last, bq), bq);
     qhi = arith::MaxSIOp::create(
-        rewriter, loc, qlo, arith::MinSIOp::create(rewriter, loc, sqP, end));
+        rewriter, loc, qlo, arith::MinSIOp::create(rewriter, loc, qEnd, end));
   }
-  auto heads = scf::ForOp::create(
+  auto groupHeads = scf::ForOp::create(
       rewriter, loc, zero, bb.index(group), bb.index(1),
       ValueRange{bb.full({s.blockK, width}, f32, 0.0)},
       [&](OpBuilder &b, Location nl, Value g, ValueRange acc) {
@@ -403,7 +434,7 @@ LogicalResult mlir::fuel::buildAttentionBackward(
             });
         scf::YieldOp::create(b, nl, queries.getResults());
       });
-  Value grads = heads.getResult(0);
+  Value grads = groupHeads.getResult(0);
   if (resElt != f32)
     grads = bb.generic(2, {{grads, bb.map(2, {0, 1})}},
                        bb.empty({s.blockK, width}, resElt), bb.map(2, {0, 1}),
@@ -418,7 +449,6 @@ LogicalResult mlir::fuel::buildAttentionBackward(
   rewriter.setInsertionPointAfter(forall);
   scheduleBlocks(rewriter, forall, s.regN, registerTile(options));
   rewriter.setInsertionPointAfter(forall);
-  rewriter.replaceOp(
-      op, sliceToResult(rewriter, loc, forall.getResult(0), resultType));
+  rewriter.replaceOp(op, unpadded(forall.getResult(0)));
   return success();
 }

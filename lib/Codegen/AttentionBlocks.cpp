@@ -30,13 +30,15 @@ Value attention::toF32(BlockBuilder &bb, Value v) {
                     });
 }
 
-/// k [B, H, Sk, D] as kT [B, H, D, Sk] in f32.
+/// k [B, H, Sk, D] as kT [B, H, D, Sk] in f32 (Sk may be dynamic).
 Value attention::transposeKeys(BlockBuilder &bb, Value k) {
-  auto type = cast<RankedTensorType>(k.getType());
-  ArrayRef<int64_t> s = type.getShape();
+  SmallVector<OpFoldResult> s = tensor::getMixedSizes(bb.b, bb.loc, k);
   Type f32 = bb.b.getF32Type();
   return bb.generic(4, {{k, bb.map(4, {0, 1, 3, 2})}},
-                    bb.empty({s[0], s[1], s[3], s[2]}, f32),
+                    tensor::EmptyOp::create(bb.b, bb.loc,
+                                            ArrayRef<OpFoldResult>{s[0], s[1],
+                                                                   s[3], s[2]},
+                                            f32),
                     bb.map(4, {0, 1, 2, 3}), {},
                     [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
                       if (x[0].getType() == f32)
@@ -164,6 +166,26 @@ void attention::scheduleBlocks(RewriterBase &rewriter, scf::ForallOp forall,
 /// The masked, scaled (soft-capped, ALiBi-biased) scores of a [Bq, Bk]
 /// block whose first query is `i0` and first key `j0`; `off` = k_len - Sq
 /// (k_len = Sk without the operand) aligns the causal diagonal bottom-right.
+LogicalResult attention::checkStaticButLengths(FusedOp op,
+                                              unsigned sequenceOperands,
+                                              std::string &why) {
+  for (Value t : llvm::concat<Value>(op->getOperands(), op->getResults())) {
+    auto type = dyn_cast<RankedTensorType>(t.getType());
+    if (!type)
+      continue;
+    bool sequence = t == op->getResult(0) ||
+                    llvm::is_contained(
+                        op->getOperands().take_front(sequenceOperands), t);
+    for (auto [dim, size] : llvm::enumerate(type.getShape()))
+      if (ShapedType::isDynamic(size) && !(sequence && dim == 2)) {
+        why = "the attention schedule needs static batch, heads and head "
+              "dims (the sequence lengths may be dynamic)";
+        return failure();
+      }
+  }
+  return success();
+}
+
 LogicalResult attention::checkAttention(ValueRange floats, Value q, Value k,
                                         Value v, int64_t vectorWidth,
                                         std::string &why) {

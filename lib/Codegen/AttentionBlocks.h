@@ -257,6 +257,12 @@ Value maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp, Value i0,
 std::pair<Value, Value> keyRange(BlockBuilder &bb, const AttnShape &s,
                                  const BlockParams &bp, Value i0, Value off);
 
+/// Whether every dim of `op`'s operands and results is static but the
+/// sequence lengths: dim 2 of its first `sequenceOperands` operands (q, k,
+/// v and, for a backward, do) and of its result. Sets `why` when not.
+LogicalResult checkStaticButLengths(FusedOp op, unsigned sequenceOperands,
+                                    std::string &why);
+
 /// The checks both attention schedules make: f32, f16 or bf16 `floats`,
 /// non-empty sequences and head dims, key blocks a multiple of the vector
 /// width. Sets `why` when not.

@@ -189,17 +189,6 @@ Value mlir::fuel::padWithZeros(RewriterBase &rewriter, Location loc,
       tensor::getMixedSizes(rewriter, loc, x), strides);
 }
 
-LogicalResult mlir::fuel::requireStaticShapes(Operation *op,
-                                              std::string &why) {
-  for (Type t : llvm::concat<Type>(op->getOperandTypes(),
-                                   op->getResultTypes()))
-    if (auto shaped = dyn_cast<ShapedType>(t); shaped && !shaped.hasStaticShape()) {
-      why = "the schedule needs static tensor shapes";
-      return failure();
-    }
-  return success();
-}
-
 Value mlir::fuel::copyWidened(OpBuilder &b, Location loc, Value in, AffineMap inMap,
                          ArrayRef<OpFoldResult> shape) {
   Type f32 = b.getF32Type();

@@ -37,10 +37,6 @@ FailureOr<Decomposition> decomposeInPlace(RewriterBase &rewriter, FusedOp op,
 void vectorizeInside(RewriterBase &rewriter, Operation *loop,
                      bool contractions);
 
-/// Fails, with `why` set, when a tensor operand or result of `op` has a
-/// dynamic dim.
-LogicalResult requireStaticShapes(Operation *op, std::string &why);
-
 /// Applies `patterns` greedily to the ops inside `loop` (not `loop`
 /// itself), and to the ops they create.
 void applyInside(Operation *loop, RewritePatternSet &&patterns);

@@ -74,8 +74,6 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
       return canSchedulePagedAttention(op, options, why);
     if (FlashAttnView::match(op))
       return canScheduleAttention(op, options, why);
-    if (failed(requireStaticShapes(op, why)))
-      return failure();
     return canScheduleAttentionBackward(op, options, why);
   case ScheduleKind::Quantized:
     return canScheduleQuantized(op, options, why);

@@ -246,6 +246,50 @@ def test_backward(shape, case):
         assert_close(got, want, "f32", loose=True)
 
 
+# Dynamic sequence lengths in the backwards (dim 2 of q and do, of k and v,
+# or both): one compiled function per gradient for every length, padded at
+# run time as in the forward.
+@pytest.mark.parametrize("case", [dict(), dict(causal=True), dict(causal=True, window_size_left=9),
+                                  dict(softcap=2.0, window_size_right=3)], ids=case_id)
+@pytest.mark.parametrize("which", ["q", "kv", "both"])
+def test_backward_dynamic_lengths(case, which):
+    params = dict(softmax_scale=0.3, **case)
+    dyn_q, dyn_kv = which in ("q", "both"), which in ("kv", "both")
+    q0, k0, v0 = inputs(1, 4, 2, 64, 64, 16, 16)
+    do0 = rand((1, 4, 64, 16), np.float32, 7)
+    dynamic = {0: (2,) if dyn_q else (), 1: (2,) if dyn_kv else (), 2: (2,) if dyn_kv else (),
+               3: (2,) if dyn_q else ()}
+    fs = {w: runner.compile(fused_text(f"flash_attn_backward_{w}", [q0, k0, v0, do0], params,
+                                       dynamic=dynamic), "f") for w in "qkv"}
+    for sq, sk in [(1, 1), (64, 64), (100, 37), (37, 150)]:
+        sq, sk = (sq if dyn_q else 64), (sk if dyn_kv else 64)
+        q, k, v = inputs(1, 4, 2, sq, sk, 16, 16, seed=sq + sk)
+        do = rand((1, 4, sq, 16), np.float32, sq)
+        for which_grad, want in zip("qkv", bwd_reference(q, k, v, do, params)):
+            got = fs[which_grad](q, k, v, do)
+            assert got.shape == want.shape
+            assert np.all(np.isfinite(got))
+            assert_close(got, want, "f32", loose=True)
+
+
+@pytest.mark.skipif(BF16 is None, reason="bf16 needs ml_dtypes")
+def test_backward_dynamic_lengths_alibi_bf16():
+    params = dict(softmax_scale=0.3, causal=True)
+    q0, k0, v0 = inputs(1, 2, 1, 16, 16, 16, 8, BF16)
+    do0 = rand((1, 2, 16, 8), BF16, 7)
+    slopes = np.array([0.25, 0.5], np.float32)
+    fs = {w: runner.compile(fused_text(f"flash_attn_backward_{w}", [q0, k0, v0, do0, slopes], params,
+                                       dynamic={0: (2,), 1: (2,), 2: (2,), 3: (2,)}), "f")
+          for w in "qkv"}
+    for sq, sk in [(5, 90), (70, 70)]:
+        q, k, v = inputs(1, 2, 1, sq, sk, 16, 8, BF16, seed=sq)
+        do = rand((1, 2, sq, 8), BF16, sq)
+        for which_grad, want in zip("qkv", bwd_reference(q, k, v, do, params, slopes)):
+            got = fs[which_grad](q, k, v, do, slopes)
+            assert got.dtype == BF16 and got.shape == want.shape
+            assert_close(got, want, "bf16")
+
+
 @pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
 def test_backward_low_precision(dname, dtype):
     q, k, v = inputs(1, 2, 2, 64, 64, 16, 16, dtype)

@@ -192,6 +192,37 @@ func.func @backward_k(%q: tensor<1x4x128x32xf32>, %k: tensor<1x2x128x32xf32>, %v
 
 // -----
 
+// The backwards with dynamic lengths: blocks of 64 over the lengths padded
+// at run time (ceil(S / 64) blocks), the result cut back to Sq (dq) or Sk
+// (dk).
+// CHECK-LABEL: func.func @backward_dynamic
+// CHECK-DAG:     %[[SQ:.*]] = tensor.dim %arg0, %{{.*}} : tensor<1x2x?x32xf32>
+// CHECK-DAG:     %[[SK:.*]] = tensor.dim %arg1, %{{.*}} : tensor<1x1x?x32xf32>
+// CHECK:         %[[DQ:.*]] = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, %{{.*}}) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x2x?x32xf32>)
+// CHECK:         tensor.extract_slice %[[DQ]][0, 0, 0, 0] [1, 2, %[[SQ]], 32] [1, 1, 1, 1]
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, %{{.*}}) shared_outs({{.*}}) -> (tensor<1x2x?xf32>, tensor<1x2x?xf32>)
+// CHECK:         %[[DK:.*]] = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, %{{.*}}) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x1x?x32xf32>)
+// CHECK:         tensor.extract_slice %[[DK]][0, 0, 0, 0] [1, 1, %{{.*}}, 32] [1, 1, 1, 1]
+// CHECK-NOT:     fuel.fused
+func.func @backward_dynamic(%q: tensor<1x2x?x32xf32>, %k: tensor<1x1x?x32xf32>, %v: tensor<1x1x?x32xf32>, %do: tensor<1x2x?x32xf32>) -> (tensor<1x2x?x32xf32>, tensor<1x1x?x32xf32>) {
+  %dq = fuel.fused flash_attn_backward_q {causal = true, softmax_scale = 0.2 : f32} (%q, %k, %v, %do) : (tensor<1x2x?x32xf32>, tensor<1x1x?x32xf32>, tensor<1x1x?x32xf32>, tensor<1x2x?x32xf32>) -> tensor<1x2x?x32xf32>
+  %dk = fuel.fused flash_attn_backward_k {causal = true, softmax_scale = 0.2 : f32} (%q, %k, %v, %do) : (tensor<1x2x?x32xf32>, tensor<1x1x?x32xf32>, tensor<1x1x?x32xf32>, tensor<1x2x?x32xf32>) -> tensor<1x1x?x32xf32>
+  return %dq, %dk : tensor<1x2x?x32xf32>, tensor<1x1x?x32xf32>
+}
+
+// -----
+
+// A dynamic head dim in a backward is left to the decomposition too.
+// CHECK-LABEL: func.func @backward_dynamic_head_dim
+// CHECK:         fuel.fused flash_attn_backward_v
+// REPORT: flash_attn_backward_v not scheduled: the attention schedule needs static batch, heads and head dims (the sequence lengths may be dynamic)
+func.func @backward_dynamic_head_dim(%q: tensor<1x2x16x16xf32>, %k: tensor<1x2x16x16xf32>, %v: tensor<1x2x16x?xf32>, %do: tensor<1x2x16x?xf32>) -> tensor<1x2x16x?xf32> {
+  %dv = fuel.fused flash_attn_backward_v {softmax_scale = 0.2 : f32} (%q, %k, %v, %do) : (tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>, tensor<1x2x16x?xf32>, tensor<1x2x16x?xf32>) -> tensor<1x2x16x?xf32>
+  return %dv : tensor<1x2x16x?xf32>
+}
+
+// -----
+
 // Key blocks of 16 (Sk = 16) are scheduled with 16-lane vectors and left to
 // the decomposition with 32.
 // CHECK-LABEL: func.func @narrow_keys
