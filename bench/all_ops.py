@@ -63,11 +63,28 @@ def cases():
                                 lambda x: F.layer_norm(*t(x), (1024,), eps=1e-5))
     c["softmax_last_dim_backward"] = ([y, g], {}, ref.ref_softmax_bwd,
                                       lambda y, g: torch._softmax_backward_data(*t(g, y), -1, torch.float32))
-    c["layer_norm_last_dim_backward"] = ([x, g], {"eps": 1e-5}, lambda x, g: ref.ref_layer_bwd(x, g, 1e-5), None)
-    c["rms_norm_last_dim_backward"] = ([x, g], {"eps": 1e-5}, lambda x, g: ref.ref_rms_bwd(x, g, 1e-5), None)
+    # PyTorch's layer norm backward kernel, given the forward's saved mean
+    # and 1/std (fuel-mlir recomputes them from x); its CPU RMS norm has no
+    # backward kernel, so autograd runs the forward and the backward.
+    ln_stats = (torch.ops.aten.native_layer_norm(torch.from_numpy(x), [1024], None, None, 1e-5)[1:]
+                if torch is not None else None)
+    c["layer_norm_last_dim_backward"] = (
+        [x, g], {"eps": 1e-5}, lambda x, g: ref.ref_layer_bwd(x, g, 1e-5),
+        lambda x, g: torch.ops.aten.native_layer_norm_backward(
+            *t(g, x), [1024], *ln_stats, None, None, [True, False, False])[0])
+
+    def rms_bwd(x, g):
+        xx = t(x)[0].requires_grad_()
+        return torch.autograd.grad(F.rms_norm(xx, (1024,), eps=1e-5), xx, *t(g))[0]
+    c["rms_norm_last_dim_backward"] = ([x, g], {"eps": 1e-5}, lambda x, g: ref.ref_rms_bwd(x, g, 1e-5),
+                                       rms_bwd)
     c["inplace_affine"] = ([x], {"mul": 2.0, "add": 0.5}, lambda x: 2 * x + 0.5,
                            lambda x: torch.addcmul(torch.tensor(0.5), *t(x), torch.tensor(2.0)))
-    c["reduce_max_to_backward"] = ([np.round(x * 2), rand((4096, 1), 2)], {}, ref.reduce_max_backward, None)
+    def amax_bwd(x, g):
+        xx = t(x)[0].requires_grad_()
+        return torch.autograd.grad(torch.amax(xx, -1, keepdim=True), xx, *t(g))[0]
+    c["reduce_max_to_backward"] = ([np.round(x * 2), rand((4096, 1), 2)], {}, ref.reduce_max_backward,
+                                   amax_bwd)
     c["powi_backward"] = ([rand((1 << 22,), 3), rand((1 << 22,), 4)], {"exp": 3},
                           lambda x, g: 3 * x ** 2 * g, lambda x, g: (lambda a, b: 3 * a * a * b)(*t(x, g)))
     a, w, b = rand((256, 1024)), rand((1024, 1024), 1, 0.03), rand((1024,), 2)
