@@ -43,6 +43,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::fuel;
 
@@ -99,16 +101,22 @@ LogicalResult mlir::fuel::canScheduleConvolution(
     FusedOp op, const ScheduleOptions &options, std::string &why) {
   if (CausalConv1dView::match(op))
     return canScheduleCausalConv1d(op, options, why);
-  // The batch (dim 0 of x and y) may be dynamic; the rest is static.
+  // The batch (dim 0 of x and y) may be dynamic, and conv2d's height and
+  // width (dims 2 and 3); the rest is static.
+  bool transposed = ConvTranspose2dView::match(op).has_value();
   for (Value t : llvm::concat<Value>(op->getOperands(), op->getResults())) {
     auto type = cast<RankedTensorType>(t.getType());
-    bool batched = t == op->getOperand(0) || t == op->getResult(0);
-    for (auto [dim, size] : llvm::enumerate(type.getShape()))
-      if (ShapedType::isDynamic(size) && !(batched && dim == 0)) {
-        why = "the convolution schedule needs static shapes but for the "
-              "batch";
-        return failure();
-      }
+    bool image = t == op->getOperand(0) || t == op->getResult(0);
+    for (auto [dim, size] : llvm::enumerate(type.getShape())) {
+      if (!ShapedType::isDynamic(size) ||
+          (image && (dim == 0 || (!transposed && dim >= 2))))
+        continue;
+      why = transposed ? "the convolution schedule needs static shapes but "
+                         "for the batch in a transposed convolution"
+                       : "the convolution schedule needs static channels "
+                         "and kernel sizes";
+      return failure();
+    }
   }
   if (std::optional<ConvTranspose2dView> ct = ConvTranspose2dView::match(op)) {
     auto w = cast<RankedTensorType>(ct->getW().getType()).getShape();
@@ -138,16 +146,21 @@ static SmallVector<OpFoldResult> withBatchOf(OpBuilder &b, Location loc,
 /// `x` (widened to f32) placed in a zero [B, C, hp, wp] at (top, left),
 /// its pixels `stride` apart (zeros between them).
 static Value placeInZeros(RewriterBase &rewriter, Location loc, Value x,
-                          int64_t hp, int64_t wp, int64_t top, int64_t left,
-                          std::array<int64_t, 2> stride) {
+                          OpFoldResult hp, OpFoldResult wp, int64_t top,
+                          int64_t left, std::array<int64_t, 2> stride) {
   auto type = cast<RankedTensorType>(x.getType());
   ArrayRef<int64_t> shape = type.getShape();
   Type f32 = rewriter.getF32Type();
   SmallVector<OpFoldResult> sizes = withBatchOf(rewriter, loc, x, shape);
+  // (A dynamic height or width is x's.)
+  for (int64_t d : {2, 3})
+    if (type.isDynamicDim(d))
+      sizes[d] = tensor::DimOp::create(rewriter, loc, x, d).getResult();
   if (!type.getElementType().isF32())
     x = copyWidened(rewriter, loc, x, rewriter.getMultiDimIdentityMap(4),
                     sizes);
-  if (hp == shape[2] && wp == shape[3])
+  if (getConstantIntValue(hp) == shape[2] &&
+      getConstantIntValue(wp) == shape[3])
     return x;
   Value zero = arith::ConstantOp::create(rewriter, loc, f32,
                                          rewriter.getF32FloatAttr(0.0));
@@ -155,9 +168,7 @@ static Value placeInZeros(RewriterBase &rewriter, Location loc, Value x,
                      rewriter, loc, zero,
                      ValueRange{tensor::EmptyOp::create(
                          rewriter, loc,
-                         ArrayRef<OpFoldResult>{sizes[0], sizes[1],
-                                                rewriter.getIndexAttr(hp),
-                                                rewriter.getIndexAttr(wp)},
+                         ArrayRef<OpFoldResult>{sizes[0], sizes[1], hp, wp},
                          f32)})
                      .getResult(0);
   auto attr = [&](int64_t v) -> OpFoldResult {
@@ -190,22 +201,37 @@ static int64_t roundUpTo(int64_t x, int64_t unit) {
 /// being xp's (i * s_h + ph, j * s_w + pw).
 static Value splitPhases(RewriterBase &rewriter, Location loc, Value xp,
                          std::array<int64_t, 2> stride) {
-  ArrayRef<int64_t> s = cast<RankedTensorType>(xp.getType()).getShape();
+  auto type = cast<RankedTensorType>(xp.getType());
+  ArrayRef<int64_t> s = type.getShape();
   int64_t sh = stride[0], sw = stride[1];
-  Value grid = tensor::ExpandShapeOp::create(
+  // The phases' rows and columns (at run time for a dynamic Hp, Wp).
+  auto phaseSize = [&](int64_t d, int64_t by) -> std::pair<int64_t, OpFoldResult> {
+    if (!type.isDynamicDim(d))
+      return {s[d] / by, rewriter.getIndexAttr(s[d] / by)};
+    Value size = tensor::DimOp::create(rewriter, loc, xp, d);
+    return {ShapedType::kDynamic,
+            arith::DivUIOp::create(rewriter, loc, size,
+                                   arith::ConstantIndexOp::create(rewriter,
+                                                                  loc, by))
+                .getResult()};
+  };
+  auto [rows, rowSize] = phaseSize(2, sh);
+  auto [cols, colSize] = phaseSize(3, sw);
+  SmallVector<OpFoldResult> grid =
+      withBatchOf(rewriter, loc, xp, {s[0], s[1], 1, sh, 1, sw});
+  grid[2] = rowSize;
+  grid[4] = colSize;
+  Value blocks = tensor::ExpandShapeOp::create(
       rewriter, loc,
-      RankedTensorType::get({s[0], s[1], s[2] / sh, sh, s[3] / sw, sw},
+      RankedTensorType::get({s[0], s[1], rows, sh, cols, sw},
                             rewriter.getF32Type()),
-      xp, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}},
-      withBatchOf(rewriter, loc, xp,
-                  {s[0], s[1], s[2] / sh, sh, s[3] / sw, sw}));
+      xp, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}}, grid);
   MLIRContext *ctx = rewriter.getContext();
   AffineExpr b, c, ph, pw, i, j;
   bindDims(ctx, b, c, ph, pw, i, j);
   return copyWidened(
-      rewriter, loc, grid, AffineMap::get(6, 0, {b, c, i, ph, j, pw}, ctx),
-      withBatchOf(rewriter, loc, xp,
-                  {s[0], s[1], sh, sw, s[2] / sh, s[3] / sw}));
+      rewriter, loc, blocks, AffineMap::get(6, 0, {b, c, i, ph, j, pw}, ctx),
+      {grid[0], grid[1], grid[3], grid[5], rowSize, colSize});
 }
 
 /// y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c) of
@@ -213,9 +239,16 @@ static Value splitPhases(RewriterBase &rewriter, Location loc, Value xp,
 /// xp in f32 [B, C, Hp, Wp] (split into phases when strided: `CoreInput`),
 /// wT in f32 [KH, KW, Cg, F], Cg the channels per group; replaces `op` by
 /// y.
+/// The output's rows and columns, and its columns in whole register tiles
+/// (the columns past y's are computed from zeros and dropped): constants,
+/// or index values for a dynamic height or width.
+struct OutExtent {
+  OpFoldResult rows, cols, paddedCols;
+};
+
 static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
                       std::optional<Value> bias, ConvTile registers,
-                      CoreInput in = {}) {
+                      OutExtent extent, CoreInput in = {}) {
   int64_t tileW = registers.cols;
   Location loc = op.getLoc();
   Type f32 = rewriter.getF32Type();
@@ -231,15 +264,23 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
   };
 
   // The output's width in whole tiles (the caller padded the input for
-  // it); the columns past y's are dropped at the end.
-  int64_t woP = paddedWidth(y[3], registers);
-  // (A dynamic batch is xp's.)
+  // it); the columns past y's are dropped at the end. (A dynamic batch is
+  // xp's.)
   SmallVector<OpFoldResult> outSizes =
-      withBatchOf(rewriter, loc, xp, {y[0], y[1], y[2], woP});
+      withBatchOf(rewriter, loc, xp, {y[0], y[1], 1, 1});
+  outSizes[2] = extent.rows;
+  outSizes[3] = extent.paddedCols;
   Value out = tensor::EmptyOp::create(rewriter, loc, outSizes, yElt);
-  SmallVector<OpFoldResult> ubs = {
-      outSizes[0], rewriter.getIndexAttr(y[2]),
-      rewriter.getIndexAttr(y[1] / tileF), rewriter.getIndexAttr(woP / tileW)};
+  std::optional<int64_t> woP = getConstantIntValue(extent.paddedCols);
+  OpFoldResult colTiles =
+      woP ? OpFoldResult(rewriter.getIndexAttr(*woP / tileW))
+          : OpFoldResult(arith::DivUIOp::create(
+                             rewriter, loc, cast<Value>(extent.paddedCols),
+                             index(rewriter, tileW))
+                             .getResult());
+  SmallVector<OpFoldResult> ubs = {outSizes[0], extent.rows,
+                                   rewriter.getIndexAttr(y[1] / tileF),
+                                   colTiles};
   auto forall =
       scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out}, std::nullopt);
   Block *body = forall.getBody();
@@ -366,8 +407,8 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
     result = tensor::ExtractSliceOp::create(
         rewriter, loc, yType, result,
         ArrayRef<OpFoldResult>{attr(0), attr(0), attr(0), attr(0)},
-        ArrayRef<OpFoldResult>{outSizes[0], attr(y[1]), attr(y[2]),
-                               attr(y[3])},
+        ArrayRef<OpFoldResult>{outSizes[0], attr(y[1]), extent.rows,
+                               extent.cols},
         ArrayRef<OpFoldResult>{attr(1), attr(1), attr(1), attr(1)});
   }
   rewriter.replaceOp(op, result);
@@ -401,13 +442,18 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
     int64_t wo = wp - w[3] + 1;
     ConvTile tile = convTile(w[1], wo, options);
     wp += paddedWidth(wo, tile) - wo;
-    Value xp = placeInZeros(rewriter, loc, ct->getX(), hp, wp, top, left,
-                            stride);
+    Value xp = placeInZeros(rewriter, loc, ct->getX(),
+                            rewriter.getIndexAttr(hp), rewriter.getIndexAttr(wp),
+                            top, left, stride);
     Value wT = copyWidened(
         rewriter, loc, ct->getW(),
         AffineMap::get(4, 0, {d2, d3, w[2] - 1 - d0, w[3] - 1 - d1}, ctx),
         getAsIndexOpFoldResult(ctx, {w[2], w[3], w[0], w[1]}));
-    buildCore(rewriter, op, xp, wT, std::nullopt, tile);
+    ArrayRef<int64_t> y =
+        cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+    buildCore(rewriter, op, xp, wT, std::nullopt, tile,
+              {rewriter.getIndexAttr(y[2]), rewriter.getIndexAttr(y[3]),
+               rewriter.getIndexAttr(paddedWidth(y[3], tile))});
     return success();
   }
   Conv2dView conv(op);
@@ -419,19 +465,69 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
                          AffineMap::get(4, 0, {d3, d2, d0, d1}, ctx),
                          getAsIndexOpFoldResult(ctx, {w[2], w[3], w[1], w[0]}));
   // Padded, with zeros on the right for the output's columns in whole
-  // tiles, and to whole strides (zeros no output reads).
-  int64_t wo = (x[3] + 2 * pad[1] - w[3]) / stride[1] + 1;
+  // tiles, and to whole strides (zeros no output reads): the sizes below,
+  // computed in IR from x's when its height or width is dynamic (a tile
+  // as for a wide output then).
+  auto xType = cast<RankedTensorType>(conv.getX().getType());
+  bool dynamic = xType.isDynamicDim(2) || xType.isDynamicDim(3);
+  int64_t wo = ShapedType::isDynamic(x[3])
+                   ? std::numeric_limits<int32_t>::max()
+                   : (x[3] + 2 * pad[1] - w[3]) / stride[1] + 1;
   ConvTile tile = convTile(w[0] / conv.getGroups(), wo, options);
-  int64_t hp = roundUpTo(x[2] + 2 * pad[0], stride[0]),
-          wp = roundUpTo(std::max(x[3] + 2 * pad[1],
-                                  (paddedWidth(wo, tile) - 1) * stride[1] +
-                                      w[3]),
-                         stride[1]);
+  OpFoldResult hp, wp;
+  OutExtent extent;
+  if (!dynamic) {
+    int64_t ho = (x[2] + 2 * pad[0] - w[2]) / stride[0] + 1;
+    hp = rewriter.getIndexAttr(roundUpTo(x[2] + 2 * pad[0], stride[0]));
+    wp = rewriter.getIndexAttr(
+        roundUpTo(std::max(x[3] + 2 * pad[1],
+                           (paddedWidth(wo, tile) - 1) * stride[1] + w[3]),
+                  stride[1]));
+    extent = {rewriter.getIndexAttr(ho), rewriter.getIndexAttr(wo),
+              rewriter.getIndexAttr(paddedWidth(wo, tile))};
+  } else {
+    // (Folded to constants where the size is static.)
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
+    };
+    auto add = [&](Value a, Value b) {
+      return rewriter.createOrFold<arith::AddIOp>(loc, a, b);
+    };
+    auto sub = [&](Value a, Value b) {
+      return rewriter.createOrFold<arith::SubIOp>(loc, a, b);
+    };
+    auto mul = [&](Value a, Value b) {
+      return rewriter.createOrFold<arith::MulIOp>(loc, a, b);
+    };
+    auto div = [&](Value a, Value b) {
+      return rewriter.createOrFold<arith::DivUIOp>(loc, a, b);
+    };
+    auto roundUp = [&](Value a, int64_t unit) {
+      return mul(rewriter.createOrFold<arith::CeilDivUIOp>(loc, a, c(unit)),
+                 c(unit));
+    };
+    auto dim = [&](int64_t d) -> Value {
+      return ShapedType::isDynamic(x[d])
+                 ? tensor::DimOp::create(rewriter, loc, conv.getX(), d)
+                       .getResult()
+                 : c(x[d]);
+    };
+    Value rows = add(dim(2), c(2 * pad[0])), cols = add(dim(3), c(2 * pad[1]));
+    Value ho = add(div(sub(rows, c(w[2])), c(stride[0])), c(1));
+    Value woV = add(div(sub(cols, c(w[3])), c(stride[1])), c(1));
+    Value woP = roundUp(woV, tile.cols);
+    Value reach = add(mul(sub(woP, c(1)), c(stride[1])), c(w[3]));
+    hp = getAsOpFoldResult(roundUp(rows, stride[0]));
+    wp = getAsOpFoldResult(roundUp(
+        rewriter.createOrFold<arith::MaxUIOp>(loc, cols, reach), stride[1]));
+    extent = {getAsOpFoldResult(ho), getAsOpFoldResult(woV),
+              getAsOpFoldResult(woP)};
+  }
   Value xp = placeInZeros(rewriter, loc, conv.getX(), hp, wp, pad[0], pad[1],
                           {1, 1});
   CoreInput in{stride, conv.getGroups()};
   if (stride[0] != 1 || stride[1] != 1)
     xp = splitPhases(rewriter, loc, xp, stride);
-  buildCore(rewriter, op, xp, wT, conv.getBias(), tile, in);
+  buildCore(rewriter, op, xp, wT, conv.getBias(), tile, extent, in);
   return success();
 }

@@ -119,6 +119,43 @@ def test_dynamic_batch(params, ws):
         assert_close(out, want, "f32", loose=True)
 
 
+# Dynamic heights and widths (and batch): one compiled function for every
+# image size, the padded sizes and the output's columns in whole tiles
+# computed at run time; 64- and 8-filter tiles, strides 1 to 3, groups,
+# depthwise, f16.
+DYNAMIC_HW = [({"padding": (1, 1)}, (16, 4, 3, 3), (0, 2, 3)),
+              ({"padding": (1, 1)}, (16, 4, 3, 3), (2,)),
+              ({"stride": (2, 2), "padding": (1, 1), "groups": 2}, (32, 2, 3, 3), (2, 3)),
+              ({"stride": (3, 1)}, (8, 4, 3, 2), (3,)),
+              ({"padding": (2, 1), "groups": 4}, (4, 1, 5, 3), (2, 3))]
+
+
+@pytest.mark.parametrize("params,ws,dims", DYNAMIC_HW, ids=lambda v: str(v))
+def test_dynamic_height_width(params, ws, dims):
+    x0, w, b = rand((1, 4, 9, 9), np.float32, 1), rand(ws, np.float32, 2), rand((ws[0],), np.float32, 3)
+    f = runner.compile(fused_text("conv2d", [x0, w, b], params, dynamic={0: dims}), "f")
+    for shape in [(1, 4, 9, 9), (2, 4, 5, 17), (1, 4, 31, 6), (1, 4, 3, 40)]:
+        shape = tuple(n if d in dims else 9 if d >= 2 else s0
+                      for d, (n, s0) in enumerate(zip(shape, (1, 4, 9, 9))))
+        x = rand(shape, np.float32, sum(shape))
+        want = reference(x, w, b, params.get("stride", (1, 1)), params.get("padding", (0, 0)),
+                         params.get("groups", 1))
+        out = f(x, w, b)
+        assert out.shape == want.shape
+        assert_close(out, want, "f32", loose=True)
+
+
+def test_dynamic_height_width_low_precision():
+    x0, w = rand((1, 8, 12, 12), np.float16, 1), rand((8, 1, 3, 3), np.float16, 2)
+    params = {"stride": (2, 2), "padding": (1, 1), "groups": 8}
+    f = runner.compile(fused_text("conv2d", [x0, w], params, dynamic={0: (2, 3)}), "f")
+    for hw in [(12, 12), (7, 20)]:
+        x = rand((1, 8) + hw, np.float16, hw[0])
+        out = f(x, w)
+        assert out.dtype == np.float16
+        assert_close(out, reference(x, w, None, (2, 2), (1, 1), 8), "f16")
+
+
 def test_dynamic_batch_transposed():
     x0, w = rand((1, 4, 5, 5), np.float32, 4), rand((4, 16, 3, 3), np.float32, 5)
     params = {"stride": (2, 2), "padding": (1, 1), "output_padding": (1, 1)}

@@ -82,13 +82,36 @@ func.func @dynamic_batch(%x: tensor<?x4x9x9xf32>, %w: tensor<32x2x3x3xf32>) -> t
 
 // -----
 
-// A dynamic height is left to the decomposition.
-// CHECK-LABEL: func.func @dynamic_height
+// A dynamic height and width: the output's rows and columns, its columns
+// in whole tiles of 8 and the padded input's size computed from x's at run
+// time; the forall runs over them and the result is cut to them.
+// CHECK-LABEL: func.func @dynamic_height_width
+// CHECK-DAG:     %[[H:.*]] = tensor.dim %arg0, %c2{{.*}} : tensor<1x4x?x?xf32>
+// CHECK-DAG:     %[[W:.*]] = tensor.dim %arg0, %c3{{.*}} : tensor<1x4x?x?xf32>
+// CHECK:         arith.ceildivui %{{.*}}, %c8{{.*}} : index
+// CHECK:         arith.maxui
+// CHECK:         tensor.insert_slice %arg0 into %{{.*}}[0, 0, 1, 1] [1, 4, %{{.*}}, %{{.*}}] [1, 1, 1, 1] : tensor<1x4x?x?xf32> into tensor<1x4x?x?xf32>
+// CHECK:         %[[Y:.*]] = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, %[[HO:.*]], 1, %{{.*}}) shared_outs
+// CHECK:         tensor.extract_slice %[[Y]][0, 0, 0, 0] [1, 16, %[[HO]], %{{.*}}] [1, 1, 1, 1] : tensor<1x16x?x?xf32> to tensor<1x16x?x?xf32>
+// CHECK-NOT:     fuel.fused
+func.func @dynamic_height_width(%x: tensor<1x4x?x?xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<1x16x?x?xf32> {
+  %y = fuel.fused conv2d {padding = array<i64: 1, 1>} (%x, %w) : (tensor<1x4x?x?xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x?x?xf32>
+  return %y : tensor<1x16x?x?xf32>
+}
+
+// -----
+
+// Dynamic channels, and a transposed convolution's dynamic height, are left
+// to the decomposition.
+// CHECK-LABEL: func.func @dynamic_unscheduled
 // CHECK:         fuel.fused conv2d
-// REPORT: not scheduled: the convolution schedule needs static shapes but for the batch
-func.func @dynamic_height(%x: tensor<1x4x?x8xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<1x16x?x6xf32> {
-  %y = fuel.fused conv2d (%x, %w) : (tensor<1x4x?x8xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x?x6xf32>
-  return %y : tensor<1x16x?x6xf32>
+// CHECK:         fuel.fused conv_transpose_2d
+// REPORT: conv2d not scheduled: the convolution schedule needs static channels and kernel sizes
+// REPORT: conv_transpose_2d not scheduled: the convolution schedule needs static shapes but for the batch in a transposed convolution
+func.func @dynamic_unscheduled(%x: tensor<1x?x8x8xf32>, %w: tensor<16x?x3x3xf32>, %xt: tensor<1x4x?x5xf32>, %wt: tensor<4x16x3x3xf32>) -> (tensor<1x16x6x6xf32>, tensor<1x16x?x7xf32>) {
+  %y = fuel.fused conv2d (%x, %w) : (tensor<1x?x8x8xf32>, tensor<16x?x3x3xf32>) -> tensor<1x16x6x6xf32>
+  %t = fuel.fused conv_transpose_2d (%xt, %wt) : (tensor<1x4x?x5xf32>, tensor<4x16x3x3xf32>) -> tensor<1x16x?x7xf32>
+  return %y, %t : tensor<1x16x6x6xf32>, tensor<1x16x?x7xf32>
 }
 
 // -----
