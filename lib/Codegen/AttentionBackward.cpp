@@ -377,7 +377,8 @@ LogicalResult mlir::fuel::buildAttentionBackward(
         rewriter, loc, arith::FloorDivSIOp::create(rewriter, loc, first, bq),
         bq);
     qlo = arith::MinSIOp::create(
-        rewriter, loc, qEnd, arith::MaxSIOp::create(rewriter, loc, zero, start));
+        rewriter, loc, qEnd,
+        arith::MaxSIOp::create(rewriter, loc, zero, start));
   }
   if (bp.windowLeft) {
     Value last = arith::SubIOp::create(

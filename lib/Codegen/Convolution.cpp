@@ -205,7 +205,8 @@ static Value splitPhases(RewriterBase &rewriter, Location loc, Value xp,
   ArrayRef<int64_t> s = type.getShape();
   int64_t sh = stride[0], sw = stride[1];
   // The phases' rows and columns (at run time for a dynamic Hp, Wp).
-  auto phaseSize = [&](int64_t d, int64_t by) -> std::pair<int64_t, OpFoldResult> {
+  auto phaseSize = [&](int64_t d,
+                       int64_t by) -> std::pair<int64_t, OpFoldResult> {
     if (!type.isDynamicDim(d))
       return {s[d] / by, rewriter.getIndexAttr(s[d] / by)};
     Value size = tensor::DimOp::create(rewriter, loc, xp, d);
@@ -443,8 +444,8 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
     ConvTile tile = convTile(w[1], wo, options);
     wp += paddedWidth(wo, tile) - wo;
     Value xp = placeInZeros(rewriter, loc, ct->getX(),
-                            rewriter.getIndexAttr(hp), rewriter.getIndexAttr(wp),
-                            top, left, stride);
+                            rewriter.getIndexAttr(hp),
+                            rewriter.getIndexAttr(wp), top, left, stride);
     Value wT = copyWidened(
         rewriter, loc, ct->getW(),
         AffineMap::get(4, 0, {d2, d3, w[2] - 1 - d0, w[3] - 1 - d1}, ctx),

@@ -70,7 +70,8 @@ Value concatenate(OpBuilder &b, Location loc, SmallVector<Value> parts) {
   while (parts.size() > 1) {
     SmallVector<Value> next;
     int64_t width = cast<VectorType>(parts[0].getType()).getNumElements();
-    SmallVector<int64_t> both = llvm::to_vector(llvm::seq<int64_t>(0, 2 * width));
+    SmallVector<int64_t> both =
+        llvm::to_vector(llvm::seq<int64_t>(0, 2 * width));
     for (size_t i = 0; i < parts.size(); i += 2)
       next.push_back(
           vector::ShuffleOp::create(b, loc, parts[i], parts[i + 1], both));
