@@ -19,6 +19,9 @@
 // split once into its s_h x s_w phases (`splitPhases`: phase (ph, pw) holds
 // the pixels at rows ph mod s_h and columns pw mod s_w), where they are
 // consecutive: kernel row kh reads phase kh mod s_h at row oh + kh / s_h.
+// (The filters-major tiles below read the padded input itself instead:
+// s_w x width consecutive pixels of row oh * s_h + kh, every s_w-th kept
+// by one shuffle; `CoreInput::deinterleave`.)
 // With groups, a filter tile (within one group: the group's filters are a
 // multiple of the tile) sums over its group's channels only. Where the
 // filters per group are not a multiple of 16 (depthwise: one), the tile is
@@ -190,6 +193,12 @@ static Value placeInZeros(RewriterBase &rewriter, Location loc, Value x,
 struct CoreInput {
   std::array<int64_t, 2> stride = {1, 1};
   int64_t groups = 1;
+  /// Whether xp is the padded input itself, not split into phases: then a
+  /// tile reads stride x tile-width consecutive pixels of input row
+  /// oh * s_h + kh and keeps every s_w-th (one shuffle). The filters-major
+  /// tiles do, whose little arithmetic per pixel made the split's copy of
+  /// the input cost as much as the convolution.
+  bool deinterleave = false;
 };
 
 static int64_t roundUpTo(int64_t x, int64_t unit) {
@@ -260,6 +269,7 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
   int64_t tileF = registers.filters;
   bool filtersOuter = registers.filtersOuter;
   bool strided = in.stride[0] != 1 || in.stride[1] != 1;
+  bool phases = strided && !in.deinterleave;
   auto index = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -325,6 +335,10 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
                          int64_t s) -> std::pair<Value, Value> {
     if (s == 1)
       return {Value(), arith::AddIOp::create(b, loc, o, k)};
+    if (in.deinterleave) {
+      Value first = arith::MulIOp::create(b, loc, o, index(b, s));
+      return {Value(), arith::AddIOp::create(b, loc, first, k)};
+    }
     Value sv = index(b, s);
     return {arith::RemUIOp::create(b, loc, k, sv),
             arith::AddIOp::create(b, loc, o,
@@ -339,12 +353,19 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
         Value channel =
             in.groups == 1 ? c : arith::AddIOp::create(b3, loc, c0, c);
         SmallVector<Value> at = {bi, channel, row, col};
-        if (strided)
+        if (phases)
           at = {bi, channel, ph ? ph : index(b3, 0), pw ? pw : index(b3, 0),
                 row, col};
+        int64_t sw = in.deinterleave ? in.stride[1] : 1;
         Value pixels = vector::TransferReadOp::create(
-            b3, loc, VectorType::get({tileW}, f32), xp, at, pad,
+            b3, loc, VectorType::get({sw * tileW}, f32), xp, at, pad,
             ArrayRef<bool>{true});
+        if (sw != 1) {
+          SmallVector<int64_t> every;
+          for (int64_t i = 0; i < tileW; ++i)
+            every.push_back(i * sw);
+          pixels = vector::ShuffleOp::create(b3, loc, pixels, pixels, every);
+        }
         Value weights = vector::TransferReadOp::create(
             b3, loc, VectorType::get({tileF}, f32), wT,
             ValueRange{kh, kw, c, f0}, pad, ArrayRef<bool>{true});
@@ -475,6 +496,10 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
                    ? std::numeric_limits<int32_t>::max()
                    : (x[3] + 2 * pad[1] - w[3]) / stride[1] + 1;
   ConvTile tile = convTile(w[0] / conv.getGroups(), wo, options);
+  bool strided = stride[0] != 1 || stride[1] != 1;
+  bool deinterleave = strided && tile.filtersOuter;
+  // (Deinterleaving, the last tile reads s_w - 1 pixels past its last.)
+  int64_t tail = deinterleave ? stride[1] - 1 : 0;
   OpFoldResult hp, wp;
   OutExtent extent;
   if (!dynamic) {
@@ -482,7 +507,8 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
     hp = rewriter.getIndexAttr(roundUpTo(x[2] + 2 * pad[0], stride[0]));
     wp = rewriter.getIndexAttr(
         roundUpTo(std::max(x[3] + 2 * pad[1],
-                           (paddedWidth(wo, tile) - 1) * stride[1] + w[3]),
+                           (paddedWidth(wo, tile) - 1) * stride[1] + w[3] +
+                               tail),
                   stride[1]));
     extent = {rewriter.getIndexAttr(ho), rewriter.getIndexAttr(wo),
               rewriter.getIndexAttr(paddedWidth(wo, tile))};
@@ -517,7 +543,7 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
     Value ho = add(div(sub(rows, c(w[2])), c(stride[0])), c(1));
     Value woV = add(div(sub(cols, c(w[3])), c(stride[1])), c(1));
     Value woP = roundUp(woV, tile.cols);
-    Value reach = add(mul(sub(woP, c(1)), c(stride[1])), c(w[3]));
+    Value reach = add(mul(sub(woP, c(1)), c(stride[1])), c(w[3] + tail));
     hp = getAsOpFoldResult(roundUp(rows, stride[0]));
     wp = getAsOpFoldResult(roundUp(
         rewriter.createOrFold<arith::MaxUIOp>(loc, cols, reach), stride[1]));
@@ -526,8 +552,8 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
   }
   Value xp = placeInZeros(rewriter, loc, conv.getX(), hp, wp, pad[0], pad[1],
                           {1, 1});
-  CoreInput in{stride, conv.getGroups()};
-  if (stride[0] != 1 || stride[1] != 1)
+  CoreInput in{stride, conv.getGroups(), deinterleave};
+  if (strided && !deinterleave)
     xp = splitPhases(rewriter, loc, xp, stride);
   buildCore(rewriter, op, xp, wT, conv.getBias(), tile, extent, in);
   return success();

@@ -82,6 +82,24 @@ func.func @dynamic_batch(%x: tensor<?x4x9x9xf32>, %w: tensor<32x2x3x3xf32>) -> t
 
 // -----
 
+// A strided filters-major (here depthwise) tile reads its pixels from the
+// padded input itself, not from stride phases: 2 x 16 consecutive pixels
+// of input row 2 oh + kh, every second kept by one shuffle (the padded
+// width covers the last tile's extra pixel: (16 - 1) * 2 + 3 + 1 = 34).
+// CHECK-LABEL: func.func @depthwise_strided
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         tensor.insert_slice %arg0 into %{{.*}}[0, 0, 1, 1] [1, 8, 15, 15] [1, 1, 1, 1] : tensor<1x8x15x15xf32> into tensor<1x8x18x34xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 8, 8, 1)
+// CHECK:           vector.transfer_read {{.*}} : tensor<1x8x18x34xf32>, vector<32xf32>
+// CHECK:           vector.shuffle %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<32xf32>, vector<32xf32>
+// CHECK:           vector.outerproduct {{.*}} : vector<1xf32>, vector<16xf32>
+func.func @depthwise_strided(%x: tensor<1x8x15x15xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x8x8xf32> {
+  %y = fuel.fused conv2d {padding = array<i64: 1, 1>, stride = array<i64: 2, 2>, groups = 8 : i64} (%x, %w) : (tensor<1x8x15x15xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x8x8xf32>
+  return %y : tensor<1x8x8x8xf32>
+}
+
+// -----
+
 // A dynamic height and width: the output's rows and columns, its columns
 // in whole tiles of 8 and the padded input's size computed from x's at run
 // time; the forall runs over them and the result is cut to them.
