@@ -40,6 +40,7 @@
 
 #include "FuelFused/IR/FusedOpViews.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -154,11 +155,7 @@ static Value placeInZeros(RewriterBase &rewriter, Location loc, Value x,
   auto type = cast<RankedTensorType>(x.getType());
   ArrayRef<int64_t> shape = type.getShape();
   Type f32 = rewriter.getF32Type();
-  SmallVector<OpFoldResult> sizes = withBatchOf(rewriter, loc, x, shape);
-  // (A dynamic height or width is x's.)
-  for (int64_t d : {2, 3})
-    if (type.isDynamicDim(d))
-      sizes[d] = tensor::DimOp::create(rewriter, loc, x, d).getResult();
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
   if (!type.getElementType().isF32())
     x = copyWidened(rewriter, loc, x, rewriter.getMultiDimIdentityMap(4),
                     sizes);
@@ -200,10 +197,6 @@ struct CoreInput {
   /// the input cost as much as the convolution.
   bool deinterleave = false;
 };
-
-static int64_t roundUpTo(int64_t x, int64_t unit) {
-  return (x + unit - 1) / unit * unit;
-}
 
 /// xp [B, C, Hp, Wp] (Hp, Wp multiples of the stride) split into its
 /// phases: [B, C, s_h, s_w, Hp / s_h, Wp / s_w], element (ph, pw, i, j)
@@ -487,69 +480,41 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
                          AffineMap::get(4, 0, {d3, d2, d0, d1}, ctx),
                          getAsIndexOpFoldResult(ctx, {w[2], w[3], w[1], w[0]}));
   // Padded, with zeros on the right for the output's columns in whole
-  // tiles, and to whole strides (zeros no output reads): the sizes below,
-  // computed in IR from x's when its height or width is dynamic (a tile
-  // as for a wide output then).
-  auto xType = cast<RankedTensorType>(conv.getX().getType());
-  bool dynamic = xType.isDynamicDim(2) || xType.isDynamicDim(3);
-  int64_t wo = ShapedType::isDynamic(x[3])
+  // tiles, and to whole strides (zeros no output reads); with a dynamic
+  // width the tile is chosen as for a wide output.
+  int64_t outWidth = ShapedType::isDynamic(x[3])
                    ? std::numeric_limits<int32_t>::max()
                    : (x[3] + 2 * pad[1] - w[3]) / stride[1] + 1;
-  ConvTile tile = convTile(w[0] / conv.getGroups(), wo, options);
+  ConvTile tile = convTile(w[0] / conv.getGroups(), outWidth, options);
   bool strided = stride[0] != 1 || stride[1] != 1;
   bool deinterleave = strided && tile.filtersOuter;
   // (Deinterleaving, the last tile reads s_w - 1 pixels past its last.)
   int64_t tail = deinterleave ? stride[1] - 1 : 0;
-  OpFoldResult hp, wp;
-  OutExtent extent;
-  if (!dynamic) {
-    int64_t ho = (x[2] + 2 * pad[0] - w[2]) / stride[0] + 1;
-    hp = rewriter.getIndexAttr(roundUpTo(x[2] + 2 * pad[0], stride[0]));
-    wp = rewriter.getIndexAttr(
-        roundUpTo(std::max(x[3] + 2 * pad[1],
-                           (paddedWidth(wo, tile) - 1) * stride[1] + w[3] +
-                               tail),
-                  stride[1]));
-    extent = {rewriter.getIndexAttr(ho), rewriter.getIndexAttr(wo),
-              rewriter.getIndexAttr(paddedWidth(wo, tile))};
-  } else {
-    // (Folded to constants where the size is static.)
-    auto c = [&](int64_t v) {
-      return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
-    };
-    auto add = [&](Value a, Value b) {
-      return rewriter.createOrFold<arith::AddIOp>(loc, a, b);
-    };
-    auto sub = [&](Value a, Value b) {
-      return rewriter.createOrFold<arith::SubIOp>(loc, a, b);
-    };
-    auto mul = [&](Value a, Value b) {
-      return rewriter.createOrFold<arith::MulIOp>(loc, a, b);
-    };
-    auto div = [&](Value a, Value b) {
-      return rewriter.createOrFold<arith::DivUIOp>(loc, a, b);
-    };
-    auto roundUp = [&](Value a, int64_t unit) {
-      return mul(rewriter.createOrFold<arith::CeilDivUIOp>(loc, a, c(unit)),
-                 c(unit));
-    };
-    auto dim = [&](int64_t d) -> Value {
-      return ShapedType::isDynamic(x[d])
-                 ? tensor::DimOp::create(rewriter, loc, conv.getX(), d)
-                       .getResult()
-                 : c(x[d]);
-    };
-    Value rows = add(dim(2), c(2 * pad[0])), cols = add(dim(3), c(2 * pad[1]));
-    Value ho = add(div(sub(rows, c(w[2])), c(stride[0])), c(1));
-    Value woV = add(div(sub(cols, c(w[3])), c(stride[1])), c(1));
-    Value woP = roundUp(woV, tile.cols);
-    Value reach = add(mul(sub(woP, c(1)), c(stride[1])), c(w[3] + tail));
-    hp = getAsOpFoldResult(roundUp(rows, stride[0]));
-    wp = getAsOpFoldResult(roundUp(
-        rewriter.createOrFold<arith::MaxUIOp>(loc, cols, reach), stride[1]));
-    extent = {getAsOpFoldResult(ho), getAsOpFoldResult(woV),
-              getAsOpFoldResult(woP)};
-  }
+  // The sizes as affine maps of x's height and width (s0, s1): folded to
+  // constants where those are static, affine.apply on tensor.dim where not.
+  AffineExpr h = getAffineSymbolExpr(0, ctx), wd = getAffineSymbolExpr(1, ctx);
+  SmallVector<OpFoldResult> hw = {
+      tensor::getMixedSize(rewriter, loc, conv.getX(), 2),
+      tensor::getMixedSize(rewriter, loc, conv.getX(), 3)};
+  auto size = [&](AffineExpr e) {
+    return affine::makeComposedFoldedAffineApply(
+        rewriter, loc, AffineMap::get(0, 2, e, ctx), hw);
+  };
+  auto roundUp = [](AffineExpr e, int64_t unit) {
+    return e.ceilDiv(unit) * unit;
+  };
+  AffineExpr wo = (wd + 2 * pad[1] - w[3]).floorDiv(stride[1]) + 1;
+  AffineExpr woP = roundUp(wo, tile.cols);
+  OutExtent extent = {size((h + 2 * pad[0] - w[2]).floorDiv(stride[0]) + 1),
+                      size(wo), size(woP)};
+  OpFoldResult hp = size(roundUp(h + 2 * pad[0], stride[0]));
+  OpFoldResult wp = affine::makeComposedFoldedAffineMax(
+      rewriter, loc,
+      AffineMap::get(0, 2,
+                     {roundUp(wd + 2 * pad[1], stride[1]),
+                      roundUp((woP - 1) * stride[1] + w[3] + tail, stride[1])},
+                     ctx),
+      hw);
   Value xp = placeInZeros(rewriter, loc, conv.getX(), hp, wp, pad[0], pad[1],
                           {1, 1});
   CoreInput in{stride, conv.getGroups(), deinterleave};

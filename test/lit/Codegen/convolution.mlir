@@ -102,15 +102,16 @@ func.func @depthwise_strided(%x: tensor<1x8x15x15xf32>, %w: tensor<8x1x3x3xf32>)
 
 // A dynamic height and width: the output's rows and columns, its columns
 // in whole tiles of 8 and the padded input's size computed from x's at run
-// time; the forall runs over them and the result is cut to them.
+// time (affine maps of them; with padding 1 the output has x's height); the
+// forall runs over them and the result is cut to them.
 // CHECK-LABEL: func.func @dynamic_height_width
 // CHECK-DAG:     %[[H:.*]] = tensor.dim %arg0, %c2{{.*}} : tensor<1x4x?x?xf32>
 // CHECK-DAG:     %[[W:.*]] = tensor.dim %arg0, %c3{{.*}} : tensor<1x4x?x?xf32>
-// CHECK:         arith.ceildivui %{{.*}}, %c8{{.*}} : index
-// CHECK:         arith.maxui
+// CHECK:         affine.apply #{{.*}}()[%[[W]]]
+// CHECK:         affine.max #{{.*}}()[%[[W]]]
 // CHECK:         tensor.insert_slice %arg0 into %{{.*}}[0, 0, 1, 1] [1, 4, %{{.*}}, %{{.*}}] [1, 1, 1, 1] : tensor<1x4x?x?xf32> into tensor<1x4x?x?xf32>
-// CHECK:         %[[Y:.*]] = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, %[[HO:.*]], 1, %{{.*}}) shared_outs
-// CHECK:         tensor.extract_slice %[[Y]][0, 0, 0, 0] [1, 16, %[[HO]], %{{.*}}] [1, 1, 1, 1] : tensor<1x16x?x?xf32> to tensor<1x16x?x?xf32>
+// CHECK:         %[[Y:.*]] = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, %[[H]], 1, %{{.*}}) shared_outs
+// CHECK:         tensor.extract_slice %[[Y]][0, 0, 0, 0] [1, 16, %[[H]], %[[W]]] [1, 1, 1, 1] : tensor<1x16x?x?xf32> to tensor<1x16x?x?xf32>
 // CHECK-NOT:     fuel.fused
 func.func @dynamic_height_width(%x: tensor<1x4x?x?xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<1x16x?x?xf32> {
   %y = fuel.fused conv2d {padding = array<i64: 1, 1>} (%x, %w) : (tensor<1x4x?x?xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x?x?xf32>
