@@ -87,12 +87,8 @@ buildAttentionLoops(RewriterBase &rewriter, FusedOp op, AttnShape s,
       rewriter, loc,
       ArrayRef<OpFoldResult>{attr(s.batch), attr(s.heads), sqP, attr(s.dvP)},
       outType.getElementType());
-  SmallVector<OpFoldResult> ubs = {
-      attr(s.batch), attr(s.heads),
-      s.sqPad ? OpFoldResult(arith::DivUIOp::create(rewriter, loc, s.sqPad,
-                                                    bb.index(s.blockQ))
-                                 .getResult())
-              : attr(s.sqP / s.blockQ)};
+  SmallVector<OpFoldResult> ubs = {attr(s.batch), attr(s.heads),
+                                   s.qBlocks(rewriter, loc)};
   auto forall = scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out},
                                       std::nullopt);
   Block *body = forall.getBody();

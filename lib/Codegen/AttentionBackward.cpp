@@ -224,15 +224,8 @@ LogicalResult mlir::fuel::buildAttentionBackward(
   if (s.padsKeys())
     bp.kLen = sk;
   Value off = arith::SubIOp::create(rewriter, loc, sk, sq);
-  // The number of query (key) blocks.
-  auto blocksOf = [&](Value padded, int64_t size, int64_t block) {
-    return padded ? OpFoldResult(arith::DivUIOp::create(rewriter, loc, padded,
-                                                        bb.index(block))
-                                     .getResult())
-                  : attr(size / block);
-  };
-  OpFoldResult qBlocks = blocksOf(s.sqPad, s.sqP, s.blockQ);
-  OpFoldResult kBlocks = blocksOf(s.skPad, s.skP, s.blockK);
+  OpFoldResult qBlocks = s.qBlocks(rewriter, loc);
+  OpFoldResult kBlocks = s.kBlocks(rewriter, loc);
   // The result without its padding.
   auto unpadded = [&](Value padded) {
     SmallVector<Value> dynamicSizes;

@@ -123,6 +123,21 @@ struct AttnShape {
   static OpFoldResult sizeOr(OpBuilder &b, Value v, int64_t size) {
     return v ? OpFoldResult(v) : OpFoldResult(b.getIndexAttr(size));
   }
+  /// The number of query (key) blocks, static or computed.
+  OpFoldResult qBlocks(OpBuilder &b, Location loc) const {
+    return blockCount(b, loc, sqPad, sqP, blockQ);
+  }
+  OpFoldResult kBlocks(OpBuilder &b, Location loc) const {
+    return blockCount(b, loc, skPad, skP, blockK);
+  }
+  static OpFoldResult blockCount(OpBuilder &b, Location loc, Value padded,
+                                 int64_t size, int64_t block) {
+    if (!padded)
+      return b.getIndexAttr(size / block);
+    return arith::DivUIOp::create(
+               b, loc, padded, arith::ConstantIndexOp::create(b, loc, block))
+        .getResult();
+  }
 };
 
 /// Builds linalg.generic ops on the block tensors.
