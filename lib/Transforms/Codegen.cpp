@@ -1,4 +1,4 @@
-//===- Codegen.cpp - The fuel-codegen-cpu and fuel-approximate-math passes ===//
+//===- Codegen.cpp - The codegen passes: schedules, vector math, trees ---===//
 //
 // Thin drivers over the Codegen library: which ops get their schedule, and
 // where the vector math approximations apply.
@@ -17,6 +17,7 @@
 namespace mlir::fuel {
 #define GEN_PASS_DEF_FUELCODEGENCPU
 #define GEN_PASS_DEF_FUELAPPROXIMATEMATH
+#define GEN_PASS_DEF_FUELVECTORREDUCTIONTREES
 #define GEN_PASS_DEF_FUELCODEGENGPU
 #include "FuelFused/Transforms/Passes.h.inc"
 } // namespace mlir::fuel
@@ -114,5 +115,11 @@ struct FuelCodegenGPUPass
 struct FuelApproximateMathPass
     : public fuel::impl::FuelApproximateMathBase<FuelApproximateMathPass> {
   void runOnOperation() override { approximateVectorMath(getOperation()); }
+};
+
+struct FuelVectorReductionTreesPass
+    : public fuel::impl::FuelVectorReductionTreesBase<
+          FuelVectorReductionTreesPass> {
+  void runOnOperation() override { reduceVectorsAsTrees(getOperation()); }
 };
 } // namespace

@@ -59,6 +59,7 @@ static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
          "canonicalize,"
          "cse,"
          "loop-invariant-subset-hoisting,"
+         "canonicalize,"
          "eliminate-empty-tensors," +
          distinct +
          "one-shot-bufferize{bufferize-function-boundaries "
@@ -70,6 +71,7 @@ static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
          forallLowering +
          "func.func(convert-linalg-to-loops)," +
          approximate +
+         "fuel-vector-reduction-trees,"
          "func.func(lower-vector-multi-reduction),"
          "convert-vector-to-scf{full-unroll},"
          "convert-scf-to-cf,"

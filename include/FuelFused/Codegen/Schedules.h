@@ -157,6 +157,13 @@ LogicalResult decomposeWithGpuSchedule(RewriterBase &rewriter, FusedOp op,
 /// libm. The approximations' error is within a few ulp (see the docs).
 void approximateVectorMath(Operation *root);
 
+/// Rewrites each float `vector.reduction` under `root` (add, mul, the
+/// maximums and minimums) of a fixed vector of 4 lanes or more into log2(n)
+/// halving steps of vector operations, where LLVM would reduce it lane by
+/// lane. The order is fixed: results are reproducible, and differ from the
+/// lane-order reduction only as any reassociation of the sum does.
+void reduceVectorsAsTrees(Operation *root);
+
 } // namespace fuel
 } // namespace mlir
 

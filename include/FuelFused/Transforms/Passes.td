@@ -233,6 +233,26 @@ def FuelApproximateMath : Pass<"fuel-approximate-math"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def FuelVectorReductionTrees : Pass<"fuel-vector-reduction-trees"> {
+  let summary = "Float vector reductions as trees of halving steps";
+  let description = [{
+    Rewrites each `vector.reduction` of floats (add, mul, maximumf,
+    minimumf, maxnumf, minnumf) on a fixed 1-D vector of 4 lanes or more into
+    log2(n) steps that combine the vector's two halves with one vector
+    operation, then takes the last lane (and combines it with the
+    accumulator, if any). Without `reassoc`, LLVM lowers a float reduction in
+    lane order, one dependent scalar operation per lane, which the row
+    schedules would pay once per row. The schedules have already
+    reassociated these reductions (partial results per lane), so the order
+    of the last step changes results only as any reassociation does; it is
+    fixed, so results stay reproducible. Masked reductions and integer ones
+    (which LLVM already lowers as trees) are left alone. Part of
+    `fuel-to-llvm`, after `lower-vector-multi-reduction`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def FuelDistinctResults : Pass<"fuel-distinct-results", "::mlir::func::FuncOp"> {
   let summary = "Copy a tensor a function returns more than once";
   let description = [{

@@ -23,6 +23,7 @@
 // PIPELINE-NEXT:   canonicalize{{[{ ]}}
 // PIPELINE-NEXT:   cse,
 // PIPELINE-NEXT:   loop-invariant-subset-hoisting,
+// PIPELINE-NEXT:   canonicalize{{[{ ]}}
 // PIPELINE-NEXT:   eliminate-empty-tensors,
 // PIPELINE-NEXT:   one-shot-bufferize{{{.*}}bufferize-function-boundaries=true{{.*}}function-boundary-type-conversion=identity-layout-map
 // PIPELINE:        convert-bufferization-to-memref,
@@ -34,6 +35,7 @@
 // PIPELINE-NEXT:     convert-linalg-to-loops
 // PIPELINE-NEXT:   ),
 // PIPELINE-NEXT:   fuel-approximate-math,
+// PIPELINE-NEXT:   fuel-vector-reduction-trees,
 // PIPELINE-NEXT:   func.func(
 // PIPELINE-NEXT:     lower-vector-multi-reduction
 // PIPELINE-NEXT:   ),
