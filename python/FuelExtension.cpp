@@ -2,9 +2,12 @@
 //
 // Loaded by fuel_mlir._mlir_libs as a site initializer: registers the fuel
 // dialect in every context the package creates, and exposes the registry's
-// runtime registration to fuel_mlir.registry.
+// runtime registration to fuel_mlir.registry, and the runner's call path
+// (FastCall.cpp).
 //
 //===----------------------------------------------------------------------===//
+
+#include "FastCall.h"
 
 #include "fuel-c/Dialects.h"
 #include "mlir-c/IR.h"
@@ -45,6 +48,8 @@ static std::pair<int, int> hostVectorRegisters() {
 NB_MODULE(_site_initialize_0, m) {
   m.doc() = "fuel-mlir: dialect registration and the runtime registry";
   fuelRegisterPasses();
+
+  fuel::bindFastCall(m);
 
   m.def("host_vector_registers", &hostVectorRegisters,
         "The host CPU's vector registers the JIT compiles for: (count, "
