@@ -514,16 +514,23 @@ static bool loopComputesMath(scf::ForOp loop) {
 /// to compute and waits on memory, the one that computes the math functions
 /// (softmax's exponentials) waits on arithmetic. So the latter asks for the
 /// next row's input, one prefetch per cache line, and the next row's first
-/// pass finds it in cache: the two overlap.
+/// pass finds it in cache: the two overlap. Without math functions (the
+/// norms, the backwards), the row's last pass asks: it reads from cache and
+/// writes, while the memory would otherwise idle until the next row's first
+/// pass.
 static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp rows,
                             int64_t rowLength) {
   constexpr int64_t kCacheLine = 64;
   scf::ForOp heavy;
-  for (scf::ForOp loop : rows.getBody()->getOps<scf::ForOp>())
+  SmallVector<scf::ForOp> loops(rows.getBody()->getOps<scf::ForOp>());
+  for (scf::ForOp loop : loops)
     if (loopComputesMath(loop)) {
       heavy = loop;
       break;
     }
+  // Without math, the row's last pass: it reads the row from cache.
+  if (!heavy && loops.size() >= 2)
+    heavy = loops.back();
   std::optional<int64_t> step =
       heavy ? getConstantIntValue(heavy.getStep()) : std::nullopt;
   std::optional<int64_t> upper =
