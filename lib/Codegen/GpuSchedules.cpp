@@ -42,7 +42,8 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
   std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
   if (!kind || (*kind != ScheduleKind::RowWise &&
                 *kind != ScheduleKind::Contraction &&
-                *kind != ScheduleKind::Attention)) {
+                *kind != ScheduleKind::Attention &&
+                *kind != ScheduleKind::RowLoss)) {
     why = "the op has no GPU schedule";
     return failure();
   }
@@ -72,6 +73,8 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
     return canScheduleGpuContraction(op, options, why);
   if (*kind == ScheduleKind::Attention)
     return canScheduleGpuAttention(op, options, why);
+  if (*kind == ScheduleKind::RowLoss)
+    return canScheduleGpuRowLoss(op, options, why);
   return canScheduleGpuRowWise(op, options, why);
 }
 
@@ -83,6 +86,9 @@ LogicalResult mlir::fuel::decomposeWithGpuSchedule(
   // decomposition (see Attention.cpp).
   if (kind == ScheduleKind::Attention)
     return buildGpuAttention(rewriter, op, options);
+  // So is the row loss (see GpuRowLoss.cpp).
+  if (kind == ScheduleKind::RowLoss)
+    return buildGpuRowLoss(rewriter, op, options);
   FailureOr<Decomposition> decomposed = decomposeInPlace(rewriter, op, why);
   if (failed(decomposed))
     return failure();

@@ -53,6 +53,17 @@ LogicalResult canScheduleGpuAttention(FusedOp op,
 LogicalResult buildGpuAttention(RewriterBase &rewriter, FusedOp op,
                                 const GpuScheduleOptions &options);
 
+/// The checks of canScheduleGpu that are the GPU row-loss schedule's own.
+LogicalResult canScheduleGpuRowLoss(FusedOp op,
+                                    const GpuScheduleOptions &options,
+                                    std::string &why);
+
+/// Replaces `op` (a fused_softmax_cross_entropy canScheduleGpuRowLoss
+/// accepts) by a block per row of logits and, for the sum or the mean, a
+/// block that reduces the rows' losses (GpuRowLoss.cpp).
+LogicalResult buildGpuRowLoss(RewriterBase &rewriter, FusedOp op,
+                              const GpuScheduleOptions &options);
+
 } // namespace fuel
 } // namespace mlir
 

@@ -66,8 +66,7 @@ LogicalResult mlir::fuel::canScheduleRowLoss(FusedOp op,
   return success();
 }
 
-/// `v` [d0, ..., dn] folded to one dim (a scalar tensor to [1]).
-static Value flatten(OpBuilder &b, Location loc, Value v) {
+Value mlir::fuel::flattenToOneDim(OpBuilder &b, Location loc, Value v) {
   auto type = cast<RankedTensorType>(v.getType());
   if (type.getRank() == 1)
     return v;
@@ -82,6 +81,42 @@ static Value flatten(OpBuilder &b, Location loc, Value v) {
                                          ArrayRef<ReassociationIndices>{all});
 }
 
+Value mlir::fuel::logitsAsRows(OpBuilder &b, Location loc, Value logits) {
+  auto type = cast<RankedTensorType>(logits.getType());
+  int64_t rank = type.getRank();
+  if (rank == 2)
+    return logits;
+  if (rank == 1)
+    return tensor::ExpandShapeOp::create(
+        b, loc,
+        RankedTensorType::get({1, type.getShape().back()},
+                              type.getElementType()),
+        logits, ArrayRef<ReassociationIndices>{{0, 1}});
+  ReassociationIndices lead;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    lead.push_back(d);
+  return tensor::CollapseShapeOp::create(
+      b, loc, logits, ArrayRef<ReassociationIndices>{lead, {rank - 1}});
+}
+
+Value mlir::fuel::lossesInTargetsShape(OpBuilder &b, Location loc,
+                                       Value perRow,
+                                       RankedTensorType targets) {
+  auto type = RankedTensorType::get(targets.getShape(),
+                                    cast<ShapedType>(perRow.getType())
+                                        .getElementType());
+  if (targets.getRank() == 1)
+    return perRow;
+  if (targets.getRank() == 0)
+    return tensor::CollapseShapeOp::create(b, loc, type, perRow,
+                                           ArrayRef<ReassociationIndices>{});
+  ReassociationIndices all;
+  for (int64_t d = 0; d < targets.getRank(); ++d)
+    all.push_back(d);
+  return tensor::ExpandShapeOp::create(b, loc, type, perRow,
+                                       ArrayRef<ReassociationIndices>{all});
+}
+
 LogicalResult mlir::fuel::buildRowLoss(RewriterBase &rewriter, FusedOp op,
                                        const ScheduleOptions &options) {
   FusedSoftmaxCrossEntropyView ce(op);
@@ -93,22 +128,8 @@ LogicalResult mlir::fuel::buildRowLoss(RewriterBase &rewriter, FusedOp op,
   int64_t width = options.vectorWidth, v = lType.getShape().back();
 
   // logits as [rows, V], targets as [rows].
-  Value logits = ce.getLogits();
-  if (lType.getRank() != 2) {
-    SmallVector<ReassociationIndices> fold;
-    ReassociationIndices lead;
-    for (int64_t d = 0; d + 1 < lType.getRank(); ++d)
-      lead.push_back(d);
-    if (lType.getRank() == 1) {
-      logits = tensor::ExpandShapeOp::create(
-          rewriter, loc, RankedTensorType::get({1, v}, elt), logits,
-          ArrayRef<ReassociationIndices>{{0, 1}});
-    } else {
-      fold = {lead, {lType.getRank() - 1}};
-      logits = tensor::CollapseShapeOp::create(rewriter, loc, logits, fold);
-    }
-  }
-  Value targets = flatten(rewriter, loc, ce.getTargets());
+  Value logits = logitsAsRows(rewriter, loc, ce.getLogits());
+  Value targets = flattenToOneDim(rewriter, loc, ce.getTargets());
   // The number of rows (dynamic when a leading dim is).
   OpFoldResult rows = tensor::getMixedSize(rewriter, loc, logits, 0);
   int64_t ignore = ce.getIgnoreIndex();
@@ -207,21 +228,9 @@ LogicalResult mlir::fuel::buildRowLoss(RewriterBase &rewriter, FusedOp op,
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   Value result;
   if (ce.getReduction() == Reduction::None) {
-    // The losses in the targets' shape.
-    auto tType = cast<RankedTensorType>(ce.getTargets().getType());
-    if (tType.getRank() == 1) {
-      result = perRow;
-    } else if (tType.getRank() == 0) {
-      result = tensor::CollapseShapeOp::create(
-          rewriter, loc, resultType, perRow, ArrayRef<ReassociationIndices>{});
-    } else {
-      ReassociationIndices all;
-      for (int64_t d = 0; d < tType.getRank(); ++d)
-        all.push_back(d);
-      result = tensor::ExpandShapeOp::create(
-          rewriter, loc, resultType, perRow,
-          ArrayRef<ReassociationIndices>{all});
-    }
+    result = lossesInTargetsShape(
+        rewriter, loc, perRow,
+        cast<RankedTensorType>(ce.getTargets().getType()));
   } else {
     // sum_r loss[r], and for the mean / #{r : t[r] != ignore}.
     bool mean = ce.getReduction() == Reduction::Mean;

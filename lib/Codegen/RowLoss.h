@@ -5,6 +5,8 @@
 
 #include "FuelFused/Codegen/Schedules.h"
 
+#include "mlir/IR/Builders.h"
+
 namespace mlir {
 namespace fuel {
 
@@ -17,6 +19,16 @@ LogicalResult canScheduleRowLoss(FusedOp op, const ScheduleOptions &options,
 /// in vectors, and the reduction over rows after the loop.
 LogicalResult buildRowLoss(RewriterBase &rewriter, FusedOp op,
                            const ScheduleOptions &options);
+
+/// `v` [d0, ..., dn] folded to one dim (a scalar tensor to [1]).
+Value flattenToOneDim(OpBuilder &b, Location loc, Value v);
+
+/// `logits` [d0, ..., dn, V] as [d0 * ... * dn, V] (one row for [V]).
+Value logitsAsRows(OpBuilder &b, Location loc, Value logits);
+
+/// The losses of the rows (`perRow`, one dim) in the shape of `targets`.
+Value lossesInTargetsShape(OpBuilder &b, Location loc, Value perRow,
+                           RankedTensorType targets);
 
 } // namespace fuel
 } // namespace mlir

@@ -238,7 +238,8 @@ static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
 /// without a stack array (which AMDGPU rejects outside address space 5).
 static std::string getGpuLoweringPipeline(const std::string &convertGpu) {
   return "lower-affine,"
-         "gpu.module(canonicalize,"
+         "gpu.module(fuel-gpu-lower-all-reduce,"
+         "canonicalize,"
          "strip-debuginfo,"
          "convert-vector-to-llvm{vector-contract-lowering=outerproduct}," +
          convertGpu +

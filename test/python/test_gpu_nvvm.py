@@ -88,6 +88,28 @@ def test_row_ops_are_one_block_per_row(name):
                 assert report.shared_bytes > 0, report
 
 
+# Held-out shapes: a class count off the block, rows off a warp.
+@pytest.mark.parametrize("reduction,kernels", [("mean", 2), ("sum", 2), ("none", 1)])
+def test_cross_entropy_is_one_block_per_row(reduction, kernels):
+    logits = np.zeros((3, 37, 5003), np.float16)
+    targets = np.zeros((3, 37), np.int64)
+    text = fused_text("fused_softmax_cross_entropy", [logits, targets],
+                      {"reduction": reduction, "ignore_index": 7})
+    compiled = gpu.compile_nvvm(text, chip="sm_90")
+    no_device_malloc(compiled)
+    # The row loss, then for the sum or the mean one block over the rows.
+    assert len(compiled) == kernels, [k.module for k in compiled]
+    rows = compiled[0].ptx
+    # The exponentials in the row loop; max and sum across the block.
+    assert "ex2.approx" in rows and "shfl.sync.bfly" in rows and "bar.sync" in rows
+    assert ".maxntid 256, 1, 1" in rows  # the default max-threads
+    if HAVE_PTXAS:
+        for k in compiled:
+            (report,) = gpu.ptxas(k.ptx, "sm_90")
+            assert report.stack_bytes == 0 and report.spill_stores == 0, report
+            assert report.shared_bytes > 0, report
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
 def test_linear_is_one_kernel_of_register_tiles(dtype):
     # Held-out shape: a batch dim, K not a multiple of the step's 8.

@@ -64,6 +64,9 @@ def test_row_op_is_one_kernel_with_lds():
     (kernel,) = gpu.compile_rocdl(text, chip="gfx942")
     # Cross-lane shuffles and the workgroup's partials in LDS.
     assert "llvm.amdgcn.ds.bpermute" in kernel.llvm_ir
+    # The block size is the kernel's known one, not a call into the ROCm
+    # device library (__ockl_get_local_size), which nothing here links.
+    assert external_calls(kernel.llvm_ir) == []
     obj = gpu.amdgpu_code_object(kernel.llvm_ir, "gfx942")
     assert obj.lds_bytes > 0
 

@@ -279,7 +279,12 @@ def FuelCodegenGPU : Pass<"fuel-codegen-gpu"> {
     mapped to `#gpu.block`s) split over the block's threads (an
     `scf.forall` mapped to `#gpu.thread<x>`, thread t on elements t, t + T,
     ...: coalesced), each thread's elements in vector registers and each
-    reduction combined across the block by `gpu.all_reduce`. Ops it does not
+    reduction combined across the block by `gpu.all_reduce`.
+    `fused_softmax_cross_entropy` gets a block per row of logits in the same
+    way (max, then sum of exponentials, each reduced across the block), and
+    its sum or mean over the rows a block of its own. `fused_linear` gets
+    block and thread tiles of its output, `flash_attn` a thread per query
+    row of a block of queries (see docs/GPU.md). Ops it does not
     schedule are left for `fuel-decompose` (and lowered one kernel per loop
     nest); with `report=true` a remark says why. Part of `fuel-to-nvvm`.
   }];
@@ -291,6 +296,7 @@ def FuelCodegenGPU : Pass<"fuel-codegen-gpu"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
@@ -362,6 +368,24 @@ def FuelGpuPrivateAllocs : Pass<"fuel-gpu-private-allocs"> {
            "Put private buffers in #gpu.address_space<private> (AMDGPU)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def FuelGpuLowerAllReduce : Pass<"fuel-gpu-lower-all-reduce", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower gpu.all_reduce in kernels, their known launch sizes "
+                "as constants";
+  let description = [{
+    Each `gpu.all_reduce` becomes warp shuffles and a pass through workgroup
+    memory (upstream's all-reduce patterns, which convert-gpu-to-nvvm and
+    convert-gpu-to-rocdl otherwise apply themselves), and then each
+    `gpu.block_dim` and `gpu.grid_dim` in a kernel whose `known_block_size`
+    or `known_grid_size` gives that dimension becomes the constant. The
+    reduction's guards for a partial last warp then fold away, and an AMDGPU
+    kernel does not call `__ockl_get_local_size`, which lives in the ROCm
+    device library that `llc-22` and `ld.lld-22` do not link.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect"];
 }
 
