@@ -19,32 +19,22 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuBlockLoops.h"
 #include "GpuSchedules.h"
 #include "RowLoss.h"
 
 #include "FuelFused/IR/FusedOpViews.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
 using namespace mlir;
 using namespace mlir::fuel;
-
-/// Threads per block for `n` elements: a power of two from a warp (32) to
-/// `maxThreads`, no more than `n` needs.
-static int64_t threadsFor(int64_t n, int64_t maxThreads) {
-  int64_t threads = 32;
-  while (threads < maxThreads && threads < n)
-    threads *= 2;
-  return threads;
-}
 
 LogicalResult mlir::fuel::canScheduleGpuRowLoss(
     FusedOp op, const GpuScheduleOptions &options, std::string &why) {
@@ -57,100 +47,6 @@ LogicalResult mlir::fuel::canScheduleGpuRowLoss(
   return success();
 }
 
-namespace {
-/// Builds the loops of the schedule: block loops, thread loops in them,
-/// and the block-wide reductions inside those.
-class BlockLoops {
-public:
-  BlockLoops(RewriterBase &rewriter, Location loc)
-      : b(rewriter), loc(loc), f32(rewriter.getF32Type()) {}
-
-  Value index(int64_t x) { return arith::ConstantIndexOp::create(b, loc, x); }
-  Value f32Constant(double x) {
-    return arith::ConstantOp::create(b, loc, f32,
-                                     b.getF32FloatAttr(static_cast<float>(x)));
-  }
-
-  /// An scf.forall of `trips` iterations on `#gpu.block<x>` writing one f32
-  /// per iteration into a new tensor<trips x f32>: the value `body` returns
-  /// for the iteration's index.
-  Value perBlock(int64_t trips, function_ref<Value(Value)> body) {
-    Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{trips}, f32);
-    auto loop = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(trips)},
-        ValueRange{empty},
-        b.getArrayAttr({gpu::GPUBlockMappingAttr::get(b.getContext(),
-                                                      gpu::MappingId::DimX)}));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value value = body(loop.getInductionVar(0));
-    storeOne(loop, value, loop.getInductionVar(0));
-    return loop.getResult(0);
-  }
-
-  /// Inside a block: an scf.forall of `threads` iterations on
-  /// `#gpu.thread<x>` computing `body` (the same value on every thread:
-  /// made of block-wide reductions and uniform reads), and that value after
-  /// the loop, read from thread 0's slot of a buffer in workgroup memory.
-  Value onEveryThread(int64_t threads, function_ref<Value(Value)> body) {
-    MLIRContext *ctx = b.getContext();
-    auto slotsType = RankedTensorType::get({threads}, f32);
-    Value slots = bufferization::AllocTensorOp::create(
-        b, loc, slotsType, ValueRange{}, /*copy=*/Value(),
-        /*size_hint=*/Value(),
-        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
-    auto loop = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(threads)},
-        ValueRange{slots},
-        b.getArrayAttr({gpu::GPUThreadMappingAttr::get(ctx,
-                                                       gpu::MappingId::DimX)}));
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value value = body(loop.getInductionVar(0));
-      storeOne(loop, value, loop.getInductionVar(0));
-    }
-    return tensor::ExtractOp::create(b, loc, loop.getResult(0),
-                                     ValueRange{index(0)});
-  }
-
-  /// In a thread loop of `threads` threads, thread `t`: the combination by
-  /// `kind` of `step`'s values over j = t, t + threads, ... < n, from
-  /// `identity`, then across the block.
-  Value blockReduce(Value t, int64_t threads, int64_t n, double identity,
-                    gpu::AllReduceOperation kind,
-                    function_ref<Value(OpBuilder &, Value, Value)> step) {
-    Value partial =
-        scf::ForOp::create(
-            b, loc, t, index(n), index(threads),
-            ValueRange{f32Constant(identity)},
-            [&](OpBuilder &nested, Location, Value j, ValueRange acc) {
-              scf::YieldOp::create(nested, loc, step(nested, j, acc[0]));
-            })
-            .getResult(0);
-    return gpu::AllReduceOp::create(
-        b, loc, partial, gpu::AllReduceOperationAttr::get(b.getContext(), kind),
-        b.getUnitAttr());
-  }
-
-private:
-  /// `value` into element `at` of `loop`'s one output.
-  void storeOne(scf::ForallOp loop, Value value, Value at) {
-    Value one = tensor::FromElementsOp::create(
-        b, loc, RankedTensorType::get({1}, f32), ValueRange{value});
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(
-        b, loc, one, loop.getRegionIterArgs()[0], ArrayRef<OpFoldResult>{at},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-  }
-
-  RewriterBase &b;
-  Location loc;
-  Type f32;
-};
-} // namespace
 
 LogicalResult mlir::fuel::buildGpuRowLoss(RewriterBase &rewriter, FusedOp op,
                                           const GpuScheduleOptions &options) {

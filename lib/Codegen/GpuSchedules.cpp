@@ -43,7 +43,8 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
   if (!kind || (*kind != ScheduleKind::RowWise &&
                 *kind != ScheduleKind::Contraction &&
                 *kind != ScheduleKind::Attention &&
-                *kind != ScheduleKind::RowLoss)) {
+                *kind != ScheduleKind::RowLoss &&
+                *kind != ScheduleKind::Quantized)) {
     why = "the op has no GPU schedule";
     return failure();
   }
@@ -75,7 +76,22 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
     return canScheduleGpuAttention(op, options, why);
   if (*kind == ScheduleKind::RowLoss)
     return canScheduleGpuRowLoss(op, options, why);
+  if (*kind == ScheduleKind::Quantized)
+    return canScheduleGpuQuantized(op, options, why);
   return canScheduleGpuRowWise(op, options, why);
+}
+
+/// Applies the GPU form of `kind` to the decomposition whose last op is
+/// `root`.
+static LogicalResult
+scheduleRoot(RewriterBase &rewriter, ScheduleKind kind, linalg::LinalgOp root,
+             const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+             const GpuScheduleOptions &options, std::string &why) {
+  if (kind == ScheduleKind::Contraction)
+    return scheduleGpuContraction(rewriter, root, decomposition, options, why);
+  if (kind == ScheduleKind::Quantized)
+    return scheduleGpuQuantized(rewriter, root, decomposition, options, why);
+  return scheduleGpuRowWise(rewriter, root, decomposition, options, why);
 }
 
 LogicalResult mlir::fuel::decomposeWithGpuSchedule(
@@ -103,13 +119,8 @@ LogicalResult mlir::fuel::decomposeWithGpuSchedule(
     std::string rootWhy;
     if (!root) {
       rootWhy = "it is not computed by a linalg op";
-    } else if (succeeded(kind == ScheduleKind::Contraction
-                             ? scheduleGpuContraction(rewriter, root,
-                                                      decomposition, options,
-                                                      rootWhy)
-                             : scheduleGpuRowWise(rewriter, root,
-                                                  decomposition, options,
-                                                  rootWhy))) {
+    } else if (succeeded(scheduleRoot(rewriter, kind, root, decomposition,
+                                      options, rootWhy))) {
       continue;
     }
     why += (why.empty() ? "" : "; ") + std::string("result ") +

@@ -64,6 +64,19 @@ LogicalResult canScheduleGpuRowLoss(FusedOp op,
 LogicalResult buildGpuRowLoss(RewriterBase &rewriter, FusedOp op,
                               const GpuScheduleOptions &options);
 
+/// The checks of canScheduleGpu that are the GPU quantized schedule's own.
+LogicalResult canScheduleGpuQuantized(FusedOp op,
+                                      const GpuScheduleOptions &options,
+                                      std::string &why);
+
+/// Replaces the quantized matmul's last step `root` (the contraction of the
+/// activations with the dequantized weight) by a block per output element
+/// whose threads decode the weight where they read it (GpuQuantized.cpp).
+LogicalResult
+scheduleGpuQuantized(RewriterBase &rewriter, linalg::LinalgOp root,
+                     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+                     const GpuScheduleOptions &options, std::string &why);
+
 } // namespace fuel
 } // namespace mlir
 

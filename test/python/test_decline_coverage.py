@@ -42,6 +42,9 @@ UNREACHABLE = {
         "a parallel linalg op with static shapes tiles",
     ("GpuContraction.cpp", "tiling a block tile into thread tiles failed"):
         "a parallel linalg op with static shapes tiles",
+    ("GpuQuantized.cpp", "the op's last step is not a sum of products into an f32 output"):
+        "every quantized matmul's decomposition ends with the contraction of the activations "
+        "with the dequantized weight, and canScheduleGpuQuantized requires an f32 result",
     ("Schedules.cpp", "the op has no schedule"):
         "fuel-codegen-cpu only tries ops with a schedule",
 }

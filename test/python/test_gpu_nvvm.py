@@ -7,6 +7,7 @@ import pytest
 
 from numerics import fused_text
 from test_all_ops import CASES
+from test_qmatmul import as_words, random_blocks
 
 from fuel_mlir import gpu
 
@@ -108,6 +109,23 @@ def test_cross_entropy_is_one_block_per_row(reduction, kernels):
             (report,) = gpu.ptxas(k.ptx, "sm_90")
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
             assert report.shared_bytes > 0, report
+
+
+# Held-out shapes: more rows than the tests', a K of several blocks.
+@pytest.mark.parametrize("qtype", ["q4_0", "q8_0", "q4_k", "q6_k"])
+def test_qmatmul_decodes_in_registers(qtype):
+    k, n = 2048, 96
+    rows = random_blocks(qtype, n, k, seed=1)
+    text = fused_text("qmatmul", [np.zeros((2, k), np.float32), as_words(rows)],
+                      {"quant_type": qtype, "k": k, "n": n})
+    for chip in ("sm_80", "sm_90"):
+        # One kernel: no dequantized weight is written by a kernel of its own.
+        (kernel,) = gpu.compile_nvvm(text, chip=chip)
+        no_device_malloc([kernel])
+        assert "shfl.sync.bfly" in kernel.ptx and ".maxntid 256, 1, 1" in kernel.ptx
+        if HAVE_PTXAS:
+            (report,) = gpu.ptxas(kernel.ptx, chip)
+            assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])

@@ -5,14 +5,22 @@ the float64 numpy references. This checks the schedules' tiling, masking,
 key ranges per query row and padding without a GPU; what only a GPU can
 check (the mapping, barriers, the hardware's arithmetic) is left to
 test_gpu_run.py. The row-wise schedule combines threads with gpu.all_reduce,
-which has no CPU form: it is not run here."""
+which has no CPU form: it is not run here. The schedules built of block
+loops (the row loss, the quantized matmuls: lib/Codegen/GpuBlockLoops.h)
+are run with each block's threads made one thread that takes every
+element (`serialized`): that checks their indexing and the decoding they
+evaluate per element, not the reduction across threads."""
 
+import re
 import subprocess
 
 import numpy as np
 import pytest
 
 from numerics import BF16, assert_close, fused_text, rand
+from references import cross_entropy
+from test_all_ops import CASES as ALL_CASES
+from test_qmatmul import GEOMETRY, as_words, dequant, random_blocks
 from test_codegen_attention import CASES as ATTN_CASES, SHAPES, case_id, inputs, reference
 
 from fuel_mlir import runner
@@ -71,3 +79,64 @@ def test_linear(fuel_opt, shape, name, dtype):
     out = run_gpu_form(fuel_opt, "fused_linear", [a, w, b])
     f64 = lambda x: np.asarray(x, np.float64)  # noqa: E731
     assert_close(out, f64(a) @ f64(w) + f64(b), name, loose=True)
+
+
+def serialized(text):
+    """`text` (canonicalized) with each block's thread loop (an scf.forall
+    whose shared output is a workgroup buffer of slots) run by one thread:
+    its strided loops (from the thread's index, step the thread count) take
+    every element, and gpu.all_reduce of one thread is its operand (x + -0.0
+    is x for every x). The slots stay in ordinary memory."""
+    lines = text.split("\n")
+    threads = [i for i in range(1, len(lines))
+               if "scf.forall" in lines[i] and "alloc_tensor" in lines[i - 1]]
+    assert threads, "no thread loop of block loops"
+    for i in threads:
+        lines[i] = re.sub(r"in \((\d+)\)", "in (1)", lines[i], count=1)
+    text = "\n".join(lines)
+    text, reductions = re.subn(r"(%\w+) = gpu\.all_reduce\s+\w+ (%\w+) uniform \{\s*\} : \(f32\) -> f32",
+                               r"\1 = arith.addf \2, %serial_zero : f32", text)
+    assert reductions, "no block reduction"
+    text = re.sub(r"(scf\.for %\w+ = %\w+ to %\w+) step %\w+", r"\1 step %serial_one", text)
+    text = text.replace(" {memory_space = #gpu.address_space<workgroup>}", "")
+    return re.sub(r"(func\.func @f\([^\n]*\{\n)",
+                  r"\1    %serial_one = arith.constant 1 : index\n    %serial_zero = arith.constant -0.0 : f32\n",
+                  text, count=1)
+
+
+def run_serialized(fuel_opt, name, args, params=None):
+    result = subprocess.run([fuel_opt, "--fuel-codegen-gpu", "--canonicalize"],
+                            input=fused_text(name, args, params), capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "fuel.fused" not in result.stdout
+    return runner.compile(serialized(result.stdout), "f", codegen=False)(*args)
+
+
+@pytest.mark.parametrize("qtype", sorted(GEOMETRY))
+@pytest.mark.parametrize("m", [1, 3])
+def test_quantized(fuel_opt, qtype, m):
+    qk = GEOMETRY[qtype][0]
+    k, n = 2 * qk, 5
+    rows = random_blocks(qtype, n, k, seed=len(qtype) + m)
+    a = rand((m, k), np.float32, 3)
+    out = run_serialized(fuel_opt, "qmatmul", [a, as_words(rows)], {"quant_type": qtype, "k": k, "n": n})
+    assert_close(out, a.astype(np.float64) @ dequant(qtype, rows, k).T, "f32", loose=True)
+
+
+@pytest.mark.parametrize("name", ["nf4_matmul", "awq_matmul"])
+def test_quantized_tables(fuel_opt, name):
+    make, params, reference, _ = ALL_CASES[name]
+    args = make(np.float32)
+    out = run_serialized(fuel_opt, name, args, params)
+    f64 = [np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f" else x for x in args]
+    assert_close(out, reference(*f64), "f32", loose=True)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("name,dtype", [("f32", np.float32)] + DTYPES, ids=lambda d: d if isinstance(d, str) else "")
+def test_row_loss(fuel_opt, reduction, name, dtype):
+    logits = rand((2, 3, 300), dtype, 5)
+    targets = np.array([[4, -100, 299], [0, 17, 4]], np.int64)
+    out = run_serialized(fuel_opt, "fused_softmax_cross_entropy", [logits, targets], {"reduction": reduction})
+    want = cross_entropy(np.asarray(logits, np.float64), targets, reduction)
+    assert_close(out, want, name if dtype is not np.float32 else "f32", loose=True)

@@ -4,6 +4,7 @@
 #define FUELFUSED_TRANSFORMS_PASSES_H
 
 #include "FuelFused/IR/FuelDialect.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

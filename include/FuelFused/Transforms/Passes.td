@@ -282,7 +282,9 @@ def FuelCodegenGPU : Pass<"fuel-codegen-gpu"> {
     reduction combined across the block by `gpu.all_reduce`.
     `fused_softmax_cross_entropy` gets a block per row of logits in the same
     way (max, then sum of exponentials, each reduced across the block), and
-    its sum or mean over the rows a block of its own. `fused_linear` gets
+    its sum or mean over the rows a block of its own; the quantized matmuls
+    with up to 16 rows a block per output element whose threads decode
+    each weight where they read it. `fused_linear` gets
     block and thread tiles of its output, `flash_attn` a thread per query
     row of a block of queries (see docs/GPU.md). Ops it does not
     schedule are left for `fuel-decompose` (and lowered one kernel per loop
@@ -295,6 +297,7 @@ def FuelCodegenGPU : Pass<"fuel-codegen-gpu"> {
            "Remark on each op left without a GPU schedule, and why">
   ];
   let dependentDialects = [
+    "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::gpu::GPUDialect",

@@ -1,0 +1,65 @@
+//===- GpuBlockLoops.h - Block and thread loops built directly --*- C++ -*-===//
+//
+// The loops of the GPU schedules that are built directly rather than tiled
+// from a decomposition (the row loss, the quantized matmuls): an scf.forall
+// on `#gpu.block<x>` whose iterations each produce one f32, an scf.forall on
+// `#gpu.thread<x>` inside it whose threads all compute the same value, and
+// block-wide reductions of a strided loop's partials (`gpu.all_reduce`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUEL_LIB_CODEGEN_GPUBLOCKLOOPS_H
+#define FUEL_LIB_CODEGEN_GPUBLOCKLOOPS_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace fuel {
+
+/// Threads per block for `n` elements: a power of two from a warp (32) to
+/// `maxThreads`, no more than `n` needs.
+int64_t threadsFor(int64_t n, int64_t maxThreads);
+
+/// Builds block loops, thread loops in them, and the block-wide reductions
+/// inside those, at the rewriter's insertion point.
+class BlockLoops {
+public:
+  BlockLoops(RewriterBase &rewriter, Location loc)
+      : b(rewriter), loc(loc), f32(rewriter.getF32Type()) {}
+
+  Value index(int64_t x);
+  Value f32Constant(double x);
+
+  /// An scf.forall of `trips` iterations on `#gpu.block<x>` writing one f32
+  /// per iteration into a new tensor<trips x f32>: the value `body` returns
+  /// for the iteration's index.
+  Value perBlock(int64_t trips, function_ref<Value(Value)> body);
+
+  /// Inside a block: an scf.forall of `threads` iterations on
+  /// `#gpu.thread<x>` computing `body` (the same value on every thread:
+  /// made of block-wide reductions and uniform reads), and that value after
+  /// the loop, read from thread 0's slot of a buffer in workgroup memory.
+  Value onEveryThread(int64_t threads, function_ref<Value(Value)> body);
+
+  /// In a thread loop of `threads` threads, thread `t`: the combination by
+  /// `kind` of `step`'s values over j = t, t + threads, ... < n, from
+  /// `identity`, then across the block.
+  Value blockReduce(Value t, int64_t threads, int64_t n, double identity,
+                    gpu::AllReduceOperation kind,
+                    function_ref<Value(OpBuilder &, Value, Value)> step);
+
+private:
+  /// `value` into element `at` of `loop`'s one output.
+  void storeOne(scf::ForallOp loop, Value value, Value at);
+
+  RewriterBase &b;
+  Location loc;
+  Type f32;
+};
+
+} // namespace fuel
+} // namespace mlir
+
+#endif // FUEL_LIB_CODEGEN_GPUBLOCKLOOPS_H

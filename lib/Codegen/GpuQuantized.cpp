@@ -1,0 +1,255 @@
+//===- GpuQuantized.cpp - The quantized matmuls on a GPU ------------------===//
+//
+// qmatmul (every GGML type), nf4_matmul and awq_matmul with few rows of
+// activations (decode) on a GPU: a block per output element (row m of the
+// activations, column n of the weight), the K products split over the
+// block's T threads: thread t takes k = t, t + T, ... (a warp's loads of
+// activations and of quantized words are consecutive), decodes each weight
+// where it reads it, in registers, and keeps its partial sum; the partials
+// are combined across the block by `gpu.all_reduce`. The [N, K] f32 weight
+// the decomposition materializes never exists: each quantized byte is read
+// once per row of activations, from global memory or the cache.
+//
+// The decoding is the decomposition's own: the contraction's body, and the
+// body of the elementwise op that dequantizes the weight, are evaluated at
+// the thread's (m, n, k) (PointEvaluator), so every quant type
+// the decomposition knows is scheduled, with its exact arithmetic. With
+// more rows, a tiled schedule that stages the decoded weight in shared
+// memory is to come; those lower as decomposed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuBlockLoops.h"
+#include "GpuSchedules.h"
+
+#include "FuelFused/IR/FuelOps.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+/// Rows of activations a block-per-output schedule takes at most: each row
+/// decodes the whole weight again.
+static constexpr int64_t kMaxRows = 16;
+
+LogicalResult mlir::fuel::canScheduleGpuQuantized(
+    FusedOp op, const GpuScheduleOptions &options, std::string &why) {
+  auto act = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto out = cast<RankedTensorType>(op->getResult(0).getType());
+  Type elt = act.getElementType();
+  if ((!elt.isF32() && !elt.isF16() && !elt.isBF16()) ||
+      !out.getElementType().isF32()) {
+    why = "the GPU quantized schedule handles f32, f16 and bf16 activations "
+          "and an f32 result";
+    return failure();
+  }
+  int64_t rows = act.getNumElements() / act.getShape().back();
+  if (rows > kMaxRows) {
+    why = "the GPU quantized schedule takes up to " +
+          std::to_string(kMaxRows) + " rows of activations (got " +
+          std::to_string(rows) + ")";
+    return failure();
+  }
+  return success();
+}
+
+namespace {
+/// Evaluates the linalg ops of a decomposition at one point of their
+/// iteration space, as scalar code at the builder's insertion point.
+class PointEvaluator {
+public:
+  PointEvaluator(OpBuilder &b, Location loc,
+                 const llvm::SmallPtrSetImpl<Operation *> &decomposition)
+      : b(b), loc(loc), decomposition(decomposition) {}
+
+  /// The element of `value` at `indices`: a fill's value, the producer's
+  /// body evaluated there where the decomposition computes `value`
+  /// elementwise, else a tensor.extract.
+  Value element(Value value, ValueRange indices) {
+    if (auto fill = value.getDefiningOp<linalg::FillOp>();
+        fill && decomposition.contains(fill))
+      return fill.getInputs()[0];
+    auto producer = value.getDefiningOp<linalg::GenericOp>();
+    if (!producer || !isElementwise(producer))
+      return tensor::ExtractOp::create(b, loc, value, indices);
+    // The output map is a permutation: the loop indices are its inverse
+    // applied to the element's indices.
+    AffineMap inverse = inversePermutation(
+        producer.getMatchingIndexingMap(producer.getDpsInitOperand(0)));
+    return valueAt(producer, apply(inverse, indices),
+                   producer.getBody()->getTerminator()->getOperand(0));
+  }
+
+  /// `wanted` (a value of `op`'s body that does not depend on the output's
+  /// block argument) at loop indices `ivs`: the body ops it depends on
+  /// cloned, the inputs' block arguments their elements at `ivs`, the
+  /// linalg.index ops the indices.
+  Value valueAt(linalg::GenericOp op, ValueRange ivs, Value wanted) {
+    Block *body = op.getBody();
+    llvm::SmallPtrSet<Operation *, 32> needed;
+    SmallVector<Value> work{wanted};
+    llvm::SmallBitVector inputs(body->getNumArguments());
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == body)
+        inputs.set(arg.getArgNumber());
+      Operation *def = v.getDefiningOp();
+      if (def && def->getBlock() == body && needed.insert(def).second)
+        llvm::append_range(work, def->getOperands());
+    }
+    IRMapping mapping;
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (inputs.test(input->getOperandNumber()))
+        mapping.map(body->getArgument(input->getOperandNumber()),
+                    element(input->get(),
+                            apply(op.getMatchingIndexingMap(input), ivs)));
+    for (Operation &inner : body->without_terminator()) {
+      if (!needed.contains(&inner))
+        continue;
+      if (auto index = dyn_cast<linalg::IndexOp>(inner))
+        mapping.map(index.getResult(), ivs[index.getDim()]);
+      else
+        b.clone(inner, mapping);
+    }
+    return mapping.lookupOrDefault(wanted);
+  }
+
+private:
+  /// Whether `op` (a decomposition op) can be evaluated at any point: one
+  /// result, parallel, a permutation as output map, a flat body that does
+  /// not read the output.
+  bool isElementwise(linalg::GenericOp op) const {
+    OpOperand *init = op.getDpsInitOperand(0);
+    return decomposition.contains(op) && op->getNumResults() == 1 &&
+           op.getNumReductionLoops() == 0 &&
+           op.getMatchingIndexingMap(init).isPermutation() &&
+           op.getMatchingBlockArgument(init).use_empty() &&
+           llvm::all_of(op.getBody()->without_terminator(),
+                        [](Operation &inner) {
+                          return inner.getNumRegions() == 0;
+                        });
+  }
+
+  /// `map`'s results at `ivs`.
+  SmallVector<Value> apply(AffineMap map, ValueRange ivs) {
+    SmallVector<Value> values;
+    for (AffineExpr expr : map.getResults()) {
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        values.push_back(ivs[dim.getPosition()]);
+      else
+        values.push_back(affine::AffineApplyOp::create(
+            b, loc, AffineMap::get(map.getNumDims(), 0, expr), ivs));
+    }
+    return values;
+  }
+
+  OpBuilder &b;
+  Location loc;
+  const llvm::SmallPtrSetImpl<Operation *> &decomposition;
+};
+} // namespace
+
+/// The term a quantized matmul's last step (`op`: one result, its last loop
+/// the one reduction, the output indexed by the other loops in order) adds
+/// to the output's element: the body yields `acc + term`, `term` not
+/// reading `acc`.
+static FailureOr<Value> summedTerm(linalg::GenericOp op) {
+  unsigned loops = op.getNumLoops();
+  SmallVector<AffineExpr> outer;
+  for (unsigned d = 0; d + 1 < loops; ++d)
+    outer.push_back(getAffineDimExpr(d, op.getContext()));
+  if (op->getNumResults() != 1 || op.getNumReductionLoops() != 1 ||
+      op.getIteratorTypesArray().back() != utils::IteratorType::reduction ||
+      op.getMatchingIndexingMap(op.getDpsInitOperand(0)) !=
+          AffineMap::get(loops, 0, outer, op.getContext()))
+    return failure();
+  BlockArgument acc = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
+  auto add = op.getBody()
+                 ->getTerminator()
+                 ->getOperand(0)
+                 .getDefiningOp<arith::AddFOp>();
+  if (!add || (add.getLhs() == acc) == (add.getRhs() == acc))
+    return failure();
+  Value term = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  SmallVector<Value> work{term};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (v == acc)
+      return failure();
+    if (Operation *def = v.getDefiningOp(); def && def->getBlock() == op.getBody())
+      llvm::append_range(work, def->getOperands());
+  }
+  return term;
+}
+
+LogicalResult mlir::fuel::scheduleGpuQuantized(
+    RewriterBase &rewriter, linalg::LinalgOp root,
+    const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+    const GpuScheduleOptions &options, std::string &why) {
+  auto contraction = dyn_cast<linalg::GenericOp>(root.getOperation());
+  FailureOr<Value> term =
+      contraction ? summedTerm(contraction) : FailureOr<Value>(failure());
+  if (failed(term) ||
+      !cast<RankedTensorType>(contraction->getResult(0).getType())
+           .getElementType()
+           .isF32()) {
+    why = "the op's last step is not a sum of products into an f32 output";
+    return failure();
+  }
+  Location loc = root.getLoc();
+  rewriter.setInsertionPoint(root);
+  SmallVector<int64_t> ranges = root.getStaticLoopRanges();
+  int64_t k = ranges.back();
+  ArrayRef<int64_t> outShape = ArrayRef<int64_t>(ranges).drop_back();
+  int64_t outputs = 1;
+  for (int64_t size : outShape)
+    outputs *= size;
+  Value init = contraction.getDpsInitOperand(0)->get();
+
+  BlockLoops build(rewriter, loc);
+  int64_t threads = threadsFor(k, options.maxThreads);
+  Value flat = build.perBlock(outputs, [&](Value block) {
+    // The block's output element: `block` in the output's row-major order.
+    SmallVector<Value> ivs(outShape.size());
+    Value rest = block;
+    for (int64_t d = static_cast<int64_t>(outShape.size()) - 1; d > 0; --d) {
+      Value size = build.index(outShape[d]);
+      ivs[d] = arith::RemUIOp::create(rewriter, loc, rest, size);
+      rest = arith::DivUIOp::create(rewriter, loc, rest, size);
+    }
+    ivs[0] = rest;
+    return build.onEveryThread(threads, [&](Value t) {
+      Value sum = build.blockReduce(
+          t, threads, k, 0.0, gpu::AllReduceOperation::ADD,
+          [&](OpBuilder &b, Value kk, Value acc) -> Value {
+            SmallVector<Value> point(ivs);
+            point.push_back(kk);
+            PointEvaluator eval(b, loc, decomposition);
+            Value x = eval.valueAt(contraction, point, *term);
+            return arith::AddFOp::create(b, loc, acc, x);
+          });
+      // The output's initial value (the decomposition's fill) added once.
+      Value start = PointEvaluator(rewriter, loc, decomposition)
+                        .element(init, ivs);
+      return arith::AddFOp::create(rewriter, loc, start, sum).getResult();
+    });
+  });
+
+  auto resultType = cast<RankedTensorType>(root->getResult(0).getType());
+  Value result = flat;
+  if (resultType.getRank() != 1) {
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t d = 0; d < resultType.getRank(); ++d)
+      all.front().push_back(d);
+    result =
+        tensor::ExpandShapeOp::create(rewriter, loc, resultType, flat, all);
+  }
+  rewriter.replaceOp(root, result);
+  return success();
+}

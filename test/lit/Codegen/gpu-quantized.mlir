@@ -1,0 +1,65 @@
+// The GPU quantized schedule: qmatmul, nf4_matmul and awq_matmul with up to
+// 16 rows of activations as a block per output element, thread t of the
+// block on k = t, t + T, ..., each weight decoded where it is read (the
+// decomposition's dequantization evaluated at (n, k)), the partial sums
+// combined by gpu.all_reduce. No [N, K] f32 weight.
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu --canonicalize %s | FileCheck %s
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu="report=true" %s \
+// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+
+// Q8_0, 2 rows: 2 x 64 blocks; the block's row and column from its index.
+// CHECK-LABEL: func.func @q8_0
+// CHECK-NOT:     linalg.generic
+// CHECK:         scf.forall (%[[B:.*]]) in (128) shared_outs
+// CHECK-DAG:       %[[N:.*]] = arith.remui %[[B]], %c64
+// CHECK-DAG:       %[[M:.*]] = arith.divui %[[B]], %c64
+// CHECK:           bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<256xf32>
+// CHECK:           scf.forall (%[[T:.*]]) in (256)
+// CHECK:             scf.for %[[K:.*]] = %[[T]] to %c512 step %c256 iter_args(%{{.*}} = %cst) -> (f32)
+// CHECK:               tensor.extract %arg0[%[[M]], %[[K]]] : tensor<2x512xf32>
+// The block's f16 scale and the quant: 34-byte blocks, 16 per row of W.
+// CHECK:               arith.muli %[[N]], %c16
+// CHECK:               arith.muli %{{.*}}, %c34
+// CHECK:               tensor.extract %arg1[%{{.*}}] : tensor<8704xi32>
+// CHECK:               arith.bitcast %{{.*}} : i16 to f16
+// CHECK:               arith.extsi %{{.*}} : i8 to i32
+// CHECK:               arith.mulf
+// CHECK:               arith.addf
+// CHECK:             gpu.all_reduce add %{{.*}} uniform
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:         } {mapping = [#gpu.block<x>]}
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [2, 64] : tensor<128xf32> into tensor<2x64xf32>
+// CHECK-NOT:     tensor<64x512xf32>
+func.func @q8_0(%a: tensor<2x512xf32>, %w: tensor<8704xi32>) -> tensor<2x64xf32> {
+  %y = fuel.fused qmatmul {k = 512 : i64, n = 64 : i64, quant_type = #fuel.quant<q8_0>} (%a, %w) : (tensor<2x512xf32>, tensor<8704xi32>) -> tensor<2x64xf32>
+  return %y : tensor<2x64xf32>
+}
+
+// -----
+
+// nf4: the code book's value and the block's absmax read per weight; 128
+// classes of k take 128 threads.
+// CHECK-LABEL: func.func @nf4
+// CHECK:         scf.forall (%{{.*}}) in (18)
+// CHECK:           scf.forall (%{{.*}}) in (128)
+// CHECK:             tensor.extract %arg1[%{{.*}}, %{{.*}}] : tensor<6x64xi8>
+// CHECK:             tensor.extract %arg2[%{{.*}}, %{{.*}}] : tensor<6x2xf32>
+// CHECK:             gpu.all_reduce add
+func.func @nf4(%a: tensor<3x128xf32>, %w: tensor<6x64xi8>, %absmax: tensor<6x2xf32>) -> tensor<3x6xf32> {
+  %y = fuel.fused nf4_matmul (%a, %w, %absmax) : (tensor<3x128xf32>, tensor<6x64xi8>, tensor<6x2xf32>) -> tensor<3x6xf32>
+  return %y : tensor<3x6xf32>
+}
+
+// -----
+
+// More than 16 rows, and f16 activations (an f16 result), lower as
+// decomposed.
+// CHECK-LABEL: func.func @unscheduled
+// CHECK-COUNT-2: fuel.fused qmatmul
+// REPORT: not scheduled: the GPU quantized schedule takes up to 16 rows of activations (got 32)
+// REPORT: not scheduled: the GPU quantized schedule handles f32, f16 and bf16 activations and an f32 result
+func.func @unscheduled(%a: tensor<32x512xf32>, %h: tensor<2x512xf16>, %w: tensor<8704xi32>) -> (tensor<32x64xf32>, tensor<2x64xf16>) {
+  %y = fuel.fused qmatmul {k = 512 : i64, n = 64 : i64, quant_type = #fuel.quant<q8_0>} (%a, %w) : (tensor<32x512xf32>, tensor<8704xi32>) -> tensor<32x64xf32>
+  %z = fuel.fused qmatmul {k = 512 : i64, n = 64 : i64, quant_type = #fuel.quant<q8_0>} (%h, %w) : (tensor<2x512xf16>, tensor<8704xi32>) -> tensor<2x64xf16>
+  return %y, %z : tensor<32x64xf32>, tensor<2x64xf16>
+}
