@@ -198,30 +198,13 @@ buildAttentionLoops(RewriterBase &rewriter, FusedOp op, AttnShape s,
   } else {
     AttnShape oneRow = s;
     oneRow.blockQ = 1;
-    Value rowsOut = tensor::ExtractSliceOp::create(
-        rewriter, loc, RankedTensorType::get({s.blockQ, s.dvP},
-                                             outType.getElementType()),
-        outArg, SmallVector<OpFoldResult>{bi, hi, i0, zero},
-        SmallVector<OpFoldResult>{rewriter.getIndexAttr(1),
-                                  rewriter.getIndexAttr(1), attr(s.blockQ),
-                                  attr(s.dvP)},
-        ones);
-    rowLoop = scf::ForallOp::create(
-        rewriter, loc, ArrayRef<OpFoldResult>{attr(s.blockQ)},
-        ValueRange{rowsOut}, std::nullopt);
-    Block *rowBody = rowLoop.getBody();
-    rewriter.setInsertionPointToStart(rowBody);
-    Value r = rowBody->getArgument(0);
-    Value iRow = arith::AddIOp::create(rewriter, loc, i0, r);
-    Value oRow = computeRows(iRow, oneRow);
-    rewriter.setInsertionPointToStart(rowLoop.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(
-        rewriter, loc, oRow, rowBody->getArgument(1),
-        SmallVector<OpFoldResult>{r, zero},
-        SmallVector<OpFoldResult>{rewriter.getIndexAttr(1), attr(s.dvP)},
-        SmallVector<OpFoldResult>{rewriter.getIndexAttr(1),
-                                  rewriter.getIndexAttr(1)});
-    rewriter.setInsertionPointAfter(rowLoop);
+    Value rowsOut = bb.block(outArg, bi, hi, i0, zero, s.blockQ, s.dvP,
+                             outType.getElementType());
+    rowLoop = rowForall(rewriter, loc, s.blockQ, rowsOut,
+                        [&](Value r) -> SmallVector<Value> {
+                          Value iRow = arith::AddIOp::create(rewriter, loc, i0, r);
+                          return {computeRows(iRow, oneRow)};
+                        });
     oBlock = rowLoop.getResult(0);
   }
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());

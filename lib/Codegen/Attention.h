@@ -38,6 +38,18 @@ LogicalResult canScheduleAttentionBackward(FusedOp op,
 LogicalResult buildAttentionBackward(RewriterBase &rewriter, FusedOp op,
                                      const ScheduleOptions &options);
 
+/// Replaces `op` (a flash_attn_backward_q/k/v) by FlashAttention-2's
+/// backward with a loop over the rows of each block inside (the GPU form):
+/// a thread per query row for dq and for the row statistics (lse and D)
+/// that dk and dv read, each running its loop over blocks of `step` keys;
+/// a thread per key row for dk and dv, each running its loop over blocks of
+/// `step` queries (attention::backwardRowsShape). `schedule` is called with
+/// each scf.forall over blocks and the one over its rows as soon as both
+/// are built; neither is tiled or vectorized.
+void buildAttentionBackwardRows(
+    RewriterBase &rewriter, FusedOp op, int64_t step,
+    function_ref<void(scf::ForallOp blocks, scf::ForallOp rows)> schedule);
+
 /// The checks of canSchedule for paged_attn (PagedAttention.cpp).
 LogicalResult canSchedulePagedAttention(FusedOp op,
                                         const ScheduleOptions &options,

@@ -178,8 +178,30 @@ static BlockParams bwdParams(View view) {
                      view.getSoftcap()};
 }
 
-LogicalResult mlir::fuel::buildAttentionBackward(
-    RewriterBase &rewriter, FusedOp op, const ScheduleOptions &options) {
+/// [n] of a [B, H, S] tensor at (bi, h, i0).
+static Value rowsOf(OpBuilder &b, Location loc, Value t, Value bi, Value h,
+                    Value i0, int64_t n) {
+  auto one = b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(
+      b, loc,
+      RankedTensorType::get({n},
+                            cast<RankedTensorType>(t.getType()).getElementType()),
+      t, SmallVector<OpFoldResult>{bi, h, i0},
+      SmallVector<OpFoldResult>{one, one, b.getIndexAttr(n)},
+      SmallVector<OpFoldResult>(3, one));
+}
+
+/// Builds FlashAttention-2's backward of `op` on the blocks of `s` and
+/// replaces `op` by it. Each scf.forall over blocks is passed to `schedule`
+/// as soon as it is built, with, when `rowStep` is not 0, the scf.forall
+/// over the rows of its block inside (null otherwise): a row is a query for
+/// dq and the row statistics, a key for dk and dv. A row of statistics
+/// then takes steps of `rowStep` keys (the key blocks of dk and dv are the
+/// threads of a block).
+static void buildBackwardLoops(
+    RewriterBase &rewriter, FusedOp op, AttnShape s, int64_t rowStep,
+    function_ref<void(scf::ForallOp, scf::ForallOp)> schedule) {
+  bool threadPerRow = rowStep != 0;
   enum class Grad { Q, K, V } grad = FlashAttnBackwardQView::match(op)
                                          ? Grad::Q
                                          : FlashAttnBackwardKView::match(op)
@@ -193,7 +215,6 @@ LogicalResult mlir::fuel::buildAttentionBackward(
   BlockParams bp = grad == Grad::Q   ? bwdParams(FlashAttnBackwardQView(op))
                    : grad == Grad::K ? bwdParams(FlashAttnBackwardKView(op))
                                      : bwdParams(FlashAttnBackwardVView(op));
-  AttnShape s = AttnShape::of(qIn, kIn, vIn);
   int64_t group = s.heads / s.kvHeads;
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -242,8 +263,28 @@ LogicalResult mlir::fuel::buildAttentionBackward(
     at.push_back(h);
     return tensor::ExtractOp::create(b, loc, *alibi, at);
   };
+  // `x` ([n, cols], f32) in the result's element type.
+  auto toResult = [&](Value x) -> Value {
+    if (resElt == f32)
+      return x;
+    auto shape = cast<RankedTensorType>(x.getType()).getShape();
+    return bb.generic(2, {{x, bb.map(2, {0, 1})}}, bb.empty(shape, resElt),
+                      bb.map(2, {0, 1}), {},
+                      [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+                        return arith::TruncFOp::create(nb, nl, resElt, v[0]);
+                      });
+  };
+  auto add = [&](Value a, Value b) -> Value {
+    return arith::AddIOp::create(rewriter, loc, a, b);
+  };
   auto one = rewriter.getIndexAttr(1), zeroA = rewriter.getIndexAttr(0);
   SmallVector<OpFoldResult> ones(4, one);
+  // Per row, `sr` is `s` with blocks of one query (one key).
+  AttnShape oneQuery = s, oneKey = s;
+  oneQuery.blockQ = 1;
+  oneKey.blockK = 1;
+  if (threadPerRow)
+    oneQuery.blockK = std::min(s.blockK, rowStep);
 
   if (grad == Grad::Q) {
     Value out = tensor::EmptyOp::create(
@@ -260,49 +301,61 @@ LogicalResult mlir::fuel::buildAttentionBackward(
     Value kvHead = arith::DivUIOp::create(rewriter, loc, hi, bb.index(group));
     BlockParams hp = bp;
     hp.slope = slopeOf(rewriter, bi, hi);
-    auto [lse, delta] = rowStats(bb, s, hp, in, bi, hi, kvHead, i0, off);
-    Value qBlock = bb.block(in.q, bi, hi, i0, zeroA, s.blockQ, s.dP);
-    Value doBlock = bb.block(in.dout, bi, hi, i0, zeroA, s.blockQ, s.dvP);
-    auto [lo, hiKey] = keyRange(bb, s, hp, i0, off);
-    auto loop = scf::ForOp::create(
-        rewriter, loc, lo, hiKey, bb.index(s.blockK),
-        ValueRange{bb.full({s.blockQ, s.dP}, f32, 0.0)},
-        [&](OpBuilder &b, Location nl, Value j0, ValueRange acc) {
-          BlockBuilder kb{b, nl};
-          Value kBlock = kb.block(in.kT, bi, kvHead, b.getIndexAttr(0), j0,
-                                  s.dP, s.blockK);
-          Value vTBlock = kb.block(in.vT, bi, kvHead, b.getIndexAttr(0), j0,
-                                   s.dvP, s.blockK);
-          Value kNat = kb.block(in.k, bi, kvHead, j0, b.getIndexAttr(0),
-                                s.blockK, s.dP);
-          Value scores = maskBlock(
-              kb,
-              kb.matmul(qBlock, kBlock,
-                        kb.full({s.blockQ, s.blockK}, f32, 0.0)),
-              hp, i0, j0, off);
-          Value p = blockProbs(kb, scores, lse);
-          Value dp = kb.matmul(doBlock, vTBlock,
-                               kb.full({s.blockQ, s.blockK}, f32, 0.0));
-          Value ds = blockDs(kb, hp, p, dp, delta, scores);
-          scf::YieldOp::create(b, nl, kb.matmul(ds, kNat, acc[0]));
-        });
-    Value dq = loop.getResult(0);
-    if (resElt != f32)
-      dq = bb.generic(2, {{dq, bb.map(2, {0, 1})}},
-                      bb.empty({s.blockQ, s.dP}, resElt), bb.map(2, {0, 1}),
-                      {}, [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
-                        return arith::TruncFOp::create(nb, nl, resElt, x[0]);
-                      });
+    // dq of the queries [iStart, iStart + sr.blockQ): their lse and D,
+    // then dq += ds k over the key blocks they see.
+    auto computeDq = [&](Value iStart, const AttnShape &sr) -> Value {
+      auto [lse, delta] = rowStats(bb, sr, hp, in, bi, hi, kvHead, iStart, off);
+      Value qBlock = bb.block(in.q, bi, hi, iStart, zeroA, sr.blockQ, s.dP);
+      Value doBlock =
+          bb.block(in.dout, bi, hi, iStart, zeroA, sr.blockQ, s.dvP);
+      auto [lo, hiKey] = keyRange(bb, sr, hp, iStart, off);
+      auto loop = scf::ForOp::create(
+          rewriter, loc, lo, hiKey, bb.index(s.blockK),
+          ValueRange{bb.full({sr.blockQ, s.dP}, f32, 0.0)},
+          [&](OpBuilder &b, Location nl, Value j0, ValueRange acc) {
+            BlockBuilder kb{b, nl};
+            Value kBlock = kb.block(in.kT, bi, kvHead, b.getIndexAttr(0), j0,
+                                    s.dP, s.blockK);
+            Value vTBlock = kb.block(in.vT, bi, kvHead, b.getIndexAttr(0),
+                                     j0, s.dvP, s.blockK);
+            Value kNat = kb.block(in.k, bi, kvHead, j0, b.getIndexAttr(0),
+                                  s.blockK, s.dP);
+            Value scores = maskBlock(
+                kb,
+                kb.matmul(qBlock, kBlock,
+                          kb.full({sr.blockQ, s.blockK}, f32, 0.0)),
+                hp, iStart, j0, off);
+            Value p = blockProbs(kb, scores, lse);
+            Value dp = kb.matmul(doBlock, vTBlock,
+                                 kb.full({sr.blockQ, s.blockK}, f32, 0.0));
+            Value ds = blockDs(kb, hp, p, dp, delta, scores);
+            scf::YieldOp::create(b, nl, kb.matmul(ds, kNat, acc[0]));
+          });
+      return toResult(loop.getResult(0));
+    };
+    Value dq;
+    scf::ForallOp rows;
+    if (!threadPerRow) {
+      dq = computeDq(i0, s);
+    } else {
+      Value init = bb.block(body->getArgument(3), bi, hi, i0, zeroA, s.blockQ,
+                            s.dP, resElt);
+      rows = rowForall(rewriter, loc, s.blockQ, init,
+                       [&](Value r) -> SmallVector<Value> {
+                         return {computeDq(add(i0, r), oneQuery)};
+                       });
+      dq = rows.getResult(0);
+    }
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(
         rewriter, loc, dq, body->getArgument(3),
         SmallVector<OpFoldResult>{bi, hi, i0, zeroA},
         SmallVector<OpFoldResult>{one, one, attr(s.blockQ), attr(s.dP)}, ones);
     rewriter.setInsertionPointAfter(forall);
-    scheduleBlocks(rewriter, forall, s.regN, registerTile(options));
+    schedule(forall, rows);
     rewriter.setInsertionPointAfter(forall);
     rewriter.replaceOp(op, unpadded(forall.getResult(0)));
-    return success();
+    return;
   }
 
   // dk, dv: the rows' lse and D for every query first.
@@ -322,7 +375,23 @@ LogicalResult mlir::fuel::buildAttentionBackward(
     Value kvHead = arith::DivUIOp::create(rewriter, loc, hi, bb.index(group));
     BlockParams hp = bp;
     hp.slope = slopeOf(rewriter, bi, hi);
-    auto [lse, delta] = rowStats(bb, s, hp, in, bi, hi, kvHead, i0, off);
+    Value lse, delta;
+    scf::ForallOp rows;
+    if (!threadPerRow) {
+      std::tie(lse, delta) = rowStats(bb, s, hp, in, bi, hi, kvHead, i0, off);
+    } else {
+      Value inits[] = {
+          rowsOf(rewriter, loc, body->getArgument(3), bi, hi, i0, s.blockQ),
+          rowsOf(rewriter, loc, body->getArgument(4), bi, hi, i0, s.blockQ)};
+      rows = rowForall(rewriter, loc, s.blockQ, inits,
+                       [&](Value r) -> SmallVector<Value> {
+                         auto [l, d] = rowStats(bb, oneQuery, hp, in, bi, hi,
+                                                kvHead, add(i0, r), off);
+                         return {l, d};
+                       });
+      lse = rows.getResult(0);
+      delta = rows.getResult(1);
+    }
     rewriter.setInsertionPointToStart(statsLoop.getTerminator().getBody());
     SmallVector<OpFoldResult> at = {bi, hi, i0},
                               sizes = {one, one, attr(s.blockQ)};
@@ -332,9 +401,9 @@ LogicalResult mlir::fuel::buildAttentionBackward(
     tensor::ParallelInsertSliceOp::create(rewriter, loc, delta,
                                           body->getArgument(4), at, sizes,
                                           SmallVector<OpFoldResult>(3, one));
+    rewriter.setInsertionPointAfter(statsLoop);
+    schedule(statsLoop, rows);
   }
-  rewriter.setInsertionPointAfter(statsLoop);
-  scheduleBlocks(rewriter, statsLoop, s.regN, registerTile(options));
   rewriter.setInsertionPointAfter(statsLoop);
   Value lseT = statsLoop.getResult(0), deltaT = statsLoop.getResult(1);
 
@@ -350,99 +419,134 @@ LogicalResult mlir::fuel::buildAttentionBackward(
   Value bi = body->getArgument(0), hk = body->getArgument(1);
   Value j0 = arith::MulIOp::create(rewriter, loc, body->getArgument(2),
                                    bb.index(s.blockK));
-  Value kBlock = bb.block(in.kT, bi, hk, zeroA, j0, s.dP, s.blockK);
-  Value vTBlock = bb.block(in.vT, bi, hk, zeroA, j0, s.dvP, s.blockK);
-  // The query blocks that see key block j0: i >= j0 - off - ahead (causal,
-  // right window), i <= j0 + Bk - 1 - off + wl (left window).
   Value zero = bb.index(0), bq = bb.index(s.blockQ);
   Value qEnd = s.sqPad ? s.sqPad : bb.index(s.sqP);
-  Value qlo = zero, qhi = qEnd;
   std::optional<int64_t> ahead;
   if (bp.causal)
     ahead = 0;
   if (bp.windowRight)
     ahead = ahead ? std::min(*ahead, *bp.windowRight) : *bp.windowRight;
-  if (ahead) {
-    Value first = arith::SubIOp::create(
-        rewriter, loc, j0,
-        arith::AddIOp::create(rewriter, loc, off, bb.index(*ahead)));
-    Value start = arith::MulIOp::create(
-        rewriter, loc, arith::FloorDivSIOp::create(rewriter, loc, first, bq),
-        bq);
-    qlo = arith::MinSIOp::create(
-        rewriter, loc, qEnd,
-        arith::MaxSIOp::create(rewriter, loc, zero, start));
+  // dk or dv of the keys [jStart, jStart + sr.blockK): over the query
+  // blocks that see them, of every query head of their kv head.
+  auto computeGrads = [&](Value jStart, const AttnShape &sr) -> Value {
+    Value kBlock = bb.block(in.kT, bi, hk, zeroA, jStart, s.dP, sr.blockK);
+    Value vTBlock = bb.block(in.vT, bi, hk, zeroA, jStart, s.dvP, sr.blockK);
+    // The query blocks that see these keys: i >= jStart - off - ahead
+    // (causal, right window), i <= jStart + Bk - 1 - off + wl (left window).
+    Value qlo = zero, qhi = qEnd;
+    if (ahead) {
+      Value first = arith::SubIOp::create(
+          rewriter, loc, jStart, add(off, bb.index(*ahead)));
+      Value start = arith::MulIOp::create(
+          rewriter, loc, arith::FloorDivSIOp::create(rewriter, loc, first, bq),
+          bq);
+      qlo = arith::MinSIOp::create(
+          rewriter, loc, qEnd,
+          arith::MaxSIOp::create(rewriter, loc, zero, start));
+    }
+    if (bp.windowLeft) {
+      Value last = arith::SubIOp::create(
+          rewriter, loc, add(jStart, bb.index(sr.blockK + *bp.windowLeft)),
+          off);
+      Value end = arith::MulIOp::create(
+          rewriter, loc, arith::CeilDivSIOp::create(rewriter, loc, last, bq),
+          bq);
+      qhi = arith::MaxSIOp::create(
+          rewriter, loc, qlo, arith::MinSIOp::create(rewriter, loc, qEnd, end));
+    }
+    auto groupHeads = scf::ForOp::create(
+        rewriter, loc, zero, bb.index(group), bb.index(1),
+        ValueRange{bb.full({sr.blockK, width}, f32, 0.0)},
+        [&](OpBuilder &b, Location nl, Value g, ValueRange acc) {
+          Value h = arith::AddIOp::create(
+              b, nl, arith::MulIOp::create(b, nl, hk, bb.index(group)), g);
+          BlockParams hp = bp;
+          hp.slope = slopeOf(b, bi, h);
+          auto queries = scf::ForOp::create(
+              b, nl, qlo, qhi, bq, acc,
+              [&](OpBuilder &b2, Location l2, Value i0, ValueRange acc2) {
+                BlockBuilder qb{b2, l2};
+                auto zA = b2.getIndexAttr(0);
+                Value qBlock = qb.block(in.q, bi, h, i0, zA, s.blockQ, s.dP);
+                Value doBlock =
+                    qb.block(in.dout, bi, h, i0, zA, s.blockQ, s.dvP);
+                Value scores = maskBlock(
+                    qb,
+                    qb.matmul(qBlock, kBlock,
+                              qb.full({s.blockQ, sr.blockK}, f32, 0.0)),
+                    hp, i0, jStart, off);
+                Value p = blockProbs(
+                    qb, scores, rowsOf(b2, l2, lseT, bi, h, i0, s.blockQ));
+                Value next;
+                if (grad == Grad::V) {
+                  next = qb.matmulT(p, doBlock, acc2[0]);
+                } else {
+                  Value dp = qb.matmul(
+                      doBlock, vTBlock,
+                      qb.full({s.blockQ, sr.blockK}, f32, 0.0));
+                  Value ds = blockDs(
+                      qb, hp, p, dp,
+                      rowsOf(b2, l2, deltaT, bi, h, i0, s.blockQ), scores);
+                  next = qb.matmulT(ds, qBlock, acc2[0]);
+                }
+                scf::YieldOp::create(b2, l2, next);
+              });
+          scf::YieldOp::create(b, nl, queries.getResults());
+        });
+    return toResult(groupHeads.getResult(0));
+  };
+  Value grads;
+  scf::ForallOp rows;
+  if (!threadPerRow) {
+    grads = computeGrads(j0, s);
+  } else {
+    Value init = bb.block(body->getArgument(3), bi, hk, j0, zeroA, s.blockK,
+                          width, resElt);
+    rows = rowForall(rewriter, loc, s.blockK, init,
+                     [&](Value r) -> SmallVector<Value> {
+                       return {computeGrads(add(j0, r), oneKey)};
+                     });
+    grads = rows.getResult(0);
   }
-  if (bp.windowLeft) {
-    Value last = arith::SubIOp::create(
-        rewriter, loc,
-        arith::AddIOp::create(rewriter, loc, j0,
-                              bb.index(s.blockK + *bp.windowLeft)),
-        off);
-    Value end = arith::MulIOp::create(
-        rewriter, loc, arith::CeilDivSIOp::create(rewriter, loc, last, bq), bq);
-    qhi = arith::MaxSIOp::create(
-        rewriter, loc, qlo, arith::MinSIOp::create(rewriter, loc, qEnd, end));
-  }
-  auto groupHeads = scf::ForOp::create(
-      rewriter, loc, zero, bb.index(group), bb.index(1),
-      ValueRange{bb.full({s.blockK, width}, f32, 0.0)},
-      [&](OpBuilder &b, Location nl, Value g, ValueRange acc) {
-        Value h = arith::AddIOp::create(
-            b, nl, arith::MulIOp::create(b, nl, hk, bb.index(group)), g);
-        BlockParams hp = bp;
-        hp.slope = slopeOf(b, bi, h);
-        auto queries = scf::ForOp::create(
-            b, nl, qlo, qhi, bq, acc,
-            [&](OpBuilder &b2, Location l2, Value i0, ValueRange acc2) {
-              BlockBuilder qb{b2, l2};
-              auto zA = b2.getIndexAttr(0);
-              Value qBlock = qb.block(in.q, bi, h, i0, zA, s.blockQ, s.dP);
-              Value doBlock =
-                  qb.block(in.dout, bi, h, i0, zA, s.blockQ, s.dvP);
-              auto oneA = b2.getIndexAttr(1);
-              auto row = [&](Value t) {
-                return tensor::ExtractSliceOp::create(
-                    b2, l2, RankedTensorType::get({s.blockQ}, f32), t,
-                    SmallVector<OpFoldResult>{bi, h, i0},
-                    SmallVector<OpFoldResult>{oneA, oneA,
-                                              b2.getIndexAttr(s.blockQ)},
-                    SmallVector<OpFoldResult>(3, oneA));
-              };
-              Value scores = maskBlock(
-                  qb,
-                  qb.matmul(qBlock, kBlock,
-                            qb.full({s.blockQ, s.blockK}, f32, 0.0)),
-                  hp, i0, j0, off);
-              Value p = blockProbs(qb, scores, row(lseT));
-              Value next;
-              if (grad == Grad::V) {
-                next = qb.matmulT(p, doBlock, acc2[0]);
-              } else {
-                Value dp = qb.matmul(doBlock, vTBlock,
-                                     qb.full({s.blockQ, s.blockK}, f32, 0.0));
-                Value ds = blockDs(qb, hp, p, dp, row(deltaT), scores);
-                next = qb.matmulT(ds, qBlock, acc2[0]);
-              }
-              scf::YieldOp::create(b2, l2, next);
-            });
-        scf::YieldOp::create(b, nl, queries.getResults());
-      });
-  Value grads = groupHeads.getResult(0);
-  if (resElt != f32)
-    grads = bb.generic(2, {{grads, bb.map(2, {0, 1})}},
-                       bb.empty({s.blockK, width}, resElt), bb.map(2, {0, 1}),
-                       {}, [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
-                         return arith::TruncFOp::create(nb, nl, resElt, x[0]);
-                       });
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(
       rewriter, loc, grads, body->getArgument(3),
       SmallVector<OpFoldResult>{bi, hk, j0, zeroA},
       SmallVector<OpFoldResult>{one, one, attr(s.blockK), attr(width)}, ones);
   rewriter.setInsertionPointAfter(forall);
-  scheduleBlocks(rewriter, forall, s.regN, registerTile(options));
+  schedule(forall, rows);
   rewriter.setInsertionPointAfter(forall);
   rewriter.replaceOp(op, unpadded(forall.getResult(0)));
+}
+
+LogicalResult mlir::fuel::buildAttentionBackward(
+    RewriterBase &rewriter, FusedOp op, const ScheduleOptions &options) {
+  AttnShape s = AttnShape::of(op->getOperand(0), op->getOperand(1),
+                              op->getOperand(2));
+  buildBackwardLoops(rewriter, op, s, /*rowStep=*/0,
+                     [&](scf::ForallOp blocks, scf::ForallOp) {
+                       scheduleBlocks(rewriter, blocks, s.regN,
+                                      registerTile(options));
+                     });
   return success();
+}
+
+AttnShape attention::backwardRowsShape(FusedOp op, int64_t step) {
+  AttnShape s = AttnShape::of(op->getOperand(0), op->getOperand(1),
+                              op->getOperand(2));
+  if (FlashAttnBackwardQView::match(op)) {
+    s.blockK = blockFor(s.sk, step, step);
+    s.skP = roundUp(s.sk, s.blockK);
+  } else {
+    s.blockQ = blockFor(s.sq, step, kRegM);
+    s.sqP = roundUp(s.sq, s.blockQ);
+  }
+  return s;
+}
+
+void mlir::fuel::buildAttentionBackwardRows(
+    RewriterBase &rewriter, FusedOp op, int64_t step,
+    function_ref<void(scf::ForallOp, scf::ForallOp)> schedule) {
+  buildBackwardLoops(rewriter, op, backwardRowsShape(op, step), step,
+                     schedule);
 }

@@ -228,6 +228,33 @@ Value attention::sliceToResult(OpBuilder &b, Location loc, Value padded,
       sizes, SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
 }
 
+scf::ForallOp
+attention::rowForall(RewriterBase &rewriter, Location loc, int64_t rows,
+                     ValueRange inits,
+                     function_ref<SmallVector<Value>(Value r)> row) {
+  auto loop = scf::ForallOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(rows)},
+      inits, std::nullopt);
+  Block *body = loop.getBody();
+  rewriter.setInsertionPointToStart(body);
+  Value r = body->getArgument(0);
+  SmallVector<Value> parts = row(r);
+  rewriter.setInsertionPointToStart(loop.getTerminator().getBody());
+  auto zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  for (auto [i, part] : llvm::enumerate(parts)) {
+    auto type = cast<RankedTensorType>(part.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), zero), sizes;
+    offsets[0] = r;
+    for (int64_t size : type.getShape())
+      sizes.push_back(rewriter.getIndexAttr(size));
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, part, body->getArgument(1 + i), offsets, sizes,
+        SmallVector<OpFoldResult>(type.getRank(), one));
+  }
+  rewriter.setInsertionPointAfter(loop);
+  return loop;
+}
+
 OnlineStep attention::onlineSoftmaxStep(BlockBuilder &bb, Value scores,
                                         Value m) {
   Type f32 = bb.b.getF32Type();

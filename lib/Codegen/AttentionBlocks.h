@@ -140,6 +140,13 @@ struct AttnShape {
   }
 };
 
+/// The blocks of a flash_attn backward's GPU form (`op`: a
+/// flash_attn_backward_q/k/v): for dq, blocks of queries as on the CPU (a
+/// thread each) and key steps of `step`; for dk and dv, blocks of keys as
+/// on the CPU (a thread each) and query steps of `step` at most (a multiple
+/// of kRegM).
+AttnShape backwardRowsShape(FusedOp op, int64_t step);
+
 /// Builds linalg.generic ops on the block tensors.
 struct BlockBuilder {
   OpBuilder &b;
@@ -214,13 +221,14 @@ struct BlockBuilder {
                                      b.getF32FloatAttr(v));
   }
 
-  /// A [rows, cols] f32 slice of a [B, H, rows', cols'] tensor at (bi, h,
-  /// r0, c0).
+  /// A [rows, cols] slice of a [B, H, rows', cols'] tensor at (bi, h, r0,
+  /// c0); its elements are f32 unless `elt` says otherwise.
   Value block(Value t, Value bi, Value h, OpFoldResult r0, OpFoldResult c0,
-              int64_t rows, int64_t cols) const {
+              int64_t rows, int64_t cols, Type elt = {}) const {
     auto one = b.getIndexAttr(1);
     return tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get({rows, cols}, b.getF32Type()), t,
+        b, loc, RankedTensorType::get({rows, cols}, elt ? elt : b.getF32Type()),
+        t,
         SmallVector<OpFoldResult>{bi, h, r0, c0},
         SmallVector<OpFoldResult>{one, one, b.getIndexAttr(rows),
                                   b.getIndexAttr(cols)},
@@ -305,6 +313,15 @@ OnlineStep onlineSoftmaxStep(BlockBuilder &bb, Value scores, Value m);
 /// `acc` ([Bq] or [Bq, N]) times alpha ([Bq]) per row, in place (the op
 /// reads only the value it writes).
 Value scaleRows(BlockBuilder &bb, Value acc, Value alpha);
+
+/// In a block loop's body, at the rewriter's insertion point: an
+/// scf.forall over the `rows` rows of the block (the GPU forms: a thread per
+/// row) whose shared outputs are `inits`, each [rows, ...]. `row(r)` builds
+/// row r's part of each, [1, ...], in the loop's body. The rewriter is left
+/// after the loop.
+scf::ForallOp rowForall(RewriterBase &rewriter, Location loc, int64_t rows,
+                        ValueRange inits,
+                        function_ref<SmallVector<Value>(Value r)> row);
 
 /// Tiles and vectorizes the block code under `forall`: each contraction in
 /// register tiles of `target.m` x regN (regN at most `target.n`; its init

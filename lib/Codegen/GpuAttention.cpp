@@ -9,6 +9,16 @@
 // block read the same key and value blocks, which the caches serve; staging
 // them in shared memory is to come.
 //
+// The backwards (flash_attn_backward_q/k/v) take the CPU's FlashAttention-2
+// backward (AttentionBackward.cpp) in the same way: for dq, a thread per
+// query row that computes its row's lse and D over the key blocks it sees,
+// then dq += ds k over them again; for dk and dv, a first kernel with a
+// thread per query row that writes every row's lse and D ([B, Hq, Sq]),
+// then a thread per key row that adds up its row of dk (ds^T q) or dv
+// (p^T do) over the query blocks that see the key and the query heads of
+// its kv head. Scores and probabilities exist a step (16 keys or queries)
+// at a time, in registers: never [Sq, Sk].
+//
 //===----------------------------------------------------------------------===//
 
 #include "Attention.h"
@@ -26,6 +36,8 @@ using namespace mlir::fuel;
 namespace {
 /// Keys per step of a thread's key loop.
 constexpr int64_t kBlockK = 16;
+/// Keys (dq) or queries (dk, dv) per step of a backward thread's loop.
+constexpr int64_t kBackwardStep = 16;
 } // namespace
 
 LogicalResult mlir::fuel::canScheduleGpuAttention(
@@ -60,5 +72,40 @@ LogicalResult mlir::fuel::buildGpuAttention(RewriterBase &rewriter,
   // value block fits (255 registers, no spills, for D = 128).
   tileContractionReductions(rewriter, rows, dv <= 64 ? kBlockK : 8);
   vectorizeInside(rewriter, rows, /*contractions=*/true);
+  return success();
+}
+
+LogicalResult mlir::fuel::canScheduleGpuAttentionBackward(
+    FusedOp op, const GpuScheduleOptions &options, std::string &why) {
+  ValueRange floats = op->getOperands().take_front(4);
+  if (failed(attention::checkAttention(floats, floats[0], floats[1], floats[2],
+                                       kBackwardStep, why)))
+    return failure();
+  attention::AttnShape s = attention::backwardRowsShape(op, kBackwardStep);
+  bool dq = FlashAttnBackwardQView::match(op).has_value();
+  int64_t rows = dq ? s.blockQ : s.blockK;
+  if (rows > options.maxThreads) {
+    why = std::string("a ") + (dq ? "query" : "key") + " block (" +
+          std::to_string(rows) + " rows, a thread each) is more than " +
+          "max-threads (" + std::to_string(options.maxThreads) + ")";
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult mlir::fuel::buildGpuAttentionBackward(
+    RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options) {
+  attention::AttnShape s = attention::backwardRowsShape(op, kBackwardStep);
+  // As in the forward: whole steps of the contractions with head dims of
+  // up to 64, steps of 8 beyond.
+  int64_t step = std::max(s.dP, s.dvP) <= 64 ? kBackwardStep : 8;
+  buildAttentionBackwardRows(
+      rewriter, op, kBackwardStep,
+      [&](scf::ForallOp blocks, scf::ForallOp rows) {
+        mapForall(rewriter, blocks, /*threads=*/false);
+        mapForall(rewriter, rows, /*threads=*/true);
+        tileContractionReductions(rewriter, rows, step);
+        vectorizeInside(rewriter, rows, /*contractions=*/true);
+      });
   return success();
 }

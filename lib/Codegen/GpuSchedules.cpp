@@ -52,10 +52,6 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
     why = "paged_attn has no GPU schedule yet";
     return failure();
   }
-  if (*kind == ScheduleKind::Attention && !FlashAttnView::match(op)) {
-    why = "flash_attn's backwards have no GPU schedule yet";
-    return failure();
-  }
   for (Type t : llvm::concat<Type>(op->getOperandTypes(),
                                    op->getResultTypes())) {
     if (!isa<ShapedType>(t))
@@ -73,7 +69,9 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
   if (*kind == ScheduleKind::Contraction)
     return canScheduleGpuContraction(op, options, why);
   if (*kind == ScheduleKind::Attention)
-    return canScheduleGpuAttention(op, options, why);
+    return FlashAttnView::match(op)
+               ? canScheduleGpuAttention(op, options, why)
+               : canScheduleGpuAttentionBackward(op, options, why);
   if (*kind == ScheduleKind::RowLoss)
     return canScheduleGpuRowLoss(op, options, why);
   if (*kind == ScheduleKind::Quantized)
@@ -101,7 +99,9 @@ LogicalResult mlir::fuel::decomposeWithGpuSchedule(
   // Attention is built in its tiled form, not scheduled from its
   // decomposition (see Attention.cpp).
   if (kind == ScheduleKind::Attention)
-    return buildGpuAttention(rewriter, op, options);
+    return FlashAttnView::match(op)
+               ? buildGpuAttention(rewriter, op, options)
+               : buildGpuAttentionBackward(rewriter, op, options);
   // So is the row loss (see GpuRowLoss.cpp).
   if (kind == ScheduleKind::RowLoss)
     return buildGpuRowLoss(rewriter, op, options);

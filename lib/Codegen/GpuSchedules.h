@@ -53,6 +53,17 @@ LogicalResult canScheduleGpuAttention(FusedOp op,
 LogicalResult buildGpuAttention(RewriterBase &rewriter, FusedOp op,
                                 const GpuScheduleOptions &options);
 
+/// The checks of canScheduleGpu that are the GPU schedule of flash_attn's
+/// backwards' own.
+LogicalResult canScheduleGpuAttentionBackward(FusedOp op,
+                                              const GpuScheduleOptions &options,
+                                              std::string &why);
+
+/// Replaces `op` (a flash_attn_backward_q/k/v canScheduleGpuAttentionBackward
+/// accepts) by FlashAttention-2's backward on a GPU (GpuAttention.cpp).
+LogicalResult buildGpuAttentionBackward(RewriterBase &rewriter, FusedOp op,
+                                        const GpuScheduleOptions &options);
+
 /// The checks of canScheduleGpu that are the GPU row-loss schedule's own.
 LogicalResult canScheduleGpuRowLoss(FusedOp op,
                                     const GpuScheduleOptions &options,

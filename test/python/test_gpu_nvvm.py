@@ -157,6 +157,25 @@ def test_attention_is_a_thread_per_query_row():
         assert report.spill_stores == 0, report
 
 
+@pytest.mark.parametrize("which,computing", [("q", 1), ("k", 2), ("v", 2)])
+def test_attention_backward_is_a_thread_per_row(which, computing):
+    # Held-out shape: causal, GQA, sequences off the blocks. dq: one kernel
+    # computes each query row's lse and D and then its dq; dk, dv: one
+    # kernel writes every query row's lse and D, one adds up each key row's
+    # gradient (the others pad and transpose the operands).
+    q = np.zeros((1, 4, 200, 64), np.float32)
+    kv = np.zeros((1, 2, 200, 64), np.float32)
+    kernels = gpu.compile_nvvm(fused_text(f"flash_attn_backward_{which}", [q, kv, kv, q],
+                                          {"softmax_scale": 0.125, "causal": True}), chip="sm_90")
+    no_device_malloc(kernels)
+    exps = [k for k in kernels if "ex2.approx" in k.ptx]
+    assert len(exps) == computing, [k.module for k in exps]
+    if HAVE_PTXAS:
+        for kernel in exps:
+            (report,) = gpu.ptxas(kernel.ptx, "sm_90")
+            assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
 def test_schedules_off_gives_a_kernel_per_loop_nest():
     text = fused_text("softmax_last_dim", [np.zeros((4, 256), np.float32)])
     scheduled = gpu.compile_nvvm(text)

@@ -21,7 +21,8 @@ from numerics import BF16, assert_close, fused_text, rand
 from references import cross_entropy
 from test_all_ops import CASES as ALL_CASES
 from test_qmatmul import GEOMETRY, as_words, dequant, random_blocks
-from test_codegen_attention import CASES as ATTN_CASES, SHAPES, case_id, inputs, reference
+from test_codegen_attention import (BWD_CASES, BWD_SHAPES, CASES as ATTN_CASES, SHAPES, bwd_reference,
+                                    case_id, inputs, reference)
 
 from fuel_mlir import runner
 
@@ -65,6 +66,35 @@ def test_attention_half(fuel_opt, name, dtype):
     params = dict(softmax_scale=0.2, causal=True)
     out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v], params)
     assert_close(out, reference(q, k, v, params), name)
+
+
+# The backwards' GPU form: a thread per query row (dq, and lse and D for
+# dk and dv), a thread per key row (dk, dv).
+@pytest.mark.parametrize("shape", BWD_SHAPES + [(1, 4, 1, 33, 100, 128, 96)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("case", BWD_CASES, ids=case_id)
+def test_attention_backward(fuel_opt, shape, case):
+    q, k, v = inputs(*shape)
+    do = rand(q.shape[:3] + v.shape[3:], np.float32, 7)
+    case = dict(case)
+    alibi = (2.0 ** -np.arange(1, shape[1] + 1)).astype(np.float32) if case.pop("alibi", False) else None
+    params = dict(softmax_scale=0.3, **case)
+    args = [q, k, v, do] + ([alibi] if alibi is not None else [])
+    for which, want in zip("qkv", bwd_reference(q, k, v, do, params, alibi)):
+        got = run_gpu_form(fuel_opt, f"flash_attn_backward_{which}", args, params)
+        assert got.shape == want.shape
+        assert_close(got, want, "f32", loose=True)
+
+
+@pytest.mark.parametrize("name,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_attention_backward_half(fuel_opt, name, dtype):
+    q, k, v = inputs(1, 2, 2, 48, 80, 32, 32, dtype)
+    do = rand((1, 2, 48, 32), dtype, 7)
+    params = dict(softmax_scale=0.2, causal=True)
+    for which, want in zip("qkv", bwd_reference(q, k, v, do, params)):
+        got = run_gpu_form(fuel_opt, f"flash_attn_backward_{which}", [q, k, v, do], params)
+        assert got.dtype == dtype
+        assert_close(got, want, name)
 
 
 # (leading dims, M, K, N): block tiles of 64 and smaller, K off the step.

@@ -49,16 +49,6 @@ func.func @big_block(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>, %v: t
 
 // -----
 
-// CHECK-LABEL: func.func @backward
-// CHECK:         fuel.fused flash_attn_backward_q
-// REPORT: remark: fuel-codegen-gpu: flash_attn_backward_q not scheduled: flash_attn's backwards have no GPU schedule yet
-func.func @backward(%q: tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32> {
-  %g = fuel.fused flash_attn_backward_q {softmax_scale = 0.25 : f32} (%q, %q, %q, %q) : (tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32>
-  return %g : tensor<1x2x32x16xf32>
-}
-
-// -----
-
 // CHECK-LABEL: func.func @paged
 // CHECK:         fuel.fused paged_attn
 // REPORT: remark: fuel-codegen-gpu: paged_attn not scheduled: paged_attn has no GPU schedule yet

@@ -1,0 +1,84 @@
+// The GPU schedule of flash_attn's backwards: FlashAttention-2's backward
+// with a block per (batch, head, block of rows) and a thread per row. dq:
+// a thread per query row computes its lse and D over the key blocks it
+// sees, then dq over them again, in steps of 16 keys. dk, dv: a thread per
+// query row writes its lse and D ([B, Hq, Sq]), then a thread per key row
+// adds up its row of dk or dv over the query blocks that see it (16
+// queries a step) and the query heads of its kv head. No [Sq, Sk] scores.
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu %s | FileCheck %s
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-threads=32 report=true" %s \
+// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+
+// CHECK-LABEL: func.func @dq
+// CHECK-NOT:     fuel.fused
+// CHECK-NOT:     tensor<{{.*}}256x256
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 4)
+// CHECK:           scf.forall (%{{.*}}) in (64)
+// The row's lse and D: a running max, sum and sum of p * dp.
+// CHECK:             scf.for {{.*}} step %c16{{.*}} -> (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>)
+// CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
+// CHECK:             math.log
+// Then dq += ds k, a row of 64 in registers.
+// CHECK:             scf.for {{.*}} step %c16{{.*}} -> (tensor<1x64xf32>)
+// CHECK:               math.exp
+// CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x64xf32> into vector<1x64xf32>
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+// CHECK-NOT:     scf.forall
+func.func @dq(%q: tensor<1x4x256x64xf32>, %k: tensor<1x2x256x64xf32>, %v: tensor<1x2x256x64xf32>, %do: tensor<1x4x256x64xf32>) -> tensor<1x4x256x64xf32> {
+  %g = fuel.fused flash_attn_backward_q {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v, %do) : (tensor<1x4x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x4x256x64xf32>) -> tensor<1x4x256x64xf32>
+  return %g : tensor<1x4x256x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dk
+// CHECK-NOT:     tensor<{{.*}}256x256
+// Every query row's lse and D, 16 rows a block.
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 16) {{.*}} -> (tensor<1x4x256xf32>, tensor<1x4x256xf32>)
+// CHECK:           scf.forall (%{{.*}}) in (16)
+// CHECK:             math.log
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+// A thread per key row: over the 2 query heads of its kv head, then the
+// query blocks that see it (causal: from the key's block on).
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 4)
+// CHECK:           scf.forall (%{{.*}}) in (64)
+// CHECK:             scf.for %{{.*}} = %c0{{.*}} to %c2 step %c1{{.*}} -> (tensor<1x64xf32>)
+// CHECK:               scf.for {{.*}} step %c16{{.*}} -> (tensor<1x64xf32>)
+// CHECK:                 vector.contract {{.*}} : vector<16x16xf32>, vector<16x1xf32> into vector<16x1xf32>
+// CHECK:                 math.exp
+// CHECK:                 vector.contract {{.*}} : vector<16x1xf32>, vector<16x64xf32> into vector<1x64xf32>
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+func.func @dk(%q: tensor<1x4x256x64xf32>, %k: tensor<1x2x256x64xf32>, %v: tensor<1x2x256x64xf32>, %do: tensor<1x4x256x64xf32>) -> tensor<1x2x256x64xf32> {
+  %g = fuel.fused flash_attn_backward_k {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v, %do) : (tensor<1x4x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x4x256x64xf32>) -> tensor<1x2x256x64xf32>
+  return %g : tensor<1x2x256x64xf32>
+}
+
+// -----
+
+// Sequences off the blocks: 40 queries padded to 48 (steps of 16), 24 keys
+// padded to 32 and masked; f16 in and out.
+// CHECK-LABEL: func.func @dv_padded
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 3) {{.*}} -> (tensor<1x2x48xf32>, tensor<1x2x48xf32>)
+// CHECK:           scf.forall (%{{.*}}) in (16)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, 1)
+// CHECK:           scf.forall (%{{.*}}) in (32)
+// CHECK:         tensor.extract_slice {{.*}} to tensor<1x1x24x16xf16>
+func.func @dv_padded(%q: tensor<1x2x40x16xf16>, %k: tensor<1x1x24x16xf16>, %v: tensor<1x1x24x16xf16>, %do: tensor<1x2x40x16xf16>) -> tensor<1x1x24x16xf16> {
+  %g = fuel.fused flash_attn_backward_v {softmax_scale = 0.25 : f32} (%q, %k, %v, %do) : (tensor<1x2x40x16xf16>, tensor<1x1x24x16xf16>, tensor<1x1x24x16xf16>, tensor<1x2x40x16xf16>) -> tensor<1x1x24x16xf16>
+  return %g : tensor<1x1x24x16xf16>
+}
+
+// -----
+
+// With at most 32 threads, blocks of 64 query rows (dq) or 64 key rows
+// (dk, dv) do not fit.
+// REPORT: remark: fuel-codegen-gpu: flash_attn_backward_q not scheduled: a query block (64 rows, a thread each) is more than max-threads (32)
+// REPORT: remark: fuel-codegen-gpu: flash_attn_backward_k not scheduled: a key block (64 rows, a thread each) is more than max-threads (32)
+func.func @big_blocks(%q: tensor<1x1x64x16xf32>) -> (tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>) {
+  %gq = fuel.fused flash_attn_backward_q {softmax_scale = 0.25 : f32} (%q, %q, %q, %q) : (tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32>
+  %gk = fuel.fused flash_attn_backward_k {softmax_scale = 0.25 : f32} (%q, %q, %q, %q) : (tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32>
+  return %gq, %gk : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>
+}
