@@ -151,6 +151,14 @@ def runtime_libraries(threads: int = 1) -> list:
     return found
 
 
+def _describe_diagnostic(diagnostic) -> str:
+    """`location: message`, with the diagnostic's notes indented below."""
+    text = f"{diagnostic.location}: {diagnostic}"
+    for note in diagnostic.notes:
+        text += "\n  " + _describe_diagnostic(note).replace("\n", "\n  ")
+    return text
+
+
 def _diagnostics(error) -> str:
     lines = [str(d) for d in getattr(error, "error_diagnostics", [])]
     return "\n".join(lines) if lines else str(error)
@@ -274,20 +282,31 @@ class CompiledFunction:
                           out_params=self._out_params, threads=threads,
                           vector_registers=tuple(vector_registers))
                 if target == "cpu" else _cuda_pipeline(codegen=codegen, chip=chip))
-            notes = []
+            notes, errors = [], []
 
             def collect(diagnostic):
-                notes.append(str(diagnostic.location) + ": " + str(diagnostic))
+                text = _describe_diagnostic(diagnostic)
+                notes.append(text)
+                if diagnostic.severity == ir.DiagnosticSeverity.ERROR:
+                    errors.append(text)
                 return True
 
+            # Errors reach `collect` too, not only the exception of a failed
+            # run: a pass may report an error and still succeed, which the
+            # bindings' own capture of errors does not expect (it aborts).
             handler = self._context.attach_diagnostic_handler(collect)
+            self._context.emit_error_diagnostics = True
             try:
                 pm.run(self._module.operation)
             except ir.MLIRError as e:
                 raise RunnerError(f"cannot compile {function!r}:\n{_diagnostics(e)}"
                                   + "".join("\n" + n for n in notes)) from None
             finally:
+                self._context.emit_error_diagnostics = False
                 handler.detach()
+            if errors:
+                raise RunnerError(f"cannot compile {function!r}: the pipeline reported errors:"
+                                  + "".join("\n" + n for n in notes))
             # On a GPU, the kernels (gpu.binary) and their launches
             # (gpu.launch_func) are translated with the host code.
             leftover = sorted(n for n in self._non_llvm_ops()

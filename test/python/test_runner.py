@@ -147,6 +147,35 @@ def test_fuel_run_errors(tmp_path, args, message):
     assert "Traceback" not in p.stderr
 
 
+# A pass that reports an error and still succeeds (finalize-memref-to-llvm
+# on a buffer in GPU workgroup memory, compiled for the CPU): RunnerError
+# with the pass's message. The bindings' own capture of errors aborted the
+# process here, so the compile runs in a child.
+ERROR_WITHOUT_FAILURE = '''
+from fuel_mlir import runner
+text = """
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %t = bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<4xf32>
+  %c = linalg.copy ins(%x : tensor<4xf32>) outs(%t : tensor<4xf32>) -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.copy ins(%c : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+"""
+try:
+    runner.compile(text, "f")
+except runner.RunnerError as e:
+    print("RunnerError:", e)
+'''
+
+
+def test_pass_error_without_failure_is_a_runner_error():
+    p = subprocess.run([sys.executable, "-c", ERROR_WITHOUT_FAILURE], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "RunnerError: cannot compile 'f': the pipeline reported errors" in p.stdout
+    assert "memory space #gpu.address_space<workgroup>" in p.stdout
+
+
 def test_i1_tensors_run():
     """Masks (i1 tensors) as arguments, as results, as constants and as
     intermediates: stored one byte per bool, numpy's layout."""
