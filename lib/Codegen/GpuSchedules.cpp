@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuSchedules.h"
+#include "Scan.h"
 #include "ScheduleUtils.h"
 
 #include "FuelFused/Decompose/Decompose.h"
@@ -44,7 +45,8 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
                 *kind != ScheduleKind::Contraction &&
                 *kind != ScheduleKind::Attention &&
                 *kind != ScheduleKind::RowLoss &&
-                *kind != ScheduleKind::Quantized)) {
+                *kind != ScheduleKind::Quantized &&
+                *kind != ScheduleKind::Scan)) {
     why = "the op has no GPU schedule";
     return failure();
   }
@@ -76,6 +78,8 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
     return canScheduleGpuRowLoss(op, options, why);
   if (*kind == ScheduleKind::Quantized)
     return canScheduleGpuQuantized(op, options, why);
+  if (*kind == ScheduleKind::Scan)
+    return canScheduleScan(op, ScheduleOptions{}, why);
   return canScheduleGpuRowWise(op, options, why);
 }
 
@@ -102,7 +106,15 @@ LogicalResult mlir::fuel::decomposeWithGpuSchedule(
     return FlashAttnView::match(op)
                ? buildGpuAttention(rewriter, op, options)
                : buildGpuAttentionBackward(rewriter, op, options);
-  // So is the row loss (see GpuRowLoss.cpp).
+  // So are the scans, a thread per channel (Scan.cpp), with no more to
+  // do for the GPU than mapping the loops,
+  if (kind == ScheduleKind::Scan) {
+    auto [blocks, threads] = buildScanThreads(rewriter, op, options.maxThreads);
+    mapForall(rewriter, blocks, /*threads=*/false);
+    mapForall(rewriter, threads, /*threads=*/true);
+    return success();
+  }
+  // and the row loss (see GpuRowLoss.cpp).
   if (kind == ScheduleKind::RowLoss)
     return buildGpuRowLoss(rewriter, op, options);
   FailureOr<Decomposition> decomposed = decomposeInPlace(rewriter, op, why);

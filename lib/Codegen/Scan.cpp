@@ -70,12 +70,141 @@ constexpr int64_t kMaxState = 128;
 /// usual) is not spilled and reloaded on every step. (Against one pass,
 /// within this machine's noise.)
 constexpr int64_t kStateGroup = 16;
+
+/// How a scan is laid out: `width` channels in a vector; with `threads`
+/// (a GPU), blocks of that many channel vectors, a thread each; the state
+/// in groups of `stateGroup` vectors, a pass over the sequence each
+/// (ssd_chunk_scan).
+struct ScanForm {
+  int64_t width, threads, stateGroup;
+};
+
+/// Where a result's tile of one channel vector lies, per dim: at an outer
+/// loop's index (its size 1), at the vector's first channel (size: the
+/// width), or the whole dim.
+enum class TileDim { Whole, Channel, Outer0, Outer1 };
+
+/// The loops over the channel vectors of a scan whose results are `inits`
+/// (`tiles[i]` says where a vector's tile of result i lies). On a CPU, an
+/// scf.forall over `outer` and the vectors; on a GPU (`form.threads`), an
+/// scf.forall over `outer` and blocks of `form.threads` vectors, with an
+/// scf.forall over the block's vectors inside. `body(outerIvs, d0, tiles)`
+/// computes the vector at channel d0 into its tiles (full rank) and returns
+/// them. Returns the loops (the inner one null on a CPU).
+std::pair<scf::ForallOp, scf::ForallOp>
+channelLoops(RewriterBase &rewriter, Location loc,
+             ArrayRef<OpFoldResult> outer, int64_t vectors, ValueRange inits,
+             ArrayRef<SmallVector<TileDim>> tiles, const ScanForm &form,
+             function_ref<SmallVector<Value>(ValueRange, Value, ValueRange)>
+                 body) {
+  auto attr = [&](int64_t v) { return rewriter.getIndexAttr(v); };
+  auto constant = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  };
+  // The results' sizes, outside the loops (a dynamic one is a tensor.dim).
+  SmallVector<SmallVector<OpFoldResult>> whole;
+  for (Value init : inits)
+    whole.push_back(tensor::getMixedSizes(rewriter, loc, init));
+  // The offsets and sizes of result i's tile of `channels` channels from
+  // `c0`; `inBlock`: within a block's tile (outer dims at 0).
+  auto place = [&](unsigned i, ValueRange outerIvs, OpFoldResult c0,
+                   int64_t channels, bool inBlock) {
+    SmallVector<OpFoldResult> offsets, sizes;
+    for (auto [d, kind] : llvm::enumerate(tiles[i])) {
+      switch (kind) {
+      case TileDim::Whole:
+        offsets.push_back(attr(0));
+        sizes.push_back(whole[i][d]);
+        break;
+      case TileDim::Channel:
+        offsets.push_back(c0);
+        sizes.push_back(attr(channels));
+        break;
+      case TileDim::Outer0:
+      case TileDim::Outer1:
+        offsets.push_back(inBlock ? OpFoldResult(attr(0))
+                                  : OpFoldResult(outerIvs[kind == TileDim::Outer0
+                                                              ? 0
+                                                              : 1]));
+        sizes.push_back(attr(1));
+        break;
+      }
+    }
+    return std::make_pair(offsets, sizes);
+  };
+  auto ones = [&](unsigned i) {
+    return SmallVector<OpFoldResult>(tiles[i].size(), attr(1));
+  };
+  auto extract = [&](Value from, unsigned i, ValueRange outerIvs,
+                     OpFoldResult c0, int64_t channels, bool inBlock) {
+    auto [offsets, sizes] = place(i, outerIvs, c0, channels, inBlock);
+    return tensor::ExtractSliceOp::create(rewriter, loc, from, offsets, sizes,
+                                          ones(i))
+        .getResult();
+  };
+  auto insert = [&](scf::ForallOp loop, ValueRange parts, ValueRange outerIvs,
+                    OpFoldResult c0, int64_t channels, bool inBlock) {
+    rewriter.setInsertionPointToStart(loop.getTerminator().getBody());
+    for (auto [i, part] : llvm::enumerate(parts)) {
+      auto [offsets, sizes] = place(i, outerIvs, c0, channels, inBlock);
+      tensor::ParallelInsertSliceOp::create(
+          rewriter, loc, part, loop.getRegionIterArgs()[i], offsets, sizes,
+          ones(i));
+    }
+    rewriter.setInsertionPointAfter(loop);
+  };
+
+  int64_t perBlock = form.threads ? form.threads : 1;
+  SmallVector<OpFoldResult> ubs(outer);
+  ubs.push_back(attr(vectors / perBlock));
+  auto blocks =
+      scf::ForallOp::create(rewriter, loc, ubs, inits, std::nullopt);
+  rewriter.setInsertionPointToStart(blocks.getBody());
+  SmallVector<Value> ivs = llvm::to_vector(blocks.getInductionVars());
+  ValueRange outerIvs = ValueRange(ivs).drop_back();
+  Value c0 = arith::MulIOp::create(rewriter, loc, ivs.back(),
+                                   constant(perBlock * form.width));
+  SmallVector<Value> parts;
+  scf::ForallOp threads;
+  if (!form.threads) {
+    SmallVector<Value> own;
+    for (unsigned i = 0; i < inits.size(); ++i)
+      own.push_back(extract(blocks.getRegionIterArgs()[i], i, outerIvs, c0,
+                            form.width, /*inBlock=*/false));
+    parts = body(outerIvs, c0, own);
+  } else {
+    SmallVector<Value> blockTiles;
+    for (unsigned i = 0; i < inits.size(); ++i)
+      blockTiles.push_back(extract(blocks.getRegionIterArgs()[i], i, outerIvs,
+                                   c0, perBlock * form.width,
+                                   /*inBlock=*/false));
+    threads = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{attr(perBlock)}, blockTiles,
+        std::nullopt);
+    rewriter.setInsertionPointToStart(threads.getBody());
+    Value local = arith::MulIOp::create(
+        rewriter, loc, threads.getInductionVars()[0], constant(form.width));
+    Value d0 = arith::AddIOp::create(rewriter, loc, c0, local);
+    SmallVector<Value> own;
+    for (unsigned i = 0; i < inits.size(); ++i)
+      own.push_back(extract(threads.getRegionIterArgs()[i], i, outerIvs,
+                            local, form.width, /*inBlock=*/true));
+    SmallVector<Value> threadParts = body(outerIvs, d0, own);
+    insert(threads, threadParts, outerIvs, local, form.width,
+           /*inBlock=*/true);
+    rewriter.setInsertionPointAfter(threads);
+    parts = llvm::to_vector_of<Value>(threads.getResults());
+  }
+  insert(blocks, parts, outerIvs, c0, perBlock * form.width,
+         /*inBlock=*/false);
+  return {blocks, threads};
+}
 } // namespace
 
 static LogicalResult canScheduleSsd(SsdChunkScanView scan,
                                     std::string &why);
-static LogicalResult buildSsd(RewriterBase &rewriter, SsdChunkScanView scan,
-                              const ScheduleOptions &options);
+static std::pair<scf::ForallOp, scf::ForallOp>
+buildSsd(RewriterBase &rewriter, SsdChunkScanView scan, const ScanForm &form);
 
 LogicalResult mlir::fuel::canScheduleScan(FusedOp op,
                                           const ScheduleOptions &options,
@@ -110,11 +239,12 @@ LogicalResult mlir::fuel::canScheduleScan(FusedOp op,
   return success();
 }
 
-LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
-                                    const ScheduleOptions &options) {
-  if (std::optional<SsdChunkScanView> ssd = SsdChunkScanView::match(op))
-    return buildSsd(rewriter, *ssd, options);
-  SelectiveScanView scan(op);
+/// Replaces `scan` by its recurrence in vectors of `form.width` channels;
+/// returns the loops over channel vectors (channelLoops).
+static std::pair<scf::ForallOp, scf::ForallOp>
+buildSelectiveScan(RewriterBase &rewriter, SelectiveScanView scan,
+                   const ScanForm &form) {
+  FusedOp op = scan.getOperation();
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   ArrayRef<int64_t> uShape =
@@ -125,8 +255,9 @@ LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
   OpFoldResult length = tensor::getMixedSize(rewriter, loc, scan.getU(), 1);
   int64_t staticLength = uShape[1];
   int64_t n = cast<RankedTensorType>(scan.getA().getType()).getShape()[1];
-  int64_t width = options.vectorWidth;
-  int64_t padded = llvm::alignTo(channels, width);
+  int64_t width = form.width;
+  int64_t padded =
+      llvm::alignTo(channels, width * std::max<int64_t>(form.threads, 1));
   Type elt = cast<RankedTensorType>(scan.getU().getType()).getElementType();
   Type f32 = rewriter.getF32Type();
   auto lanes = VectorType::get({width}, f32);
@@ -140,8 +271,8 @@ LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
         b, loc, lanes, DenseElementsAttr::get(lanes, static_cast<float>(v)));
   };
 
-  // The channels padded to whole vectors; a as [N, D] (f32), so that a
-  // step reads a[:, n] for its channels as one vector.
+  // The channels padded to whole vectors (and blocks); a as [N, D] (f32),
+  // so that a step reads a[:, n] for its channels as one vector.
   SmallVector<OpFoldResult> paddedShape = {batches, length,
                                            rewriter.getIndexAttr(padded)};
   Value u = scan.getU(), delta = scan.getDelta();
@@ -165,118 +296,117 @@ LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
       ArrayRef<OpFoldResult>{batches, rewriter.getIndexAttr(padded),
                              rewriter.getIndexAttr(n)},
       elt);
-  auto forall = scf::ForallOp::create(
-      rewriter, loc,
-      ArrayRef<OpFoldResult>{batches, rewriter.getIndexAttr(padded / width)},
-      ValueRange{yEmpty, sEmpty}, std::nullopt);
-  Block *body = forall.getBody();
-  rewriter.setInsertionPointToStart(body);
-  Value b = body->getArgument(0);
-  Value d0 = arith::MulIOp::create(rewriter, loc, body->getArgument(1),
-                                   index(rewriter, width));
-  Value yOut = body->getArgument(2), sOut = body->getArgument(3);
-  auto one = [&] { return rewriter.getIndexAttr(1); };
-  auto yTileType = RankedTensorType::get({staticLength, width}, elt);
-  Value yTile = tensor::ExtractSliceOp::create(
-      rewriter, loc, yTileType, yOut,
-      ArrayRef<OpFoldResult>{b, rewriter.getIndexAttr(0), d0},
-      ArrayRef<OpFoldResult>{one(), length, rewriter.getIndexAttr(width)},
-      ArrayRef<OpFoldResult>{one(), one(), one()});
-  Value pad = arith::ConstantOp::create(rewriter, loc, elt,
-                                        rewriter.getFloatAttr(elt, 0.0));
-  auto stateType = VectorType::get({n, width}, f32);
-  Value state0 = arith::ConstantOp::create(
-      rewriter, loc, stateType, DenseElementsAttr::get(stateType, 0.0f));
-
+  // y's tile [1, L, width] at (b, 0, d0); the last state's [1, width, N] at
+  // (b, d0, 0).
+  SmallVector<TileDim> yTiles = {TileDim::Outer0, TileDim::Whole,
+                                 TileDim::Channel};
+  SmallVector<TileDim> sTiles = {TileDim::Outer0, TileDim::Channel,
+                                 TileDim::Whole};
   bool softplus = scan.getDeltaSoftplus();
-  auto loop = scf::ForOp::create(
-      rewriter, loc, index(rewriter, 0),
-      getValueOrCreateConstantIndexOp(rewriter, loc, length),
-      index(rewriter, 1), ValueRange{state0, yTile},
-      [&](OpBuilder &nb, Location, Value t, ValueRange iter) {
-        auto read = [&](Value from, ValueRange at) -> Value {
-          return widen(nb, vector::TransferReadOp::create(
-                               nb, loc, eltLanes, from, at, pad,
-                               ArrayRef<bool>{true}));
-        };
-        Value dt = read(delta, {b, t, d0});
-        if (softplus) {
-          // dt > 20 ? dt : log(1 + exp(dt)), as the decomposition.
-          Value sp = math::LogOp::create(
-              nb, loc,
-              arith::AddFOp::create(nb, loc, splat(nb, 1.0),
-                                    math::ExpOp::create(nb, loc, dt)));
-          Value big = arith::CmpFOp::create(
-              nb, loc, arith::CmpFPredicate::OGT, dt, splat(nb, 20.0));
-          dt = arith::SelectOp::create(nb, loc, big, dt, sp);
-        }
-        Value du = arith::MulFOp::create(nb, loc, dt, read(u, {b, t, d0}));
-        Value state = iter[0];
-        Value y = splat(nb, 0.0);
-        for (int64_t i = 0; i < n; ++i) {
-          Value at = index(nb, i);
-          Value a = read(aT, {at, d0});
-          Value decay = math::ExpOp::create(
-              nb, loc, arith::MulFOp::create(nb, loc, dt, a));
-          auto shared = [&](Value m) -> Value {
-            return vector::BroadcastOp::create(
-                nb, loc, lanes,
-                widen(nb, tensor::ExtractOp::create(nb, loc, m,
-                                                    ValueRange{b, t, at})));
+  auto computeChannels = [&](ValueRange outerIvs, Value d0,
+                             ValueRange tiles) -> SmallVector<Value> {
+    Value b = outerIvs[0];
+    auto one = [&] { return rewriter.getIndexAttr(1); };
+    auto zero = [&] { return rewriter.getIndexAttr(0); };
+    auto yTileType = RankedTensorType::get({staticLength, width}, elt);
+    Value yTile = tensor::ExtractSliceOp::create(
+        rewriter, loc, yTileType, tiles[0],
+        ArrayRef<OpFoldResult>{zero(), zero(), zero()},
+        ArrayRef<OpFoldResult>{one(), length, rewriter.getIndexAttr(width)},
+        ArrayRef<OpFoldResult>{one(), one(), one()});
+    Value pad = arith::ConstantOp::create(rewriter, loc, elt,
+                                          rewriter.getFloatAttr(elt, 0.0));
+    auto stateType = VectorType::get({n, width}, f32);
+    Value state0 = arith::ConstantOp::create(
+        rewriter, loc, stateType, DenseElementsAttr::get(stateType, 0.0f));
+    auto loop = scf::ForOp::create(
+        rewriter, loc, index(rewriter, 0),
+        getValueOrCreateConstantIndexOp(rewriter, loc, length),
+        index(rewriter, 1), ValueRange{state0, yTile},
+        [&](OpBuilder &nb, Location, Value t, ValueRange iter) {
+          auto read = [&](Value from, ValueRange at) -> Value {
+            return widen(nb, vector::TransferReadOp::create(
+                                 nb, loc, eltLanes, from, at, pad,
+                                 ArrayRef<bool>{true}));
           };
-          Value h = vector::ExtractOp::create(nb, loc, state, i);
-          h = arith::AddFOp::create(
-              nb, loc, arith::MulFOp::create(nb, loc, decay, h),
-              arith::MulFOp::create(nb, loc, du, shared(bm)));
-          state = vector::InsertOp::create(nb, loc, h, state, i);
-          y = arith::AddFOp::create(
-              nb, loc, y, arith::MulFOp::create(nb, loc, h, shared(cm)));
-        }
-        if (elt != f32)
-          y = arith::TruncFOp::create(nb, loc, eltLanes, y);
-        Value tile = vector::TransferWriteOp::create(
-                         nb, loc, y, iter[1], ValueRange{t, index(nb, 0)},
-                         ArrayRef<bool>{true})
-                         .getResult();
-        scf::YieldOp::create(nb, loc, ValueRange{state, tile});
-      });
+          Value dt = read(delta, {b, t, d0});
+          if (softplus) {
+            // dt > 20 ? dt : log(1 + exp(dt)), as the decomposition.
+            Value sp = math::LogOp::create(
+                nb, loc,
+                arith::AddFOp::create(nb, loc, splat(nb, 1.0),
+                                      math::ExpOp::create(nb, loc, dt)));
+            Value big = arith::CmpFOp::create(
+                nb, loc, arith::CmpFPredicate::OGT, dt, splat(nb, 20.0));
+            dt = arith::SelectOp::create(nb, loc, big, dt, sp);
+          }
+          Value du = arith::MulFOp::create(nb, loc, dt, read(u, {b, t, d0}));
+          Value state = iter[0];
+          Value y = splat(nb, 0.0);
+          for (int64_t i = 0; i < n; ++i) {
+            Value at = index(nb, i);
+            Value a = read(aT, {at, d0});
+            Value decay = math::ExpOp::create(
+                nb, loc, arith::MulFOp::create(nb, loc, dt, a));
+            auto shared = [&](Value m) -> Value {
+              return vector::BroadcastOp::create(
+                  nb, loc, lanes,
+                  widen(nb, tensor::ExtractOp::create(nb, loc, m,
+                                                      ValueRange{b, t, at})));
+            };
+            Value h = vector::ExtractOp::create(nb, loc, state, i);
+            h = arith::AddFOp::create(
+                nb, loc, arith::MulFOp::create(nb, loc, decay, h),
+                arith::MulFOp::create(nb, loc, du, shared(bm)));
+            state = vector::InsertOp::create(nb, loc, h, state, i);
+            y = arith::AddFOp::create(
+                nb, loc, y, arith::MulFOp::create(nb, loc, h, shared(cm)));
+          }
+          if (elt != f32)
+            y = arith::TruncFOp::create(nb, loc, eltLanes, y);
+          Value tile = vector::TransferWriteOp::create(
+                           nb, loc, y, iter[1], ValueRange{t, index(nb, 0)},
+                           ArrayRef<bool>{true})
+                           .getResult();
+          scf::YieldOp::create(nb, loc, ValueRange{state, tile});
+        });
+    Value yPart = tensor::InsertSliceOp::create(
+        rewriter, loc, loop.getResult(1), tiles[0],
+        ArrayRef<OpFoldResult>{zero(), zero(), zero()},
+        ArrayRef<OpFoldResult>{one(), length, rewriter.getIndexAttr(width)},
+        ArrayRef<OpFoldResult>{one(), one(), one()});
 
-  // The last state, [width, N] for these channels.
-  Value last = vector::TransposeOp::create(rewriter, loc, loop.getResult(0),
-                                           ArrayRef<int64_t>{1, 0});
-  if (elt != f32)
-    last = arith::TruncFOp::create(rewriter, loc,
-                                   VectorType::get({width, n}, elt), last);
-  auto sTileType = RankedTensorType::get({width, n}, elt);
-  Value sTile = tensor::EmptyOp::create(rewriter, loc, sTileType.getShape(),
-                                        elt);
-  sTile = vector::TransferWriteOp::create(
-              rewriter, loc, last, sTile,
-              ValueRange{index(rewriter, 0), index(rewriter, 0)},
-              ArrayRef<bool>{true, true})
-              .getResult();
-
-  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(
-      rewriter, loc, loop.getResult(1), yOut,
-      ArrayRef<OpFoldResult>{b, rewriter.getIndexAttr(0), d0},
-      ArrayRef<OpFoldResult>{one(), length, rewriter.getIndexAttr(width)},
-      ArrayRef<OpFoldResult>{one(), one(), one()});
-  tensor::ParallelInsertSliceOp::create(
-      rewriter, loc, sTile, sOut,
-      ArrayRef<OpFoldResult>{b, d0, rewriter.getIndexAttr(0)},
-      ArrayRef<OpFoldResult>{one(), rewriter.getIndexAttr(width),
-                             rewriter.getIndexAttr(n)},
-      ArrayRef<OpFoldResult>{one(), one(), one()});
+    // The last state, [width, N] for these channels.
+    Value last = vector::TransposeOp::create(rewriter, loc, loop.getResult(0),
+                                             ArrayRef<int64_t>{1, 0});
+    if (elt != f32)
+      last = arith::TruncFOp::create(rewriter, loc,
+                                     VectorType::get({width, n}, elt), last);
+    Value sPart = vector::TransferWriteOp::create(
+                      rewriter, loc, last, tiles[1],
+                      ValueRange{index(rewriter, 0), index(rewriter, 0),
+                                 index(rewriter, 0)},
+                      AffineMap::get(3, 0,
+                                     {rewriter.getAffineDimExpr(1),
+                                      rewriter.getAffineDimExpr(2)},
+                                     rewriter.getContext()),
+                      ArrayRef<bool>{true, true})
+                      .getResult();
+    return {yPart, sPart};
+  };
+  auto loops = channelLoops(rewriter, loc, {batches}, padded / width,
+                            ValueRange{yEmpty, sEmpty}, {yTiles, sTiles},
+                            form, computeChannels);
 
   // The padded channels dropped.
+  scf::ForallOp forall = loops.first;
   rewriter.setInsertionPointAfter(forall);
   SmallVector<Value> results;
   auto slice = [&](Value v, ArrayRef<OpFoldResult> sizes) -> Value {
     if (padded == channels)
       return v;
     SmallVector<OpFoldResult> zeros(sizes.size(), rewriter.getIndexAttr(0)),
-        ones(sizes.size(), one());
+        ones(sizes.size(), rewriter.getIndexAttr(1));
     return tensor::ExtractSliceOp::create(rewriter, loc, v, zeros, sizes,
                                           ones);
   };
@@ -285,6 +415,44 @@ LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
   results.push_back(
       slice(forall.getResult(1), {batches, d, rewriter.getIndexAttr(n)}));
   rewriter.replaceOp(op, results);
+  return loops;
+}
+
+std::pair<scf::ForallOp, scf::ForallOp>
+mlir::fuel::buildScanThreads(RewriterBase &rewriter, FusedOp op,
+                             int64_t maxThreads) {
+  std::optional<SsdChunkScanView> ssd = SsdChunkScanView::match(op);
+  // The channels: selective_scan's D, ssd_chunk_scan's P (a head's).
+  int64_t channels =
+      cast<RankedTensorType>(op->getOperand(0).getType()).getShape().back();
+  // The largest block (a power of two, from a warp up) whose padding is at
+  // most an eighth of the channels; else the one with the least padding.
+  int64_t most = std::min<int64_t>(
+      maxThreads, llvm::PowerOf2Ceil(static_cast<uint64_t>(channels)));
+  int64_t threads = most, leastPadding = INT64_MAX;
+  for (int64_t t = most; t >= std::min<int64_t>(32, most); t /= 2) {
+    int64_t padding = llvm::alignTo(channels, t) - channels;
+    if (padding * 8 <= channels) {
+      threads = t;
+      break;
+    }
+    if (padding < leastPadding) {
+      threads = t;
+      leastPadding = padding;
+    }
+  }
+  ScanForm form{/*width=*/1, threads, /*stateGroup=*/kMaxState};
+  return ssd ? buildSsd(rewriter, *ssd, form)
+             : buildSelectiveScan(rewriter, SelectiveScanView(op), form);
+}
+
+LogicalResult mlir::fuel::buildScan(RewriterBase &rewriter, FusedOp op,
+                                    const ScheduleOptions &options) {
+  ScanForm form{options.vectorWidth, /*threads=*/0, kStateGroup};
+  if (std::optional<SsdChunkScanView> ssd = SsdChunkScanView::match(op))
+    buildSsd(rewriter, *ssd, form);
+  else
+    buildSelectiveScan(rewriter, SelectiveScanView(op), form);
   return success();
 }
 
@@ -317,8 +485,8 @@ static LogicalResult canScheduleSsd(SsdChunkScanView scan,
   return success();
 }
 
-static LogicalResult buildSsd(RewriterBase &rewriter, SsdChunkScanView scan,
-                              const ScheduleOptions &options) {
+static std::pair<scf::ForallOp, scf::ForallOp>
+buildSsd(RewriterBase &rewriter, SsdChunkScanView scan, const ScanForm &form) {
   FusedOp op = scan.getOperation();
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -328,8 +496,9 @@ static LogicalResult buildSsd(RewriterBase &rewriter, SsdChunkScanView scan,
   int64_t n = cast<RankedTensorType>(scan.getB().getType()).getDimSize(3);
   OpFoldResult batches = tensor::getMixedSize(rewriter, loc, scan.getX(), 0);
   OpFoldResult length = tensor::getMixedSize(rewriter, loc, scan.getX(), 1);
-  int64_t width = options.vectorWidth;
-  int64_t padded = llvm::alignTo(channels, width);
+  int64_t width = form.width;
+  int64_t padded =
+      llvm::alignTo(channels, width * std::max<int64_t>(form.threads, 1));
   Type elt = xType.getElementType();
   Type f32 = rewriter.getF32Type();
   auto lanes = VectorType::get({width}, f32);
@@ -347,37 +516,31 @@ static LogicalResult buildSsd(RewriterBase &rewriter, SsdChunkScanView scan,
   if (padded != channels)
     x = padWithZeros(rewriter, loc, x, paddedShape);
   Value yEmpty = tensor::EmptyOp::create(rewriter, loc, paddedShape, elt);
-  auto forall = scf::ForallOp::create(
-      rewriter, loc,
-      ArrayRef<OpFoldResult>{batches, rewriter.getIndexAttr(heads),
-                             rewriter.getIndexAttr(padded / width)},
-      ValueRange{yEmpty}, std::nullopt);
-  Block *body = forall.getBody();
-  rewriter.setInsertionPointToStart(body);
-  Value bi = body->getArgument(0), h = body->getArgument(1);
-  Value p0 = arith::MulIOp::create(rewriter, loc, body->getArgument(2),
-                                   index(rewriter, width));
-  Value yOut = body->getArgument(3);
+  Value bm = scan.getB(), cm = scan.getC();
+  // y's tile [1, L, 1, width] at (b, 0, h, p0).
+  SmallVector<TileDim> yTiles = {TileDim::Outer0, TileDim::Whole,
+                                 TileDim::Outer1, TileDim::Channel};
+  auto computeChannels = [&](ValueRange outerIvs, Value p0,
+                             ValueRange tiles) -> SmallVector<Value> {
+  Value bi = outerIvs[0], h = outerIvs[1];
   // The tile of y: [L, width] of head h.
   auto yTileType =
       RankedTensorType::get({xShape[1], width}, elt);
-  SmallVector<OpFoldResult> tileOffsets = {bi, rewriter.getIndexAttr(0), h,
-                                           p0};
+  SmallVector<OpFoldResult> tileOffsets(4, rewriter.getIndexAttr(0));
   SmallVector<OpFoldResult> tileSizes = {one(), length, one(),
                                          rewriter.getIndexAttr(width)};
   SmallVector<OpFoldResult> tileStrides(4, one());
   Value yTile = tensor::ExtractSliceOp::create(
-      rewriter, loc, yTileType, yOut, tileOffsets, tileSizes, tileStrides);
+      rewriter, loc, yTileType, tiles[0], tileOffsets, tileSizes, tileStrides);
   Value a = widen(rewriter, tensor::ExtractOp::create(rewriter, loc,
                                                       scan.getA(),
                                                       ValueRange{h}));
   Value pad = arith::ConstantOp::create(rewriter, loc, elt,
                                         rewriter.getFloatAttr(elt, 0.0));
-  Value bm = scan.getB(), cm = scan.getC();
-  // The state in groups of kStateGroup vectors, a pass over the sequence
-  // each: y's partial sums in an f32 tile between passes (none with one
-  // group), the last pass writing y.
-  int64_t groups = (n + kStateGroup - 1) / kStateGroup;
+  // The state in groups of form.stateGroup vectors, a pass over the
+  // sequence each: y's partial sums in an f32 tile between passes (none
+  // with one group), the last pass writing y.
+  int64_t groups = (n + form.stateGroup - 1) / form.stateGroup;
   Value partial;
   if (groups > 1)
     partial = tensor::EmptyOp::create(
@@ -386,7 +549,8 @@ static LogicalResult buildSsd(RewriterBase &rewriter, SsdChunkScanView scan,
   Value fpad = arith::ConstantOp::create(rewriter, loc, f32,
                                          rewriter.getF32FloatAttr(0.0));
   for (int64_t g = 0; g < groups; ++g) {
-    int64_t first = g * kStateGroup, count = std::min(kStateGroup, n - first);
+    int64_t first = g * form.stateGroup,
+            count = std::min(form.stateGroup, n - first);
     bool last = g + 1 == groups;
     auto stateType = VectorType::get({count, width}, f32);
     Value state0 = arith::ConstantOp::create(
@@ -459,10 +623,14 @@ static LogicalResult buildSsd(RewriterBase &rewriter, SsdChunkScanView scan,
       partial = loop.getResult(1);
   }
 
-  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(rewriter, loc, yTile,
-                                        yOut, tileOffsets, tileSizes,
-                                        tileStrides);
+  return {tensor::InsertSliceOp::create(rewriter, loc, yTile, tiles[0],
+                                        tileOffsets, tileSizes, tileStrides)
+              .getResult()};
+  };
+  auto loops = channelLoops(
+      rewriter, loc, {batches, rewriter.getIndexAttr(heads)}, padded / width,
+      ValueRange{yEmpty}, {yTiles}, form, computeChannels);
+  scf::ForallOp forall = loops.first;
   rewriter.setInsertionPointAfter(forall);
   Value result = forall.getResult(0);
   if (padded != channels) {
@@ -470,9 +638,10 @@ static LogicalResult buildSsd(RewriterBase &rewriter, SsdChunkScanView scan,
     SmallVector<OpFoldResult> sizes = {batches, length,
                                        rewriter.getIndexAttr(heads),
                                        rewriter.getIndexAttr(channels)};
-    result = tensor::ExtractSliceOp::create(rewriter, loc, result, zeros,
-                                            sizes, tileStrides);
+    result = tensor::ExtractSliceOp::create(
+        rewriter, loc, result, zeros, sizes,
+        SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(1)));
   }
   rewriter.replaceOp(op, result);
-  return success();
+  return loops;
 }

@@ -176,6 +176,26 @@ def test_attention_backward_is_a_thread_per_row(which, computing):
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
+def test_scans_are_a_thread_per_channel():
+    # Held-out shapes: 1,536 channels (6 blocks of 256), a state of 128.
+    z = np.zeros
+    selective = [z((2, 64, 1536), np.float32)] * 2 + [z((1536, 16), np.float32)] + [z((2, 64, 16), np.float32)] * 2
+    ssd = [z((1, 32, 8, 64), np.float32), z((1, 32, 8), np.float32), z((8,), np.float32)] + \
+        [z((1, 32, 8, 128), np.float32)] * 2
+    for name, args, params, count, threads in [
+            ("selective_scan", selective, {"delta_softplus": True}, 2, 256),  # a transposed, the scan
+            ("ssd_chunk_scan", ssd, {"chunk_size": 32}, 1, 64)]:
+        kernels = gpu.compile_nvvm(fused_text(name, args, params), chip="sm_90")
+        no_device_malloc(kernels)
+        assert len(kernels) == count, [k.module for k in kernels]
+        scan = kernels[-1]
+        # The whole sequence in one launch: the loop over it is in the kernel.
+        assert f".maxntid {threads}, 1, 1" in scan.ptx and "ex2.approx" in scan.ptx
+        if HAVE_PTXAS:
+            (report,) = gpu.ptxas(scan.ptx, "sm_90")
+            assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
 def test_schedules_off_gives_a_kernel_per_loop_nest():
     text = fused_text("softmax_last_dim", [np.zeros((4, 256), np.float32)])
     scheduled = gpu.compile_nvvm(text)

@@ -21,6 +21,7 @@ from numerics import BF16, assert_close, fused_text, rand
 from references import cross_entropy
 from test_all_ops import CASES as ALL_CASES
 from test_qmatmul import GEOMETRY, as_words, dequant, random_blocks
+from test_codegen_scan import make, make_ssd, reference as scan_reference, ssd_reference
 from test_codegen_attention import (BWD_CASES, BWD_SHAPES, CASES as ATTN_CASES, SHAPES, bwd_reference,
                                     case_id, inputs, reference)
 
@@ -95,6 +96,29 @@ def test_attention_backward_half(fuel_opt, name, dtype):
         got = run_gpu_form(fuel_opt, f"flash_attn_backward_{which}", [q, k, v, do], params)
         assert got.dtype == dtype
         assert_close(got, want, name)
+
+
+# The scans' GPU form: a thread per channel (blocks of up to 256 channels,
+# padded to whole blocks), the state in registers along the sequence.
+@pytest.mark.parametrize("shape", [(1, 5, 3, 2), (2, 13, 300, 16), (1, 9, 48, 64)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("softplus", [False, True])
+@pytest.mark.parametrize("name,dtype", [("f32", np.float32)] + DTYPES, ids=lambda d: d if isinstance(d, str) else "")
+def test_selective_scan(fuel_opt, shape, softplus, name, dtype):
+    args = make(*shape, dtype)
+    y, state = run_gpu_form(fuel_opt, "selective_scan", args, {"delta_softplus": softplus})
+    want_y, want_state = scan_reference(args, softplus)
+    assert_close(y, want_y, name, loose=True)
+    assert_close(state, want_state, name, loose=True)
+
+
+@pytest.mark.parametrize("shape", [(1, 5, 1, 3, 2), (2, 12, 3, 48, 16), (1, 4, 2, 32, 128)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("name,dtype", [("f32", np.float32)] + DTYPES, ids=lambda d: d if isinstance(d, str) else "")
+def test_ssd_chunk_scan(fuel_opt, shape, name, dtype):
+    args = make_ssd(*shape, dtype)
+    y = run_gpu_form(fuel_opt, "ssd_chunk_scan", args, {"chunk_size": shape[1]})
+    assert_close(y, ssd_reference(args), name, loose=True)
 
 
 # (leading dims, M, K, N): block tiles of 64 and smaller, K off the step.
