@@ -286,6 +286,25 @@ static void buildBackwardLoops(
   if (threadPerRow)
     oneQuery.blockK = std::min(s.blockK, rowStep);
 
+  // The gradient of the block of `rows` rows from `start` of head (bi, h),
+  // [rows, cols]: `compute(start, s)` on a CPU; with a thread per row,
+  // `compute(start + r, oneRow)` in an scf.forall over the rows that writes
+  // `out`'s (the block loop's output's) part.
+  auto blockOrRows =
+      [&](Value out, Value bi, Value h, Value start, int64_t rows, int64_t cols,
+          const AttnShape &oneRow,
+          function_ref<Value(Value, const AttnShape &)> compute)
+      -> std::pair<Value, scf::ForallOp> {
+    if (!threadPerRow)
+      return {compute(start, s), scf::ForallOp()};
+    Value init = bb.block(out, bi, h, start, zeroA, rows, cols, resElt);
+    scf::ForallOp loop = rowForall(rewriter, loc, rows, init,
+                                   [&](Value r) -> SmallVector<Value> {
+                                     return {compute(add(start, r), oneRow)};
+                                   });
+    return {loop.getResult(0), loop};
+  };
+
   if (grad == Grad::Q) {
     Value out = tensor::EmptyOp::create(
         rewriter, loc,
@@ -333,19 +352,8 @@ static void buildBackwardLoops(
           });
       return toResult(loop.getResult(0));
     };
-    Value dq;
-    scf::ForallOp rows;
-    if (!threadPerRow) {
-      dq = computeDq(i0, s);
-    } else {
-      Value init = bb.block(body->getArgument(3), bi, hi, i0, zeroA, s.blockQ,
-                            s.dP, resElt);
-      rows = rowForall(rewriter, loc, s.blockQ, init,
-                       [&](Value r) -> SmallVector<Value> {
-                         return {computeDq(add(i0, r), oneQuery)};
-                       });
-      dq = rows.getResult(0);
-    }
+    auto [dq, rows] = blockOrRows(body->getArgument(3), bi, hi, i0, s.blockQ,
+                                  s.dP, oneQuery, computeDq);
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(
         rewriter, loc, dq, body->getArgument(3),
@@ -495,19 +503,8 @@ static void buildBackwardLoops(
         });
     return toResult(groupHeads.getResult(0));
   };
-  Value grads;
-  scf::ForallOp rows;
-  if (!threadPerRow) {
-    grads = computeGrads(j0, s);
-  } else {
-    Value init = bb.block(body->getArgument(3), bi, hk, j0, zeroA, s.blockK,
-                          width, resElt);
-    rows = rowForall(rewriter, loc, s.blockK, init,
-                     [&](Value r) -> SmallVector<Value> {
-                       return {computeGrads(add(j0, r), oneKey)};
-                     });
-    grads = rows.getResult(0);
-  }
+  auto [grads, rows] = blockOrRows(body->getArgument(3), bi, hk, j0, s.blockK,
+                                   width, oneKey, computeGrads);
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(
       rewriter, loc, grads, body->getArgument(3),

@@ -71,6 +71,22 @@ constexpr int64_t kMaxState = 128;
 /// within this machine's noise.)
 constexpr int64_t kStateGroup = 16;
 
+/// The end of a step along the sequence: `y` (f32; narrowed to
+/// `narrowTo` unless null) written as row t of `tile`, and the new `state`
+/// and tile yielded.
+void yieldStep(OpBuilder &b, Location loc, Value y, Type narrowTo,
+               Value state, Value tile, Value t) {
+  if (narrowTo)
+    y = arith::TruncFOp::create(b, loc, narrowTo, y);
+  Value written =
+      vector::TransferWriteOp::create(
+          b, loc, y, tile,
+          ValueRange{t, arith::ConstantIndexOp::create(b, loc, 0)},
+          ArrayRef<bool>{true})
+          .getResult();
+  scf::YieldOp::create(b, loc, ValueRange{state, written});
+}
+
 /// How a scan is laid out: `width` channels in a vector; with `threads`
 /// (a GPU), blocks of that many channel vectors, a thread each; the state
 /// in groups of `stateGroup` vectors, a pass over the sequence each
@@ -362,13 +378,8 @@ buildSelectiveScan(RewriterBase &rewriter, SelectiveScanView scan,
             y = arith::AddFOp::create(
                 nb, loc, y, arith::MulFOp::create(nb, loc, h, shared(cm)));
           }
-          if (elt != f32)
-            y = arith::TruncFOp::create(nb, loc, eltLanes, y);
-          Value tile = vector::TransferWriteOp::create(
-                           nb, loc, y, iter[1], ValueRange{t, index(nb, 0)},
-                           ArrayRef<bool>{true})
-                           .getResult();
-          scf::YieldOp::create(nb, loc, ValueRange{state, tile});
+          yieldStep(nb, loc, y, elt != f32 ? eltLanes : Type(), state,
+                    iter[1], t);
         });
     Value yPart = tensor::InsertSliceOp::create(
         rewriter, loc, loop.getResult(1), tiles[0],
@@ -609,13 +620,8 @@ buildSsd(RewriterBase &rewriter, SsdChunkScanView scan, const ScanForm &form) {
           for (Value sum : ys)
             if (sum)
               y = arith::AddFOp::create(nb, loc, y, sum);
-          if (last && elt != f32)
-            y = arith::TruncFOp::create(nb, loc, eltLanes, y);
-          Value tile = vector::TransferWriteOp::create(
-                           nb, loc, y, iter[1], ValueRange{t, index(nb, 0)},
-                           ArrayRef<bool>{true})
-                           .getResult();
-          scf::YieldOp::create(nb, loc, ValueRange{state, tile});
+          yieldStep(nb, loc, y, last && elt != f32 ? eltLanes : Type(),
+                    state, iter[1], t);
         });
     if (last)
       yTile = loop.getResult(1);
