@@ -128,6 +128,43 @@ def cuda_devices() -> list[CudaDevice]:
     return devices
 
 
+@dataclass(frozen=True)
+class RocmDevice:
+    """An AMD GPU the HIP runtime sees."""
+
+    index: int
+    chip: str  # gfxNNN
+
+
+def rocm_devices() -> list[RocmDevice]:
+    """The AMD GPUs the HIP runtime (libamdhip64.so) sees, with their chips
+    as ROCm's `rocm_agent_enumerator` names them (or, for every device,
+    FUEL_ROCM_CHIP). Raises NoDeviceError, saying why, when there is no
+    runtime, no device or no way to tell the chip."""
+    import ctypes
+
+    try:
+        hip = ctypes.CDLL("libamdhip64.so")
+    except OSError as e:
+        raise NoDeviceError(f"no HIP runtime (libamdhip64.so cannot be loaded: {e})") from None
+    count = ctypes.c_int(0)
+    if hip.hipGetDeviceCount(ctypes.byref(count)) != 0 or count.value == 0:
+        raise NoDeviceError("the HIP runtime sees no GPU")
+    chip = os.environ.get("FUEL_ROCM_CHIP")
+    if chip:
+        return [RocmDevice(i, chip) for i in range(count.value)]
+    tool = shutil.which("rocm_agent_enumerator") or "/opt/rocm/bin/rocm_agent_enumerator"
+    try:
+        listed = subprocess.run([tool], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise NoDeviceError(f"cannot tell the GPUs' chips ({e}); set FUEL_ROCM_CHIP") from None
+    chips = [c for c in listed.split() if c != "gfx000"]  # gfx000: the CPU agent
+    if len(chips) < count.value:
+        raise NoDeviceError(f"rocm_agent_enumerator names {len(chips)} GPUs, HIP sees "
+                            f"{count.value}; set FUEL_ROCM_CHIP")
+    return [RocmDevice(i, c) for i, c in enumerate(chips[:count.value])]
+
+
 def _has_libdevice(root: Path) -> bool:
     return (root / "nvvm" / "libdevice").is_dir()
 
@@ -253,6 +290,40 @@ def compile_rocdl(text: str, chip: str = "gfx942", wave64: bool = True, opt_leve
         entries = tuple(re.findall(r"define amdgpu_kernel void @(\w+)\(", ir))
         kernels.append(RocdlKernel(match.group(1), entries, ir))
     return kernels
+
+
+_ROCDL_OBJECT = re.compile(r'(#gpu\.object<#rocdl\.target<[^>]*>), offload = "((?:[^"\\]|\\.)*)">')
+
+
+def _escape(data: bytes) -> str:
+    """`data` as the text of an MLIR string attribute."""
+    return "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}" for b in data)
+
+
+def embed_code_objects(text: str, chip: str = "gfx942", opt_level: int = 3) -> str:
+    """`text` (a module after fuel-to-rocdl) with each GPU module's device
+    LLVM IR replaced by its code object (`amdgpu_code_object`): gpu.binary
+    objects in the `bin` format, which the host code's module load passes to
+    MLIR's ROCm runtime wrappers (mgpuModuleLoad, hipModuleLoadData)."""
+    def compiled(match):
+        obj = amdgpu_code_object(_unescape(match.group(2)), chip, opt_level)
+        return f'{match.group(1)}, bin = "{_escape(obj.data)}">'
+
+    return _ROCDL_OBJECT.sub(compiled, text)
+
+
+def rocm_module(text: str, chip: str = "gfx942", wave64: bool = True, opt_level: int = 3,
+                max_threads: int = 256, codegen: bool = True) -> str:
+    """Compiles a module with fuel-to-rocdl and embeds each GPU module's
+    code object (`embed_code_objects`): host code in the LLVM dialect that
+    launches the kernels through MLIR's ROCm runtime wrappers
+    (libmlir_rocm_runtime.so), for an ExecutionEngine or mlir-translate."""
+    result = subprocess.run(
+        [_fuel_opt(), rocdl_pipeline(chip, wave64, opt_level, max_threads, codegen)],
+        input=text, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise CompileError(result.stderr.strip())
+    return embed_code_objects(result.stdout, chip, opt_level)
 
 
 def llvm_tool(name: str) -> str | None:

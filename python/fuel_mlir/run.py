@@ -85,9 +85,10 @@ def main(argv=None) -> int:
                         help="call libm for f32 math on vectors instead of polynomial approximations")
     parser.add_argument("--threads", type=int, default=1,
                         help="threads the scheduled loops run on (default: 1)")
-    parser.add_argument("--target", choices=("cpu", "cuda"), default="cpu",
-                        help="where to run: the CPU, or the first NVIDIA GPU (fuel-to-nvvm and the "
-                             "MLIR CUDA runtime; an error says why when there is none)")
+    parser.add_argument("--target", choices=("cpu", "cuda", "rocm"), default="cpu",
+                        help="where to run: the CPU, the first NVIDIA GPU (fuel-to-nvvm and the "
+                             "MLIR CUDA runtime) or the first AMD GPU (fuel-to-rocdl, llvm-22 and "
+                             "MLIR's ROCm runtime wrappers); an error says why when there is none")
     args = parser.parse_args(argv)
     try:
         text = sys.stdin.read() if args.module == "-" else open(args.module).read()

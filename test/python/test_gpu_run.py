@@ -39,8 +39,53 @@ def test_fuel_run_says_no_gpu(tmp_path, capsys):
 
 
 def test_bad_target():
-    with pytest.raises(runner.RunnerError, match="target must be 'cpu' or 'cuda'"):
+    with pytest.raises(runner.RunnerError, match="target must be 'cpu', 'cuda' or 'rocm'"):
+        runner.compile(SOFTMAX, "f", target="tpu")
+
+
+def has_rocm_gpu():
+    try:
+        return bool(gpu.rocm_devices())
+    except gpu.NoDeviceError:
+        return False
+
+
+@pytest.mark.skipif(has_rocm_gpu(), reason="an AMD GPU is attached")
+def test_no_amd_gpu_is_said():
+    with pytest.raises(runner.RunnerError, match="target='rocm': no AMD GPU to run on: "):
         runner.compile(SOFTMAX, "f", target="rocm")
+
+
+def test_missing_rocm_runtime_is_said(monkeypatch):
+    monkeypatch.setattr(gpu, "rocm_devices", lambda: [gpu.RocmDevice(0, "gfx90a")])
+    real = runner._find_library
+    monkeypatch.setattr(runner, "_find_library",
+                        lambda name: None if name == "libmlir_rocm_runtime.so" else real(name))
+    with pytest.raises(runner.RunnerError, match=r"libmlir_rocm_runtime.so\) are not installed"):
+        runner.compile(SOFTMAX, "f", target="rocm")
+
+
+@pytest.mark.skipif(any(gpu.llvm_tool(t) is None for t in ("opt", "llc", "ld.lld")),
+                    reason="no LLVM with an AMDGPU backend (apt-get install llvm-22 lld-22)")
+def test_rocm_compile_half(monkeypatch):
+    """Everything but loading and running on an AMD GPU: fuel-to-rocdl for
+    the device's chip, each kernel module a code object (an ELF) in its
+    gpu.binary, LLVM host code with device buffers, and the engine gets
+    MLIR's ROCm runtime wrappers."""
+    monkeypatch.setattr(gpu, "rocm_devices", lambda: [gpu.RocmDevice(0, "gfx90a")])
+    real = runner._find_library
+    monkeypatch.setattr(runner, "_find_library",
+                        lambda name: "/stand-in/libmlir_rocm_runtime.so"
+                        if name == "libmlir_rocm_runtime.so" else real(name))
+    monkeypatch.setattr(runner, "ExecutionEngine", _Engine)
+    _Engine.made.clear()
+    text = fused_text("rms_norm_last_dim", [np.zeros((8, 1024), np.float32)], {"eps": 1e-5})
+    fn = runner.compile(text, "f", target="rocm")
+    assert fn.target == "rocm"
+    ((module, libs),) = _Engine.made
+    assert "/stand-in/libmlir_rocm_runtime.so" in libs
+    assert 'chip = "gfx90a"' in module and 'bin = "\\7FELF' in module and "offload" not in module
+    assert "gpu.launch_func" in module and "mgpuMemAlloc" in module
 
 
 class _Engine:
