@@ -86,7 +86,7 @@ class ToolError(RuntimeError):
 
 
 class NoDeviceError(RuntimeError):
-    """No NVIDIA GPU can run the code here; the message says why."""
+    """No GPU (NVIDIA or AMD) can run the code here; the message says why."""
 
 
 @dataclass(frozen=True)
