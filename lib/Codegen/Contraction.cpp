@@ -228,13 +228,14 @@ void mlir::fuel::tileContractionReductions(RewriterBase &rewriter,
     if (op.getNumReductionLoops() == 1)
       contractions.push_back(op);
   });
-  // Widening casts of the operands (f16, bf16) are computed per step, in
-  // registers: each element is converted where it is read.
+  // Widening casts of the operands (f16, bf16), and a dequantized weight
+  // (an elementwise op that reads the quantized words in its body), are
+  // computed per step, in registers: each element is made where it is read.
   auto isCast = [&](Operation *producer) {
     auto generic = dyn_cast<linalg::GenericOp>(producer);
     return generic && loop->isProperAncestor(producer) &&
            generic.getNumReductionLoops() == 0 &&
-           generic.getNumDpsInputs() == 1;
+           generic.getNumDpsInputs() <= 1;
   };
   for (linalg::LinalgOp op : contractions) {
     if (llvm::none_of(op.getDpsInputs(), [&](Value v) {

@@ -8,7 +8,9 @@
 // thread's contraction over K in steps with its accumulator in registers
 // (vector.contract, lowered to fused multiply-adds). f16 and bf16 operands
 // are widened to f32 step by step. Operands are read from global memory
-// through the caches: no shared-memory staging yet.
+// through the caches: no shared-memory staging yet. A quantized matmul with
+// many rows takes the same tiles with the contraction as the root and the
+// weight's dequantization fused into each step (GpuQuantized.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,23 +79,36 @@ LogicalResult mlir::fuel::scheduleGpuContraction(
     RewriterBase &rewriter, linalg::LinalgOp root,
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
     const GpuScheduleOptions &options, std::string &why) {
+  // The root: elementwise over the output (fused_linear's bias add), or
+  // the contraction itself (a quantized matmul's), its reduction untiled.
   unsigned rank = root.getNumLoops();
-  if (root.getNumReductionLoops() != 0 || rank < 2 || rank > 3 ||
-      root->getNumResults() != 1) {
-    why = "the op's last step is not elementwise over the output";
+  AffineMap out = root->getNumResults() == 1
+                      ? root.getIndexingMapMatchingResult(root->getResult(0))
+                      : AffineMap();
+  unsigned outRank = out ? out.getNumResults() : 0;
+  if (!out || root.getNumReductionLoops() > 1 || outRank < 2 || outRank > 3 ||
+      !out.isProjectedPermutation() || outRank + root.getNumReductionLoops() != rank) {
+    why = "the op's last step is not elementwise over the output or a "
+          "contraction into it";
     return failure();
   }
+  unsigned loopM = out.getDimPosition(outRank - 2),
+           loopN = out.getDimPosition(outRank - 1);
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
   auto [tileM, tileN] =
-      blockTile(ranges[rank - 2], ranges[rank - 1], options.maxThreads);
+      blockTile(ranges[loopM], ranges[loopN], options.maxThreads);
   if (!tileM || !tileN) {
     why = "the output has no block tile of whole thread tiles";
     return failure();
   }
+  SmallVector<unsigned> reductionDims;
+  root.getReductionDims(reductionDims);
   auto sizes = [&](int64_t tm, int64_t tn) {
     SmallVector<OpFoldResult> s(rank, rewriter.getIndexAttr(1));
-    s[rank - 2] = rewriter.getIndexAttr(tm);
-    s[rank - 1] = rewriter.getIndexAttr(tn);
+    for (unsigned r : reductionDims)
+      s[r] = rewriter.getIndexAttr(0);
+    s[loopM] = rewriter.getIndexAttr(tm);
+    s[loopN] = rewriter.getIndexAttr(tn);
     return s;
   };
 

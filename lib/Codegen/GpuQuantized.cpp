@@ -13,9 +13,11 @@
 // The decoding is the decomposition's own: the contraction's body, and the
 // body of the elementwise op that dequantizes the weight, are evaluated at
 // the thread's (m, n, k) (PointEvaluator), so every quant type
-// the decomposition knows is scheduled, with its exact arithmetic. With
-// more rows, a tiled schedule that stages the decoded weight in shared
-// memory is to come; those lower as decomposed.
+// the decomposition knows is scheduled, with its exact arithmetic. More
+// rows (prefill) take the contraction schedule's block and thread tiles
+// (GpuContraction.cpp) with the dequantization fused into each thread's
+// reduction steps; staging a block's decoded weight in shared memory is to
+// come.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,10 +52,13 @@ LogicalResult mlir::fuel::canScheduleGpuQuantized(
     return failure();
   }
   int64_t rows = act.getNumElements() / act.getShape().back();
-  if (rows > kMaxRows) {
+  int64_t n = out.getShape().back();
+  if (rows > kMaxRows && (act.getRank() != 2 || rows % 4 != 0 || n % 4 != 0)) {
     why = "the GPU quantized schedule takes up to " +
-          std::to_string(kMaxRows) + " rows of activations (got " +
-          std::to_string(rows) + ")";
+          std::to_string(kMaxRows) +
+          " rows of activations, or a 2-d matrix of them with rows and "
+          "columns multiples of 4 (got " +
+          std::to_string(rows) + " x " + std::to_string(n) + ")";
     return failure();
   }
   return success();
@@ -205,6 +210,10 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
   Location loc = root.getLoc();
   rewriter.setInsertionPoint(root);
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
+  // Many rows (prefill): the contraction schedule's block and thread tiles,
+  // the weight decoded per thread tile and reduction step.
+  if (ranges.size() == 3 && ranges[0] > kMaxRows)
+    return scheduleGpuContraction(rewriter, root, decomposition, options, why);
   int64_t k = ranges.back();
   ArrayRef<int64_t> outShape = ArrayRef<int64_t>(ranges).drop_back();
   int64_t outputs = 1;

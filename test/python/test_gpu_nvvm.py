@@ -128,6 +128,22 @@ def test_qmatmul_decodes_in_registers(qtype):
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
+@pytest.mark.parametrize("qtype", ["q4_0", "q8_0", "q4_k", "q6_k"])
+def test_qmatmul_prefill_is_one_kernel_of_register_tiles(qtype):
+    # Held-out shape: 64 rows, K of 8 blocks or super-blocks, N = 96.
+    k, n = 8 * (256 if qtype.endswith("_k") else 32), 96
+    rows = random_blocks(qtype, n, k, seed=2)
+    text = fused_text("qmatmul", [np.zeros((64, k), np.float32), as_words(rows)],
+                      {"quant_type": qtype, "k": k, "n": n})
+    # One kernel: the weight is decoded in it, never written out as f32.
+    (kernel,) = gpu.compile_nvvm(text, chip="sm_90")
+    no_device_malloc([kernel])
+    assert kernel.ptx.count("fma.rn.f32") >= 16
+    if HAVE_PTXAS:
+        (report,) = gpu.ptxas(kernel.ptx, "sm_90")
+        assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
 def test_linear_is_one_kernel_of_register_tiles(dtype):
     # Held-out shape: a batch dim, K not a multiple of the step's 8.

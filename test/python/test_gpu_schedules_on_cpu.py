@@ -177,6 +177,38 @@ def test_quantized(fuel_opt, qtype, m):
     assert_close(out, a.astype(np.float64) @ dequant(qtype, rows, k).T, "f32", loose=True)
 
 
+def assert_dot_close(got, a, w, rtol):
+    """Each output of a @ w.T within rtol of the sum of its products'
+    magnitudes: the error bound of an f32 dot product in any order (a
+    difference of large products may cancel to a small result)."""
+    a, w = np.asarray(a, np.float64), np.asarray(w, np.float64)
+    bound = rtol * (np.abs(a) @ np.abs(w).T) + 1e-6
+    err = np.abs(np.asarray(got, np.float64) - a @ w.T)
+    assert np.all(err <= bound), f"max error / bound {np.max(err / bound):.3g}"
+
+
+# More rows (prefill): the contraction schedule's block and thread tiles,
+# the weight decoded per thread tile and step; no gpu.all_reduce, so the
+# GPU form runs as it is.
+@pytest.mark.parametrize("qtype", sorted(GEOMETRY))
+def test_quantized_many_rows(fuel_opt, qtype):
+    qk = GEOMETRY[qtype][0]
+    k, n = 2 * qk, 12
+    rows = random_blocks(qtype, n, k, seed=len(qtype))
+    a = rand((20, k), np.float32, 3)
+    out = run_gpu_form(fuel_opt, "qmatmul", [a, as_words(rows)], {"quant_type": qtype, "k": k, "n": n})
+    assert_dot_close(out, a, dequant(qtype, rows, k), 1e-5)
+
+
+def test_awq_many_rows(fuel_opt):
+    make, params, reference, _ = ALL_CASES["awq_matmul"]
+    args = make(np.float32)
+    args[0] = np.tile(args[0], (12, 1))
+    out = run_gpu_form(fuel_opt, "awq_matmul", args, params)
+    f64 = [np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f" else x for x in args]
+    assert_close(out, reference(*f64), "f32", loose=True)
+
+
 @pytest.mark.parametrize("name", ["nf4_matmul", "awq_matmul"])
 def test_quantized_tables(fuel_opt, name):
     make, params, reference, _ = ALL_CASES[name]

@@ -52,14 +52,35 @@ func.func @nf4(%a: tensor<3x128xf32>, %w: tensor<6x64xi8>, %absmax: tensor<6x2xf
 
 // -----
 
-// More than 16 rows, and f16 activations (an f16 result), lower as
-// decomposed.
+// More than 16 rows (prefill): the contraction schedule's tiles, block
+// tiles of the output and 4 x 4 thread tiles, each thread decoding the
+// 4 x 8 weights of a reduction step where it reads them (the quantized
+// words gathered, no [N, K] f32 weight).
+// CHECK-LABEL: func.func @prefill
+// CHECK-NOT:     fuel.fused
+// CHECK-NOT:     tensor<64x512xf32>
+// CHECK:         scf.forall {{.*}} to (32, 64) step (32, 64)
+// CHECK:           scf.forall {{.*}} to (32, 64) step (4, 4)
+// CHECK:             scf.for {{.*}} step %c8{{.*}} -> (tensor<4x4xf32>)
+// CHECK:               vector.gather {{.*}} : tensor<8704xi32>
+// CHECK:               vector.contract {{.*}} : vector<4x8xf32>, vector<4x8xf32> into vector<4x4xf32>
+// CHECK:           } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+// CHECK:         } {mapping = [#gpu.block<y>, #gpu.block<x>]}
+func.func @prefill(%a: tensor<32x512xf32>, %w: tensor<8704xi32>) -> tensor<32x64xf32> {
+  %y = fuel.fused qmatmul {k = 512 : i64, n = 64 : i64, quant_type = #fuel.quant<q8_0>} (%a, %w) : (tensor<32x512xf32>, tensor<8704xi32>) -> tensor<32x64xf32>
+  return %y : tensor<32x64xf32>
+}
+
+// -----
+
+// More than 16 rows whose count is not a multiple of 4, and f16
+// activations (an f16 result), lower as decomposed.
 // CHECK-LABEL: func.func @unscheduled
 // CHECK-COUNT-2: fuel.fused qmatmul
-// REPORT: not scheduled: the GPU quantized schedule takes up to 16 rows of activations (got 32)
+// REPORT: not scheduled: the GPU quantized schedule takes up to 16 rows of activations, or a 2-d matrix of them with rows and columns multiples of 4 (got 30 x 64)
 // REPORT: not scheduled: the GPU quantized schedule handles f32, f16 and bf16 activations and an f32 result
-func.func @unscheduled(%a: tensor<32x512xf32>, %h: tensor<2x512xf16>, %w: tensor<8704xi32>) -> (tensor<32x64xf32>, tensor<2x64xf16>) {
-  %y = fuel.fused qmatmul {k = 512 : i64, n = 64 : i64, quant_type = #fuel.quant<q8_0>} (%a, %w) : (tensor<32x512xf32>, tensor<8704xi32>) -> tensor<32x64xf32>
+func.func @unscheduled(%a: tensor<30x512xf32>, %h: tensor<2x512xf16>, %w: tensor<8704xi32>) -> (tensor<30x64xf32>, tensor<2x64xf16>) {
+  %y = fuel.fused qmatmul {k = 512 : i64, n = 64 : i64, quant_type = #fuel.quant<q8_0>} (%a, %w) : (tensor<30x512xf32>, tensor<8704xi32>) -> tensor<30x64xf32>
   %z = fuel.fused qmatmul {k = 512 : i64, n = 64 : i64, quant_type = #fuel.quant<q8_0>} (%h, %w) : (tensor<2x512xf16>, tensor<8704xi32>) -> tensor<2x64xf16>
-  return %y, %z : tensor<32x64xf32>, tensor<2x64xf16>
+  return %y, %z : tensor<30x64xf32>, tensor<2x64xf16>
 }
