@@ -366,20 +366,26 @@ static void buildBackwardLoops(
     return;
   }
 
-  // dk, dv: the rows' lse and D for every query first.
+  // dk, dv: the rows' lse and D for every query first; with a thread per
+  // row, in blocks of up to a warp of rows (the fewest threads a block can
+  // have), not of the query steps of dk and dv. Sq is then static.
+  int64_t statsRows =
+      threadPerRow ? attention::tileOf(s.sqP, 32, s.blockQ) : s.blockQ;
+  OpFoldResult statsBlocks =
+      threadPerRow ? OpFoldResult(attr(s.sqP / statsRows)) : qBlocks;
   Value lseAll = tensor::EmptyOp::create(
       rewriter, loc, ArrayRef<OpFoldResult>{batch, heads, sqP}, f32);
   Value deltaAll = tensor::EmptyOp::create(
       rewriter, loc, ArrayRef<OpFoldResult>{batch, heads, sqP}, f32);
   auto statsLoop = scf::ForallOp::create(
-      rewriter, loc, SmallVector<OpFoldResult>{batch, heads, qBlocks},
+      rewriter, loc, SmallVector<OpFoldResult>{batch, heads, statsBlocks},
       ValueRange{lseAll, deltaAll}, std::nullopt);
   {
     Block *body = statsLoop.getBody();
     rewriter.setInsertionPointToStart(body);
     Value bi = body->getArgument(0), hi = body->getArgument(1);
     Value i0 = arith::MulIOp::create(rewriter, loc, body->getArgument(2),
-                                     bb.index(s.blockQ));
+                                     bb.index(statsRows));
     Value kvHead = arith::DivUIOp::create(rewriter, loc, hi, bb.index(group));
     BlockParams hp = bp;
     hp.slope = slopeOf(rewriter, bi, hi);
@@ -389,9 +395,9 @@ static void buildBackwardLoops(
       std::tie(lse, delta) = rowStats(bb, s, hp, in, bi, hi, kvHead, i0, off);
     } else {
       Value inits[] = {
-          rowsOf(rewriter, loc, body->getArgument(3), bi, hi, i0, s.blockQ),
-          rowsOf(rewriter, loc, body->getArgument(4), bi, hi, i0, s.blockQ)};
-      rows = rowForall(rewriter, loc, s.blockQ, inits,
+          rowsOf(rewriter, loc, body->getArgument(3), bi, hi, i0, statsRows),
+          rowsOf(rewriter, loc, body->getArgument(4), bi, hi, i0, statsRows)};
+      rows = rowForall(rewriter, loc, statsRows, inits,
                        [&](Value r) -> SmallVector<Value> {
                          auto [l, d] = rowStats(bb, oneQuery, hp, in, bi, hi,
                                                 kvHead, add(i0, r), off);
@@ -402,7 +408,7 @@ static void buildBackwardLoops(
     }
     rewriter.setInsertionPointToStart(statsLoop.getTerminator().getBody());
     SmallVector<OpFoldResult> at = {bi, hi, i0},
-                              sizes = {one, one, attr(s.blockQ)};
+                              sizes = {one, one, attr(statsRows)};
     tensor::ParallelInsertSliceOp::create(rewriter, loc, lse,
                                           body->getArgument(3), at, sizes,
                                           SmallVector<OpFoldResult>(3, one));

@@ -34,9 +34,9 @@ func.func @dq(%q: tensor<1x4x256x64xf32>, %k: tensor<1x2x256x64xf32>, %v: tensor
 
 // CHECK-LABEL: func.func @dk
 // CHECK-NOT:     tensor<{{.*}}256x256
-// Every query row's lse and D, 16 rows a block.
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 16) {{.*}} -> (tensor<1x4x256xf32>, tensor<1x4x256xf32>)
-// CHECK:           scf.forall (%{{.*}}) in (16)
+// Every query row's lse and D, a warp of rows a block.
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 8) {{.*}} -> (tensor<1x4x256xf32>, tensor<1x4x256xf32>)
+// CHECK:           scf.forall (%{{.*}}) in (32)
 // CHECK:             math.log
 // CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
