@@ -62,6 +62,14 @@ static LogicalResult checkRecipe(Block &body, unsigned numParams,
     varying.insert(body.getArgument(i));
   for (Operation &op : body) {
     at = &op;
+    // (The parser resolves a name from an enclosing scope before the
+    // region's isolation is verified.)
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return v.getParentBlock() != &body; })) {
+      error = "uses a value from outside the recipe (a recipe sees only its "
+              "operands, its params and its own steps)";
+      return failure();
+    }
     if (auto yield = dyn_cast<YieldOp>(op)) {
       Value v = yield.getValue();
       if (v.getType() != element) {

@@ -182,3 +182,15 @@ fuel.recipe @empty(%x: f32) -> f32 {
 ^bb0(%p: f32):
   fuel.yield %p : f32
 }) {sym_name = "generic_only_params", param_names = ["p", "q"]} : () -> ()
+
+// -----
+
+// A name from the enclosing scope (whose producer is not parsed yet) is
+// rejected when the recipe is read, before the isolation is verified.
+%outside = math.exp %later : f32
+fuel.recipe @escapes(%v: f32) -> f32 {
+  %later = arith.negf %v : f32
+  // expected-error @+1 {{uses a value from outside the recipe}}
+  %d = arith.addf %later, %outside : f32
+  fuel.yield %d : f32
+}
