@@ -202,7 +202,8 @@ buildAttentionLoops(RewriterBase &rewriter, FusedOp op, AttnShape s,
                              outType.getElementType());
     rowLoop = rowForall(rewriter, loc, s.blockQ, rowsOut,
                         [&](Value r) -> SmallVector<Value> {
-                          Value iRow = arith::AddIOp::create(rewriter, loc, i0, r);
+                          Value iRow =
+                              arith::AddIOp::create(rewriter, loc, i0, r);
                           return {computeRows(iRow, oneRow)};
                         });
     oBlock = rowLoop.getResult(0);

@@ -182,10 +182,9 @@ static BlockParams bwdParams(View view) {
 static Value rowsOf(OpBuilder &b, Location loc, Value t, Value bi, Value h,
                     Value i0, int64_t n) {
   auto one = b.getIndexAttr(1);
+  Type elt = cast<RankedTensorType>(t.getType()).getElementType();
   return tensor::ExtractSliceOp::create(
-      b, loc,
-      RankedTensorType::get({n},
-                            cast<RankedTensorType>(t.getType()).getElementType()),
+      b, loc, RankedTensorType::get({n}, elt),
       t, SmallVector<OpFoldResult>{bi, h, i0},
       SmallVector<OpFoldResult>{one, one, b.getIndexAttr(n)},
       SmallVector<OpFoldResult>(3, one));

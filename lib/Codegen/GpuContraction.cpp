@@ -87,7 +87,8 @@ LogicalResult mlir::fuel::scheduleGpuContraction(
                       : AffineMap();
   unsigned outRank = out ? out.getNumResults() : 0;
   if (!out || root.getNumReductionLoops() > 1 || outRank < 2 || outRank > 3 ||
-      !out.isProjectedPermutation() || outRank + root.getNumReductionLoops() != rank) {
+      !out.isProjectedPermutation() ||
+      outRank + root.getNumReductionLoops() != rank) {
     why = "the op's last step is not elementwise over the output or a "
           "contraction into it";
     return failure();

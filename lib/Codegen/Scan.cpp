@@ -138,10 +138,9 @@ channelLoops(RewriterBase &rewriter, Location loc,
         break;
       case TileDim::Outer0:
       case TileDim::Outer1:
-        offsets.push_back(inBlock ? OpFoldResult(attr(0))
-                                  : OpFoldResult(outerIvs[kind == TileDim::Outer0
-                                                              ? 0
-                                                              : 1]));
+        offsets.push_back(
+            inBlock ? OpFoldResult(attr(0))
+                    : OpFoldResult(outerIvs[kind == TileDim::Outer0 ? 0 : 1]));
         sizes.push_back(attr(1));
         break;
       }
@@ -170,6 +169,17 @@ channelLoops(RewriterBase &rewriter, Location loc,
     rewriter.setInsertionPointAfter(loop);
   };
 
+  // Each result's tile of `channels` channels from `c0` in `loop`'s
+  // shared outputs.
+  auto extractAll = [&](scf::ForallOp loop, ValueRange outerIvs,
+                        OpFoldResult c0, int64_t channels, bool inBlock) {
+    SmallVector<Value> tiles;
+    for (unsigned i = 0; i < inits.size(); ++i)
+      tiles.push_back(extract(loop.getRegionIterArgs()[i], i, outerIvs, c0,
+                              channels, inBlock));
+    return tiles;
+  };
+
   int64_t perBlock = form.threads ? form.threads : 1;
   SmallVector<OpFoldResult> ubs(outer);
   ubs.push_back(attr(vectors / perBlock));
@@ -183,17 +193,12 @@ channelLoops(RewriterBase &rewriter, Location loc,
   SmallVector<Value> parts;
   scf::ForallOp threads;
   if (!form.threads) {
-    SmallVector<Value> own;
-    for (unsigned i = 0; i < inits.size(); ++i)
-      own.push_back(extract(blocks.getRegionIterArgs()[i], i, outerIvs, c0,
-                            form.width, /*inBlock=*/false));
-    parts = body(outerIvs, c0, own);
+    parts = body(outerIvs, c0,
+                 extractAll(blocks, outerIvs, c0, form.width,
+                            /*inBlock=*/false));
   } else {
-    SmallVector<Value> blockTiles;
-    for (unsigned i = 0; i < inits.size(); ++i)
-      blockTiles.push_back(extract(blocks.getRegionIterArgs()[i], i, outerIvs,
-                                   c0, perBlock * form.width,
-                                   /*inBlock=*/false));
+    SmallVector<Value> blockTiles = extractAll(
+        blocks, outerIvs, c0, perBlock * form.width, /*inBlock=*/false);
     threads = scf::ForallOp::create(
         rewriter, loc, ArrayRef<OpFoldResult>{attr(perBlock)}, blockTiles,
         std::nullopt);
@@ -201,14 +206,12 @@ channelLoops(RewriterBase &rewriter, Location loc,
     Value local = arith::MulIOp::create(
         rewriter, loc, threads.getInductionVars()[0], constant(form.width));
     Value d0 = arith::AddIOp::create(rewriter, loc, c0, local);
-    SmallVector<Value> own;
-    for (unsigned i = 0; i < inits.size(); ++i)
-      own.push_back(extract(threads.getRegionIterArgs()[i], i, outerIvs,
-                            local, form.width, /*inBlock=*/true));
-    SmallVector<Value> threadParts = body(outerIvs, d0, own);
+    SmallVector<Value> threadParts =
+        body(outerIvs, d0,
+             extractAll(threads, outerIvs, local, form.width,
+                        /*inBlock=*/true));
     insert(threads, threadParts, outerIvs, local, form.width,
            /*inBlock=*/true);
-    rewriter.setInsertionPointAfter(threads);
     parts = llvm::to_vector_of<Value>(threads.getResults());
   }
   insert(blocks, parts, outerIvs, c0, perBlock * form.width,
@@ -533,105 +536,108 @@ buildSsd(RewriterBase &rewriter, SsdChunkScanView scan, const ScanForm &form) {
                                  TileDim::Outer1, TileDim::Channel};
   auto computeChannels = [&](ValueRange outerIvs, Value p0,
                              ValueRange tiles) -> SmallVector<Value> {
-  Value bi = outerIvs[0], h = outerIvs[1];
-  // The tile of y: [L, width] of head h.
-  auto yTileType =
-      RankedTensorType::get({xShape[1], width}, elt);
-  SmallVector<OpFoldResult> tileOffsets(4, rewriter.getIndexAttr(0));
-  SmallVector<OpFoldResult> tileSizes = {one(), length, one(),
-                                         rewriter.getIndexAttr(width)};
-  SmallVector<OpFoldResult> tileStrides(4, one());
-  Value yTile = tensor::ExtractSliceOp::create(
-      rewriter, loc, yTileType, tiles[0], tileOffsets, tileSizes, tileStrides);
-  Value a = widen(rewriter, tensor::ExtractOp::create(rewriter, loc,
-                                                      scan.getA(),
-                                                      ValueRange{h}));
-  Value pad = arith::ConstantOp::create(rewriter, loc, elt,
-                                        rewriter.getFloatAttr(elt, 0.0));
-  // The state in groups of form.stateGroup vectors, a pass over the
-  // sequence each: y's partial sums in an f32 tile between passes (none
-  // with one group), the last pass writing y.
-  int64_t groups = (n + form.stateGroup - 1) / form.stateGroup;
-  Value partial;
-  if (groups > 1)
-    partial = tensor::EmptyOp::create(
-        rewriter, loc, ArrayRef<OpFoldResult>{length, rewriter.getIndexAttr(width)},
-        f32);
-  Value fpad = arith::ConstantOp::create(rewriter, loc, f32,
-                                         rewriter.getF32FloatAttr(0.0));
-  for (int64_t g = 0; g < groups; ++g) {
-    int64_t first = g * form.stateGroup,
-            count = std::min(form.stateGroup, n - first);
-    bool last = g + 1 == groups;
-    auto stateType = VectorType::get({count, width}, f32);
-    Value state0 = arith::ConstantOp::create(
-        rewriter, loc, stateType, DenseElementsAttr::get(stateType, 0.0f));
-    Value before = partial;
-    auto loop = scf::ForOp::create(
-        rewriter, loc, index(rewriter, 0),
-        getValueOrCreateConstantIndexOp(rewriter, loc, length),
-        index(rewriter, 1), ValueRange{state0, last ? yTile : partial},
-        [&](OpBuilder &nb, Location, Value t, ValueRange iter) {
-          Value dt = widen(nb, tensor::ExtractOp::create(
-                                   nb, loc, scan.getDt(), ValueRange{bi, t, h}));
-          // As the decomposition: exp(dt * a), (dt * x) * b.
-          Value decay = vector::BroadcastOp::create(
-              nb, loc, lanes,
-              math::ExpOp::create(nb, loc,
-                                  arith::MulFOp::create(nb, loc, dt, a)));
-          Value xs = widen(nb, vector::TransferReadOp::create(
-                                   nb, loc, eltLanes, x,
-                                   ValueRange{bi, t, h, p0}, pad,
-                                   ArrayRef<bool>{true}));
-          Value dx = arith::MulFOp::create(
-              nb, loc, vector::BroadcastOp::create(nb, loc, lanes, dt), xs);
-          Value state = iter[0];
-          Value ys[4] = {};
-          Value y = g == 0 ? arith::ConstantOp::create(
-                                 nb, loc, lanes,
-                                 DenseElementsAttr::get(lanes, 0.0f))
-                                 .getResult()
-                           : vector::TransferReadOp::create(
-                                 nb, loc, lanes, last ? before : iter[1],
-                                 ValueRange{t, index(nb, 0)}, fpad,
-                                 ArrayRef<bool>{true})
-                                 .getResult();
-          for (int64_t i = 0; i < count; ++i) {
-            Value at = index(nb, first + i);
-            auto shared = [&](Value m) -> Value {
-              return vector::BroadcastOp::create(
-                  nb, loc, lanes,
-                  widen(nb, tensor::ExtractOp::create(
-                                nb, loc, m, ValueRange{bi, t, h, at})));
-            };
-            Value hv = vector::ExtractOp::create(nb, loc, state, i);
-            hv = vector::FMAOp::create(
-                nb, loc, decay, hv,
-                arith::MulFOp::create(nb, loc, dx, shared(bm)));
-            state = vector::InsertOp::create(nb, loc, hv, state, i);
-            // Four partial sums, so that the step's additions do not wait
-            // on each other.
-            Value &sum = ys[i % 4];
-            sum = sum ? vector::FMAOp::create(nb, loc, hv, shared(cm), sum)
-                            .getResult()
-                      : arith::MulFOp::create(nb, loc, hv, shared(cm))
-                            .getResult();
-          }
-          for (Value sum : ys)
-            if (sum)
-              y = arith::AddFOp::create(nb, loc, y, sum);
-          yieldStep(nb, loc, y, last && elt != f32 ? eltLanes : Type(),
-                    state, iter[1], t);
-        });
-    if (last)
-      yTile = loop.getResult(1);
-    else
-      partial = loop.getResult(1);
-  }
+    Value bi = outerIvs[0], h = outerIvs[1];
+    // The tile of y: [L, width] of head h.
+    auto yTileType =
+        RankedTensorType::get({xShape[1], width}, elt);
+    SmallVector<OpFoldResult> tileOffsets(4, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> tileSizes = {one(), length, one(),
+                                           rewriter.getIndexAttr(width)};
+    SmallVector<OpFoldResult> tileStrides(4, one());
+    Value yTile = tensor::ExtractSliceOp::create(
+        rewriter, loc, yTileType, tiles[0], tileOffsets, tileSizes,
+        tileStrides);
+    Value a = widen(rewriter, tensor::ExtractOp::create(rewriter, loc,
+                                                        scan.getA(),
+                                                        ValueRange{h}));
+    Value pad = arith::ConstantOp::create(rewriter, loc, elt,
+                                          rewriter.getFloatAttr(elt, 0.0));
+    // The state in groups of form.stateGroup vectors, a pass over the
+    // sequence each: y's partial sums in an f32 tile between passes (none
+    // with one group), the last pass writing y.
+    int64_t groups = (n + form.stateGroup - 1) / form.stateGroup;
+    Value partial;
+    if (groups > 1)
+      partial = tensor::EmptyOp::create(
+          rewriter, loc,
+          ArrayRef<OpFoldResult>{length, rewriter.getIndexAttr(width)},
+          f32);
+    Value fpad = arith::ConstantOp::create(rewriter, loc, f32,
+                                           rewriter.getF32FloatAttr(0.0));
+    for (int64_t g = 0; g < groups; ++g) {
+      int64_t first = g * form.stateGroup,
+              count = std::min(form.stateGroup, n - first);
+      bool last = g + 1 == groups;
+      auto stateType = VectorType::get({count, width}, f32);
+      Value state0 = arith::ConstantOp::create(
+          rewriter, loc, stateType, DenseElementsAttr::get(stateType, 0.0f));
+      Value before = partial;
+      auto loop = scf::ForOp::create(
+          rewriter, loc, index(rewriter, 0),
+          getValueOrCreateConstantIndexOp(rewriter, loc, length),
+          index(rewriter, 1), ValueRange{state0, last ? yTile : partial},
+          [&](OpBuilder &nb, Location, Value t, ValueRange iter) {
+            Value dt =
+                widen(nb, tensor::ExtractOp::create(nb, loc, scan.getDt(),
+                                                    ValueRange{bi, t, h}));
+            // As the decomposition: exp(dt * a), (dt * x) * b.
+            Value decay = vector::BroadcastOp::create(
+                nb, loc, lanes,
+                math::ExpOp::create(nb, loc,
+                                    arith::MulFOp::create(nb, loc, dt, a)));
+            Value xs = widen(nb, vector::TransferReadOp::create(
+                                     nb, loc, eltLanes, x,
+                                     ValueRange{bi, t, h, p0}, pad,
+                                     ArrayRef<bool>{true}));
+            Value dx = arith::MulFOp::create(
+                nb, loc, vector::BroadcastOp::create(nb, loc, lanes, dt), xs);
+            Value state = iter[0];
+            Value ys[4] = {};
+            Value y = g == 0 ? arith::ConstantOp::create(
+                                   nb, loc, lanes,
+                                   DenseElementsAttr::get(lanes, 0.0f))
+                                   .getResult()
+                             : vector::TransferReadOp::create(
+                                   nb, loc, lanes, last ? before : iter[1],
+                                   ValueRange{t, index(nb, 0)}, fpad,
+                                   ArrayRef<bool>{true})
+                                   .getResult();
+            for (int64_t i = 0; i < count; ++i) {
+              Value at = index(nb, first + i);
+              auto shared = [&](Value m) -> Value {
+                return vector::BroadcastOp::create(
+                    nb, loc, lanes,
+                    widen(nb, tensor::ExtractOp::create(
+                                  nb, loc, m, ValueRange{bi, t, h, at})));
+              };
+              Value hv = vector::ExtractOp::create(nb, loc, state, i);
+              hv = vector::FMAOp::create(
+                  nb, loc, decay, hv,
+                  arith::MulFOp::create(nb, loc, dx, shared(bm)));
+              state = vector::InsertOp::create(nb, loc, hv, state, i);
+              // Four partial sums, so that the step's additions do not wait
+              // on each other.
+              Value &sum = ys[i % 4];
+              sum = sum ? vector::FMAOp::create(nb, loc, hv, shared(cm), sum)
+                              .getResult()
+                        : arith::MulFOp::create(nb, loc, hv, shared(cm))
+                              .getResult();
+            }
+            for (Value sum : ys)
+              if (sum)
+                y = arith::AddFOp::create(nb, loc, y, sum);
+            yieldStep(nb, loc, y, last && elt != f32 ? eltLanes : Type(),
+                      state, iter[1], t);
+          });
+      if (last)
+        yTile = loop.getResult(1);
+      else
+        partial = loop.getResult(1);
+    }
 
-  return {tensor::InsertSliceOp::create(rewriter, loc, yTile, tiles[0],
-                                        tileOffsets, tileSizes, tileStrides)
-              .getResult()};
+    return {tensor::InsertSliceOp::create(rewriter, loc, yTile, tiles[0],
+                                          tileOffsets, tileSizes, tileStrides)
+                .getResult()};
   };
   auto loops = channelLoops(
       rewriter, loc, {batches, rewriter.getIndexAttr(heads)}, padded / width,

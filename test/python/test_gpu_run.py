@@ -56,11 +56,17 @@ def test_no_amd_gpu_is_said():
         runner.compile(SOFTMAX, "f", target="rocm")
 
 
-def test_missing_rocm_runtime_is_said(monkeypatch):
+def stand_in_rocm(monkeypatch, runtime):
+    """A gfx90a device, and MLIR's ROCm runtime wrappers at `runtime` (None:
+    not installed)."""
     monkeypatch.setattr(gpu, "rocm_devices", lambda: [gpu.RocmDevice(0, "gfx90a")])
     real = runner._find_library
     monkeypatch.setattr(runner, "_find_library",
-                        lambda name: None if name == "libmlir_rocm_runtime.so" else real(name))
+                        lambda name: runtime if name == "libmlir_rocm_runtime.so" else real(name))
+
+
+def test_missing_rocm_runtime_is_said(monkeypatch):
+    stand_in_rocm(monkeypatch, None)
     with pytest.raises(runner.RunnerError, match=r"libmlir_rocm_runtime.so\) are not installed"):
         runner.compile(SOFTMAX, "f", target="rocm")
 
@@ -72,11 +78,7 @@ def test_rocm_compile_half(monkeypatch):
     the device's chip, each kernel module a code object (an ELF) in its
     gpu.binary, LLVM host code with device buffers, and the engine gets
     MLIR's ROCm runtime wrappers."""
-    monkeypatch.setattr(gpu, "rocm_devices", lambda: [gpu.RocmDevice(0, "gfx90a")])
-    real = runner._find_library
-    monkeypatch.setattr(runner, "_find_library",
-                        lambda name: "/stand-in/libmlir_rocm_runtime.so"
-                        if name == "libmlir_rocm_runtime.so" else real(name))
+    stand_in_rocm(monkeypatch, "/stand-in/libmlir_rocm_runtime.so")
     monkeypatch.setattr(runner, "ExecutionEngine", _Engine)
     _Engine.made.clear()
     text = fused_text("rms_norm_last_dim", [np.zeros((8, 1024), np.float32)], {"eps": 1e-5})
