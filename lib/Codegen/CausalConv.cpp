@@ -16,6 +16,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Convolution.h"
+#include "GpuBlockLoops.h"
+#include "GpuSchedules.h"
 
 #include "FuelFused/IR/FusedOpViews.h"
 
@@ -54,16 +56,112 @@ LogicalResult mlir::fuel::canScheduleCausalConv1d(
   return success();
 }
 
+namespace {
+/// The arithmetic of causal_conv1d for channel `c` of batch `b`, a vector
+/// of `width` consecutive outputs at a time: the channel's bias and
+/// weights, read once (at the insertion point at construction) and
+/// broadcast to vectors, and `compute`, the outputs from time t.
+class ChannelVectors {
+public:
+  ChannelVectors(RewriterBase &rewriter, Location loc, CausalConv1dView conv,
+                 Value b, Value c, int64_t width)
+      : conv(conv), loc(loc), b(b), c(c), width(width),
+        f32(rewriter.getF32Type()), lanes(VectorType::get({width}, f32)) {
+    Value x = conv.getX(), w = conv.getW();
+    k = cast<RankedTensorType>(w.getType()).getShape()[2];
+    biasLanes = vector::BroadcastOp::create(
+        rewriter, loc, lanes,
+        widen(rewriter, tensor::ExtractOp::create(rewriter, loc,
+                                                  conv.getBias(),
+                                                  ValueRange{c})));
+    for (int64_t j = 0; j < k; ++j)
+      weights.push_back(vector::BroadcastOp::create(
+          rewriter, loc, lanes,
+          widen(rewriter,
+                tensor::ExtractOp::create(
+                    rewriter, loc, w,
+                    ValueRange{c, index(rewriter, 0), index(rewriter, j)}))));
+    xElt = cast<RankedTensorType>(x.getType()).getElementType();
+    padX = arith::ConstantOp::create(rewriter, loc, xElt,
+                                     rewriter.getFloatAttr(xElt, 0.0));
+    one = arith::ConstantOp::create(rewriter, loc, lanes,
+                                    DenseElementsAttr::get(lanes, 1.0f));
+    xLength = getValueOrCreateConstantIndexOp(
+        rewriter, loc, tensor::getMixedSize(rewriter, loc, x, 2));
+  }
+
+  Value index(OpBuilder &nb, int64_t v) const {
+    return arith::ConstantIndexOp::create(nb, loc, v);
+  }
+
+  /// The lanes from `from` on of a row of `size`, as a mask. (Masks, not
+  /// transfers that may run out of bounds: upstream lowers those through a
+  /// memref.dim after memrefs are lowered, which a dynamic length leaves.)
+  Value lanesBefore(OpBuilder &nb, Value size, Value from) const {
+    return vector::CreateMaskOp::create(
+        nb, loc, VectorType::get({width}, nb.getI1Type()),
+        ValueRange{arith::SubIOp::create(nb, loc, size, from)});
+  }
+
+  /// y[b, c, t : t + width] in the element type `yElt`: the bias plus the
+  /// K shifted input vectors times their weights, then SiLU if use_silu.
+  /// With `masked`, x's lanes past its length read as zero.
+  Value compute(OpBuilder &nb, Value t, bool masked, Type yElt) const {
+    Value acc = biasLanes;
+    ArrayAttr inBoundsAttr = nb.getBoolArrayAttr({true});
+    AffineMap alongTime = AffineMap::getMinorIdentityMap(3, 1, nb.getContext());
+    for (int64_t j = 0; j < k; ++j) {
+      Value at = arith::AddIOp::create(nb, loc, t, index(nb, j));
+      Value mask = masked ? lanesBefore(nb, xLength, at) : Value();
+      Value in = vector::TransferReadOp::create(
+          nb, loc, VectorType::get({width}, xElt), conv.getX(),
+          ValueRange{b, c, at}, alongTime, padX, mask, inBoundsAttr);
+      acc = math::FmaOp::create(nb, loc, widen(nb, in), weights[j], acc);
+    }
+    if (conv.getUseSilu()) {
+      // SiLU(y) = y / (1 + exp(-y)), as the decomposition computes it.
+      Value e = math::ExpOp::create(nb, loc,
+                                    arith::NegFOp::create(nb, loc, acc));
+      acc = arith::DivFOp::create(nb, loc, acc,
+                                  arith::AddFOp::create(nb, loc, one, e));
+    }
+    if (yElt != f32)
+      acc = arith::TruncFOp::create(nb, loc, VectorType::get({width}, yElt),
+                                    acc);
+    return acc;
+  }
+
+private:
+  /// `v` (a scalar or vector of lanes) in f32.
+  Value widen(OpBuilder &nb, Value v) const {
+    if (getElementTypeOrSelf(v.getType()) == f32)
+      return v;
+    Type to = isa<VectorType>(v.getType()) ? Type(lanes) : f32;
+    return arith::ExtFOp::create(nb, loc, to, v);
+  }
+
+  CausalConv1dView conv;
+  Location loc;
+  Value b, c;
+  int64_t width, k;
+  Type f32, xElt;
+  VectorType lanes;
+  Value biasLanes, padX, one, xLength;
+  SmallVector<Value> weights;
+};
+} // namespace
+
 LogicalResult mlir::fuel::buildCausalConv1d(RewriterBase &rewriter,
                                             FusedOp op,
                                             const ScheduleOptions &options) {
   CausalConv1dView conv(op);
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  Value x = conv.getX(), w = conv.getW(), bias = conv.getBias();
+  Value x = conv.getX();
   auto yType = cast<RankedTensorType>(op->getResult(0).getType());
+  Type yElt = yType.getElementType();
   int64_t channels = yType.getShape()[1], staticLength = yType.getShape()[2];
-  int64_t k = cast<RankedTensorType>(w.getType()).getShape()[2];
+  int64_t k = cast<RankedTensorType>(conv.getW().getType()).getShape()[2];
   // The batch and the length (x's minus K - 1), static or dynamic.
   OpFoldResult batches = tensor::getMixedSize(rewriter, loc, x, 0);
   OpFoldResult length =
@@ -76,23 +174,14 @@ LogicalResult mlir::fuel::buildCausalConv1d(RewriterBase &rewriter,
                              .getResult())
           : OpFoldResult(rewriter.getIndexAttr(staticLength));
   int64_t width = options.vectorWidth;
-  Type f32 = rewriter.getF32Type();
-  auto lanes = VectorType::get({width}, f32);
   auto index = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  auto widen = [&](OpBuilder &b, Value v) -> Value {
-    Type elt = getElementTypeOrSelf(v.getType());
-    if (elt == f32)
-      return v;
-    Type to = isa<VectorType>(v.getType()) ? Type(lanes) : f32;
-    return arith::ExtFOp::create(b, loc, to, v);
   };
 
   OpFoldResult channelCount = rewriter.getIndexAttr(channels);
   Value empty = tensor::EmptyOp::create(
       rewriter, loc, ArrayRef<OpFoldResult>{batches, channelCount, length},
-      yType.getElementType());
+      yElt);
   auto forall = scf::ForallOp::create(
       rewriter, loc, ArrayRef<OpFoldResult>{batches, channelCount},
       ValueRange{empty}, std::nullopt);
@@ -100,77 +189,26 @@ LogicalResult mlir::fuel::buildCausalConv1d(RewriterBase &rewriter,
   rewriter.setInsertionPointToStart(body);
   Value b = body->getArgument(0), c = body->getArgument(1);
   Value out = body->getArgument(2);
-
-  // The channel's bias and weights, once, as vectors of lanes.
-  Value biasLanes = vector::BroadcastOp::create(
-      rewriter, loc, lanes,
-      widen(rewriter, tensor::ExtractOp::create(rewriter, loc, bias,
-                                                ValueRange{c})));
-  SmallVector<Value> weights;
-  for (int64_t j = 0; j < k; ++j)
-    weights.push_back(vector::BroadcastOp::create(
-        rewriter, loc, lanes,
-        widen(rewriter,
-              tensor::ExtractOp::create(
-                  rewriter, loc, w,
-                  ValueRange{c, index(rewriter, 0), index(rewriter, j)}))));
+  ChannelVectors channel(rewriter, loc, conv, b, c, width);
 
   // The channel's row of the result, written vector by vector.
-  auto rowType =
-      RankedTensorType::get({staticLength}, yType.getElementType());
+  auto rowType = RankedTensorType::get({staticLength}, yElt);
   OpFoldResult unit = rewriter.getIndexAttr(1);
   SmallVector<OpFoldResult> rowAt = {b, c, rewriter.getIndexAttr(0)};
   SmallVector<OpFoldResult> rowSizes = {unit, unit, length};
   SmallVector<OpFoldResult> unitStrides(3, unit);
   Value row = tensor::ExtractSliceOp::create(rewriter, loc, rowType, out, rowAt,
                                              rowSizes, unitStrides);
-  Type xElt = cast<RankedTensorType>(x.getType()).getElementType();
-  Value padX = arith::ConstantOp::create(rewriter, loc, xElt,
-                                         rewriter.getFloatAttr(xElt, 0.0));
-  Value one = arith::ConstantOp::create(
-      rewriter, loc, lanes, DenseElementsAttr::get(lanes, 1.0f));
+  Value yLength = getValueOrCreateConstantIndexOp(rewriter, loc, length);
   // The outputs from `t` on: one vector, under a mask past the row when
   // not `inBounds`.
-  // The lanes from `from` on of a row of `size`, as a mask. (Masks, not
-  // transfers that may run out of bounds: upstream lowers those through a
-  // memref.dim after memrefs are lowered, which a dynamic length leaves.)
-  auto lanesBefore = [&](OpBuilder &nb, Value size, Value from) -> Value {
-    return vector::CreateMaskOp::create(
-        nb, loc, VectorType::get({width}, nb.getI1Type()),
-        ValueRange{arith::SubIOp::create(nb, loc, size, from)});
-  };
-  Value xLength = getValueOrCreateConstantIndexOp(
-      rewriter, loc, tensor::getMixedSize(rewriter, loc, x, 2));
-  Value yLength = getValueOrCreateConstantIndexOp(rewriter, loc, length);
-  AffineMap alongTime =
-      AffineMap::getMinorIdentityMap(3, 1, rewriter.getContext());
   auto step = [&](OpBuilder &nb, Value t, Value into, bool inBounds) {
-    Value acc = biasLanes;
-    ArrayAttr inBoundsAttr = nb.getBoolArrayAttr({true});
-    for (int64_t j = 0; j < k; ++j) {
-      Value at = arith::AddIOp::create(nb, loc, t, index(nb, j));
-      Value mask = inBounds ? Value() : lanesBefore(nb, xLength, at);
-      Value in = vector::TransferReadOp::create(
-          nb, loc, VectorType::get({width}, xElt), x, ValueRange{b, c, at},
-          alongTime, padX, mask, inBoundsAttr);
-      acc = math::FmaOp::create(nb, loc, widen(nb, in), weights[j], acc);
-    }
-    if (conv.getUseSilu()) {
-      // SiLU(y) = y / (1 + exp(-y)), as the decomposition computes it.
-      Value e = math::ExpOp::create(nb, loc,
-                                    arith::NegFOp::create(nb, loc, acc));
-      acc = arith::DivFOp::create(nb, loc, acc,
-                                  arith::AddFOp::create(nb, loc, one, e));
-    }
-    Type yElt = yType.getElementType();
-    if (yElt != f32)
-      acc = arith::TruncFOp::create(
-          nb, loc, VectorType::get({width}, yElt), acc);
-    Value mask = inBounds ? Value() : lanesBefore(nb, yLength, t);
+    Value acc = channel.compute(nb, t, /*masked=*/!inBounds, yElt);
+    Value mask = inBounds ? Value() : channel.lanesBefore(nb, yLength, t);
     return vector::TransferWriteOp::create(
                nb, loc, into.getType(), acc, into, ValueRange{t},
                AffineMap::getMultiDimIdentityMap(1, nb.getContext()), mask,
-               inBoundsAttr)
+               nb.getBoolArrayAttr({true}))
         .getResult();
   };
   // Whole vectors, then the rest under a mask.
@@ -219,4 +257,88 @@ LogicalResult mlir::fuel::buildCausalConv1d(RewriterBase &rewriter,
                                         rowSizes, unitStrides);
   rewriter.replaceOp(op, forall->getResults());
   return success();
+}
+
+int64_t mlir::fuel::buildGpuCausalConv1d(RewriterBase &rewriter, FusedOp op,
+                                         int64_t maxThreads, int64_t width) {
+  CausalConv1dView conv(op);
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto yType = cast<RankedTensorType>(op->getResult(0).getType());
+  Type yElt = yType.getElementType();
+  ArrayRef<int64_t> y = yType.getShape();
+  // A stretch of time a block: `threads` vectors of `width` outputs (the
+  // threads a power of two from a warp, no more than the row needs); the
+  // row padded to whole stretches, the outputs past it computed from zeros
+  // and dropped.
+  int64_t vectors = (y[2] + width - 1) / width;
+  int64_t threads = threadsFor(vectors, maxThreads);
+  int64_t stretch = threads * width;
+  int64_t padded = (y[2] + stretch - 1) / stretch * stretch;
+  auto index = [&](OpBuilder &b, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto attr = [&](int64_t v) -> OpFoldResult {
+    return rewriter.getIndexAttr(v);
+  };
+  Value empty = tensor::EmptyOp::create(
+      rewriter, loc, ArrayRef<int64_t>{y[0], y[1], padded}, yElt);
+  auto blocks = scf::ForallOp::create(
+      rewriter, loc,
+      ArrayRef<OpFoldResult>{attr(y[0]), attr(y[1]), attr(padded / stretch)},
+      ValueRange{empty}, std::nullopt);
+  Block *body = blocks.getBody();
+  rewriter.setInsertionPointToStart(body);
+  Value b = body->getArgument(0), c = body->getArgument(1);
+  Value t0 = arith::MulIOp::create(rewriter, loc, body->getArgument(2),
+                                   index(rewriter, stretch));
+  ChannelVectors channel(rewriter, loc, conv, b, c, width);
+  SmallVector<OpFoldResult> blockAt = {b, c, t0};
+  SmallVector<OpFoldResult> blockSizes = {attr(1), attr(1), attr(stretch)};
+  SmallVector<OpFoldResult> strides(3, attr(1));
+  Value part = tensor::ExtractSliceOp::create(
+      rewriter, loc, RankedTensorType::get({stretch}, yElt),
+      body->getArgument(3), blockAt, blockSizes, strides);
+  auto perThread = scf::ForallOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{attr(threads)}, ValueRange{part},
+      std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(blocks.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(rewriter, loc,
+                                          perThread.getResult(0),
+                                          body->getArgument(3), blockAt,
+                                          blockSizes, strides);
+  }
+  Block *threadBody = perThread.getBody();
+  rewriter.setInsertionPointToStart(threadBody);
+  Value at = arith::MulIOp::create(rewriter, loc, threadBody->getArgument(0),
+                                   index(rewriter, width));
+  Value t = arith::AddIOp::create(rewriter, loc, t0, at);
+  // x's lanes past its end (only in a padded row's last stretch) read zero.
+  Value acc = channel.compute(rewriter, t, /*masked=*/padded != y[2], yElt);
+  Value zero = index(rewriter, 0);
+  Value vec = vector::TransferWriteOp::create(
+                  rewriter, loc, acc,
+                  tensor::EmptyOp::create(rewriter, loc,
+                                          ArrayRef<int64_t>{width}, yElt),
+                  ValueRange{zero}, ArrayRef<bool>{true})
+                  .getResult();
+  rewriter.setInsertionPointToStart(perThread.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      rewriter, loc, vec, threadBody->getArgument(1),
+      ArrayRef<OpFoldResult>{at}, ArrayRef<OpFoldResult>{attr(width)},
+      ArrayRef<OpFoldResult>{attr(1)});
+  mapForall(rewriter, blocks, /*threads=*/false);
+  mapForall(rewriter, perThread, /*threads=*/true);
+  rewriter.setInsertionPointAfter(blocks);
+  Value result = blocks.getResult(0);
+  if (padded != y[2])
+    result = tensor::ExtractSliceOp::create(
+        rewriter, loc, yType, result,
+        ArrayRef<OpFoldResult>{attr(0), attr(0), attr(0)},
+        ArrayRef<OpFoldResult>{attr(y[0]), attr(y[1]), attr(y[2])},
+        ArrayRef<OpFoldResult>{attr(1), attr(1), attr(1)});
+  rewriter.replaceOp(op, result);
+  return threads;
 }

@@ -36,6 +36,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Convolution.h"
+#include "GpuSchedules.h"
 #include "ScheduleUtils.h"
 
 #include "FuelFused/IR/FusedOpViews.h"
@@ -65,6 +66,14 @@ namespace {
 struct ConvTile {
   int64_t cols, filters;
   bool filtersOuter = false;
+  /// On a GPU: the threads of a block along output rows, filter tiles and
+  /// column tiles, a tile each (0 on the CPU, where one scf.forall covers
+  /// them).
+  int64_t threadRows = 0, threadFilters = 0, threadCols = 0;
+
+  /// The output columns of an iteration of the outer loop: a tile's, or on
+  /// a GPU a block's.
+  int64_t blockCols() const { return cols * std::max<int64_t>(threadCols, 1); }
 };
 
 ConvTile convTile(int64_t filtersPerGroup, int64_t width,
@@ -82,10 +91,58 @@ ConvTile convTile(int64_t filtersPerGroup, int64_t width,
   return {vectors * lanes, filters, true};
 }
 
+/// The fewest threads a GPU block is given more output rows to reach.
+constexpr int64_t kMinBlockThreads = 128;
+
+/// A GPU thread's tile, and the threads of a block, for F filters
+/// (`filtersPerGroup` a group) and an output `height` x `width`: 4 columns
+/// by the most filters up to 4 that divide a group's, filters-major (the
+/// accumulator is written as it is, with no transpose); along x, as many
+/// threads as the row has column tiles up to a warp (beyond, the count from
+/// 16 to 32 that pads the row least), along y the most filter tiles that
+/// divide F's and keep the block within `maxThreads`, and along z the
+/// fewest output rows (dividing the height) that make the block
+/// kMinBlockThreads (a small output row of few filters is a few threads).
+ConvTile gpuConvTile(int64_t filters, int64_t filtersPerGroup, int64_t height,
+                     int64_t width, int64_t maxThreads) {
+  ConvTile tile{4, 1, /*filtersOuter=*/true};
+  while (2 * tile.filters <= 4 && filtersPerGroup % (2 * tile.filters) == 0)
+    tile.filters *= 2;
+  int64_t colTiles = (width + tile.cols - 1) / tile.cols;
+  tile.threadCols = std::min<int64_t>(colTiles, 32);
+  if (colTiles > 32) {
+    int64_t best = std::numeric_limits<int64_t>::max();
+    for (int64_t t = 32; t >= 16; --t) {
+      int64_t padded = (colTiles + t - 1) / t * t;
+      if (padded < best) {
+        best = padded;
+        tile.threadCols = t;
+      }
+    }
+  }
+  int64_t filterTiles = filters / tile.filters;
+  tile.threadFilters = 1;
+  for (int64_t t = 1; t <= filterTiles && t * tile.threadCols <= maxThreads;
+       ++t)
+    if (filterTiles % t == 0)
+      tile.threadFilters = t;
+  int64_t row = tile.threadFilters * tile.threadCols;
+  tile.threadRows = 1;
+  for (int64_t r = 1; r <= height && r * row <= maxThreads; ++r) {
+    if (height % r != 0)
+      continue;
+    tile.threadRows = r;
+    if (r * row >= kMinBlockThreads)
+      break;
+  }
+  return tile;
+}
+
 /// The output width the schedule computes: `width` rounded up to whole
-/// register tiles (the columns past it read zeros and are dropped).
+/// iterations of the outer loop (the columns past it read zeros and are
+/// dropped).
 int64_t paddedWidth(int64_t width, ConvTile tile) {
-  return (width + tile.cols - 1) / tile.cols * tile.cols;
+  return (width + tile.blockCols() - 1) / tile.blockCols() * tile.blockCols();
 }
 
 /// The checks both convolutions share: float types.
@@ -276,25 +333,95 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
   outSizes[3] = extent.paddedCols;
   Value out = tensor::EmptyOp::create(rewriter, loc, outSizes, yElt);
   std::optional<int64_t> woP = getConstantIntValue(extent.paddedCols);
-  OpFoldResult colTiles =
-      woP ? OpFoldResult(rewriter.getIndexAttr(*woP / tileW))
+  int64_t blockCols = registers.blockCols();
+  OpFoldResult colBlocks =
+      woP ? OpFoldResult(rewriter.getIndexAttr(*woP / blockCols))
           : OpFoldResult(arith::DivUIOp::create(
                              rewriter, loc, cast<Value>(extent.paddedCols),
-                             index(rewriter, tileW))
+                             index(rewriter, blockCols))
                              .getResult());
-  SmallVector<OpFoldResult> ubs = {outSizes[0], extent.rows,
-                                   rewriter.getIndexAttr(y[1] / tileF),
-                                   colTiles};
-  auto forall =
-      scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out}, std::nullopt);
-  Block *body = forall.getBody();
-  rewriter.setInsertionPointToStart(body);
-  Value bi = body->getArgument(0), oh = body->getArgument(1);
-  Value f0 = arith::MulIOp::create(rewriter, loc, body->getArgument(2),
-                                   index(rewriter, tileF));
-  Value ow0 = arith::MulIOp::create(rewriter, loc, body->getArgument(3),
-                                    index(rewriter, tileW));
-  Value outArg = body->getArgument(4);
+  // The loops over tiles, and where the tile goes: on the CPU one
+  // scf.forall over (b, oh, filter tiles, column tiles); on a GPU blocks
+  // over (b * Ho + oh, filter blocks, column blocks) and in each a thread
+  // per tile, over (filter tiles, column tiles) of the block.
+  bool gpu = registers.threadCols != 0;
+  auto one = rewriter.getIndexAttr(1);
+  scf::ForallOp forall, threads;
+  Value bi, oh, f0, ow0, outArg;
+  SmallVector<OpFoldResult> tileAt;
+  if (!gpu) {
+    SmallVector<OpFoldResult> ubs = {outSizes[0], extent.rows,
+                                     rewriter.getIndexAttr(y[1] / tileF),
+                                     colBlocks};
+    forall = scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out},
+                                   std::nullopt);
+    Block *body = forall.getBody();
+    rewriter.setInsertionPointToStart(body);
+    bi = body->getArgument(0);
+    oh = body->getArgument(1);
+    f0 = arith::MulIOp::create(rewriter, loc, body->getArgument(2),
+                               index(rewriter, tileF));
+    ow0 = arith::MulIOp::create(rewriter, loc, body->getArgument(3),
+                                index(rewriter, tileW));
+    outArg = body->getArgument(4);
+    tileAt = {bi, f0, oh, ow0};
+  } else {
+    // (canScheduleGpu has checked that the shapes are static.)
+    int64_t blockF = tileF * registers.threadFilters;
+    int64_t blockRows = registers.threadRows;
+    int64_t rowBlocks = *getConstantIntValue(extent.rows) / blockRows;
+    SmallVector<OpFoldResult> ubs = {rewriter.getIndexAttr(y[0] * rowBlocks),
+                                     rewriter.getIndexAttr(y[1] / blockF),
+                                     colBlocks};
+    forall = scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out},
+                                   std::nullopt);
+    Block *body = forall.getBody();
+    rewriter.setInsertionPointToStart(body);
+    Value r = body->getArgument(0);
+    bi = arith::DivUIOp::create(rewriter, loc, r, index(rewriter, rowBlocks));
+    Value rb = arith::MulIOp::create(
+        rewriter, loc,
+        arith::RemUIOp::create(rewriter, loc, r, index(rewriter, rowBlocks)),
+        index(rewriter, blockRows));
+    Value fb = arith::MulIOp::create(rewriter, loc, body->getArgument(1),
+                                     index(rewriter, blockF));
+    Value cb = arith::MulIOp::create(rewriter, loc, body->getArgument(2),
+                                     index(rewriter, blockCols));
+    SmallVector<OpFoldResult> blockAt = {bi, fb, rb, cb};
+    SmallVector<OpFoldResult> blockSizes = {
+        one, rewriter.getIndexAttr(blockF), rewriter.getIndexAttr(blockRows),
+        rewriter.getIndexAttr(blockCols)};
+    SmallVector<OpFoldResult> strides(4, one);
+    Value blockTile = tensor::ExtractSliceOp::create(
+        rewriter, loc,
+        RankedTensorType::get({blockF, blockRows, blockCols}, yElt),
+        body->getArgument(3), blockAt, blockSizes, strides);
+    threads = scf::ForallOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(blockRows),
+                               rewriter.getIndexAttr(registers.threadFilters),
+                               rewriter.getIndexAttr(registers.threadCols)},
+        ValueRange{blockTile}, std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+      tensor::ParallelInsertSliceOp::create(rewriter, loc, threads.getResult(0),
+                                            body->getArgument(3), blockAt,
+                                            blockSizes, strides);
+    }
+    Block *threadBody = threads.getBody();
+    rewriter.setInsertionPointToStart(threadBody);
+    Value tr = threadBody->getArgument(0);
+    Value tf = arith::MulIOp::create(rewriter, loc, threadBody->getArgument(1),
+                                     index(rewriter, tileF));
+    Value tw = arith::MulIOp::create(rewriter, loc, threadBody->getArgument(2),
+                                     index(rewriter, tileW));
+    oh = arith::AddIOp::create(rewriter, loc, rb, tr);
+    f0 = arith::AddIOp::create(rewriter, loc, fb, tf);
+    ow0 = arith::AddIOp::create(rewriter, loc, cb, tw);
+    outArg = threadBody->getArgument(3);
+    tileAt = {tf, tr, tw};
+  }
   // The first input channel of the tile's group.
   Value c0 = in.groups == 1
                  ? index(rewriter, 0)
@@ -405,14 +532,20 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
                                          ValueRange{zero, zero},
                                          ArrayRef<bool>{true, true})
              .getResult();
-  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-  auto one = rewriter.getIndexAttr(1);
+  scf::ForallOp tileLoop = gpu ? threads : forall;
+  rewriter.setInsertionPointToStart(tileLoop.getTerminator().getBody());
+  SmallVector<OpFoldResult> tileSizes =
+      gpu ? SmallVector<OpFoldResult>{rewriter.getIndexAttr(tileF), one,
+                                      rewriter.getIndexAttr(tileW)}
+          : SmallVector<OpFoldResult>{one, rewriter.getIndexAttr(tileF), one,
+                                      rewriter.getIndexAttr(tileW)};
   tensor::ParallelInsertSliceOp::create(
-      rewriter, loc, tile, outArg,
-      SmallVector<OpFoldResult>{bi, f0, oh, ow0},
-      SmallVector<OpFoldResult>{one, rewriter.getIndexAttr(tileF), one,
-                                rewriter.getIndexAttr(tileW)},
-      SmallVector<OpFoldResult>(4, one));
+      rewriter, loc, tile, outArg, tileAt, tileSizes,
+      SmallVector<OpFoldResult>(tileAt.size(), one));
+  if (gpu) {
+    mapForall(rewriter, forall, /*threads=*/false);
+    mapForall(rewriter, threads, /*threads=*/true);
+  }
   rewriter.setInsertionPointAfter(forall);
   Value result = forall.getResult(0);
   if (woP != y[3]) {
@@ -429,10 +562,12 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
   rewriter.replaceOp(op, result);
 }
 
-LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
-                                           const ScheduleOptions &options) {
-  if (CausalConv1dView::match(op))
-    return buildCausalConv1d(rewriter, op, options);
+/// buildConvolution and buildGpuConvolution, their register tiles chosen
+/// by `chooseTile` for F filters, the filters of a group and the output's
+/// height and width (ShapedType::kDynamic where not static).
+static void buildConvolutionWith(
+    RewriterBase &rewriter, FusedOp op,
+    function_ref<ConvTile(int64_t, int64_t, int64_t, int64_t)> chooseTile) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   MLIRContext *ctx = rewriter.getContext();
@@ -455,7 +590,9 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
     int64_t wp = (x[3] - 1) * stride[1] + 1 + 2 * left + outPad[1];
     // Zeros on the right for the output's columns in whole tiles.
     int64_t wo = wp - w[3] + 1;
-    ConvTile tile = convTile(w[1], wo, options);
+    ConvTile tile = chooseTile(
+        w[1], w[1],
+        cast<RankedTensorType>(op->getResult(0).getType()).getShape()[2], wo);
     wp += paddedWidth(wo, tile) - wo;
     Value xp = placeInZeros(rewriter, loc, ct->getX(),
                             rewriter.getIndexAttr(hp),
@@ -469,7 +606,7 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
     buildCore(rewriter, op, xp, wT, std::nullopt, tile,
               {rewriter.getIndexAttr(y[2]), rewriter.getIndexAttr(y[3]),
                rewriter.getIndexAttr(paddedWidth(y[3], tile))});
-    return success();
+    return;
   }
   Conv2dView conv(op);
   ArrayRef<int64_t> x = cast<RankedTensorType>(conv.getX().getType()).getShape();
@@ -485,7 +622,11 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
   int64_t outWidth = ShapedType::isDynamic(x[3])
                    ? std::numeric_limits<int32_t>::max()
                    : (x[3] + 2 * pad[1] - w[3]) / stride[1] + 1;
-  ConvTile tile = convTile(w[0] / conv.getGroups(), outWidth, options);
+  int64_t outHeight = ShapedType::isDynamic(x[2])
+                          ? ShapedType::kDynamic
+                          : (x[2] + 2 * pad[0] - w[2]) / stride[0] + 1;
+  ConvTile tile =
+      chooseTile(w[0], w[0] / conv.getGroups(), outHeight, outWidth);
   bool strided = stride[0] != 1 || stride[1] != 1;
   bool deinterleave = strided && tile.filtersOuter;
   // (Deinterleaving, the last tile reads s_w - 1 pixels past its last.)
@@ -504,7 +645,7 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
     return e.ceilDiv(unit) * unit;
   };
   AffineExpr wo = (wd + 2 * pad[1] - w[3]).floorDiv(stride[1]) + 1;
-  AffineExpr woP = roundUp(wo, tile.cols);
+  AffineExpr woP = roundUp(wo, tile.blockCols());
   OutExtent extent = {size((h + 2 * pad[0] - w[2]).floorDiv(stride[0]) + 1),
                       size(wo), size(woP)};
   OpFoldResult hp = size(roundUp(h + 2 * pad[0], stride[0]));
@@ -521,5 +662,27 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
   if (strided && !deinterleave)
     xp = splitPhases(rewriter, loc, xp, stride);
   buildCore(rewriter, op, xp, wT, conv.getBias(), tile, extent, in);
+}
+
+LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
+                                           const ScheduleOptions &options) {
+  if (CausalConv1dView::match(op))
+    return buildCausalConv1d(rewriter, op, options);
+  buildConvolutionWith(rewriter, op,
+                       [&](int64_t, int64_t filtersPerGroup, int64_t,
+                           int64_t width) {
+                         return convTile(filtersPerGroup, width, options);
+                       });
   return success();
+}
+
+void mlir::fuel::buildGpuConvolution(RewriterBase &rewriter, FusedOp op,
+                                     int64_t maxThreads) {
+  buildConvolutionWith(
+      rewriter, op,
+      [&](int64_t filters, int64_t filtersPerGroup, int64_t height,
+          int64_t width) {
+        return gpuConvTile(filters, filtersPerGroup, height, width,
+                           maxThreads);
+      });
 }

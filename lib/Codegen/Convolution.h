@@ -19,6 +19,15 @@ LogicalResult canScheduleConvolution(FusedOp op,
 LogicalResult buildConvolution(RewriterBase &rewriter, FusedOp op,
                                const ScheduleOptions &options);
 
+/// Replaces `op` (a conv2d or conv_transpose_2d canScheduleConvolution
+/// accepts, with static shapes) by the same register tiles, a thread's
+/// each: 4 output columns by up to 4 filters, a block of up to
+/// `maxThreads` threads over filter tiles (y) and column tiles (x), blocks
+/// over (batch and output row, filter blocks, column blocks), every loop
+/// mapped (GpuConvolution.cpp).
+void buildGpuConvolution(RewriterBase &rewriter, FusedOp op,
+                         int64_t maxThreads);
+
 /// canScheduleConvolution's checks for causal_conv1d (CausalConv.cpp).
 LogicalResult canScheduleCausalConv1d(FusedOp op,
                                       const ScheduleOptions &options,
@@ -28,6 +37,13 @@ LogicalResult canScheduleCausalConv1d(FusedOp op,
 /// of each batch, each over time in vectors (CausalConv.cpp).
 LogicalResult buildCausalConv1d(RewriterBase &rewriter, FusedOp op,
                                 const ScheduleOptions &options);
+
+/// Replaces `op` (a causal_conv1d canScheduleCausalConv1d accepts, with
+/// static shapes) by a block per (batch, channel, stretch of time) and a
+/// thread per `width` consecutive outputs of the stretch, every loop mapped
+/// (CausalConv.cpp). Returns the threads per block.
+int64_t buildGpuCausalConv1d(RewriterBase &rewriter, FusedOp op,
+                             int64_t maxThreads, int64_t width);
 
 } // namespace fuel
 } // namespace mlir

@@ -46,7 +46,8 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
                 *kind != ScheduleKind::Attention &&
                 *kind != ScheduleKind::RowLoss &&
                 *kind != ScheduleKind::Quantized &&
-                *kind != ScheduleKind::Scan)) {
+                *kind != ScheduleKind::Scan &&
+                *kind != ScheduleKind::Convolution)) {
     why = "the op has no GPU schedule";
     return failure();
   }
@@ -80,6 +81,8 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
     return canScheduleGpuQuantized(op, options, why);
   if (*kind == ScheduleKind::Scan)
     return canScheduleScan(op, ScheduleOptions{}, why);
+  if (*kind == ScheduleKind::Convolution)
+    return canScheduleGpuConvolution(op, options, why);
   return canScheduleGpuRowWise(op, options, why);
 }
 
@@ -114,9 +117,12 @@ LogicalResult mlir::fuel::decomposeWithGpuSchedule(
     mapForall(rewriter, threads, /*threads=*/true);
     return success();
   }
-  // and the row loss (see GpuRowLoss.cpp).
+  // the row loss (see GpuRowLoss.cpp),
   if (kind == ScheduleKind::RowLoss)
     return buildGpuRowLoss(rewriter, op, options);
+  // and the convolutions (GpuConvolution.cpp).
+  if (kind == ScheduleKind::Convolution)
+    return buildGpuConvolutionSchedule(rewriter, op, options);
   FailureOr<Decomposition> decomposed = decomposeInPlace(rewriter, op, why);
   if (failed(decomposed))
     return failure();

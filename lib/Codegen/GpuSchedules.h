@@ -88,6 +88,18 @@ scheduleGpuQuantized(RewriterBase &rewriter, linalg::LinalgOp root,
                      const llvm::SmallPtrSetImpl<Operation *> &decomposition,
                      const GpuScheduleOptions &options, std::string &why);
 
+/// The checks of canScheduleGpu that are the GPU convolution schedule's
+/// own.
+LogicalResult canScheduleGpuConvolution(FusedOp op,
+                                        const GpuScheduleOptions &options,
+                                        std::string &why);
+
+/// Replaces `op` (a conv2d, conv_transpose_2d or causal_conv1d
+/// canScheduleGpuConvolution accepts) by the convolution schedule's tiles
+/// on blocks and threads (GpuConvolution.cpp).
+LogicalResult buildGpuConvolutionSchedule(RewriterBase &rewriter, FusedOp op,
+                                          const GpuScheduleOptions &options);
+
 } // namespace fuel
 } // namespace mlir
 

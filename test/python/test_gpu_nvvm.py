@@ -212,6 +212,44 @@ def test_scans_are_a_thread_per_channel():
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
+# Held-out shapes: a 3x3 convolution of 48 filters over 28 columns (7
+# column tiles by 12 filter tiles by 2 rows a block), a depthwise f16 one
+# with stride 2 (a filter a tile: 7 by 32), a transposed one of 8 filters
+# (7 by 2 by 14 rows).
+CONV_KERNELS = [
+    ("conv2d", [((2, 32, 28, 28), np.float32), ((48, 32, 3, 3), np.float32), ((48,), np.float32)],
+     {"padding": (1, 1)}, "7, 12, 2"),
+    ("conv2d", [((2, 64, 56, 56), np.float16), ((64, 1, 3, 3), np.float16)],
+     {"padding": (1, 1), "groups": 64, "stride": (2, 2)}, "7, 32, 1"),
+    ("conv_transpose_2d", [((1, 16, 14, 14), np.float32), ((16, 8, 4, 4), np.float32)],
+     {"padding": (1, 1), "stride": (2, 2)}, "7, 2, 14"),
+]
+
+
+@pytest.mark.parametrize("name,args,params,block", CONV_KERNELS, ids=lambda v: str(v))
+def test_convolution_is_a_kernel_of_register_tiles(name, args, params, block):
+    kernels = gpu.compile_nvvm(fused_text(name, [np.zeros(s, t) for s, t in args], params), chip="sm_90")
+    no_device_malloc(kernels)
+    # One kernel convolves (the others pad the input and transpose the
+    # weight): each thread's tile accumulates with fused multiply-adds.
+    (conv,) = [k for k in kernels if "fma.rn.f32" in k.ptx]
+    assert f".maxntid {block}" in conv.ptx
+    if HAVE_PTXAS:
+        (report,) = gpu.ptxas(conv.ptx, "sm_90")
+        assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
+def test_causal_conv1d_is_one_kernel():
+    # Held-out shape: 2,048 outputs a channel (two stretches of 1,024).
+    args = [np.zeros((2, 96, 2051), np.float32), np.zeros((96, 1, 4), np.float32), np.zeros((96,), np.float32)]
+    (kernel,) = gpu.compile_nvvm(fused_text("causal_conv1d", args, {"use_silu": True}), chip="sm_90")
+    no_device_malloc([kernel])
+    assert ".maxntid 256, 1, 1" in kernel.ptx and kernel.ptx.count("fma.rn.f32") >= 16
+    if HAVE_PTXAS:
+        (report,) = gpu.ptxas(kernel.ptx, "sm_90")
+        assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
 def test_schedules_off_gives_a_kernel_per_loop_nest():
     text = fused_text("softmax_last_dim", [np.zeros((4, 256), np.float32)])
     scheduled = gpu.compile_nvvm(text)

@@ -22,6 +22,10 @@ from references import cross_entropy
 from test_all_ops import CASES as ALL_CASES
 from test_qmatmul import GEOMETRY, as_words, dequant, random_blocks
 from test_codegen_scan import make, make_ssd, reference as scan_reference, ssd_reference
+from test_codegen_conv import (FILTERS_MAJOR, SCHEDULED as CONV_SCHEDULED, STRIDED_GROUPED, TRANSPOSED,
+                               reference as conv_reference, transposed_reference)
+from test_codegen_causal_conv import (SHAPES as CAUSAL_SHAPES, make as make_causal,
+                                      reference as causal_reference)
 from test_codegen_attention import (BWD_CASES, BWD_SHAPES, CASES as ATTN_CASES, SHAPES, bwd_reference,
                                     case_id, inputs, reference)
 
@@ -119,6 +123,56 @@ def test_ssd_chunk_scan(fuel_opt, shape, name, dtype):
     args = make_ssd(*shape, dtype)
     y = run_gpu_form(fuel_opt, "ssd_chunk_scan", args, {"chunk_size": shape[1]})
     assert_close(y, ssd_reference(args), name, loose=True)
+
+
+# The convolutions' GPU form: a thread per tile of 4 output columns by up to
+# 4 filters, blocks of an output row's column tiles (up to 32; wider rows in
+# blocks of 16 to 32 tiles, padded) by filter tiles. The CPU schedule's
+# cases (strides, groups, depthwise, widths off the tile), a row of 224
+# (56 tiles: blocks of 28) and of 150 (38 tiles: 2 blocks of 19), f16.
+CONV_CASES = ([({"padding": padding}, xs, ws) for xs, ws, padding, _ in CONV_SCHEDULED]
+              + STRIDED_GROUPED + FILTERS_MAJOR
+              + [({"padding": (1, 1)}, (1, 3, 4, 224), (8, 3, 3, 3)),
+                 ({"groups": 2, "stride": (1, 2), "padding": (0, 1)}, (2, 4, 3, 300), (6, 2, 1, 3))])
+
+
+@pytest.mark.parametrize("params,xs,ws", CONV_CASES, ids=lambda v: str(v))
+def test_conv2d(fuel_opt, params, xs, ws):
+    x, w, b = rand(xs, np.float32, 1), rand(ws, np.float32, 2), rand((ws[0],), np.float32, 3)
+    out = run_gpu_form(fuel_opt, "conv2d", [x, w, b], params)
+    want = conv_reference(x, w, b, params.get("stride", (1, 1)), params.get("padding", (0, 0)),
+                          params.get("groups", 1))
+    assert out.shape == want.shape
+    assert_close(out, want, "f32", loose=True)
+
+
+@pytest.mark.parametrize("name,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_conv2d_low_precision_no_bias(fuel_opt, name, dtype):
+    x, w = rand((2, 4, 9, 11), dtype, 1), rand((8, 4, 3, 3), dtype, 2)
+    out = run_gpu_form(fuel_opt, "conv2d", [x, w], {"stride": (2, 1), "padding": (1, 1)})
+    assert out.dtype == dtype
+    assert_close(out, conv_reference(x, w, None, (2, 1), (1, 1)), name)
+
+
+@pytest.mark.parametrize("xs,ws,stride,padding,output_padding", TRANSPOSED, ids=lambda v: str(v))
+def test_conv_transpose_2d(fuel_opt, xs, ws, stride, padding, output_padding):
+    x, w = rand(xs, np.float32, 4), rand(ws, np.float32, 5)
+    params = {"stride": stride, "padding": padding, "output_padding": output_padding}
+    out = run_gpu_form(fuel_opt, "conv_transpose_2d", [x, w], params)
+    assert_close(out, transposed_reference(x, w, stride, padding, output_padding), "f32", loose=True)
+
+
+# causal_conv1d: a block per (batch, channel, stretch of up to 1024
+# outputs), 4 a thread; lengths off a thread's 4 and a stretch's.
+@pytest.mark.parametrize("shape", CAUSAL_SHAPES + [(1, 3, 1030, 4), (2, 2, 2048, 3), (1, 1, 1, 4)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("silu", [False, True])
+@pytest.mark.parametrize("name,dtype", [("f32", np.float32)] + DTYPES, ids=lambda d: d if isinstance(d, str) else "")
+def test_causal_conv1d(fuel_opt, shape, silu, name, dtype):
+    x, w, bias = make_causal(*shape, dtype)
+    out = run_gpu_form(fuel_opt, "causal_conv1d", [x, w, bias], {"use_silu": silu})
+    assert out.dtype == dtype
+    assert_close(out, causal_reference(x, w, bias, silu), name)
 
 
 # (leading dims, M, K, N): block tiles of 64 and smaller, K off the step.
