@@ -131,9 +131,9 @@ struct GpuScheduleOptions {
 };
 
 /// Checks, changing nothing, that `op` has a GPU schedule and that its
-/// shape suits it: static tensors, and for the row-wise schedule (the only
-/// GPU schedule so far) at most 3 leading dims (a grid dim each) and a row
-/// length that is a multiple of a warp (32). Sets `why` when not.
+/// shape suits it: static, non-empty tensors, and each schedule's own
+/// checks (for the row-wise one: at most 3 leading dims, a grid dim each,
+/// and a row length that is a multiple of a warp). Sets `why` when not.
 LogicalResult canScheduleGpu(FusedOp op, const GpuScheduleOptions &options,
                              std::string &why);
 
