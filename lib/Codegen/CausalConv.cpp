@@ -259,8 +259,8 @@ LogicalResult mlir::fuel::buildCausalConv1d(RewriterBase &rewriter,
   return success();
 }
 
-int64_t mlir::fuel::buildGpuCausalConv1d(RewriterBase &rewriter, FusedOp op,
-                                         int64_t maxThreads, int64_t width) {
+void mlir::fuel::buildGpuCausalConv1d(RewriterBase &rewriter, FusedOp op,
+                                      int64_t maxThreads, int64_t width) {
   CausalConv1dView conv(op);
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -340,5 +340,4 @@ int64_t mlir::fuel::buildGpuCausalConv1d(RewriterBase &rewriter, FusedOp op,
         ArrayRef<OpFoldResult>{attr(y[0]), attr(y[1]), attr(y[2])},
         ArrayRef<OpFoldResult>{attr(1), attr(1), attr(1)});
   rewriter.replaceOp(op, result);
-  return threads;
 }

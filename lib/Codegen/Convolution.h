@@ -41,9 +41,9 @@ LogicalResult buildCausalConv1d(RewriterBase &rewriter, FusedOp op,
 /// Replaces `op` (a causal_conv1d canScheduleCausalConv1d accepts, with
 /// static shapes) by a block per (batch, channel, stretch of time) and a
 /// thread per `width` consecutive outputs of the stretch, every loop mapped
-/// (CausalConv.cpp). Returns the threads per block.
-int64_t buildGpuCausalConv1d(RewriterBase &rewriter, FusedOp op,
-                             int64_t maxThreads, int64_t width);
+/// (CausalConv.cpp).
+void buildGpuCausalConv1d(RewriterBase &rewriter, FusedOp op,
+                          int64_t maxThreads, int64_t width);
 
 } // namespace fuel
 } // namespace mlir
