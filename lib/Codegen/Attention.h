@@ -4,6 +4,7 @@
 #define FUEL_LIB_CODEGEN_ATTENTION_H
 
 #include "FuelFused/Codegen/Schedules.h"
+#include "FuelFused/IR/FusedOpViews.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -60,6 +61,41 @@ LogicalResult canSchedulePagedAttention(FusedOp op,
 /// (PagedAttention.cpp).
 LogicalResult buildPagedAttention(RewriterBase &rewriter, FusedOp op,
                                   const ScheduleOptions &options);
+
+/// What the CPU and GPU forms of paged_attn share (PagedAttention.cpp).
+namespace paged {
+/// The sizes both forms read off a paged_attn.
+struct PagedShape {
+  int64_t heads, d, dv;
+  /// Query heads per kv head.
+  int64_t group;
+  int64_t blockSize;
+  /// The tokens the block table can address: max_blocks * block_size.
+  int64_t tokens;
+  static PagedShape of(PagedAttnView paged);
+};
+
+/// `n` elements of `from` at `at` as a vector, widened to f32.
+Value readF32(OpBuilder &b, Location loc, Value from, ValueRange at,
+              int64_t n);
+
+/// Where token `t` of sequence `s` lives in the cache: (block, slot), from
+/// the block table.
+std::pair<Value, Value> locate(OpBuilder &b, Location loc, Value table,
+                               Value s, Value t, int64_t blockSize);
+
+/// context_lens[s] as an index.
+Value contextLength(OpBuilder &b, Location loc, Value lens, Value s);
+
+/// The tokens a sequence of `len` attends: those before `len`, at most the
+/// table's `tokens` (the decomposition reads no further either).
+Value liveTokens(OpBuilder &b, Location loc, Value len, int64_t tokens);
+
+/// Token `t`'s score from `dot` (its key times the query): scaled,
+/// soft-capped and, with a `slope`, less slope * |len - 1 - t| (ALiBi).
+Value finishScore(OpBuilder &b, Location loc, PagedAttnView paged, Value dot,
+                  Value slope, Value len, Value t);
+} // namespace paged
 
 } // namespace fuel
 } // namespace mlir

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 using namespace mlir::fuel;
@@ -14,6 +15,49 @@ int64_t mlir::fuel::threadsFor(int64_t n, int64_t maxThreads) {
   while (threads < maxThreads && threads < n)
     threads *= 2;
   return threads;
+}
+
+bool mlir::fuel::hasF32OrHalfTensors(Operation *op) {
+  return llvm::all_of(
+      llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()),
+      [](Type t) {
+        auto tensor = dyn_cast<RankedTensorType>(t);
+        if (!tensor)
+          return true;
+        Type elt = tensor.getElementType();
+        return elt.isF32() || elt.isF16() || elt.isBF16();
+      });
+}
+
+Value mlir::fuel::threadSlices(
+    RewriterBase &rewriter, Location loc, ArrayRef<int64_t> trips, Value init,
+    ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
+    function_ref<SmallVector<OpFoldResult>(ValueRange ids)> offsets,
+    function_ref<Value(ValueRange ids, Value slice)> body) {
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<Attribute> mapping;
+  for (size_t i = 0; i < trips.size(); ++i)
+    mapping.push_back(gpu::GPUThreadMappingAttr::get(
+        ctx, static_cast<gpu::MappingId>(
+                 static_cast<unsigned>(gpu::MappingId::DimX) + trips.size() -
+                 1 - i)));
+  auto loop = scf::ForallOp::create(
+      rewriter, loc, getAsIndexOpFoldResult(ctx, trips), ValueRange{init},
+      rewriter.getArrayAttr(mapping));
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(loop.getBody());
+  SmallVector<Value> ids = loop.getInductionVars();
+  Value shared = loop.getRegionIterArgs()[0];
+  SmallVector<OpFoldResult> at = offsets(ids);
+  SmallVector<OpFoldResult> sizeAttrs = getAsIndexOpFoldResult(ctx, sizes),
+                            strideAttrs = getAsIndexOpFoldResult(ctx, strides);
+  Value slice = tensor::ExtractSliceOp::create(rewriter, loc, shared, at,
+                                               sizeAttrs, strideAttrs);
+  Value written = body(ids, slice);
+  rewriter.setInsertionPointToStart(loop.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(rewriter, loc, written, shared, at,
+                                        sizeAttrs, strideAttrs);
+  return loop.getResult(0);
 }
 
 Value BlockLoops::index(int64_t x) {
@@ -26,39 +70,62 @@ Value BlockLoops::f32Constant(double x) {
 }
 
 Value BlockLoops::perBlock(int64_t trips, function_ref<Value(Value)> body) {
-  Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{trips}, f32);
+  return perBlock(trips, 1, [&](Value i) -> SmallVector<Value> {
+    return {body(i)};
+  })[0];
+}
+
+SmallVector<Value>
+BlockLoops::perBlock(int64_t trips, unsigned n,
+                     function_ref<SmallVector<Value>(Value)> body) {
+  SmallVector<Value> empties;
+  for (unsigned i = 0; i < n; ++i)
+    empties.push_back(
+        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{trips}, f32));
   auto loop = scf::ForallOp::create(
-      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(trips)}, ValueRange{empty},
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(trips)}, empties,
       b.getArrayAttr({gpu::GPUBlockMappingAttr::get(b.getContext(),
                                                     gpu::MappingId::DimX)}));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value value = body(loop.getInductionVar(0));
-  storeOne(loop, value, loop.getInductionVar(0));
-  return loop.getResult(0);
+  SmallVector<Value> values = body(loop.getInductionVar(0));
+  storeOne(loop, values, loop.getInductionVar(0));
+  return loop.getResults();
 }
 
 Value BlockLoops::onEveryThread(int64_t threads,
                                 function_ref<Value(Value)> body) {
+  return onEveryThread(threads, 1, [&](Value t) -> SmallVector<Value> {
+    return {body(t)};
+  })[0];
+}
+
+SmallVector<Value>
+BlockLoops::onEveryThread(int64_t threads, unsigned n,
+                          function_ref<SmallVector<Value>(Value)> body) {
   MLIRContext *ctx = b.getContext();
   auto slotsType = RankedTensorType::get({threads}, f32);
-  Value slots = bufferization::AllocTensorOp::create(
-      b, loc, slotsType, ValueRange{}, /*copy=*/Value(),
-      /*size_hint=*/Value(),
-      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+  SmallVector<Value> slots;
+  for (unsigned i = 0; i < n; ++i)
+    slots.push_back(bufferization::AllocTensorOp::create(
+        b, loc, slotsType, ValueRange{}, /*copy=*/Value(),
+        /*size_hint=*/Value(),
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
   auto loop = scf::ForallOp::create(
-      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(threads)},
-      ValueRange{slots},
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(threads)}, slots,
       b.getArrayAttr(
           {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value value = body(loop.getInductionVar(0));
-    storeOne(loop, value, loop.getInductionVar(0));
+    SmallVector<Value> values = body(loop.getInductionVar(0));
+    storeOne(loop, values, loop.getInductionVar(0));
   }
-  return tensor::ExtractOp::create(b, loc, loop.getResult(0),
-                                   ValueRange{index(0)});
+  SmallVector<Value> firsts;
+  for (Value result : loop.getResults())
+    firsts.push_back(
+        tensor::ExtractOp::create(b, loc, result, ValueRange{index(0)}));
+  return firsts;
 }
 
 Value BlockLoops::blockReduce(
@@ -78,13 +145,16 @@ Value BlockLoops::blockReduce(
       b.getUnitAttr());
 }
 
-void BlockLoops::storeOne(scf::ForallOp loop, Value value, Value at) {
-  Value one = tensor::FromElementsOp::create(
-      b, loc, RankedTensorType::get({1}, f32), ValueRange{value});
+void BlockLoops::storeOne(scf::ForallOp loop, ValueRange values, Value at) {
+  SmallVector<Value> ones;
+  for (Value value : values)
+    ones.push_back(tensor::FromElementsOp::create(
+        b, loc, RankedTensorType::get({1}, f32), ValueRange{value}));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(
-      b, loc, one, loop.getRegionIterArgs()[0], ArrayRef<OpFoldResult>{at},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  for (auto [one, into] : llvm::zip(ones, loop.getRegionIterArgs()))
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, one, into, ArrayRef<OpFoldResult>{at},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
 }

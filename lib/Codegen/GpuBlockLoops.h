@@ -22,6 +22,22 @@ namespace fuel {
 /// `maxThreads`, no more than `n` needs.
 int64_t threadsFor(int64_t n, int64_t maxThreads);
 
+/// Whether every tensor `op` reads or writes is of f32, f16 or bf16 (the
+/// types the built GPU forms compute, the halves in f32).
+bool hasF32OrHalfTensors(Operation *op);
+
+/// An scf.forall of `trips` (1 to 3 dims) on `#gpu.thread`s (the last dim
+/// on x), at the rewriter's insertion point, whose one shared output is
+/// `init`: each thread owns the slice of it at `offsets(ids)` with `sizes`
+/// and `strides` (disjoint across threads), which `body` is given, with the
+/// thread's ids, and returns written; it is inserted back. Returns the
+/// loop's result.
+Value threadSlices(
+    RewriterBase &rewriter, Location loc, ArrayRef<int64_t> trips, Value init,
+    ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
+    function_ref<SmallVector<OpFoldResult>(ValueRange ids)> offsets,
+    function_ref<Value(ValueRange ids, Value slice)> body);
+
 /// Builds block loops, thread loops in them, and the block-wide reductions
 /// inside those, at the rewriter's insertion point.
 class BlockLoops {
@@ -37,6 +53,15 @@ public:
   /// for the iteration's index.
   Value perBlock(int64_t trips, function_ref<Value(Value)> body);
 
+  /// perBlock for `n` values an iteration, into `n` tensors.
+  SmallVector<Value> perBlock(int64_t trips, unsigned n,
+                              function_ref<SmallVector<Value>(Value)> body);
+
+  /// onEveryThread for `n` values (a buffer of slots each).
+  SmallVector<Value>
+  onEveryThread(int64_t threads, unsigned n,
+                function_ref<SmallVector<Value>(Value)> body);
+
   /// Inside a block: an scf.forall of `threads` iterations on
   /// `#gpu.thread<x>` computing `body` (the same value on every thread:
   /// made of block-wide reductions and uniform reads), and that value after
@@ -51,8 +76,8 @@ public:
                     function_ref<Value(OpBuilder &, Value, Value)> step);
 
 private:
-  /// `value` into element `at` of `loop`'s one output.
-  void storeOne(scf::ForallOp loop, Value value, Value at);
+  /// `values[i]` into element `at` of `loop`'s output i.
+  void storeOne(scf::ForallOp loop, ValueRange values, Value at);
 
   RewriterBase &b;
   Location loc;

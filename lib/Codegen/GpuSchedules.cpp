@@ -4,7 +4,9 @@
 // can be scheduled for a GPU, and the entry point that decomposes it and
 // schedules its decomposition. The binding of ops to kinds is the CPU's
 // (the records' `schedule` field); a kind without a GPU form yet leaves
-// its ops to be lowered as decomposed.
+// its ops to be lowered as decomposed. rope and reduce_max_to_backward
+// have no schedule kind (on the CPU they lower as decomposed) but a GPU
+// form each.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,18 +43,11 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
                                          const GpuScheduleOptions &options,
                                          std::string &why) {
   std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
-  if (!kind || (*kind != ScheduleKind::RowWise &&
-                *kind != ScheduleKind::Contraction &&
-                *kind != ScheduleKind::Attention &&
-                *kind != ScheduleKind::RowLoss &&
-                *kind != ScheduleKind::Quantized &&
-                *kind != ScheduleKind::Scan &&
-                *kind != ScheduleKind::Convolution)) {
+  // Every schedule kind has a GPU form, and so have two ops without one.
+  bool rope = RopeView::match(op).has_value();
+  bool reduceMax = ReduceMaxToBackwardView::match(op).has_value();
+  if (!kind && !rope && !reduceMax) {
     why = "the op has no GPU schedule";
-    return failure();
-  }
-  if (*kind == ScheduleKind::Attention && PagedAttnView::match(op)) {
-    why = "paged_attn has no GPU schedule yet";
     return failure();
   }
   for (Type t : llvm::concat<Type>(op->getOperandTypes(),
@@ -69,12 +64,19 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
       return failure();
     }
   }
+  if (rope)
+    return canScheduleGpuRope(op, options, why);
+  if (reduceMax)
+    return canScheduleGpuReduceMaxBackward(op, options, why);
   if (*kind == ScheduleKind::Contraction)
     return canScheduleGpuContraction(op, options, why);
-  if (*kind == ScheduleKind::Attention)
+  if (*kind == ScheduleKind::Attention) {
+    if (PagedAttnView::match(op))
+      return canScheduleGpuPagedAttention(op, options, why);
     return FlashAttnView::match(op)
                ? canScheduleGpuAttention(op, options, why)
                : canScheduleGpuAttentionBackward(op, options, why);
+  }
   if (*kind == ScheduleKind::RowLoss)
     return canScheduleGpuRowLoss(op, options, why);
   if (*kind == ScheduleKind::Quantized)
@@ -102,9 +104,18 @@ scheduleRoot(RewriterBase &rewriter, ScheduleKind kind, linalg::LinalgOp root,
 LogicalResult mlir::fuel::decomposeWithGpuSchedule(
     RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options,
     std::string &why) {
+  // Two ops have a GPU form and no schedule kind: their CPU lowering is
+  // their decomposition's, which on a GPU is four kernels or more (rope) or
+  // reductions each in one thread (reduce_max_to_backward).
+  if (RopeView::match(op))
+    return buildGpuRope(rewriter, op, options);
+  if (ReduceMaxToBackwardView::match(op))
+    return buildGpuReduceMaxBackward(rewriter, op, options);
   ScheduleKind kind = *lookupSchedule(op.getInfo());
   // Attention is built in its tiled form, not scheduled from its
-  // decomposition (see Attention.cpp).
+  // decomposition (see Attention.cpp; paged_attn: GpuPagedAttention.cpp).
+  if (kind == ScheduleKind::Attention && PagedAttnView::match(op))
+    return buildGpuPagedAttention(rewriter, op, options);
   if (kind == ScheduleKind::Attention)
     return FlashAttnView::match(op)
                ? buildGpuAttention(rewriter, op, options)

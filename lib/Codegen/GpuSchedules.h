@@ -64,6 +64,45 @@ LogicalResult canScheduleGpuAttentionBackward(FusedOp op,
 LogicalResult buildGpuAttentionBackward(RewriterBase &rewriter, FusedOp op,
                                         const GpuScheduleOptions &options);
 
+/// The checks of canScheduleGpu that are the GPU schedule of paged_attn's
+/// own: f32, f16 or bf16; value rows of at most max-threads; the table's
+/// tokens' scores in 48 KiB of workgroup memory; at most 65,535 sequences.
+LogicalResult canScheduleGpuPagedAttention(FusedOp op,
+                                           const GpuScheduleOptions &options,
+                                           std::string &why);
+
+/// Replaces `op` (a paged_attn canScheduleGpuPagedAttention accepts) by a
+/// block per (sequence, query head): the scores a thread per token into
+/// workgroup memory, then the output a thread per column
+/// (GpuPagedAttention.cpp).
+LogicalResult buildGpuPagedAttention(RewriterBase &rewriter, FusedOp op,
+                                     const GpuScheduleOptions &options);
+
+/// The checks of canScheduleGpu that are the GPU schedule of rope's own:
+/// f32, f16 or bf16, and blocks of rows the grid holds.
+LogicalResult canScheduleGpuRope(FusedOp op, const GpuScheduleOptions &options,
+                                 std::string &why);
+
+/// Replaces `op` (a rope canScheduleGpuRope accepts) by one kernel: a
+/// thread per pair of elements (p, p + D/2) of a row, blocks of rows
+/// (GpuRope.cpp).
+LogicalResult buildGpuRope(RewriterBase &rewriter, FusedOp op,
+                           const GpuScheduleOptions &options);
+
+/// The checks of canScheduleGpu that are the GPU schedule of
+/// reduce_max_to_backward's own: f32, f16 or bf16, x's last dim reduced,
+/// groups the grid holds.
+LogicalResult canScheduleGpuReduceMaxBackward(FusedOp op,
+                                              const GpuScheduleOptions &options,
+                                              std::string &why);
+
+/// Replaces `op` (a reduce_max_to_backward canScheduleGpuReduceMaxBackward
+/// accepts) by a block per group that reduces it (its max and the count of
+/// elements equal to it) and an elementwise kernel for dx
+/// (GpuReduceMaxBackward.cpp).
+LogicalResult buildGpuReduceMaxBackward(RewriterBase &rewriter, FusedOp op,
+                                        const GpuScheduleOptions &options);
+
 /// The checks of canScheduleGpu that are the GPU row-loss schedule's own.
 LogicalResult canScheduleGpuRowLoss(FusedOp op,
                                     const GpuScheduleOptions &options,

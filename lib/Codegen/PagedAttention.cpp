@@ -34,6 +34,90 @@
 using namespace mlir;
 using namespace mlir::fuel;
 
+paged::PagedShape paged::PagedShape::of(PagedAttnView paged) {
+  ArrayRef<int64_t> q =
+      cast<RankedTensorType>(paged.getQ().getType()).getShape();
+  ArrayRef<int64_t> k =
+      cast<RankedTensorType>(paged.getKCache().getType()).getShape();
+  ArrayRef<int64_t> table =
+      cast<RankedTensorType>(paged.getBlockTable().getType()).getShape();
+  PagedShape shape;
+  shape.heads = q[1];
+  shape.d = q[2];
+  shape.dv = cast<RankedTensorType>(
+      paged.getOperation()->getResult(0).getType()).getShape()[2];
+  shape.group = q[1] / k[1];
+  shape.blockSize = paged.getBlockSize();
+  shape.tokens = table[1] * shape.blockSize;
+  return shape;
+}
+
+Value paged::readF32(OpBuilder &b, Location loc, Value from, ValueRange at,
+                     int64_t n) {
+  Type elt = cast<RankedTensorType>(from.getType()).getElementType();
+  Value pad = arith::ConstantOp::create(b, loc, elt, b.getFloatAttr(elt, 0.0));
+  Value v = vector::TransferReadOp::create(b, loc, VectorType::get({n}, elt),
+                                           from, at, pad, ArrayRef<bool>{true});
+  if (elt.isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc, VectorType::get({n}, b.getF32Type()),
+                               v);
+}
+
+std::pair<Value, Value> paged::locate(OpBuilder &b, Location loc, Value table,
+                                      Value s, Value t, int64_t blockSize) {
+  Value bs = arith::ConstantIndexOp::create(b, loc, blockSize);
+  Value entry = tensor::ExtractOp::create(
+      b, loc, table, ValueRange{s, arith::DivUIOp::create(b, loc, t, bs)});
+  Value block = arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
+  return {block, arith::RemUIOp::create(b, loc, t, bs)};
+}
+
+Value paged::contextLength(OpBuilder &b, Location loc, Value lens, Value s) {
+  return arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      tensor::ExtractOp::create(b, loc, lens, ValueRange{s}));
+}
+
+Value paged::liveTokens(OpBuilder &b, Location loc, Value len,
+                        int64_t tokens) {
+  return arith::MinSIOp::create(
+      b, loc, len, arith::ConstantIndexOp::create(b, loc, tokens));
+}
+
+Value paged::finishScore(OpBuilder &b, Location loc, PagedAttnView paged,
+                         Value dot, Value slope, Value len, Value t) {
+  Type f32 = b.getF32Type();
+  auto constant = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, f32,
+                                     b.getF32FloatAttr(static_cast<float>(v)));
+  };
+  Value score = arith::MulFOp::create(b, loc, dot,
+                                      constant(paged.getSoftmaxScale()));
+  if (std::optional<double> softcap = paged.getSoftcap()) {
+    Value cap = constant(*softcap);
+    score = arith::MulFOp::create(
+        b, loc, cap,
+        math::TanhOp::create(b, loc, arith::DivFOp::create(b, loc, score, cap)));
+  }
+  if (slope) {
+    // score -= slope * |len - 1 - t|.
+    Value dist = arith::SubIOp::create(
+        b, loc,
+        arith::SubIOp::create(b, loc, len,
+                              arith::ConstantIndexOp::create(b, loc, 1)),
+        t);
+    Value far = math::AbsFOp::create(
+        b, loc,
+        arith::SIToFPOp::create(
+            b, loc, f32,
+            arith::IndexCastOp::create(b, loc, b.getI64Type(), dist)));
+    score = arith::SubFOp::create(b, loc, score,
+                                  arith::MulFOp::create(b, loc, slope, far));
+  }
+  return score;
+}
+
 LogicalResult mlir::fuel::canSchedulePagedAttention(
     FusedOp op, const ScheduleOptions &options, std::string &why) {
   PagedAttnView paged(op);
@@ -77,15 +161,12 @@ LogicalResult mlir::fuel::buildPagedAttention(RewriterBase &rewriter,
   Value q = paged.getQ(), kc = paged.getKCache(), vc = paged.getVCache(),
         table = paged.getBlockTable(), lens = paged.getContextLens();
   std::optional<Value> alibi = paged.getAlibi();
-  ArrayRef<int64_t> qShape = cast<RankedTensorType>(q.getType()).getShape();
-  ArrayRef<int64_t> kShape = cast<RankedTensorType>(kc.getType()).getShape();
   auto outType = cast<RankedTensorType>(op->getResult(0).getType());
-  int64_t heads = qShape[1], d = qShape[2];
+  paged::PagedShape shape = paged::PagedShape::of(paged);
+  int64_t heads = shape.heads, d = shape.d, dv = shape.dv;
+  int64_t group = shape.group, blockSize = shape.blockSize;
+  int64_t tokens = shape.tokens;
   OpFoldResult seqs = tensor::getMixedSize(rewriter, loc, q, 0);
-  int64_t dv = outType.getShape()[2];
-  int64_t group = heads / kShape[1], blockSize = paged.getBlockSize();
-  int64_t tokens =
-      cast<RankedTensorType>(table.getType()).getShape()[1] * blockSize;
   int64_t width = options.vectorWidth;
   int64_t row = llvm::alignTo(tokens, width);
   Type elt = outType.getElementType(), f32 = rewriter.getF32Type();
@@ -100,19 +181,6 @@ LogicalResult mlir::fuel::buildPagedAttention(RewriterBase &rewriter,
   auto splat = [&](OpBuilder &b, double v) -> Value {
     return arith::ConstantOp::create(
         b, loc, lanes, DenseElementsAttr::get(lanes, static_cast<float>(v)));
-  };
-  // A row of `n` elements of `from` at `at`, widened to f32.
-  auto readRow = [&](OpBuilder &b, Value from, ValueRange at,
-                     int64_t n) -> Value {
-    Type from_elt = cast<RankedTensorType>(from.getType()).getElementType();
-    Value pad = arith::ConstantOp::create(b, loc, from_elt,
-                                          b.getFloatAttr(from_elt, 0.0));
-    Value v = vector::TransferReadOp::create(
-        b, loc, VectorType::get({n}, from_elt), from, at, pad,
-        ArrayRef<bool>{true});
-    if (from_elt == f32)
-      return v;
-    return arith::ExtFOp::create(b, loc, VectorType::get({n}, f32), v);
   };
 
   Value empty = tensor::EmptyOp::create(
@@ -129,24 +197,15 @@ LogicalResult mlir::fuel::buildPagedAttention(RewriterBase &rewriter,
   rewriter.setInsertionPointToStart(body);
   Value s = body->getArgument(0), h = body->getArgument(1);
   Value out = body->getArgument(2);
-  Value len = arith::IndexCastOp::create(
-      rewriter, loc, rewriter.getIndexType(),
-      tensor::ExtractOp::create(rewriter, loc, lens, ValueRange{s}));
+  Value len = paged::contextLength(rewriter, loc, lens, s);
   Value kvHead = arith::DivUIOp::create(rewriter, loc, h, index(rewriter, group));
-  Value query = readRow(rewriter, q, {s, h, index(rewriter, 0)}, d);
-  // Where token t of this sequence lives in the cache: (block, slot).
-  auto locate = [&](OpBuilder &b, Value t) -> std::pair<Value, Value> {
-    Value bs = index(b, blockSize);
-    Value entry = tensor::ExtractOp::create(
-        b, loc, table, ValueRange{s, arith::DivUIOp::create(b, loc, t, bs)});
-    Value block =
-        arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
-    return {block, arith::RemUIOp::create(b, loc, t, bs)};
+  Value query = paged::readF32(rewriter, loc, q, {s, h, index(rewriter, 0)}, d);
+  auto locate = [&](OpBuilder &b, Value t) {
+    return paged::locate(b, loc, table, s, t, blockSize);
   };
   // The live tokens: those before the context length, at most the table's
   // (the decomposition reads no further either).
-  Value live = arith::MinSIOp::create(rewriter, loc, len,
-                                      index(rewriter, tokens));
+  Value live = paged::liveTokens(rewriter, loc, len, tokens);
   auto forLive = [&](Value init,
                      function_ref<Value(OpBuilder &, Value, Value)> step) {
     return scf::ForOp::create(
@@ -177,37 +236,16 @@ LogicalResult mlir::fuel::buildPagedAttention(RewriterBase &rewriter,
   Value scores = linalg::FillOp::create(rewriter, loc,
                                         f32Const(rewriter, -INFINITY), rowEmpty)
                      .getResult(0);
-  Value scale = f32Const(rewriter, paged.getSoftmaxScale());
-  std::optional<double> softcap = paged.getSoftcap();
   Value slope;
   if (alibi)
     slope = tensor::ExtractOp::create(rewriter, loc, *alibi, ValueRange{h});
   scores = forLive(scores, [&](OpBuilder &b, Value t, Value row) {
     auto [block, slot] = locate(b, t);
-    Value key = readRow(b, kc, {block, kvHead, slot, index(b, 0)}, d);
+    Value key = paged::readF32(b, loc, kc, {block, kvHead, slot, index(b, 0)}, d);
     Value score = vector::ReductionOp::create(
         b, loc, vector::CombiningKind::ADD,
         arith::MulFOp::create(b, loc, query, key));
-    score = arith::MulFOp::create(b, loc, score, scale);
-    if (softcap) {
-      Value cap = f32Const(b, *softcap);
-      score = arith::MulFOp::create(
-          b, loc, cap,
-          math::TanhOp::create(b, loc,
-                               arith::DivFOp::create(b, loc, score, cap)));
-    }
-    if (slope) {
-      // score -= slope * |len - 1 - t|.
-      Value dist = arith::SubIOp::create(
-          b, loc, arith::SubIOp::create(b, loc, len, index(b, 1)), t);
-      Value far = math::AbsFOp::create(
-          b, loc,
-          arith::SIToFPOp::create(
-              b, loc, f32,
-              arith::IndexCastOp::create(b, loc, b.getI64Type(), dist)));
-      score = arith::SubFOp::create(b, loc, score,
-                                    arith::MulFOp::create(b, loc, slope, far));
-    }
+    score = paged::finishScore(b, loc, paged, score, slope, len, t);
     return tensor::InsertOp::create(b, loc, score, row, ValueRange{t})
         .getResult();
   });
@@ -264,7 +302,7 @@ LogicalResult mlir::fuel::buildPagedAttention(RewriterBase &rewriter,
       rewriter, loc, outLanes, DenseElementsAttr::get(outLanes, 0.0f));
   Value o = forLive(zeros, [&](OpBuilder &b, Value t, Value acc) {
     auto [block, slot] = locate(b, t);
-    Value value = readRow(b, vc, {block, kvHead, slot, index(b, 0)}, dv);
+    Value value = paged::readF32(b, loc, vc, {block, kvHead, slot, index(b, 0)}, dv);
     Value p = vector::BroadcastOp::create(
         b, loc, outLanes, tensor::ExtractOp::create(b, loc, probs, ValueRange{t}));
     return arith::AddFOp::create(b, loc, acc,

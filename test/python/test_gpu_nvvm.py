@@ -173,6 +173,54 @@ def test_attention_is_a_thread_per_query_row():
         assert report.spill_stores == 0, report
 
 
+def test_paged_attention_is_a_block_per_query_head():
+    # Held-out shape: 4 sequences, GQA (8 query heads on 2), D = 128, a
+    # table of 64 blocks of 16 (1,024 tokens: 4 a thread of 256). One
+    # kernel: the scores into workgroup memory (4 bytes a token), then the
+    # output a thread per column; no [S, tokens] tensor in global memory.
+    z = np.zeros
+    args = [z((4, 8, 128), np.float32), z((300, 2, 16, 128), np.float32), z((300, 2, 16, 128), np.float32),
+            z((4, 64), np.int32), z((4,), np.int32)]
+    (kernel,) = gpu.compile_nvvm(fused_text("paged_attn", args, {"softmax_scale": 0.088, "block_size": 16}),
+                                 chip="sm_90")
+    no_device_malloc([kernel])
+    assert ".maxntid 256, 1, 1" in kernel.ptx and "ex2.approx" in kernel.ptx
+    assert "bar.sync" in kernel.ptx and ".shared" in kernel.ptx
+    if HAVE_PTXAS:
+        (report,) = gpu.ptxas(kernel.ptx, "sm_90")
+        assert report.shared_bytes == 4 * 1024, report
+        assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
+def test_rope_is_one_kernel():
+    # Held-out shape: [2, 8, 128, 64] f16 as 2,048 rows of 32 pairs, 4 rows
+    # a block. The decomposition is four kernels or more.
+    args = [np.zeros((2, 8, 128, 64), np.float16), np.zeros((128, 64), np.float16),
+            np.zeros((128, 64), np.float16)]
+    text = fused_text("rope", args)
+    (kernel,) = gpu.compile_nvvm(text, chip="sm_90")
+    assert len(gpu.compile_nvvm(text, chip="sm_90", codegen=False)) >= 4
+    assert ".maxntid 32, 4, 1" in kernel.ptx
+    if HAVE_PTXAS:
+        (report,) = gpu.ptxas(kernel.ptx, "sm_90")
+        assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
+def test_reduce_max_backward_reduces_in_blocks():
+    # Held-out shape: groups of rows of 3,000 (256 threads a block, shuffles
+    # and shared memory), then dx elementwise; no kernel of one thread.
+    args = [np.zeros((48, 3000), np.float32), np.zeros((48, 1), np.float32)]
+    kernels = gpu.compile_nvvm(fused_text("reduce_max_to_backward", args), chip="sm_90")
+    assert len(kernels) == 2, [k.module for k in kernels]
+    (block,) = [k for k in kernels if "shfl.sync" in k.ptx]
+    assert ".maxntid 256, 1, 1" in block.ptx
+    assert all(".maxntid 1, 1, 1" not in k.ptx for k in kernels)
+    if HAVE_PTXAS:
+        for kernel in kernels:
+            (report,) = gpu.ptxas(kernel.ptx, "sm_90")
+            assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
 @pytest.mark.parametrize("which,computing", [("q", 1), ("k", 2), ("v", 2)])
 def test_attention_backward_is_a_thread_per_row(which, computing):
     # Held-out shape: causal, GQA, sequences off the blocks. dq: one kernel

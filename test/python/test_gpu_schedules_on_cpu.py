@@ -18,14 +18,16 @@ import numpy as np
 import pytest
 
 from numerics import BF16, assert_close, fused_text, rand
-from references import cross_entropy
-from test_all_ops import CASES as ALL_CASES
+from references import cross_entropy, reduce_max_backward
+from test_all_ops import CASES as ALL_CASES, rope as rope_reference
 from test_qmatmul import GEOMETRY, as_words, dequant, random_blocks
 from test_codegen_scan import make, make_ssd, reference as scan_reference, ssd_reference
 from test_codegen_conv import (FILTERS_MAJOR, SCHEDULED as CONV_SCHEDULED, STRIDED_GROUPED, TRANSPOSED,
                                reference as conv_reference, transposed_reference)
 from test_codegen_causal_conv import (SHAPES as CAUSAL_SHAPES, make as make_causal,
                                       reference as causal_reference)
+from test_codegen_paged_attn import (CASES as PAGED_CASES, make as make_paged,
+                                     reference as paged_reference)
 from test_codegen_attention import (BWD_CASES, BWD_SHAPES, CASES as ATTN_CASES, SHAPES, bwd_reference,
                                     case_id, inputs, reference)
 
@@ -123,6 +125,75 @@ def test_ssd_chunk_scan(fuel_opt, shape, name, dtype):
     args = make_ssd(*shape, dtype)
     y = run_gpu_form(fuel_opt, "ssd_chunk_scan", args, {"chunk_size": shape[1]})
     assert_close(y, ssd_reference(args), name, loose=True)
+
+
+# paged_attn's GPU form: a block per (sequence, query head); its threads
+# write the scores of tokens i, i + T, ... into a row in workgroup memory
+# (here ordinary memory), then a thread per output column reads them. The
+# CPU schedule's cases, and tables of more tokens than threads (each thread
+# several), run with the block's thread loops in order.
+def run_paged_gpu_form(fuel_opt, args, params):
+    text = gpu_form(fuel_opt, fused_text("paged_attn", list(args), params))
+    assert "#gpu.address_space<workgroup>" in text
+    text = text.replace(" {memory_space = #gpu.address_space<workgroup>}", "")
+    return runner.compile(text, "f", codegen=False)(*args)
+
+
+PAGED_GPU_CASES = PAGED_CASES + [(2, 4, 4, 48, 16, 40, [600, 257]),   # 640 tokens: 3 a thread
+                                 (1, 2, 1, 8, 1, 300, [299])]        # block_size 1
+
+
+@pytest.mark.parametrize("case", PAGED_GPU_CASES, ids=lambda c: "-".join(map(str, c[:6])))
+@pytest.mark.parametrize("name,dtype", [("f32", np.float32)] + DTYPES, ids=lambda d: d if isinstance(d, str) else "")
+def test_paged_attention(fuel_opt, case, name, dtype):
+    *shape, lens = case
+    args = make_paged(*shape, lens, dtype, seed=len(lens))
+    params = {"softmax_scale": 0.125, "block_size": shape[4]}
+    out = run_paged_gpu_form(fuel_opt, args, params)
+    assert out.dtype == dtype
+    assert_close(out, paged_reference(args, params), name, loose=True)
+
+
+def test_paged_attention_softcap_alibi_and_overlong(fuel_opt):
+    # ALiBi, softcap; a context of none and one longer than its table
+    # (the table's tokens are attended, as the decomposition does).
+    q, kc, vc, table, lens = make_paged(3, 4, 2, 40, 8, 3, [20, 0, 100], np.float32, seed=5)
+    alibi = (2.0 ** -np.arange(1, 5)).astype(np.float32)
+    params = {"softmax_scale": 0.2, "block_size": 8, "softcap": 3.0}
+    got = run_paged_gpu_form(fuel_opt, [q, kc, vc, table, lens, alibi], params)
+    assert np.all(got[1] == 0)
+    capped = [q, kc, vc, table, np.array([20, 0, 24], np.int32)]
+    assert_close(got, paged_reference(capped, params, alibi), "f32", loose=True)
+
+
+# rope's GPU form: a thread per pair (p, p + D/2) of a row, blocks of rows;
+# rank 2 and 4, a half row of 300 pairs (150 threads of 2), odd rows.
+@pytest.mark.parametrize("shape", [(7, 64), (2, 3, 5, 8), (1, 2, 9, 600), (3, 1, 13, 20)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("name,dtype", [("f32", np.float32)] + DTYPES, ids=lambda d: d if isinstance(d, str) else "")
+def test_rope(fuel_opt, shape, name, dtype):
+    x, cos, sin = rand(shape, dtype), rand(shape[-2:], dtype, 1), rand(shape[-2:], dtype, 2)
+    out = run_gpu_form(fuel_opt, "rope", [x, cos, sin])
+    assert out.dtype == dtype and out.shape == shape
+    f64 = lambda a: np.asarray(a, np.float64)  # noqa: E731
+    assert_close(out, rope_reference(f64(x), f64(cos), f64(sin)), name)
+
+
+# reduce_max_to_backward's GPU form: a block per group (its max and count
+# each a block reduction, serialized here), then dx elementwise. Values
+# rounded to halves so that groups have ties; groups of the last dim, of
+# the last two, of everything, and of 700 (several elements a thread).
+@pytest.mark.parametrize("xs,gs", [((4, 6, 10), (4, 6, 1)), ((4, 6, 10), (4, 1, 1)), ((3, 5, 7), (1, 1, 1)),
+                                   ((2, 700), (2, 1)), ((5, 3, 8), (1, 3, 1))],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("name,dtype", [("f32", np.float32)] + DTYPES, ids=lambda d: d if isinstance(d, str) else "")
+def test_reduce_max_backward(fuel_opt, xs, gs, name, dtype):
+    x = (np.round(rand(xs, np.float32) * 2) / 2).astype(dtype)
+    g = rand(gs, dtype, 1)
+    out = run_serialized(fuel_opt, "reduce_max_to_backward", [x, g])
+    assert out.dtype == dtype and out.shape == xs
+    f64 = lambda a: np.asarray(a, np.float64)  # noqa: E731
+    assert_close(out, reduce_max_backward(f64(x), f64(g)), name)
 
 
 # The convolutions' GPU form: a thread per tile of 4 output columns by up to

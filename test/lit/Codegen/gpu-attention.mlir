@@ -46,13 +46,3 @@ func.func @big_block(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>, %v: t
   %o = fuel.fused flash_attn {softmax_scale = 0.25 : f32} (%q, %k, %v) : (tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32>
   return %o : tensor<1x1x64x16xf32>
 }
-
-// -----
-
-// CHECK-LABEL: func.func @paged
-// CHECK:         fuel.fused paged_attn
-// REPORT: remark: fuel-codegen-gpu: paged_attn not scheduled: paged_attn has no GPU schedule yet
-func.func @paged(%q: tensor<3x8x64xf32>, %kc: tensor<10x2x16x64xf32>, %bt: tensor<3x4xi32>, %cl: tensor<3xi32>) -> tensor<3x8x64xf32> {
-  %o = fuel.fused paged_attn {softmax_scale = 0.125 : f32, block_size = 16 : i64} (%q, %kc, %kc, %bt, %cl) : (tensor<3x8x64xf32>, tensor<10x2x16x64xf32>, tensor<10x2x16x64xf32>, tensor<3x4xi32>, tensor<3xi32>) -> tensor<3x8x64xf32>
-  return %o : tensor<3x8x64xf32>
-}

@@ -1,0 +1,74 @@
+// The GPU form of reduce_max_to_backward where x's last dim is reduced: a
+// block per group of x that g reduces, the group's max and the count of
+// its elements equal to it each a block reduction (gpu.all_reduce) of the
+// threads' partials, then dx elementwise. The decomposition reduces each
+// group in one thread.
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu %s | FileCheck %s
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu="report=true" %s \
+// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+
+// Groups over dims 0 and 2 of [5, 3, 8] (3 groups of 40): element j of
+// group h is x[j / 8, h, j % 8], 64 threads a block.
+// CHECK-LABEL: func.func @strided_groups
+// CHECK-NOT:     fuel.fused
+// CHECK:         scf.forall (%[[G:.*]]) in (3) shared_outs({{.*}}) -> (tensor<3xf32>, tensor<3xf32>)
+// CHECK:           scf.forall (%[[T:.*]]) in (64)
+// CHECK:             scf.for %[[J:.*]] = %[[T]] to %c40 step %c64
+// CHECK:               %[[IN:.*]] = arith.remui %[[J]], %c8
+// CHECK:               %[[OUT:.*]] = arith.divui %[[J]], %c8
+// CHECK:               tensor.extract %{{.*}}[%[[OUT]], %[[G]], %[[IN]]] : tensor<5x3x8xf32>
+// CHECK:             %[[MAX:.*]] = gpu.all_reduce maximumf
+// CHECK:             scf.for
+// CHECK:               arith.cmpf oeq, %{{.*}}, %[[MAX]]
+// CHECK:             gpu.all_reduce add
+// CHECK:             arith.divf
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:         } {mapping = [#gpu.block<x>]}
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<5x3x8xf32>, tensor<1x3x1xf32>, tensor<1x3x1xf32>)
+func.func @strided_groups(%x: tensor<5x3x8xf32>, %g: tensor<1x3x1xf32>) -> tensor<5x3x8xf32> {
+  %dx = fuel.fused reduce_max_to_backward (%x, %g) : (tensor<5x3x8xf32>, tensor<1x3x1xf32>) -> tensor<5x3x8xf32>
+  return %dx : tensor<5x3x8xf32>
+}
+
+// -----
+
+// Rows of 4,096 f16 (amax over the last dim): 256 threads a block.
+// CHECK-LABEL: func.func @rows
+// CHECK:         scf.forall (%{{.*}}) in (32)
+// CHECK:           scf.forall (%{{.*}}) in (256)
+// CHECK:             arith.extf {{.*}} : f16 to f32
+// CHECK:         linalg.generic
+// CHECK:           arith.truncf {{.*}} : f32 to f16
+func.func @rows(%x: tensor<32x4096xf16>, %g: tensor<32x1xf16>) -> tensor<32x4096xf16> {
+  %dx = fuel.fused reduce_max_to_backward (%x, %g) : (tensor<32x4096xf16>, tensor<32x1xf16>) -> tensor<32x4096xf16>
+  return %dx : tensor<32x4096xf16>
+}
+
+// -----
+
+// The last dim kept: the decomposition's thread per group reads
+// consecutive groups, so it is kept.
+// REPORT: remark: fuel-codegen-gpu: reduce_max_to_backward not scheduled: x's last dim is not reduced (the decomposition's thread per group reads consecutive groups)
+// CHECK-LABEL: func.func @columns
+// CHECK-NOT:     gpu.all_reduce
+func.func @columns(%x: tensor<64x32xf32>, %g: tensor<1x32xf32>) -> tensor<64x32xf32> {
+  %dx = fuel.fused reduce_max_to_backward (%x, %g) : (tensor<64x32xf32>, tensor<1x32xf32>) -> tensor<64x32xf32>
+  return %dx : tensor<64x32xf32>
+}
+
+// -----
+
+// REPORT: remark: fuel-codegen-gpu: reduce_max_to_backward not scheduled: the GPU schedule of reduce_max_to_backward handles f32, f16 and bf16
+func.func @double(%x: tensor<4x8xf64>, %g: tensor<4x1xf64>) -> tensor<4x8xf64> {
+  %dx = fuel.fused reduce_max_to_backward (%x, %g) : (tensor<4x8xf64>, tensor<4x1xf64>) -> tensor<4x8xf64>
+  return %dx : tensor<4x8xf64>
+}
+
+// -----
+
+// REPORT: remark: fuel-codegen-gpu: reduce_max_to_backward not scheduled: more groups than the grid's x holds
+func.func @huge(%x: tensor<4294967311x2xf32>, %g: tensor<4294967311x1xf32>) -> tensor<4294967311x2xf32> {
+  %dx = fuel.fused reduce_max_to_backward (%x, %g) : (tensor<4294967311x2xf32>, tensor<4294967311x1xf32>) -> tensor<4294967311x2xf32>
+  return %dx : tensor<4294967311x2xf32>
+}
