@@ -1,27 +1,35 @@
 //===- GpuPagedAttention.cpp - paged_attn on a GPU ------------------------===//
 //
 // paged_attn (one query token per sequence against its paged cache) on a
-// GPU: a block per (sequence, query head), on (y, x), in two thread loops.
+// GPU. A block per (sequence, query head) and, for a block table of more
+// than kPartition tokens, per partition of kPartition tokens of it (flash
+// decoding: a long context is spread over several blocks, and the scores a
+// block keeps stay small), in two thread loops:
 //
 // 1. Scores: T threads (T: a power of two from a warp up to max-threads,
-//    no more than the table's tokens need); thread i takes tokens i, i + T,
-//    i + 2T, ... before the context length, reads the token's key row (block
-//    table[s, t / block_size], slot t % block_size) in vectors of up to 8
-//    elements against the query's, and writes the finished score (scaled,
-//    soft-capped, ALiBi) into a row of scores in workgroup memory. A warp
-//    reads the key rows of consecutive tokens and writes consecutive slots.
-// 2. Output: a thread per output column j (Dv of them, after a barrier):
-//    the row's maximum from workgroup memory, then one pass over the live
-//    tokens that adds up e = exp(score - max) and e * v[token, j], and o[j]
-//    is their ratio (0 when the sum is not positive, as the decomposition's
-//    p). A warp reads consecutive elements of each value row.
+//    no more than the block's tokens need); thread i takes the block's
+//    tokens i, i + T, ... before the context length, reads the token's key
+//    row (block table[s, t / block_size], slot t % block_size) in vectors
+//    of up to 8 elements against the query's, and writes the finished
+//    score (scaled, soft-capped, ALiBi) into a row of scores in workgroup
+//    memory. A warp reads the key rows of consecutive tokens and writes
+//    consecutive slots.
+// 2. Output: a thread per output column j (after a barrier): the row's
+//    maximum from workgroup memory, then one pass over the block's live
+//    tokens that adds up e = exp(score - max) and e * v[token, j]. Without
+//    partitions o[j] is their ratio (0 when the sum is not positive, as the
+//    decomposition's p); with them the block writes its max, its sum and
+//    its unnormalized column sums (two more threads write the max and the
+//    sum), and a second kernel, a block per (sequence, query head) and a
+//    thread per column, rescales each partition's sums by
+//    exp(max_p - max) and divides (FlashDecoding's combine).
 //
-// Each key and value element is read from global memory once per query
-// head; the only intermediate is the row of scores in workgroup memory,
-// 4 bytes a token of the table (so the table's tokens are bounded:
-// canScheduleGpuPagedAttention). The decomposition gathers every cache
-// element through a tensor.extract over all max_blocks * block_size tokens
-// in a kernel per loop nest. f16 and bf16 compute in f32.
+// A warp reads consecutive elements of each value row. Each key and value
+// element is read from global memory once per query head; the only
+// intermediates are a block's row of scores in workgroup memory and, with
+// partitions, Dv + 2 floats per partition. The decomposition gathers every
+// cache element through a tensor.extract over all max_blocks * block_size
+// tokens in a kernel per loop nest. f16 and bf16 compute in f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +44,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
@@ -44,18 +53,353 @@ using namespace mlir;
 using namespace mlir::fuel;
 
 namespace {
-/// Workgroup memory a block may take without opting in (NVIDIA's static
-/// limit; AMD's LDS is 64 KiB).
-constexpr int64_t kWorkgroupBytes = 48 * 1024;
+/// Tokens of a block table a block takes at most; a longer table is split
+/// into partitions of this many, a block each (2 KiB of scores).
+constexpr int64_t kPartition = 512;
 /// Elements per step of a score's dot product (at most).
 constexpr int64_t kDotStep = 8;
 
-/// The scores' threads for a table of `tokens` and the tokens each takes.
-std::pair<int64_t, int64_t> scoreThreads(int64_t tokens, int64_t maxThreads) {
-  int64_t threads = threadsFor(tokens, maxThreads);
-  return {threads, llvm::divideCeil(tokens, threads)};
-}
+/// How the table's tokens are spread over blocks and threads.
+struct Split {
+  /// Tokens per block (the table's, or kPartition) and blocks per
+  /// (sequence, query head).
+  int64_t tokens, partitions;
+  /// The scores' threads and the tokens each takes.
+  int64_t threads, each;
+
+  static Split of(int64_t tokens, int64_t maxThreads) {
+    Split split;
+    split.tokens = std::min(tokens, kPartition);
+    split.partitions = llvm::divideCeil(tokens, split.tokens);
+    split.threads = threadsFor(split.tokens, maxThreads);
+    split.each = llvm::divideCeil(split.tokens, split.threads);
+    return split;
+  }
+  bool partitioned() const { return partitions > 1; }
+  /// Threads of the output loop: a column each, and with partitions two
+  /// more for the block's max and sum.
+  int64_t columnThreads(int64_t dv) const {
+    return dv + (partitioned() ? 2 : 0);
+  }
+};
+
+/// Builds the loops of one paged_attn op.
+class PagedBuilder {
+public:
+  PagedBuilder(RewriterBase &rewriter, FusedOp op,
+               const GpuScheduleOptions &options)
+      : b(rewriter), loc(op.getLoc()), paged(op),
+        shape(paged::PagedShape::of(paged)),
+        split(Split::of(shape.tokens, options.maxThreads)),
+        f32(rewriter.getF32Type()) {}
+
+  /// Replaces the op.
+  void build();
+
+private:
+  Value index(OpBuilder &at, int64_t v) {
+    return arith::ConstantIndexOp::create(at, loc, v);
+  }
+  Value constant(OpBuilder &at, double v) {
+    return arith::ConstantOp::create(at, loc, f32,
+                                     at.getF32FloatAttr(static_cast<float>(v)));
+  }
+  /// A forall over `sizes` on blocks writing `init`; sets the insertion
+  /// point into its body.
+  scf::ForallOp blockLoop(ArrayRef<int64_t> sizes, Value init);
+  /// Inserts `row` into the block loop's output at `offsets` (a row of its
+  /// last dim) and returns the loop's result.
+  Value finishBlock(scf::ForallOp loop, Value row,
+                    ArrayRef<OpFoldResult> offsets);
+  /// A thread per element of the last dim of `out` (a slice at `offsets`),
+  /// writing `column(j)`.
+  Value columnLoop(Value out, ArrayRef<OpFoldResult> offsets, int64_t trips,
+                   function_ref<Value(Value j)> column);
+  /// The (sequence, head) block's values: its context length, live tokens,
+  /// kv head and ALiBi slope.
+  void enterHead(Value s, Value h);
+  /// The scores of tokens [lo, hi) in a row of workgroup memory, token t at
+  /// t - lo.
+  Value scores(Value lo, Value hi);
+  /// Over tokens [lo, hi) with their scores in `row`: the max, the sum of
+  /// e = exp(score - max), and the sum of e * v[token, column].
+  std::array<Value, 3> softmaxColumn(Value row, Value lo, Value hi,
+                                     Value column);
+
+  RewriterBase &b;
+  Location loc;
+  PagedAttnView paged;
+  paged::PagedShape shape;
+  Split split;
+  Type f32;
+  // The current block's.
+  Value s, h, len, live, kvHead, slope;
+};
 } // namespace
+
+scf::ForallOp PagedBuilder::blockLoop(ArrayRef<int64_t> sizes, Value init) {
+  auto loop = scf::ForallOp::create(b, loc, getAsIndexOpFoldResult(
+                                                b.getContext(), sizes),
+                                    ValueRange{init}, std::nullopt);
+  mapForall(b, loop, /*threads=*/false);
+  b.setInsertionPointToStart(loop.getBody());
+  return loop;
+}
+
+Value PagedBuilder::finishBlock(scf::ForallOp loop, Value row,
+                                ArrayRef<OpFoldResult> offsets) {
+  auto type = cast<RankedTensorType>(loop.getResult(0).getType());
+  SmallVector<OpFoldResult> sizes(type.getRank(), b.getIndexAttr(1));
+  sizes.back() = b.getIndexAttr(type.getShape().back());
+  b.setInsertionPointToStart(loop.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      b, loc, row, loop.getRegionIterArgs()[0], offsets, sizes,
+      SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1)));
+  b.setInsertionPointAfter(loop);
+  return loop.getResult(0);
+}
+
+Value PagedBuilder::columnLoop(Value out, ArrayRef<OpFoldResult> offsets,
+                               int64_t trips,
+                               function_ref<Value(Value j)> column) {
+  auto type = cast<RankedTensorType>(out.getType());
+  int64_t width = type.getShape().back();
+  SmallVector<OpFoldResult> sizes(type.getRank(), b.getIndexAttr(1));
+  sizes.back() = b.getIndexAttr(width);
+  Value row = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({width}, type.getElementType()), out,
+      offsets, sizes,
+      SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1)));
+  return threadSlices(
+      b, loc, {trips}, row, {1}, {1},
+      [](ValueRange ids) -> SmallVector<OpFoldResult> { return {ids[0]}; },
+      [&](ValueRange ids, Value mine) -> Value {
+        return tensor::InsertOp::create(b, loc, column(ids[0]), mine,
+                                        ValueRange{index(b, 0)});
+      });
+}
+
+void PagedBuilder::enterHead(Value seq, Value head) {
+  s = seq;
+  h = head;
+  len = paged::contextLength(b, loc, paged.getContextLens(), s);
+  live = paged::liveTokens(b, loc, len, shape.tokens);
+  kvHead = arith::DivUIOp::create(b, loc, h, index(b, shape.group));
+  slope = Value();
+  if (std::optional<Value> alibi = paged.getAlibi())
+    slope = tensor::ExtractOp::create(b, loc, *alibi, ValueRange{h});
+}
+
+Value PagedBuilder::scores(Value lo, Value hi) {
+  int64_t step = std::gcd(shape.d, kDotStep);
+  auto stepType = VectorType::get({step}, f32);
+  Value q = paged.getQ(), kc = paged.getKCache(),
+        table = paged.getBlockTable();
+  Value init = bufferization::AllocTensorOp::create(
+      b, loc, RankedTensorType::get({split.threads * split.each}, f32),
+      ValueRange{}, /*copy=*/Value(), /*size_hint=*/Value(),
+      gpu::AddressSpaceAttr::get(b.getContext(),
+                                 gpu::AddressSpace::Workgroup));
+  // Thread i's tokens lo + i, lo + i + T, ... at i, i + T, ... of the row.
+  return threadSlices(
+      b, loc, {split.threads}, init, {split.each}, {split.threads},
+      [](ValueRange ids) -> SmallVector<OpFoldResult> { return {ids[0]}; },
+      [&](ValueRange ids, Value mine) -> Value {
+        Value i = ids[0];
+        Value from = arith::AddIOp::create(b, loc, lo, i);
+        auto loop = scf::ForOp::create(
+            b, loc, from, hi, index(b, split.threads), ValueRange{mine},
+            [&](OpBuilder &nb, Location, Value t, ValueRange acc) {
+              auto [block, slot] = paged::locate(nb, loc, table, s, t,
+                                                 shape.blockSize);
+              Value zeros = arith::ConstantOp::create(
+                  nb, loc, stepType, DenseElementsAttr::get(stepType, 0.0f));
+              Value sums =
+                  scf::ForOp::create(
+                      nb, loc, index(nb, 0), index(nb, shape.d),
+                      index(nb, step), ValueRange{zeros},
+                      [&](OpBuilder &ib, Location, Value c, ValueRange sum) {
+                        Value x = paged::readF32(ib, loc, q, {s, h, c}, step);
+                        Value k = paged::readF32(
+                            ib, loc, kc, {block, kvHead, slot, c}, step);
+                        scf::YieldOp::create(
+                            ib, loc,
+                            ValueRange{vector::FMAOp::create(ib, loc, x, k,
+                                                             sum[0])});
+                      })
+                      .getResult(0);
+              Value dot = vector::ReductionOp::create(
+                  nb, loc, vector::CombiningKind::ADD, sums);
+              Value score =
+                  paged::finishScore(nb, loc, paged, dot, slope, len, t);
+              // Token t is the ((t - lo - i) / T)-th of this thread's.
+              Value at = arith::DivUIOp::create(
+                  nb, loc, arith::SubIOp::create(nb, loc, t, from),
+                  index(nb, split.threads));
+              scf::YieldOp::create(
+                  nb, loc,
+                  ValueRange{tensor::InsertOp::create(nb, loc, score, acc[0],
+                                                      ValueRange{at})});
+            });
+        return loop.getResult(0);
+      });
+}
+
+std::array<Value, 3> PagedBuilder::softmaxColumn(Value row, Value lo,
+                                                 Value hi, Value column) {
+  Value vc = paged.getVCache(), table = paged.getBlockTable();
+  auto score = [&](OpBuilder &at, Value t) -> Value {
+    return tensor::ExtractOp::create(
+        at, loc, row, ValueRange{arith::SubIOp::create(at, loc, t, lo)});
+  };
+  Value max =
+      scf::ForOp::create(
+          b, loc, lo, hi, index(b, 1), ValueRange{constant(b, -INFINITY)},
+          [&](OpBuilder &nb, Location, Value t, ValueRange acc) {
+            scf::YieldOp::create(
+                nb, loc,
+                ValueRange{arith::MaximumFOp::create(nb, loc, acc[0],
+                                                     score(nb, t))});
+          })
+          .getResult(0);
+  ValueRange sums =
+      scf::ForOp::create(
+          b, loc, lo, hi, index(b, 1),
+          ValueRange{constant(b, 0.0), constant(b, 0.0)},
+          [&](OpBuilder &nb, Location, Value t, ValueRange acc) {
+            Value x = score(nb, t);
+            Value masked = arith::CmpFOp::create(
+                nb, loc, arith::CmpFPredicate::OEQ, x, constant(nb, -INFINITY));
+            Value e = arith::SelectOp::create(
+                nb, loc, masked, constant(nb, 0.0),
+                math::ExpOp::create(nb, loc,
+                                    arith::SubFOp::create(nb, loc, x, max)));
+            auto [block, slot] =
+                paged::locate(nb, loc, table, s, t, shape.blockSize);
+            Value v = tensor::ExtractOp::create(
+                nb, loc, vc, ValueRange{block, kvHead, slot, column});
+            if (!v.getType().isF32())
+              v = arith::ExtFOp::create(nb, loc, f32, v);
+            scf::YieldOp::create(
+                nb, loc,
+                ValueRange{arith::AddFOp::create(nb, loc, acc[0], e),
+                           math::FmaOp::create(nb, loc, e, v, acc[1])});
+          })
+          .getResults();
+  return {max, sums[0], sums[1]};
+}
+
+void PagedBuilder::build() {
+  FusedOp op = paged.getOperation();
+  b.setInsertionPoint(op);
+  auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+  Type elt = outType.getElementType();
+  int64_t seqs = outType.getDimSize(0), dv = shape.dv;
+  OpFoldResult zero = b.getIndexAttr(0);
+  // o = sum / l where l is positive, 0 otherwise, in the result's type.
+  auto divide = [&](Value sum, Value l) -> Value {
+    Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                           l, constant(b, 0.0));
+    Value o = arith::SelectOp::create(
+        b, loc, positive, arith::DivFOp::create(b, loc, sum, l),
+        constant(b, 0.0));
+    return elt == f32 ? o : arith::TruncFOp::create(b, loc, elt, o);
+  };
+  Value empty = tensor::EmptyOp::create(b, loc, outType.getShape(), elt);
+
+  if (!split.partitioned()) {
+    scf::ForallOp blocks = blockLoop({seqs, shape.heads}, empty);
+    enterHead(blocks.getInductionVar(0), blocks.getInductionVar(1));
+    Value lo = index(b, 0), row = scores(lo, live);
+    SmallVector<OpFoldResult> at = {s, h, zero};
+    Value o = columnLoop(blocks.getRegionIterArgs()[0], at, dv,
+                         [&](Value j) {
+                           auto [max, l, sum] =
+                               softmaxColumn(row, lo, live, j);
+                           return divide(sum, l);
+                         });
+    b.replaceOp(op, finishBlock(blocks, o, at));
+    return;
+  }
+
+  // Each partition's column sums, then its max and its sum of e.
+  int64_t parts = split.partitions;
+  Value partialsInit = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{seqs, shape.heads, parts, dv + 2}, f32);
+  scf::ForallOp blocks = blockLoop({seqs, shape.heads, parts}, partialsInit);
+  enterHead(blocks.getInductionVar(0), blocks.getInductionVar(1));
+  Value p = blocks.getInductionVar(2);
+  Value lo = arith::MulIOp::create(b, loc, p, index(b, split.tokens));
+  Value hi = arith::MinSIOp::create(
+      b, loc, live, arith::AddIOp::create(b, loc, lo, index(b, split.tokens)));
+  Value row = scores(lo, hi);
+  SmallVector<OpFoldResult> at = {s, h, p, zero};
+  Value lastColumn = index(b, dv - 1);
+  Value partial = columnLoop(
+      blocks.getRegionIterArgs()[0], at, dv + 2, [&](Value j) -> Value {
+        // Threads dv and dv + 1 read the last column too, and write the
+        // max and the sum.
+        Value column = arith::MinUIOp::create(b, loc, j, lastColumn);
+        auto [max, l, sum] = softmaxColumn(row, lo, hi, column);
+        Value isSum = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            j, index(b, dv));
+        Value isMax = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            j, index(b, dv));
+        return arith::SelectOp::create(
+            b, loc, isSum, sum, arith::SelectOp::create(b, loc, isMax, max, l));
+      });
+  Value partials = finishBlock(blocks, partial, at);
+
+  // The combine: o = sum_p w_p sum_p[j] / sum_p w_p l_p, with
+  // w_p = exp(max_p - max), 0 for a partition without tokens.
+  scf::ForallOp heads = blockLoop({seqs, shape.heads}, empty);
+  Value seq = heads.getInductionVar(0), head = heads.getInductionVar(1);
+  SmallVector<OpFoldResult> outAt = {seq, head, zero};
+  Value o = columnLoop(
+      heads.getRegionIterArgs()[0], outAt, dv, [&](Value j) -> Value {
+        auto read = [&](OpBuilder &at, Value part, Value column) -> Value {
+          return tensor::ExtractOp::create(at, loc, partials,
+                                           ValueRange{seq, head, part, column});
+        };
+        Value maxAt = index(b, dv), sumAt = index(b, dv + 1);
+        Value max =
+            scf::ForOp::create(
+                b, loc, index(b, 0), index(b, parts), index(b, 1),
+                ValueRange{constant(b, -INFINITY)},
+                [&](OpBuilder &nb, Location, Value q, ValueRange acc) {
+                  scf::YieldOp::create(
+                      nb, loc,
+                      ValueRange{arith::MaximumFOp::create(
+                          nb, loc, acc[0], read(nb, q, maxAt))});
+                })
+                .getResult(0);
+        ValueRange sums =
+            scf::ForOp::create(
+                b, loc, index(b, 0), index(b, parts), index(b, 1),
+                ValueRange{constant(b, 0.0), constant(b, 0.0)},
+                [&](OpBuilder &nb, Location, Value q, ValueRange acc) {
+                  Value m = read(nb, q, maxAt);
+                  Value none = arith::CmpFOp::create(
+                      nb, loc, arith::CmpFPredicate::OEQ, m,
+                      constant(nb, -INFINITY));
+                  Value w = arith::SelectOp::create(
+                      nb, loc, none, constant(nb, 0.0),
+                      math::ExpOp::create(
+                          nb, loc, arith::SubFOp::create(nb, loc, m, max)));
+                  scf::YieldOp::create(
+                      nb, loc,
+                      ValueRange{math::FmaOp::create(nb, loc, w,
+                                                     read(nb, q, sumAt),
+                                                     acc[0]),
+                                 math::FmaOp::create(nb, loc, w,
+                                                     read(nb, q, j),
+                                                     acc[1])});
+                })
+                .getResults();
+        return divide(sums[1], sums[0]);
+      });
+  b.replaceOp(op, finishBlock(heads, o, outAt));
+}
 
 LogicalResult mlir::fuel::canScheduleGpuPagedAttention(
     FusedOp op, const GpuScheduleOptions &options, std::string &why) {
@@ -63,25 +407,21 @@ LogicalResult mlir::fuel::canScheduleGpuPagedAttention(
     return failure();
   PagedAttnView paged(op);
   paged::PagedShape shape = paged::PagedShape::of(paged);
-  if (shape.dv > options.maxThreads) {
-    why = "the value rows (" + std::to_string(shape.dv) +
-          " columns, a thread each) are more than max-threads (" +
-          std::to_string(options.maxThreads) + ")";
-    return failure();
-  }
-  auto [threads, each] = scoreThreads(shape.tokens, options.maxThreads);
-  int64_t bytes = threads * each * 4;
-  if (bytes > kWorkgroupBytes) {
-    why = "the block table's " + std::to_string(shape.tokens) +
-          " tokens need " + std::to_string(bytes) +
-          " bytes of scores in workgroup memory, more than " +
-          std::to_string(kWorkgroupBytes);
+  Split split = Split::of(shape.tokens, options.maxThreads);
+  int64_t columns = split.columnThreads(shape.dv);
+  if (columns > options.maxThreads) {
+    why = "the output needs " + std::to_string(columns) +
+          " threads (a column each" +
+          (split.partitioned() ? ", and two for a partition's max and sum"
+                               : "") +
+          "), more than max-threads (" + std::to_string(options.maxThreads) +
+          ")";
     return failure();
   }
   int64_t seqs =
       cast<RankedTensorType>(paged.getQ().getType()).getDimSize(0);
-  if (seqs > 65535) {
-    why = "more than 65,535 sequences (the grid's y)";
+  if (seqs > 65535 || shape.heads > 65535) {
+    why = "more than 65,535 sequences or query heads (the grid's z and y)";
     return failure();
   }
   return success();
@@ -90,169 +430,6 @@ LogicalResult mlir::fuel::canScheduleGpuPagedAttention(
 LogicalResult
 mlir::fuel::buildGpuPagedAttention(RewriterBase &rewriter, FusedOp op,
                                    const GpuScheduleOptions &options) {
-  PagedAttnView paged(op);
-  Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
-  Value q = paged.getQ(), kc = paged.getKCache(), vc = paged.getVCache(),
-        table = paged.getBlockTable(), lens = paged.getContextLens();
-  std::optional<Value> alibi = paged.getAlibi();
-  paged::PagedShape shape = paged::PagedShape::of(paged);
-  auto outType = cast<RankedTensorType>(op->getResult(0).getType());
-  Type elt = outType.getElementType(), f32 = rewriter.getF32Type();
-  auto [threads, each] = scoreThreads(shape.tokens, options.maxThreads);
-  int64_t step = std::gcd(shape.d, kDotStep);
-  auto stepType = VectorType::get({step}, f32);
-  auto index = [&](OpBuilder &b, int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  auto f32Const = [&](OpBuilder &b, double v) -> Value {
-    return arith::ConstantOp::create(b, loc, f32,
-                                     b.getF32FloatAttr(static_cast<float>(v)));
-  };
-
-  Value empty =
-      tensor::EmptyOp::create(rewriter, loc, outType.getShape(), elt);
-  auto blocks = scf::ForallOp::create(
-      rewriter, loc,
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(outType.getDimSize(0)),
-                             rewriter.getIndexAttr(shape.heads)},
-      ValueRange{empty}, std::nullopt);
-  mapForall(rewriter, blocks, /*threads=*/false);
-  rewriter.setInsertionPointToStart(blocks.getBody());
-  Value s = blocks.getInductionVar(0), h = blocks.getInductionVar(1);
-  Value out = blocks.getRegionIterArgs()[0];
-  Value len = paged::contextLength(rewriter, loc, lens, s);
-  Value live = paged::liveTokens(rewriter, loc, len, shape.tokens);
-  Value kvHead =
-      arith::DivUIOp::create(rewriter, loc, h, index(rewriter, shape.group));
-  Value slope;
-  if (alibi)
-    slope = tensor::ExtractOp::create(rewriter, loc, *alibi, ValueRange{h});
-
-  // 1. The scores, thread i's tokens i, i + T, ... at the same places of a
-  // row in workgroup memory.
-  auto scoresType = RankedTensorType::get({threads * each}, f32);
-  Value scoresInit = bufferization::AllocTensorOp::create(
-      rewriter, loc, scoresType, ValueRange{}, /*copy=*/Value(),
-      /*size_hint=*/Value(),
-      gpu::AddressSpaceAttr::get(rewriter.getContext(),
-                                 gpu::AddressSpace::Workgroup));
-  auto first = [](ValueRange ids) -> SmallVector<OpFoldResult> {
-    return {ids[0]};
-  };
-  Value scores = threadSlices(
-      rewriter, loc, {threads}, scoresInit, {each}, {threads}, first,
-      [&](ValueRange ids, Value mine) -> Value {
-        Value i = ids[0];
-        return scf::ForOp::create(
-                   rewriter, loc, i, live, index(rewriter, threads),
-                   ValueRange{mine},
-                   [&](OpBuilder &b, Location, Value t, ValueRange acc) {
-                     auto [block, slot] =
-                         paged::locate(b, loc, table, s, t, shape.blockSize);
-                     Value zeros = arith::ConstantOp::create(
-                         b, loc, stepType,
-                         DenseElementsAttr::get(stepType, 0.0f));
-                     Value sums =
-                         scf::ForOp::create(
-                             b, loc, index(b, 0), index(b, shape.d),
-                             index(b, step), ValueRange{zeros},
-                             [&](OpBuilder &b, Location, Value c,
-                                 ValueRange acc) {
-                               Value x = paged::readF32(b, loc, q, {s, h, c},
-                                                        step);
-                               Value k = paged::readF32(
-                                   b, loc, kc, {block, kvHead, slot, c}, step);
-                               scf::YieldOp::create(
-                                   b, loc,
-                                   ValueRange{vector::FMAOp::create(
-                                       b, loc, x, k, acc[0])});
-                             })
-                             .getResult(0);
-                     Value dot = vector::ReductionOp::create(
-                         b, loc, vector::CombiningKind::ADD, sums);
-                     Value score =
-                         paged::finishScore(b, loc, paged, dot, slope, len, t);
-                     // Token t is the ((t - i) / T)-th of this thread's.
-                     Value at = arith::DivUIOp::create(
-                         b, loc, arith::SubIOp::create(b, loc, t, i),
-                         index(b, threads));
-                     scf::YieldOp::create(
-                         b, loc,
-                         ValueRange{tensor::InsertOp::create(
-                             b, loc, score, acc[0], ValueRange{at})});
-                   })
-            .getResult(0);
-      });
-
-  // 2. The output row, a thread per column.
-  auto one = rewriter.getIndexAttr(1), zero = rewriter.getIndexAttr(0);
-  auto rowType = RankedTensorType::get({shape.dv}, elt);
-  SmallVector<OpFoldResult> rowOffsets = {s, h, zero},
-                            rowSizes = {one, one,
-                                        rewriter.getIndexAttr(shape.dv)},
-                            rowStrides = {one, one, one};
-  Value rowInit = tensor::ExtractSliceOp::create(
-      rewriter, loc, rowType, out, rowOffsets, rowSizes, rowStrides);
-  Value row = threadSlices(
-      rewriter, loc, {shape.dv}, rowInit, {1}, {1}, first,
-      [&](ValueRange ids, Value mine) -> Value {
-        Value j = ids[0];
-        auto score = [&](OpBuilder &b, Value t) -> Value {
-          return tensor::ExtractOp::create(b, loc, scores, ValueRange{t});
-        };
-        Value max =
-            scf::ForOp::create(
-                rewriter, loc, index(rewriter, 0), live, index(rewriter, 1),
-                ValueRange{f32Const(rewriter, -INFINITY)},
-                [&](OpBuilder &b, Location, Value t, ValueRange acc) {
-                  scf::YieldOp::create(
-                      b, loc,
-                      ValueRange{arith::MaximumFOp::create(b, loc, acc[0],
-                                                           score(b, t))});
-                })
-                .getResult(0);
-        ValueRange sums =
-            scf::ForOp::create(
-                rewriter, loc, index(rewriter, 0), live, index(rewriter, 1),
-                ValueRange{f32Const(rewriter, 0.0), f32Const(rewriter, 0.0)},
-                [&](OpBuilder &b, Location, Value t, ValueRange acc) {
-                  Value x = score(b, t);
-                  Value masked = arith::CmpFOp::create(
-                      b, loc, arith::CmpFPredicate::OEQ, x,
-                      f32Const(b, -INFINITY));
-                  Value e = arith::SelectOp::create(
-                      b, loc, masked, f32Const(b, 0.0),
-                      math::ExpOp::create(
-                          b, loc, arith::SubFOp::create(b, loc, x, max)));
-                  auto [block, slot] =
-                      paged::locate(b, loc, table, s, t, shape.blockSize);
-                  Value v = tensor::ExtractOp::create(
-                      b, loc, vc, ValueRange{block, kvHead, slot, j});
-                  if (!v.getType().isF32())
-                    v = arith::ExtFOp::create(b, loc, f32, v);
-                  scf::YieldOp::create(
-                      b, loc,
-                      ValueRange{arith::AddFOp::create(b, loc, acc[0], e),
-                                 math::FmaOp::create(b, loc, e, v, acc[1])});
-                })
-                .getResults();
-        Value positive = arith::CmpFOp::create(
-            rewriter, loc, arith::CmpFPredicate::OGT, sums[0],
-            f32Const(rewriter, 0.0));
-        Value o = arith::SelectOp::create(
-            rewriter, loc, positive,
-            arith::DivFOp::create(rewriter, loc, sums[1], sums[0]),
-            f32Const(rewriter, 0.0));
-        if (elt != f32)
-          o = arith::TruncFOp::create(rewriter, loc, elt, o);
-        return tensor::InsertOp::create(rewriter, loc, o, mine,
-                                        ValueRange{index(rewriter, 0)});
-      });
-
-  rewriter.setInsertionPointToStart(blocks.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(rewriter, loc, row, out, rowOffsets,
-                                        rowSizes, rowStrides);
-  rewriter.replaceOp(op, blocks->getResults());
+  PagedBuilder(rewriter, op, options).build();
   return success();
 }

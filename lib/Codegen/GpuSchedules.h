@@ -65,16 +65,17 @@ LogicalResult buildGpuAttentionBackward(RewriterBase &rewriter, FusedOp op,
                                         const GpuScheduleOptions &options);
 
 /// The checks of canScheduleGpu that are the GPU schedule of paged_attn's
-/// own: f32, f16 or bf16; value rows of at most max-threads; the table's
-/// tokens' scores in 48 KiB of workgroup memory; at most 65,535 sequences.
+/// own: f32, f16 or bf16; value rows of at most max-threads (two less for
+/// a table split into partitions); at most 65,535 sequences and heads.
 LogicalResult canScheduleGpuPagedAttention(FusedOp op,
                                            const GpuScheduleOptions &options,
                                            std::string &why);
 
 /// Replaces `op` (a paged_attn canScheduleGpuPagedAttention accepts) by a
-/// block per (sequence, query head): the scores a thread per token into
-/// workgroup memory, then the output a thread per column
-/// (GpuPagedAttention.cpp).
+/// block per (sequence, query head) and partition of the table's tokens:
+/// the scores a thread per token into workgroup memory, then the output a
+/// thread per column; with several partitions, a second kernel combines
+/// theirs (GpuPagedAttention.cpp).
 LogicalResult buildGpuPagedAttention(RewriterBase &rewriter, FusedOp op,
                                      const GpuScheduleOptions &options);
 

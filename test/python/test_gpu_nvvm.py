@@ -173,23 +173,31 @@ def test_attention_is_a_thread_per_query_row():
         assert report.spill_stores == 0, report
 
 
-def test_paged_attention_is_a_block_per_query_head():
-    # Held-out shape: 4 sequences, GQA (8 query heads on 2), D = 128, a
-    # table of 64 blocks of 16 (1,024 tokens: 4 a thread of 256). One
-    # kernel: the scores into workgroup memory (4 bytes a token), then the
-    # output a thread per column; no [S, tokens] tensor in global memory.
+@pytest.mark.parametrize("max_blocks,count", [(24, 1), (200, 2)], ids=["384-tokens", "3200-tokens"])
+def test_paged_attention_is_a_block_per_query_head(max_blocks, count):
+    # Held-out shapes: 4 sequences, GQA (8 query heads on 2), D = 128,
+    # tables of 24 and 200 blocks of 16. A block per (sequence, head) and
+    # partition of 512 tokens: the scores into shared memory (256 threads of
+    # 2 tokens, 2 KiB), then the output a thread per column; 3,200 tokens
+    # are 7 partitions, combined by a second kernel. No [S, tokens] tensor
+    # in global memory.
     z = np.zeros
-    args = [z((4, 8, 128), np.float32), z((300, 2, 16, 128), np.float32), z((300, 2, 16, 128), np.float32),
-            z((4, 64), np.int32), z((4,), np.int32)]
-    (kernel,) = gpu.compile_nvvm(fused_text("paged_attn", args, {"softmax_scale": 0.088, "block_size": 16}),
-                                 chip="sm_90")
-    no_device_malloc([kernel])
-    assert ".maxntid 256, 1, 1" in kernel.ptx and "ex2.approx" in kernel.ptx
-    assert "bar.sync" in kernel.ptx and ".shared" in kernel.ptx
+    args = [z((4, 8, 128), np.float32), z((900, 2, 16, 128), np.float32), z((900, 2, 16, 128), np.float32),
+            z((4, max_blocks), np.int32), z((4,), np.int32)]
+    kernels = gpu.compile_nvvm(fused_text("paged_attn", args, {"softmax_scale": 0.088, "block_size": 16}),
+                               chip="sm_90")
+    no_device_malloc(kernels)
+    assert len(kernels) == count, [k.module for k in kernels]
+    scores = kernels[0]
+    assert ".maxntid 256, 1, 1" in scores.ptx and "ex2.approx" in scores.ptx
+    assert "bar.sync" in scores.ptx and ".shared" in scores.ptx
+    if count == 2:
+        assert ".maxntid 128, 1, 1" in kernels[1].ptx and "ex2.approx" in kernels[1].ptx
     if HAVE_PTXAS:
-        (report,) = gpu.ptxas(kernel.ptx, "sm_90")
-        assert report.shared_bytes == 4 * 1024, report
-        assert report.stack_bytes == 0 and report.spill_stores == 0, report
+        reports = [r for k in kernels for r in gpu.ptxas(k.ptx, "sm_90")]
+        assert reports[0].shared_bytes == 2048, reports[0]
+        for report in reports:
+            assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
 def test_rope_is_one_kernel():

@@ -127,11 +127,14 @@ def test_ssd_chunk_scan(fuel_opt, shape, name, dtype):
     assert_close(y, ssd_reference(args), name, loose=True)
 
 
-# paged_attn's GPU form: a block per (sequence, query head); its threads
-# write the scores of tokens i, i + T, ... into a row in workgroup memory
-# (here ordinary memory), then a thread per output column reads them. The
-# CPU schedule's cases, and tables of more tokens than threads (each thread
-# several), run with the block's thread loops in order.
+# paged_attn's GPU form: a block per (sequence, query head) and partition
+# of 512 tokens of the table; its threads write the scores of tokens i,
+# i + T, ... into a row in workgroup memory (here ordinary memory), then a
+# thread per output column reads them; a second kernel combines the
+# partitions. The CPU schedule's cases, tables of more tokens than threads
+# (each thread several), of several partitions (contexts ending in the
+# first, within and at the end of later ones, empty, past the table), run
+# with the block's thread loops in order.
 def run_paged_gpu_form(fuel_opt, args, params):
     text = gpu_form(fuel_opt, fused_text("paged_attn", list(args), params))
     assert "#gpu.address_space<workgroup>" in text
@@ -139,8 +142,10 @@ def run_paged_gpu_form(fuel_opt, args, params):
     return runner.compile(text, "f", codegen=False)(*args)
 
 
-PAGED_GPU_CASES = PAGED_CASES + [(2, 4, 4, 48, 16, 40, [600, 257]),   # 640 tokens: 3 a thread
-                                 (1, 2, 1, 8, 1, 300, [299])]        # block_size 1
+PAGED_GPU_CASES = PAGED_CASES + [(1, 2, 1, 8, 1, 300, [299]),        # block_size 1, 2 tokens a thread
+                                 (2, 4, 4, 48, 16, 40, [600, 257]),   # 2 partitions
+                                 (3, 2, 1, 16, 8, 200, [1600, 0, 700]),  # 4, the last of 64 tokens
+                                 (1, 2, 2, 16, 16, 1024, [16000])]    # 32
 
 
 @pytest.mark.parametrize("case", PAGED_GPU_CASES, ids=lambda c: "-".join(map(str, c[:6])))
@@ -154,15 +159,17 @@ def test_paged_attention(fuel_opt, case, name, dtype):
     assert_close(out, paged_reference(args, params), name, loose=True)
 
 
-def test_paged_attention_softcap_alibi_and_overlong(fuel_opt):
+@pytest.mark.parametrize("max_blocks", [3, 100], ids=["one-block", "partitioned"])
+def test_paged_attention_softcap_alibi_and_overlong(fuel_opt, max_blocks):
     # ALiBi, softcap; a context of none and one longer than its table
     # (the table's tokens are attended, as the decomposition does).
-    q, kc, vc, table, lens = make_paged(3, 4, 2, 40, 8, 3, [20, 0, 100], np.float32, seed=5)
+    tokens = 8 * max_blocks
+    q, kc, vc, table, lens = make_paged(3, 4, 2, 40, 8, max_blocks, [20, 0, tokens + 50], np.float32, seed=5)
     alibi = (2.0 ** -np.arange(1, 5)).astype(np.float32)
     params = {"softmax_scale": 0.2, "block_size": 8, "softcap": 3.0}
     got = run_paged_gpu_form(fuel_opt, [q, kc, vc, table, lens, alibi], params)
     assert np.all(got[1] == 0)
-    capped = [q, kc, vc, table, np.array([20, 0, 24], np.int32)]
+    capped = [q, kc, vc, table, np.array([20, 0, tokens], np.int32)]
     assert_close(got, paged_reference(capped, params, alibi), "f32", loose=True)
 
 

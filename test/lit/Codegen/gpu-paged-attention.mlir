@@ -1,8 +1,10 @@
-// The GPU form of paged_attn: a block per (sequence, query head); its
-// threads write the scores of tokens i, i + T, ... (read through the block
-// table) into a row in workgroup memory, then a thread per output column
-// reads the row's maximum and adds up exp(score - max) and its products
-// with the value column. No [S, tokens] tensor, no kernel per loop nest.
+// The GPU form of paged_attn: a block per (sequence, query head) and, for
+// tables of more than 512 tokens, per partition of 512 of them; its threads
+// write the scores of tokens i, i + T, ... (read through the block table)
+// into a row in workgroup memory, then a thread per output column reads the
+// row's maximum and adds up exp(score - max) and its products with the
+// value column; partitions are combined by a second kernel. No [S, tokens]
+// tensor, no kernel per loop nest.
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-threads=32 report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
@@ -16,7 +18,8 @@
 // CHECK:           %[[ROW:.*]] = bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64xf32>
 // CHECK:           %[[SCORES:.*]] = scf.forall (%[[T:.*]]) in (64) shared_outs(%[[ALL:.*]] = %[[ROW]])
 // CHECK:             %[[MINE:.*]] = tensor.extract_slice %[[ALL]][%[[T]]] [1] [64]
-// CHECK:             scf.for %{{.*}} = %[[T]] to %{{.*}} step %c64
+// CHECK:             %[[FROM:.*]] = arith.addi %c0, %[[T]]
+// CHECK:             scf.for %{{.*}} = %[[FROM]] to %{{.*}} step %c64
 // CHECK:               tensor.extract %{{.*}}[%[[S]], %{{.*}}] : tensor<3x4xi32>
 // CHECK:               scf.for {{.*}} -> (vector<8xf32>)
 // CHECK:                 vector.transfer_read %{{.*}}[%{{.*}}, %[[KV]], %{{.*}}, %{{.*}}]
@@ -43,15 +46,30 @@ func.func @paged(%q: tensor<3x8x64xf32>, %kc: tensor<10x2x16x64xf32>, %bt: tenso
 
 // -----
 
-// A table of 640 tokens: 256 threads of 3 tokens each (a row of 768
-// scores); a head dim of 40 read 8 at a time; f16 computed in f32.
+// A table of 640 tokens: two partitions of 512, a block each; 256 threads
+// of 2 tokens each (a row of 512 scores); a head dim of 40 read 8 at a
+// time; f16 computed in f32. Each partition's block writes its 40 column
+// sums, its max and its sum (42 threads); a block per (sequence, head)
+// combines them.
 // CHECK-LABEL: func.func @long_half
-// CHECK:         bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<768xf32>
-// CHECK:         scf.forall (%[[T:.*]]) in (256)
-// CHECK:           tensor.extract_slice %{{.*}}[%[[T]]] [3] [256]
-// CHECK:           arith.extf {{.*}} : vector<8xf16> to vector<8xf32>
-// CHECK:         scf.forall (%{{.*}}) in (40)
-// CHECK:           arith.truncf {{.*}} : f32 to f16
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %[[P:.*]]) in (2, 4, 2) shared_outs({{.*}}) -> (tensor<2x4x2x42xf32>)
+// CHECK:           %[[LO:.*]] = arith.muli %[[P]], %c512
+// CHECK:           bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<512xf32>
+// CHECK:           scf.forall (%[[T:.*]]) in (256)
+// CHECK:             tensor.extract_slice %{{.*}}[%[[T]]] [2] [256]
+// CHECK:             arith.addi %[[LO]], %[[T]]
+// CHECK:             arith.extf {{.*}} : vector<8xf16> to vector<8xf32>
+// CHECK:           scf.forall (%{{.*}}) in (42)
+// CHECK:             arith.minui %{{.*}}, %c39
+// CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (2, 4) shared_outs({{.*}}) -> (tensor<2x4x40xf16>)
+// CHECK:           scf.forall (%{{.*}}) in (40)
+// CHECK:             scf.for %{{.*}} = %{{.*}} to %c2{{.*}} step
+// CHECK:               arith.maximumf
+// CHECK:             scf.for %{{.*}} = %{{.*}} to %c2{{.*}} step
+// CHECK:               math.exp
+// CHECK:             arith.truncf {{.*}} : f32 to f16
+// CHECK:         } {mapping = [#gpu.block<y>, #gpu.block<x>]}
 func.func @long_half(%q: tensor<2x4x40xf16>, %kc: tensor<90x4x16x40xf16>, %bt: tensor<2x40xi32>, %cl: tensor<2xi32>) -> tensor<2x4x40xf16> {
   %o = fuel.fused paged_attn {softmax_scale = 0.125 : f32, block_size = 16 : i64} (%q, %kc, %kc, %bt, %cl) : (tensor<2x4x40xf16>, tensor<90x4x16x40xf16>, tensor<90x4x16x40xf16>, tensor<2x40xi32>, tensor<2xi32>) -> tensor<2x4x40xf16>
   return %o : tensor<2x4x40xf16>
@@ -59,18 +77,9 @@ func.func @long_half(%q: tensor<2x4x40xf16>, %kc: tensor<90x4x16x40xf16>, %bt: t
 
 // -----
 
-// Declined, and lowered as decomposed: value rows wider than max-threads
-// (a thread a column), more tokens than 48 KiB of scores, more than 65,535
-// sequences.
-// REPORT: remark: fuel-codegen-gpu: paged_attn not scheduled: the value rows (64 columns, a thread each) are more than max-threads (32)
-func.func @wide_rows(%q: tensor<3x8x64xf32>, %kc: tensor<10x2x16x64xf32>, %bt: tensor<3x4xi32>, %cl: tensor<3xi32>) -> tensor<3x8x64xf32> {
-  %o = fuel.fused paged_attn {softmax_scale = 0.125 : f32, block_size = 16 : i64} (%q, %kc, %kc, %bt, %cl) : (tensor<3x8x64xf32>, tensor<10x2x16x64xf32>, tensor<10x2x16x64xf32>, tensor<3x4xi32>, tensor<3xi32>) -> tensor<3x8x64xf32>
-  return %o : tensor<3x8x64xf32>
-}
-
-// -----
-
-// REPORT: remark: fuel-codegen-gpu: paged_attn not scheduled: the block table's 16384 tokens need 65536 bytes of scores in workgroup memory, more than 49152
+// A table of 16,384 tokens: 32 partitions.
+// CHECK-LABEL: func.func @long_table
+// CHECK:         scf.forall ({{.*}}) in (1, 2, 32)
 func.func @long_table(%q: tensor<1x2x16xf32>, %kc: tensor<1024x2x16x16xf32>, %bt: tensor<1x1024xi32>, %cl: tensor<1xi32>) -> tensor<1x2x16xf32> {
   %o = fuel.fused paged_attn {softmax_scale = 0.125 : f32, block_size = 16 : i64} (%q, %kc, %kc, %bt, %cl) : (tensor<1x2x16xf32>, tensor<1024x2x16x16xf32>, tensor<1024x2x16x16xf32>, tensor<1x1024xi32>, tensor<1xi32>) -> tensor<1x2x16xf32>
   return %o : tensor<1x2x16xf32>
@@ -78,7 +87,20 @@ func.func @long_table(%q: tensor<1x2x16xf32>, %kc: tensor<1024x2x16x16xf32>, %bt
 
 // -----
 
-// REPORT: remark: fuel-codegen-gpu: paged_attn not scheduled: more than 65,535 sequences (the grid's y)
+// Declined, and lowered as decomposed (with max-threads=32 here): value
+// rows wider than max-threads (a thread a column; @long_half's partitions
+// need two more), more than 65,535 sequences.
+// REPORT: remark: fuel-codegen-gpu: paged_attn not scheduled: the output needs 64 threads (a column each), more than max-threads (32)
+// REPORT: remark: fuel-codegen-gpu: paged_attn not scheduled: the output needs 42 threads (a column each, and two for a partition's max and sum), more than max-threads (32)
+// REPORT-NOT: remark: {{.*}} @long_table
+func.func @wide_rows(%q: tensor<3x8x64xf32>, %kc: tensor<10x2x16x64xf32>, %bt: tensor<3x4xi32>, %cl: tensor<3xi32>) -> tensor<3x8x64xf32> {
+  %o = fuel.fused paged_attn {softmax_scale = 0.125 : f32, block_size = 16 : i64} (%q, %kc, %kc, %bt, %cl) : (tensor<3x8x64xf32>, tensor<10x2x16x64xf32>, tensor<10x2x16x64xf32>, tensor<3x4xi32>, tensor<3xi32>) -> tensor<3x8x64xf32>
+  return %o : tensor<3x8x64xf32>
+}
+
+// -----
+
+// REPORT: remark: fuel-codegen-gpu: paged_attn not scheduled: more than 65,535 sequences or query heads (the grid's z and y)
 func.func @many_sequences(%q: tensor<70000x1x16xf32>, %kc: tensor<4x1x4x16xf32>, %bt: tensor<70000x1xi32>, %cl: tensor<70000xi32>) -> tensor<70000x1x16xf32> {
   %o = fuel.fused paged_attn {softmax_scale = 0.125 : f32, block_size = 4 : i64} (%q, %kc, %kc, %bt, %cl) : (tensor<70000x1x16xf32>, tensor<4x1x4x16xf32>, tensor<4x1x4x16xf32>, tensor<70000x1xi32>, tensor<70000xi32>) -> tensor<70000x1x16xf32>
   return %o : tensor<70000x1x16xf32>
