@@ -2,14 +2,16 @@
 //
 // reduce_max_to_backward (dx = (x == max) * g / count(x == max) per group
 // of x that g reduces to one element) on a GPU where x's last dim is
-// reduced, so that a group's elements are rows of x: a block per group (an
-// scf.forall on `#gpu.block<x>` over g's elements), the group's elements
-// over the block's T threads (thread t takes t, t + T, ... in the group's
-// row-major order, so a warp reads consecutive elements of the last dim);
-// the group's max, then the count of elements equal to it, each a
+// reduced but the row-wise schedule does not take the op (g reduces more
+// dims than the last, or the rows are not a multiple of a warp long; see
+// GpuSchedules.cpp), so that a group's elements are rows of x: a block per
+// group (an scf.forall on `#gpu.block<x>` over g's elements), the group's
+// elements over the block's T threads (thread t takes t, t + T, ... in the
+// group's row-major order, so a warp reads consecutive elements of the last
+// dim); the group's max, then the count of elements equal to it, each a
 // `gpu.all_reduce` of the threads' partials (GpuBlockLoops.h); each block
 // writes its max and g / count. Then one elementwise kernel over x writes
-// dx = (x == max) * (g / count), a thread per element.
+// dx = x == max ? g / count : 0, a thread per element.
 //
 // The decomposition reduces each group serially in one thread (a thread
 // per group, in two of its five kernels; one thread for a reduction over
@@ -163,7 +165,7 @@ LogicalResult mlir::fuel::buildGpuReduceMaxBackward(
             });
       });
 
-  // dx = (x == max) * scale, elementwise over x, the group's values read
+  // dx = x == max ? scale : 0, elementwise over x, the group's values read
   // through g's shape.
   auto asG = [&](Value v) -> Value {
     auto type = RankedTensorType::get(gt.getShape(), f32);
@@ -194,8 +196,10 @@ LogicalResult mlir::fuel::buildGpuReduceMaxBackward(
       [&](OpBuilder &b, Location, ValueRange args) {
         Value hit = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                           widen(b, args[0]), args[1]);
-        Value v = arith::MulFOp::create(
-            b, loc, arith::UIToFPOp::create(b, loc, f32, hit), args[2]);
+        Value v = arith::SelectOp::create(b, loc, hit, args[2],
+                                          arith::ConstantOp::create(
+                                              b, loc, f32,
+                                              b.getF32FloatAttr(0.0f)));
         if (v.getType() != dxType.getElementType())
           v = arith::TruncFOp::create(b, loc, dxType.getElementType(), v);
         linalg::YieldOp::create(b, loc, v);

@@ -4,9 +4,10 @@
 // can be scheduled for a GPU, and the entry point that decomposes it and
 // schedules its decomposition. The binding of ops to kinds is the CPU's
 // (the records' `schedule` field); a kind without a GPU form yet leaves
-// its ops to be lowered as decomposed. rope and reduce_max_to_backward
-// have no schedule kind (on the CPU they lower as decomposed) but a GPU
-// form each.
+// its ops to be lowered as decomposed. rope has no schedule kind (on the
+// CPU it lowers as decomposed) but a GPU form; reduce_max_to_backward is
+// row-wise where g reduces x's last dim alone and has a GPU form of its own
+// for the other groups.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,14 +40,30 @@ void mlir::fuel::mapForall(RewriterBase &rewriter, scf::ForallOp loop,
       loop, [&] { loop.setMappingAttr(rewriter.getArrayAttr(mapping)); });
 }
 
+/// Whether reduce_max_to_backward `op` takes the GPU row-wise schedule (a
+/// block per row, the row in registers, one kernel): where g reduces x's
+/// last dim alone and the rows suit that schedule. Otherwise it takes the
+/// block per group of GpuReduceMaxBackward.cpp.
+static bool reduceMaxIsRowWise(FusedOp op, const GpuScheduleOptions &options) {
+  ReduceMaxToBackwardView rm(op);
+  auto x = cast<ShapedType>(rm.getX().getType());
+  auto g = cast<ShapedType>(rm.getG().getType());
+  if (!x.hasStaticShape() || !g.hasStaticShape() || x.getRank() < 2 ||
+      g.getShape().back() != 1 ||
+      x.getShape().drop_back() != g.getShape().drop_back())
+    return false;
+  std::string ignored;
+  return succeeded(canScheduleGpuRowWise(op, options, ignored));
+}
+
 LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
                                          const GpuScheduleOptions &options,
                                          std::string &why) {
   std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
-  // Every schedule kind has a GPU form, and so have two ops without one.
+  // Every schedule kind has a GPU form, and so has rope, which has no kind.
   bool rope = RopeView::match(op).has_value();
   bool reduceMax = ReduceMaxToBackwardView::match(op).has_value();
-  if (!kind && !rope && !reduceMax) {
+  if (!kind && !rope) {
     why = "the op has no GPU schedule";
     return failure();
   }
@@ -66,7 +83,7 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
   }
   if (rope)
     return canScheduleGpuRope(op, options, why);
-  if (reduceMax)
+  if (reduceMax && !reduceMaxIsRowWise(op, options))
     return canScheduleGpuReduceMaxBackward(op, options, why);
   if (*kind == ScheduleKind::Contraction)
     return canScheduleGpuContraction(op, options, why);
@@ -104,12 +121,14 @@ scheduleRoot(RewriterBase &rewriter, ScheduleKind kind, linalg::LinalgOp root,
 LogicalResult mlir::fuel::decomposeWithGpuSchedule(
     RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options,
     std::string &why) {
-  // Two ops have a GPU form and no schedule kind: their CPU lowering is
-  // their decomposition's, which on a GPU is four kernels or more (rope) or
-  // reductions each in one thread (reduce_max_to_backward).
+  // rope has a GPU form and no schedule kind: its CPU lowering is its
+  // decomposition's, which on a GPU is four kernels or more.
+  // reduce_max_to_backward is row-wise where g reduces x's last dim alone
+  // and a block per group of x otherwise (the decomposition reduces each
+  // group in one thread).
   if (RopeView::match(op))
     return buildGpuRope(rewriter, op, options);
-  if (ReduceMaxToBackwardView::match(op))
+  if (ReduceMaxToBackwardView::match(op) && !reduceMaxIsRowWise(op, options))
     return buildGpuReduceMaxBackward(rewriter, op, options);
   ScheduleKind kind = *lookupSchedule(op.getInfo());
   // Attention is built in its tiled form, not scheduled from its

@@ -15,6 +15,7 @@
 #include "ScheduleUtils.h"
 
 #include "FuelFused/IR/FuelOps.h"
+#include "FuelFused/IR/FusedOpViews.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -56,6 +57,17 @@ LogicalResult mlir::fuel::canScheduleRowWise(FusedOp op,
       why = "the row-wise schedule needs a static row length";
       return failure();
     }
+  // reduce_max_to_backward is row-wise when g reduces x's rows alone.
+  if (auto rm = ReduceMaxToBackwardView::match(op)) {
+    ArrayRef<int64_t> x =
+        cast<RankedTensorType>(rm->getX().getType()).getShape();
+    ArrayRef<int64_t> g =
+        cast<RankedTensorType>(rm->getG().getType()).getShape();
+    if (g.back() != 1 || x.drop_back() != g.drop_back()) {
+      why = "the row-wise schedule needs g to reduce x's last dim alone";
+      return failure();
+    }
+  }
   int64_t row = type.getShape().back();
   if (row < options.vectorWidth) {
     why = "the row (" + std::to_string(row) + ") is shorter than a vector (" +

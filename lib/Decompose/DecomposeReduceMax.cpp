@@ -47,24 +47,30 @@ decompositions::buildReduceMaxToBackward(OpBuilder &builder, FusedOp op) {
   Location loc = e.loc;
   Type ct = e.computeType(xt.getElementType());
   Value xf = e.castTo(x, ct), gf = e.castTo(g, ct);
-  // Loops over all of x's dims; the group value lives on g's shape, with
-  // its reduced dims at index 0.
-  SmallVector<AffineExpr> groupExprs;
-  for (unsigned i = 0; i < n; ++i)
-    groupExprs.push_back(llvm::is_contained(reduced, i)
-                             ? b.getAffineConstantExpr(0)
-                             : e.d(i));
-  AffineMap groupMap = e.map(n, groupExprs);
-  AffineMap id = AffineMap::getMultiDimIdentityMap(n, b.getContext());
+  // Loops over all of x's dims. g is read on its own shape, its reduced
+  // dims at index 0; the groups' max and count live on the kept dims alone
+  // (each reduction's result a projection of the loops, as tiling wants).
+  SmallVector<AffineExpr> groupExprs, keptExprs;
+  SmallVector<OpFoldResult> keptSizes;
   SmallVector<OpFoldResult> gSizes = tensor::getMixedSizes(b, loc, gf);
-  Value max = e.generic(n, {{xf, id}}, e.full(gSizes, ct, -INFINITY), groupMap,
+  for (unsigned i = 0; i < n; ++i) {
+    bool isReduced = llvm::is_contained(reduced, i);
+    groupExprs.push_back(isReduced ? b.getAffineConstantExpr(0) : e.d(i));
+    if (!isReduced) {
+      keptExprs.push_back(e.d(i));
+      keptSizes.push_back(gSizes[i]);
+    }
+  }
+  AffineMap groupMap = e.map(n, groupExprs), keptMap = e.map(n, keptExprs);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(n, b.getContext());
+  Value max = e.generic(n, {{xf, id}}, e.full(keptSizes, ct, -INFINITY), keptMap,
                         reduced, [](OpBuilder &nb, Location nl, ValueRange a) {
                           return arith::MaximumFOp::create(nb, nl, a[0], a[1])
                               .getResult();
                         });
   Value zero = e.constF(ct, 0.0), one = e.constF(ct, 1.0);
   Value count = e.generic(
-      n, {{xf, id}, {max, groupMap}}, e.full(gSizes, ct, 0.0), groupMap,
+      n, {{xf, id}, {max, keptMap}}, e.full(keptSizes, ct, 0.0), keptMap,
       reduced, [&](OpBuilder &nb, Location nl, ValueRange a) {
         Value eq = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
                                          a[0], a[1]);
@@ -73,7 +79,7 @@ decompositions::buildReduceMaxToBackward(OpBuilder &builder, FusedOp op) {
       });
   Value init = e.empty(tensor::getMixedSizes(b, loc, xf), ct);
   Value dx = e.generic(
-      n, {{xf, id}, {max, groupMap}, {count, groupMap}, {gf, groupMap}}, init,
+      n, {{xf, id}, {max, keptMap}, {count, keptMap}, {gf, groupMap}}, init,
       id, {}, [&](OpBuilder &nb, Location nl, ValueRange a) {
         Value eq = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
                                          a[0], a[1]);

@@ -5,10 +5,12 @@ scheduled shapes (rows a multiple of the vector width, leading dims of any
 rank), shapes it leaves to the scalar path, f32/f16/bf16, the pipeline's
 options, and inputs that reach the edges of the approximated exp."""
 
+import subprocess
+
 import numpy as np
 import pytest
 
-from fuel_mlir import runner
+from fuel_mlir import ir, passmanager, runner
 import references
 from numerics import BF16, assert_close, fused_text, rand
 from references import ref_softmax, ref_softmax_bwd
@@ -116,6 +118,38 @@ def test_row_backwards(name, params, ref, shape, dname, dtype):
     text = fused_text(name, [x, g], params)
     got = runner.compile(text, "f")(x, g)
     assert_close(got, ref(f64(x), f64(g)), dname)
+
+
+# reduce_max_to_backward where g reduces x's last dim alone: row-wise (the
+# row's max and the count of its ties in vectors, dx in the same row loop).
+# Values rounded to halves so that rows have ties. Shapes the schedule does not take (g reducing more dims, a short row) run
+# as decomposed.
+@pytest.mark.parametrize("xs,gs", [((8, 64), (8, 1)), ((2, 3, 1000), (2, 3, 1)), ((5, 20), (5, 1)),
+                                   ((3, 4, 40), (1, 4, 1)), ((4, 10), (4, 1))],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_reduce_max_backward(xs, gs, dname, dtype):
+    x = (np.round(rand(xs, np.float32, seed=3) * 2) / 2).astype(dtype)
+    g = rand(gs, dtype, seed=4)
+    text = fused_text("reduce_max_to_backward", [x, g])
+    got = runner.compile(text, "f")(x, g)
+    assert_close(got, references.reduce_max_backward(f64(x), f64(g)), dname)
+
+
+def test_reduce_max_backward_schedule_and_declines(fuel_opt):
+    x, g = np.zeros((8, 64), np.float32), np.zeros((8, 1), np.float32)
+    with ir.Context():
+        module = ir.Module.parse(fused_text("reduce_max_to_backward", [x, g]))
+        passmanager.PassManager.parse("builtin.module(fuel-codegen-cpu)").run(module.operation)
+        out = str(module)
+    assert "fuel.fused" not in out and "scf.forall" in out and "vector.multi_reduction <maximumf>" in out
+    # g reducing dims 0 and 2: left to the decomposition, with the reason.
+    text = fused_text("reduce_max_to_backward", [np.zeros((3, 4, 40), np.float32), np.zeros((1, 4, 1), np.float32)])
+    result = subprocess.run([fuel_opt, "--fuel-codegen-cpu=report=true"],
+                            input=text, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "the row-wise schedule needs g to reduce x's last dim alone" in result.stderr
+    assert "fuel.fused" in result.stdout
 
 
 @pytest.mark.parametrize("shape", [(8, 64), (3, 48), (5, 7)], ids=lambda s: "x".join(map(str, s)))

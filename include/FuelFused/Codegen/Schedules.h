@@ -30,7 +30,8 @@ struct FusedOpInfo;
 
 enum class ScheduleKind {
   /// Ops that read and write whole rows of their last dim (softmax, RMS
-  /// and layer norm, their backwards, inplace_affine):
+  /// and layer norm, their backwards, inplace_affine, and
+  /// reduce_max_to_backward where g reduces x's last dim alone):
   /// one row per iteration of an scf.forall over the leading dims, the
   /// decomposition's producers fused into it; inside, each elementwise op
   /// and each reduction runs over the row in vectors, reductions as partial

@@ -217,6 +217,7 @@ def Fused_ReduceMaxToBackward : FusedOp<10, "reduce_max_to_backward", Backward> 
   let results = [FusedResult<"dx">];
   let rule = "reduceMaxToBackward";
   let decomposition = "reduceMaxToBackward";
+  let schedule = "RowWise";
   let recipeNote = "decompose-only: which dims are reduced depends on the shapes, which a recipe cannot express";
   let summary = "gradient of a max reduction to a target shape";
   let description = "`dx = (x == max) * g / count(x == max)` per reduced group: ties "

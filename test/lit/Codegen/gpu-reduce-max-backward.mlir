@@ -1,8 +1,9 @@
-// The GPU form of reduce_max_to_backward where x's last dim is reduced: a
-// block per group of x that g reduces, the group's max and the count of
-// its elements equal to it each a block reduction (gpu.all_reduce) of the
-// threads' partials, then dx elementwise. The decomposition reduces each
-// group in one thread.
+// reduce_max_to_backward on a GPU: where g reduces x's last dim alone the
+// row-wise schedule; where it reduces more dims with the last (or the rows
+// do not suit the row-wise schedule) a block per group of x, the group's
+// max and the count of its elements equal to it each a block reduction
+// (gpu.all_reduce) of the threads' partials, then dx elementwise. The
+// decomposition reduces each group in one thread.
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu="report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
@@ -33,16 +34,35 @@ func.func @strided_groups(%x: tensor<5x3x8xf32>, %g: tensor<1x3x1xf32>) -> tenso
 
 // -----
 
-// Rows of 4,096 f16 (amax over the last dim): 256 threads a block.
+// g reducing x's last dim alone, rows a multiple of a warp: the row-wise
+// schedule (a block per row, the row in the threads' registers, one
+// kernel), here rows of 4,096 f16.
 // CHECK-LABEL: func.func @rows
-// CHECK:         scf.forall (%{{.*}}) in (32)
+// CHECK:         scf.forall (%{{.*}}) in (32) shared_outs({{.*}}) -> (tensor<32x4096xf16>)
+// CHECK:           scf.forall (%{{.*}}) in (256)
+// CHECK:             gpu.all_reduce maximumf
+// CHECK:             gpu.all_reduce add
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:         } {mapping = [#gpu.block<x>]}
+// CHECK-NOT:     linalg.generic
+func.func @rows(%x: tensor<32x4096xf16>, %g: tensor<32x1xf16>) -> tensor<32x4096xf16> {
+  %dx = fuel.fused reduce_max_to_backward (%x, %g) : (tensor<32x4096xf16>, tensor<32x1xf16>) -> tensor<32x4096xf16>
+  return %dx : tensor<32x4096xf16>
+}
+
+// -----
+
+// Rows of 3,000 (not a multiple of a warp) take the block per group: 256
+// threads, f16 read as f32.
+// CHECK-LABEL: func.func @odd_rows
+// CHECK:         scf.forall (%{{.*}}) in (48) shared_outs({{.*}}) -> (tensor<48xf32>, tensor<48xf32>)
 // CHECK:           scf.forall (%{{.*}}) in (256)
 // CHECK:             arith.extf {{.*}} : f16 to f32
 // CHECK:         linalg.generic
 // CHECK:           arith.truncf {{.*}} : f32 to f16
-func.func @rows(%x: tensor<32x4096xf16>, %g: tensor<32x1xf16>) -> tensor<32x4096xf16> {
-  %dx = fuel.fused reduce_max_to_backward (%x, %g) : (tensor<32x4096xf16>, tensor<32x1xf16>) -> tensor<32x4096xf16>
-  return %dx : tensor<32x4096xf16>
+func.func @odd_rows(%x: tensor<48x3000xf16>, %g: tensor<48x1xf16>) -> tensor<48x3000xf16> {
+  %dx = fuel.fused reduce_max_to_backward (%x, %g) : (tensor<48x3000xf16>, tensor<48x1xf16>) -> tensor<48x3000xf16>
+  return %dx : tensor<48x3000xf16>
 }
 
 // -----

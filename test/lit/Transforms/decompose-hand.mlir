@@ -52,12 +52,16 @@ func.func @causal_conv1d(%x: tensor<2x3x9xf32>, %w: tensor<3x1x4xf32>, %b: tenso
 // -----
 
 // reduce_max_to_backward: dx = (x == max) * g / count(x == max), reduced
-// over the dims where g has size 1.
+// over the dims where g has size 1: the max and the count on the kept dims
+// alone (a projection of the loops), g read on its own shape.
+// CHECK-DAG: #[[KEPT:.+]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-DAG: #[[GROUP:.+]] = affine_map<(d0, d1) -> (d0, 0)>
 // CHECK-LABEL: func @reduce_max_to_backward
-// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[GROUP]]], iterator_types = ["parallel", "reduction"]}
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[KEPT]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME: outs(%{{.*}} : tensor<4xf32>)
 // CHECK: arith.maximumf
 // CHECK: arith.cmpf oeq
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[KEPT]], #[[KEPT]], #[[GROUP]], #{{.+}}]
 // CHECK: arith.divf
 // CHECK: arith.select
 func.func @reduce_max_to_backward(%x: tensor<4x6xf32>, %g: tensor<4x1xf32>) -> tensor<4x6xf32> {
