@@ -1,16 +1,14 @@
 //===- GpuRope.cpp - rope on a GPU ----------------------------------------===//
 //
-// rope (y = x * cos + rotate_half(x) * sin) on a GPU, in one kernel: x as
-// rows of D (its leading dims and S flattened), a thread per pair of
-// elements (p, p + D/2) of a row, which reads both, the four table entries
-// of its position s (the row's index modulo S) and writes both results:
-//   y[p]       = x[p] * cos[s, p] - x[p + D/2] * sin[s, p]
-//   y[p + D/2] = x[p + D/2] * cos[s, p + D/2] + x[p] * sin[s, p + D/2]
-// Thread x of a block takes pairs x, x + Tx, ... (Tx: the largest divisor of
-// D/2 up to max-threads), so a warp reads and writes consecutive elements;
-// a block takes Ry rows (the largest divisor of the rows that keeps the
-// block at 128 threads or fewer) on its threads' y. f16 and bf16 compute
-// in f32.
+// The rotary schedule (rope) on a GPU, in one kernel: x as rows of D (its
+// leading dims and S flattened; Rope.h), a thread per pair of elements
+// (p, p + D/2) of a row, which reads both, the four table entries of its
+// position s (the row's index modulo S) and writes both results
+// (rope::rotate, the CPU form's arithmetic). Thread x of a block takes
+// pairs x, x + Tx, ... (Tx: the largest divisor of D/2 up to max-threads),
+// so a warp reads and writes consecutive elements; a block takes Ry rows
+// (the largest divisor of the rows that keeps the block at 128 threads or
+// fewer) on its threads' y. f16 and bf16 compute in f32.
 //
 // The decomposition is four loop nests or more (the two halves sliced, one
 // negated, joined, then the products and their sum; casts for f16 and
@@ -20,6 +18,7 @@
 
 #include "GpuBlockLoops.h"
 #include "GpuSchedules.h"
+#include "Rope.h"
 
 #include "FuelFused/IR/FusedOpViews.h"
 
@@ -44,26 +43,19 @@ int64_t largestDivisor(int64_t n, int64_t most) {
   return 1;
 }
 
-/// The rows of x (its elements over D) and the pairs a thread of `maxThreads`
-/// takes.
-struct RopeShape {
-  int64_t rows, s, d, half;
+/// How a block's threads take the rows' pairs.
+struct Threads {
   /// Threads per row (x), pairs per thread, rows per block (y).
   int64_t tx, each, ry;
 
-  static RopeShape of(RopeView rope, int64_t maxThreads) {
-    auto x = cast<RankedTensorType>(rope.getX().getType());
-    RopeShape shape;
-    shape.d = x.getShape().back();
-    shape.s = x.getShape()[x.getRank() - 2];
-    shape.rows = x.getNumElements() / shape.d;
-    shape.half = shape.d / 2;
-    shape.tx = largestDivisor(shape.half, maxThreads);
-    shape.each = shape.half / shape.tx;
-    shape.ry = largestDivisor(
-        shape.rows, std::max<int64_t>(1, std::min(kBlockThreads, maxThreads) /
-                                             shape.tx));
-    return shape;
+  static Threads of(const rope::RowsShape &shape, int64_t maxThreads) {
+    Threads threads;
+    threads.tx = largestDivisor(shape.half, maxThreads);
+    threads.each = shape.half / threads.tx;
+    threads.ry = largestDivisor(
+        shape.rows,
+        std::max<int64_t>(1, std::min(kBlockThreads, maxThreads) / threads.tx));
+    return threads;
   }
 };
 } // namespace
@@ -71,12 +63,11 @@ struct RopeShape {
 LogicalResult mlir::fuel::canScheduleGpuRope(FusedOp op,
                                              const GpuScheduleOptions &options,
                                              std::string &why) {
-  if (!hasF32OrHalfTensors(op)) {
-    why = "the GPU rope schedule handles f32, f16 and bf16";
+  if (failed(canScheduleRope(op, ScheduleOptions{}, why)))
     return failure();
-  }
-  RopeShape shape = RopeShape::of(RopeView(op), options.maxThreads);
-  if (shape.rows / shape.ry > std::numeric_limits<int32_t>::max()) {
+  rope::RowsShape shape = rope::RowsShape::of(RopeView(op));
+  Threads threads = Threads::of(shape, options.maxThreads);
+  if (shape.rows / threads.ry > std::numeric_limits<int32_t>::max()) {
     why = "more blocks of rows than the grid's x holds";
     return failure();
   }
@@ -85,22 +76,15 @@ LogicalResult mlir::fuel::canScheduleGpuRope(FusedOp op,
 
 LogicalResult mlir::fuel::buildGpuRope(RewriterBase &rewriter, FusedOp op,
                                        const GpuScheduleOptions &options) {
-  RopeView rope(op);
+  RopeView view(op);
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  RopeShape shape = RopeShape::of(rope, options.maxThreads);
-  auto xType = cast<RankedTensorType>(rope.getX().getType());
+  rope::RowsShape shape = rope::RowsShape::of(view);
+  Threads threads = Threads::of(shape, options.maxThreads);
   auto outType = cast<RankedTensorType>(op->getResult(0).getType());
   Type elt = outType.getElementType(), f32 = rewriter.getF32Type();
-  // x as [rows, D].
-  ReassociationIndices leading;
-  for (int64_t i = 0; i + 1 < xType.getRank(); ++i)
-    leading.push_back(i);
-  SmallVector<ReassociationIndices> toRows = {leading,
-                                              {xType.getRank() - 1}};
-  Value x = rope.getX(), cos = rope.getCos(), sin = rope.getSin();
-  if (xType.getRank() > 2)
-    x = tensor::CollapseShapeOp::create(rewriter, loc, x, toRows);
+  Value x = rope::asRows(rewriter, loc, view.getX());
+  Value cos = view.getCos(), sin = view.getSin();
   auto index = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -109,21 +93,20 @@ LogicalResult mlir::fuel::buildGpuRope(RewriterBase &rewriter, FusedOp op,
     return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
   };
 
-  auto rowsType = RankedTensorType::get({shape.rows, shape.d}, elt);
-  Value empty = tensor::EmptyOp::create(rewriter, loc, rowsType.getShape(),
-                                        elt);
+  Value empty = tensor::EmptyOp::create(
+      rewriter, loc, ArrayRef<int64_t>{shape.rows, shape.d}, elt);
   auto blocks = scf::ForallOp::create(
       rewriter, loc,
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(shape.rows / shape.ry)},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(shape.rows / threads.ry)},
       ValueRange{empty}, std::nullopt);
   mapForall(rewriter, blocks, /*threads=*/false);
   rewriter.setInsertionPointToStart(blocks.getBody());
   Value firstRow = arith::MulIOp::create(rewriter, loc,
                                          blocks.getInductionVar(0),
-                                         index(rewriter, shape.ry));
+                                         index(rewriter, threads.ry));
   auto zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
   SmallVector<OpFoldResult> blockOffsets = {firstRow, zero},
-                            blockSizes = {rewriter.getIndexAttr(shape.ry),
+                            blockSizes = {rewriter.getIndexAttr(threads.ry),
                                           rewriter.getIndexAttr(shape.d)},
                             blockStrides = {one, one};
   Value blockInit = tensor::ExtractSliceOp::create(
@@ -132,8 +115,8 @@ LogicalResult mlir::fuel::buildGpuRope(RewriterBase &rewriter, FusedOp op,
   // Thread (r, t) owns elements t, t + Tx, ... of row r of the block: its
   // pairs' first halves, then (from i = each on) their second halves.
   Value rows = threadSlices(
-      rewriter, loc, {shape.ry, shape.tx}, blockInit, {1, 2 * shape.each},
-      {1, shape.tx},
+      rewriter, loc, {threads.ry, threads.tx}, blockInit,
+      {1, 2 * threads.each}, {1, threads.tx},
       [](ValueRange ids) -> SmallVector<OpFoldResult> {
         return {ids[0], ids[1]};
       },
@@ -141,35 +124,23 @@ LogicalResult mlir::fuel::buildGpuRope(RewriterBase &rewriter, FusedOp op,
         Value row = arith::AddIOp::create(rewriter, loc, firstRow, ids[0]);
         Value s = arith::RemUIOp::create(rewriter, loc, row,
                                          index(rewriter, shape.s));
-        for (int64_t i = 0; i < shape.each; ++i) {
+        for (int64_t i = 0; i < threads.each; ++i) {
           Value p = arith::AddIOp::create(rewriter, loc, ids[1],
-                                          index(rewriter, i * shape.tx));
+                                          index(rewriter, i * threads.tx));
           Value q = arith::AddIOp::create(rewriter, loc, p,
                                           index(rewriter, shape.half));
-          Value a = read(rewriter, x, row, p), b = read(rewriter, x, row, q);
-          auto rotate = [&](Value u, Value c, Value v, Value sn,
-                            bool negate) -> Value {
-            Value uc = arith::MulFOp::create(rewriter, loc, u, c);
-            Value vs = arith::MulFOp::create(rewriter, loc, v, sn);
-            Value y = negate ? arith::SubFOp::create(rewriter, loc, uc, vs)
-                                   .getResult()
-                             : arith::AddFOp::create(rewriter, loc, uc, vs)
-                                   .getResult();
-            return y.getType() == elt
-                       ? y
-                       : arith::TruncFOp::create(rewriter, loc, elt, y);
-          };
-          Value lo = rotate(a, read(rewriter, cos, s, p), b,
-                            read(rewriter, sin, s, p), /*negate=*/true);
-          Value hi = rotate(b, read(rewriter, cos, s, q), a,
-                            read(rewriter, sin, s, q), /*negate=*/false);
-          mine = tensor::InsertOp::create(rewriter, loc, lo, mine,
-                                          ValueRange{index(rewriter, 0),
-                                                     index(rewriter, i)});
-          mine = tensor::InsertOp::create(
-              rewriter, loc, hi, mine,
-              ValueRange{index(rewriter, 0),
-                         index(rewriter, shape.each + i)});
+          auto [lo, hi] = rope::rotate(
+              rewriter, loc, read(rewriter, x, row, p),
+              read(rewriter, x, row, q), read(rewriter, cos, s, p),
+              read(rewriter, sin, s, p), read(rewriter, cos, s, q),
+              read(rewriter, sin, s, q));
+          for (auto [v, at] : {std::pair{lo, i}, std::pair{hi, threads.each + i}}) {
+            if (elt != f32)
+              v = arith::TruncFOp::create(rewriter, loc, elt, v);
+            mine = tensor::InsertOp::create(
+                rewriter, loc, v, mine,
+                ValueRange{index(rewriter, 0), index(rewriter, at)});
+          }
         }
         return mine;
       });
@@ -178,9 +149,7 @@ LogicalResult mlir::fuel::buildGpuRope(RewriterBase &rewriter, FusedOp op,
                                         blocks.getRegionIterArgs()[0],
                                         blockOffsets, blockSizes, blockStrides);
   rewriter.setInsertionPointAfter(blocks);
-  Value y = blocks.getResult(0);
-  if (outType.getRank() > 2)
-    y = tensor::ExpandShapeOp::create(rewriter, loc, outType, y, toRows);
-  rewriter.replaceOp(op, y);
+  rewriter.replaceOp(op, rope::fromRows(rewriter, loc, blocks.getResult(0),
+                                        outType));
   return success();
 }

@@ -4,10 +4,9 @@
 // can be scheduled for a GPU, and the entry point that decomposes it and
 // schedules its decomposition. The binding of ops to kinds is the CPU's
 // (the records' `schedule` field); a kind without a GPU form yet leaves
-// its ops to be lowered as decomposed. rope has no schedule kind (on the
-// CPU it lowers as decomposed) but a GPU form; reduce_max_to_backward is
-// row-wise where g reduces x's last dim alone and has a GPU form of its own
-// for the other groups.
+// its ops to be lowered as decomposed. reduce_max_to_backward is row-wise
+// where g reduces x's last dim alone and has a GPU form of its own for the
+// other groups.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,10 +59,9 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
                                          const GpuScheduleOptions &options,
                                          std::string &why) {
   std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
-  // Every schedule kind has a GPU form, and so has rope, which has no kind.
-  bool rope = RopeView::match(op).has_value();
+  // Every schedule kind has a GPU form.
   bool reduceMax = ReduceMaxToBackwardView::match(op).has_value();
-  if (!kind && !rope) {
+  if (!kind) {
     why = "the op has no GPU schedule";
     return failure();
   }
@@ -81,7 +79,7 @@ LogicalResult mlir::fuel::canScheduleGpu(FusedOp op,
       return failure();
     }
   }
-  if (rope)
+  if (*kind == ScheduleKind::Rotary)
     return canScheduleGpuRope(op, options, why);
   if (reduceMax && !reduceMaxIsRowWise(op, options))
     return canScheduleGpuReduceMaxBackward(op, options, why);
@@ -121,13 +119,9 @@ scheduleRoot(RewriterBase &rewriter, ScheduleKind kind, linalg::LinalgOp root,
 LogicalResult mlir::fuel::decomposeWithGpuSchedule(
     RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options,
     std::string &why) {
-  // rope has a GPU form and no schedule kind: its CPU lowering is its
-  // decomposition's, which on a GPU is four kernels or more.
   // reduce_max_to_backward is row-wise where g reduces x's last dim alone
   // and a block per group of x otherwise (the decomposition reduces each
   // group in one thread).
-  if (RopeView::match(op))
-    return buildGpuRope(rewriter, op, options);
   if (ReduceMaxToBackwardView::match(op) && !reduceMaxIsRowWise(op, options))
     return buildGpuReduceMaxBackward(rewriter, op, options);
   ScheduleKind kind = *lookupSchedule(op.getInfo());
@@ -139,7 +133,10 @@ LogicalResult mlir::fuel::decomposeWithGpuSchedule(
     return FlashAttnView::match(op)
                ? buildGpuAttention(rewriter, op, options)
                : buildGpuAttentionBackward(rewriter, op, options);
-  // So are the scans, a thread per channel (Scan.cpp), with no more to
+  // So is rope, a thread per pair of elements of a row (GpuRope.cpp),
+  if (kind == ScheduleKind::Rotary)
+    return buildGpuRope(rewriter, op, options);
+  // the scans, a thread per channel (Scan.cpp), with no more to
   // do for the GPU than mapping the loops,
   if (kind == ScheduleKind::Scan) {
     auto [blocks, threads] = buildScanThreads(rewriter, op, options.maxThreads);

@@ -13,6 +13,7 @@
 #include "Convolution.h"
 #include "Quantized.h"
 #include "RowLoss.h"
+#include "Rope.h"
 #include "RowWise.h"
 #include "Scan.h"
 #include "ScheduleUtils.h"
@@ -77,6 +78,8 @@ LogicalResult mlir::fuel::canSchedule(FusedOp op,
     return canScheduleAttentionBackward(op, options, why);
   case ScheduleKind::Quantized:
     return canScheduleQuantized(op, options, why);
+  case ScheduleKind::Rotary:
+    return canScheduleRope(op, options, why);
   case ScheduleKind::Convolution:
     return canScheduleConvolution(op, options, why);
   case ScheduleKind::RowLoss:
@@ -138,9 +141,10 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
                                                 std::string &why) {
   std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
   assert(kind && "decomposeWithSchedule needs an op canSchedule accepts");
-  // Attention, quantized matmuls, convolutions, row losses and scans are
-  // built in their tiled form, not scheduled from their decomposition (see
-  // Attention.cpp, Quantized.cpp, Convolution.cpp, RowLoss.cpp, Scan.cpp).
+  // Attention, quantized matmuls, convolutions, row losses, scans and rope
+  // are built in their tiled form, not scheduled from their decomposition
+  // (see Attention.cpp, Quantized.cpp, Convolution.cpp, RowLoss.cpp,
+  // Scan.cpp, Rope.cpp).
   if (*kind == ScheduleKind::Attention && PagedAttnView::match(op))
     return buildPagedAttention(rewriter, op, options);
   if (*kind == ScheduleKind::Attention)
@@ -155,6 +159,8 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
     return buildRowLoss(rewriter, op, options);
   if (*kind == ScheduleKind::Scan)
     return buildScan(rewriter, op, options);
+  if (*kind == ScheduleKind::Rotary)
+    return buildRope(rewriter, op, options);
   if (*kind == ScheduleKind::Contraction)
     op = padContraction(rewriter, op, options);
   Block *block = op->getBlock();
@@ -185,6 +191,7 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
     case ScheduleKind::Convolution:
     case ScheduleKind::RowLoss:
     case ScheduleKind::Scan:
+    case ScheduleKind::Rotary:
       llvm_unreachable("built, not scheduled");
     }
   }

@@ -58,7 +58,8 @@ std::vector<FusedOpRec> loadOps(const RecordKeeper &records) {
     if (!op.schedule.empty() && op.schedule != "RowWise" &&
         op.schedule != "Contraction" && op.schedule != "Attention" &&
         op.schedule != "Quantized" && op.schedule != "Convolution" &&
-        op.schedule != "RowLoss" && op.schedule != "Scan")
+        op.schedule != "RowLoss" && op.schedule != "Scan" &&
+        op.schedule != "Rotary")
       PrintFatalError(op.def->getLoc(),
                       "unknown schedule '" + op.schedule +
                           "' (expected RowWise, Contraction, Attention, "

@@ -77,6 +77,11 @@ enum class ScheduleKind {
   /// decomposition gathers from a full log-softmax, which tile-and-fuse
   /// cannot fuse into a row loop.
   RowLoss,
+  /// Rotary embeddings (rope): a row of x per scf.forall iteration, the
+  /// row's pairs (p, p + D/2) in vectors, each element of x and y read and
+  /// written once (the decomposition slices, negates and joins the halves
+  /// in x-sized tensors first). Built. f32, f16 and bf16, static shapes.
+  Rotary,
   /// Recurrences along a sequence (selective_scan): channels in the lanes
   /// of a vector, the state in registers through a loop over the
   /// sequence, an scf.forall over batches and channel vectors. Built: the

@@ -129,6 +129,7 @@ def Fused_Rope : FusedOp<5, "rope", Forward> {
   let backward = Decompose;
   let rule = "rope";
   let recipe = "rope";
+  let schedule = "Rotary";
   let summary = "rotate-half rotary position embedding";
   let description = "`y = x * cos + rotate_half(x) * sin` with "
     "`rotate_half(x) = concat(-x[..., D/2:], x[..., :D/2])` (GPT-NeoX / Llama), "

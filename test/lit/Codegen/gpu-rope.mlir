@@ -1,6 +1,7 @@
-// The GPU form of rope: one kernel, x as rows of D, a thread per pair of
-// elements (p, p + D/2) of a row that reads both and writes both; blocks
-// of rows on the grid. The decomposition is four loop nests.
+// The GPU form of the rotary schedule (rope): one kernel, x as rows of D, a
+// thread per pair of elements (p, p + D/2) of a row that reads both and
+// writes both; blocks of rows on the grid. The decomposition is four loop
+// nests or more.
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu="report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
@@ -47,7 +48,7 @@ func.func @wide(%x: tensor<7x1200xbf16>, %c: tensor<7x1200xbf16>, %s: tensor<7x1
 // -----
 
 // f64 is left to the decomposition.
-// REPORT: remark: fuel-codegen-gpu: rope not scheduled: the GPU rope schedule handles f32, f16 and bf16
+// REPORT: remark: fuel-codegen-gpu: rope not scheduled: the rotary schedule handles f32, f16 and bf16
 // CHECK-LABEL: func.func @double
 // CHECK-NOT:     #gpu.thread
 func.func @double(%x: tensor<4x8xf64>, %c: tensor<4x8xf64>, %s: tensor<4x8xf64>) -> tensor<4x8xf64> {

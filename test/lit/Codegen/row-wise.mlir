@@ -173,6 +173,6 @@ func.func @unscheduled(%d: tensor<4x?xf32>, %short: tensor<4x12xf32>, %flat: ten
   %1 = fuel.fused softmax_last_dim (%short) : (tensor<4x12xf32>) -> tensor<4x12xf32>
   %2 = fuel.fused softmax_last_dim (%flat) : (tensor<64xf32>) -> tensor<64xf32>
   // No schedule at all: not reported.
-  %3 = fuel.fused rope (%x, %cs, %cs) : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %3 = fuel.fused powi_backward {exp = 3 : i32} (%x, %cs) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
   return %0, %1, %2, %3 : tensor<4x?xf32>, tensor<4x12xf32>, tensor<64xf32>, tensor<4x16xf32>
 }
