@@ -63,7 +63,7 @@ std::vector<FusedOpRec> loadOps(const RecordKeeper &records) {
       PrintFatalError(op.def->getLoc(),
                       "unknown schedule '" + op.schedule +
                           "' (expected RowWise, Contraction, Attention, "
-                          "Quantized, Convolution, RowLoss or Scan)");
+                          "Quantized, Convolution, RowLoss, Scan or Rotary)");
     if (op.results.empty())
       PrintFatalError(op.def->getLoc(), "fused op " + op.name + " has no result");
     if (op.destructiveInput >= (int64_t)op.operands.size())

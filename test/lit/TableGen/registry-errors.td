@@ -136,7 +136,7 @@ def A : FusedOp<1, "a", Forward> {
 
 //--- schedule.td
 include "FuelFused/IR/FusedOpsBase.td"
-// SCHEDULE: schedule.td:[[@LINE+1]]:5: error: unknown schedule 'Tiled' (expected RowWise, Contraction, Attention, Quantized, Convolution, RowLoss or Scan)
+// SCHEDULE: schedule.td:[[@LINE+1]]:5: error: unknown schedule 'Tiled' (expected RowWise, Contraction, Attention, Quantized, Convolution, RowLoss, Scan or Rotary)
 def A : FusedOp<1, "a", Forward> {
   let results = [FusedResult<"y">];
   let rule = "sameAsFirst";
