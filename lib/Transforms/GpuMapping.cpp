@@ -20,6 +20,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::fuel {
@@ -96,6 +97,23 @@ static void inlineMapped(RewriterBase &rewriter, scf::ForallOp loop,
   rewriter.inlineBlockBefore(loop.getBody(), before, args);
 }
 
+/// Whether `op` (or an op in it) may read or write memory; allocating
+/// does not count.
+static bool accessesMemory(Operation *op) {
+  WalkResult found = op->walk([](Operation *inner) {
+    if (inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
+    if (!effects)
+      return WalkResult::interrupt();
+    return effects.hasEffect<MemoryEffects::Read>() ||
+                   effects.hasEffect<MemoryEffects::Write>()
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
 static LogicalResult mapForallToLaunch(RewriterBase &rewriter,
                                        scf::ForallOp blocks) {
   if (blocks.getNumResults() != 0)
@@ -104,27 +122,34 @@ static LogicalResult mapForallToLaunch(RewriterBase &rewriter,
   FailureOr<std::array<int64_t, 3>> grid = getMappedSizes(blocks);
   if (failed(grid))
     return failure();
+  // The thread loops: in the block's body, or in scf.for loops there (a
+  // loop along a reduction whose steps the block's threads take together).
   SmallVector<scf::ForallOp> threadLoops;
   std::array<int64_t, 3> blockSizes = {1, 1, 1};
-  for (Operation &op : blocks.getBody()->without_terminator()) {
-    auto loop = dyn_cast<scf::ForallOp>(op);
-    if (!loop || !isMappedTo<gpu::GPUThreadMappingAttr>(loop))
-      continue;
+  WalkResult walked =
+      blocks.getBody()->walk<WalkOrder::PreOrder>([&](scf::ForallOp inner) {
+        if (!inner.getMapping())
+          return WalkResult::advance();
+        if (!isMappedTo<gpu::GPUThreadMappingAttr>(inner))
+          return WalkResult::interrupt();
+        for (Operation *parent = inner->getParentOp(); parent != blocks;
+             parent = parent->getParentOp())
+          if (!isa<scf::ForOp>(parent))
+            return WalkResult::interrupt();
+        threadLoops.push_back(inner);
+        return WalkResult::skip();
+      });
+  if (walked.wasInterrupted())
+    return blocks.emitError("fuel-gpu-map-forall: a mapped loop nested "
+                            "deeper than the block's body and the scf.for "
+                            "loops in it");
+  for (scf::ForallOp loop : threadLoops) {
     FailureOr<std::array<int64_t, 3>> sizes = getMappedSizes(loop);
     if (failed(sizes))
       return failure();
     for (int d = 0; d < 3; ++d)
       blockSizes[d] = std::max(blockSizes[d], (*sizes)[d]);
-    threadLoops.push_back(loop);
   }
-  WalkResult nested = blocks.getBody()->walk([&](scf::ForallOp inner) {
-    if (inner.getMapping() && !llvm::is_contained(threadLoops, inner))
-      return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  if (nested.wasInterrupted())
-    return blocks.emitError("fuel-gpu-map-forall: a mapped loop nested "
-                            "deeper than the block's body");
 
   Location loc = blocks.getLoc();
   rewriter.setInsertionPoint(blocks);
@@ -162,10 +187,12 @@ static LogicalResult mapForallToLaunch(RewriterBase &rewriter,
     Operation *next = loop->getNextNode();
     inlineMapped(rewriter, loop, tids, before);
     rewriter.eraseOp(loop);
-    // What the threads wrote is read by others after the loop.
-    bool memoryAfter = false;
+    // What the threads wrote is read by others after the loop, or, in an
+    // scf.for, in its next iteration (which may also overwrite what the
+    // loop read).
+    bool memoryAfter = isa<scf::ForOp>(next->getParentOp());
     for (Operation *op = next; op; op = op->getNextNode())
-      memoryAfter |= !isMemoryEffectFree(op) && !isa<gpu::TerminatorOp>(op);
+      memoryAfter |= accessesMemory(op);
     if (memoryAfter) {
       rewriter.setInsertionPoint(next);
       gpu::BarrierOp::create(rewriter, loc);
@@ -392,6 +419,153 @@ struct FuelGpuMapParallelLoopsPass
 // fuel-gpu-private-allocs
 //===----------------------------------------------------------------------===//
 
+/// The memref and the indices of `op` where it is an access that
+/// shrinkThreadDims can rewrite, and the dims its vector covers (a
+/// transfer's map's dims); failure otherwise.
+struct Access {
+  OpOperand *memref;
+  SmallVector<Value> indices;
+  llvm::SmallBitVector vectorDims;
+};
+static FailureOr<Access> getAccess(Operation *op) {
+  auto dims = [](AffineMap map) {
+    llvm::SmallBitVector used(map.getNumDims());
+    for (AffineExpr e : map.getResults())
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        used.set(d.getPosition());
+    return used;
+  };
+  auto vectorLast = [](unsigned rank) {
+    llvm::SmallBitVector used(rank);
+    used.set(rank - 1);
+    return used;
+  };
+  if (auto read = dyn_cast<vector::TransferReadOp>(op))
+    return Access{&read.getBaseMutable(), llvm::to_vector(read.getIndices()),
+                  dims(read.getPermutationMap())};
+  if (auto write = dyn_cast<vector::TransferWriteOp>(op))
+    return Access{&write.getBaseMutable(), llvm::to_vector(write.getIndices()),
+                  dims(write.getPermutationMap())};
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return Access{&load.getMemrefMutable(), llvm::to_vector(load.getIndices()),
+                  llvm::SmallBitVector(load.getIndices().size())};
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return Access{&store.getMemrefMutable(),
+                  llvm::to_vector(store.getIndices()),
+                  llvm::SmallBitVector(store.getIndices().size())};
+  if (auto load = dyn_cast<vector::LoadOp>(op))
+    return Access{&load.getBaseMutable(), llvm::to_vector(load.getIndices()),
+                  vectorLast(load.getIndices().size())};
+  if (auto store = dyn_cast<vector::StoreOp>(op))
+    return Access{&store.getBaseMutable(), llvm::to_vector(store.getIndices()),
+                  vectorLast(store.getIndices().size())};
+  return failure();
+}
+
+/// Shrinks `alloc` (in `launch`) to the slice one thread uses where every
+/// access indexes its leading dims by the same thread ids (a subview with
+/// unit sizes there, or a load, store or transfer whose vector does not
+/// span them): those dims become 1, indexed by 0. Returns the new buffer,
+/// or null where `alloc` is not such a buffer.
+static Value shrinkThreadDims(RewriterBase &rewriter, gpu::LaunchOp launch,
+                              memref::AllocOp alloc) {
+  MemRefType type = alloc.getType();
+  if (!type.getLayout().isIdentity() || type.getRank() == 0)
+    return {};
+  gpu::KernelDim3 tids = launch.getThreadIds();
+  auto isThreadId = [&](Value v) {
+    return v == tids.x || v == tids.y || v == tids.z;
+  };
+  // The thread ids indexing the leading dims, the same in every access.
+  SmallVector<Value> leading;
+  bool first = true;
+  auto agree = [&](ArrayRef<Value> indices) {
+    unsigned n = 0;
+    while (n < indices.size() && isThreadId(indices[n]))
+      ++n;
+    if (first) {
+      leading.assign(indices.begin(), indices.begin() + n);
+      first = false;
+      return n > 0;
+    }
+    return n >= leading.size() &&
+           llvm::equal(leading, indices.take_front(leading.size()));
+  };
+  for (Operation *user : alloc->getUsers()) {
+    if (isa<memref::DeallocOp>(user))
+      continue;
+    if (auto subview = dyn_cast<memref::SubViewOp>(user)) {
+      SmallVector<Value> offsets;
+      for (OpFoldResult o : subview.getMixedOffsets())
+        offsets.push_back(dyn_cast<Value>(o));
+      if (!agree(offsets))
+        return {};
+      continue;
+    }
+    FailureOr<Access> access = getAccess(user);
+    if (failed(access) || access->memref->get() != alloc.getResult() ||
+        !agree(access->indices))
+      return {};
+  }
+  if (first || leading.empty())
+    return {};
+  unsigned d = leading.size();
+  // Subviews keep unit sizes, accesses' vectors stay off those dims.
+  for (Operation *user : alloc->getUsers()) {
+    if (auto subview = dyn_cast<memref::SubViewOp>(user)) {
+      ArrayRef<int64_t> sizes = subview.getStaticSizes();
+      if (llvm::any_of(sizes.take_front(d), [](int64_t s) { return s != 1; }))
+        return {};
+    } else if (FailureOr<Access> access = getAccess(user);
+               succeeded(access) && access->vectorDims.find_first() >= 0 &&
+               static_cast<unsigned>(access->vectorDims.find_first()) < d) {
+      return {};
+    }
+  }
+
+  SmallVector<int64_t> shape(type.getShape());
+  std::fill_n(shape.begin(), d, 1);
+  rewriter.setInsertionPoint(alloc);
+  auto shrunk = memref::AllocOp::create(
+      rewriter, alloc.getLoc(),
+      MemRefType::get(shape, type.getElementType(), MemRefLayoutAttrInterface(),
+                      type.getMemorySpace()),
+      alloc.getAlignmentAttr());
+  Value zero = arith::ConstantIndexOp::create(rewriter, alloc.getLoc(), 0);
+  for (Operation *user : llvm::make_early_inc_range(alloc->getUsers())) {
+    if (isa<memref::DeallocOp>(user)) {
+      rewriter.eraseOp(user);
+      continue;
+    }
+    if (auto subview = dyn_cast<memref::SubViewOp>(user)) {
+      SmallVector<OpFoldResult> offsets = subview.getMixedOffsets();
+      std::fill_n(offsets.begin(), d, rewriter.getIndexAttr(0));
+      rewriter.setInsertionPoint(subview);
+      MemRefType resultType = subview.getType();
+      auto inferred = memref::SubViewOp::inferRankReducedResultType(
+          resultType.getShape(), shrunk.getType(), offsets,
+          subview.getMixedSizes(), subview.getMixedStrides());
+      Value replacement = memref::SubViewOp::create(
+          rewriter, subview.getLoc(), inferred, shrunk, offsets,
+          subview.getMixedSizes(), subview.getMixedStrides());
+      if (replacement.getType() != resultType)
+        replacement = memref::CastOp::create(rewriter, subview.getLoc(),
+                                             resultType, replacement);
+      rewriter.replaceOp(subview, replacement);
+      continue;
+    }
+    Access access = *getAccess(user);
+    unsigned firstIndex = access.memref->getOperandNumber() + 1;
+    rewriter.modifyOpInPlace(user, [&] {
+      access.memref->set(shrunk);
+      for (unsigned i = 0; i < d; ++i)
+        user->setOperand(firstIndex + i, zero);
+    });
+  }
+  rewriter.eraseOp(alloc);
+  return shrunk;
+}
+
 namespace {
 struct FuelGpuPrivateAllocsPass
     : public fuel::impl::FuelGpuPrivateAllocsBase<FuelGpuPrivateAllocsPass> {
@@ -404,6 +578,16 @@ struct FuelGpuPrivateAllocsPass
         allocs.push_back(op);
     });
     IRRewriter rewriter(&getContext());
+    // Per-thread slices of a shared-looking buffer first.
+    for (memref::AllocOp &alloc : allocs) {
+      auto space =
+          dyn_cast_or_null<gpu::AddressSpaceAttr>(alloc.getType().getMemorySpace());
+      if (space && space.getValue() == gpu::AddressSpace::Workgroup)
+        continue;
+      if (Value shrunk = shrinkThreadDims(
+              rewriter, alloc->getParentOfType<gpu::LaunchOp>(), alloc))
+        alloc = shrunk.getDefiningOp<memref::AllocOp>();
+    }
     for (memref::AllocOp alloc : allocs) {
       MemRefType type = alloc.getType();
       if (!type.hasStaticShape()) {

@@ -315,10 +315,14 @@ def FuelGpuMapForall : Pass<"fuel-gpu-map-forall"> {
   let description = [{
     Each bufferized `scf.forall` mapped to `#gpu.block`s (and not inside a
     launch) becomes a `gpu.launch` whose grid is its trip counts; the
-    `scf.forall` loops mapped to `#gpu.thread`s directly in its body set the
-    block size (the largest of their trip counts) and become the launch's
-    thread ids, guarded where a loop has fewer iterations than the block
-    has threads, with a `gpu.barrier` between two of them. Upstream does
+    `scf.forall` loops mapped to `#gpu.thread`s in its body, directly or in
+    `scf.for` loops there (steps along a reduction that the block's threads
+    take together), set the block size (the largest of their trip counts)
+    and become the launch's thread ids, guarded where a loop has fewer
+    iterations than the block has threads. A `gpu.barrier` follows a
+    thread loop where memory is accessed after it in its block, and always
+    in an `scf.for` (the next step may overwrite what it read). A mapped
+    loop anywhere else in the block's body is an error. Upstream does
     this only as transform ops (`transform.gpu.map_forall_to_blocks`,
     `map_nested_forall_to_threads`); this is the pass form the pipeline
     needs. Bounds and steps must be static; an induction variable becomes
@@ -361,7 +365,13 @@ def FuelGpuPrivateAllocs : Pass<"fuel-gpu-private-allocs"> {
     workgroup address space becomes a workgroup attribution of the launch;
     any other static buffer a thread's own `memref.alloca` (in the private
     address space where `private-address-space` is set, as AMDGPU needs);
-    their deallocations go; with `private-address-space`, allocas already
+    their deallocations go. A buffer whose leading dims every access
+    indexes by the same thread ids (a tensor of per-thread accumulators in
+    the schedule's tensor form, whose thread loops each touch their
+    thread's slice) is first shrunk to the one slice a thread uses: those
+    dims become 1 (upstream has no such rewrite; the transform dialect's
+    mapping leaves such buffers whole); with static indices elsewhere it
+    then lives in registers. with `private-address-space`, allocas already
     in kernels move there too. A buffer of dynamic size inside a kernel is
     an error.
   }];

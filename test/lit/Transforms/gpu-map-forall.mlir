@@ -89,3 +89,73 @@ func.func @twice(%a: memref<2x2xf32>) {
   } {mapping = [#gpu.block<x>, #gpu.block<x>]}
   return
 }
+
+// -----
+// Thread loops inside an scf.for of the block's body (a reduction whose
+// steps the block's threads take together: stage a tile, then use it):
+// each is followed by a barrier inside the loop, the last one too (the
+// next step overwrites what it read), and the loop by one after the loop
+// before it.
+// FORALL-LABEL: func.func @steps
+// FORALL:         gpu.launch
+// FORALL:           memref.store %{{.*}} : memref<2x32xf32>
+// FORALL-NEXT:      gpu.barrier
+// FORALL-NEXT:      scf.for
+// FORALL:             memref.store %{{.*}}, %[[TILE:.*]][%{{.*}}] : memref<32xf32, #gpu.address_space<workgroup>>
+// FORALL-NEXT:        gpu.barrier
+// FORALL-NEXT:        arith.subi
+// FORALL-NEXT:        memref.load %[[TILE]]
+// FORALL-NOT:         gpu.barrier
+// FORALL:             memref.store
+// FORALL-NEXT:        gpu.barrier
+// FORALL-NEXT:      }
+// FORALL-NEXT:      memref.load
+// FORALL-NEXT:      memref.store
+// FORALL-NEXT:      gpu.terminator
+func.func @steps(%acc: memref<2x32xf32>, %in: memref<64xf32>, %out: memref<2x32xf32>,
+                 %tile: memref<32xf32, #gpu.address_space<workgroup>>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c31 = arith.constant 31 : index
+  %c64 = arith.constant 64 : index
+  %c32 = arith.constant 32 : index
+  scf.forall (%i) in (2) {
+    scf.forall (%t) in (32) {
+      memref.store %zero, %acc[%i, %t] : memref<2x32xf32>
+    } {mapping = [#gpu.thread<x>]}
+    scf.for %k = %c0 to %c64 step %c32 {
+      scf.forall (%t) in (32) {
+        %at = arith.addi %k, %t : index
+        %v = memref.load %in[%at] : memref<64xf32>
+        memref.store %v, %tile[%t] : memref<32xf32, #gpu.address_space<workgroup>>
+      } {mapping = [#gpu.thread<x>]}
+      scf.forall (%t) in (32) {
+        %other = arith.subi %c31, %t : index
+        %v = memref.load %tile[%other] : memref<32xf32, #gpu.address_space<workgroup>>
+        %a = memref.load %acc[%i, %t] : memref<2x32xf32>
+        %s = arith.addf %a, %v : f32
+        memref.store %s, %acc[%i, %t] : memref<2x32xf32>
+      } {mapping = [#gpu.thread<x>]}
+    }
+    scf.forall (%t) in (32) {
+      %a = memref.load %acc[%i, %t] : memref<2x32xf32>
+      memref.store %a, %out[%i, %t] : memref<2x32xf32>
+    } {mapping = [#gpu.thread<x>]}
+  } {mapping = [#gpu.block<x>]}
+  return
+}
+
+// -----
+func.func @under_if(%a: memref<4x32xf32>, %cond: i1) {
+  %c = arith.constant 1.0 : f32
+  // expected-error @+1 {{fuel-gpu-map-forall: a mapped loop nested deeper than the block's body and the scf.for loops in it}}
+  scf.forall (%i) in (4) {
+    scf.if %cond {
+      scf.forall (%t) in (32) {
+        memref.store %c, %a[%i, %t] : memref<4x32xf32>
+      } {mapping = [#gpu.thread<x>]}
+    }
+  } {mapping = [#gpu.block<x>]}
+  return
+}

@@ -62,3 +62,62 @@ func.func @alloca() {
   }
   return
 }
+
+// -----
+// A buffer whose leading dims every access indexes by the same thread ids
+// (each thread's slice of per-thread accumulators) shrinks to one slice
+// per thread: those dims become 1, indexed by 0.
+// ALLOC-LABEL: func.func @thread_slices
+// ALLOC:         gpu.launch
+// ALLOC:           %[[MINE:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x1x4xf32>
+// ALLOC:           %[[SLICE:.*]] = memref.subview %[[MINE]][0, 0, 0] [1, 1, 4] [1, 1, 1] : memref<1x1x4xf32> to memref<4xf32, strided<[1]>>
+// ALLOC:           %[[CAST:.*]] = memref.cast %[[SLICE]] : memref<4xf32, strided<[1]>> to memref<4xf32, strided<[1], offset: ?>>
+// ALLOC:           vector.transfer_write %{{.*}}, %[[CAST]][%{{.*}}]
+// ALLOC:           vector.transfer_read %[[MINE]][%[[Z:.*]], %[[Z]], %{{.*}}]
+// ALLOC:           memref.load %[[MINE]][%[[Z]], %[[Z]], %{{.*}}]
+func.func @thread_slices(%out: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %p = ub.poison : f32
+  %v = arith.constant dense<1.0> : vector<4xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1) threads(%tx, %ty, %tz) in (%u = %c8, %w = %c2, %q = %c1) {
+    %acc = memref.alloc() {alignment = 64 : i64} : memref<2x8x4xf32>
+    %mine = memref.subview %acc[%ty, %tx, 0] [1, 1, 4] [1, 1, 1] : memref<2x8x4xf32> to memref<4xf32, strided<[1], offset: ?>>
+    vector.transfer_write %v, %mine[%c0] {in_bounds = [true]} : vector<4xf32>, memref<4xf32, strided<[1], offset: ?>>
+    %r = vector.transfer_read %acc[%ty, %tx, %c0], %p {in_bounds = [true]} : memref<2x8x4xf32>, vector<4xf32>
+    %e = memref.load %acc[%ty, %tx, %c3] : memref<2x8x4xf32>
+    vector.transfer_write %r, %out[%c0] {in_bounds = [true]} : vector<4xf32>, memref<4xf32>
+    memref.store %e, %out[%c0] : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+// Not when the accesses disagree on the ids (a thread reads another's
+// slice), or a vector spans a thread dim: the whole buffer stays.
+// ALLOC-LABEL: func.func @shared_slices
+// ALLOC:         memref.alloca() {alignment = 64 : i64} : memref<8x8xf32>
+// ALLOC:         memref.alloca() {alignment = 64 : i64} : memref<8x8xf32>
+func.func @shared_slices(%out: memref<8xf32>) {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c0 = arith.constant 0 : index
+  %p = ub.poison : f32
+  %f = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1) threads(%tx, %ty, %tz) in (%u = %c8, %w = %c8, %q = %c1) {
+    %swapped = memref.alloc() {alignment = 64 : i64} : memref<8x8xf32>
+    memref.store %f, %swapped[%ty, %tx] : memref<8x8xf32>
+    %e = memref.load %swapped[%tx, %ty] : memref<8x8xf32>
+    memref.store %e, %out[%c0] : memref<8xf32>
+    %column = memref.alloc() {alignment = 64 : i64} : memref<8x8xf32>
+    memref.store %f, %column[%tx, %ty] : memref<8x8xf32>
+    %r = vector.transfer_read %column[%tx, %ty], %p {in_bounds = [true], permutation_map = affine_map<(d0, d1) -> (d0)>} : memref<8x8xf32>, vector<8xf32>
+    vector.transfer_write %r, %out[%c0] {in_bounds = [true]} : vector<8xf32>, memref<8xf32>
+    gpu.terminator
+  }
+  return
+}
