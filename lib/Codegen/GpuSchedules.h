@@ -43,6 +43,16 @@ scheduleGpuContraction(RewriterBase &rewriter, linalg::LinalgOp root,
                        const llvm::SmallPtrSetImpl<Operation *> &decomposition,
                        const GpuScheduleOptions &options, std::string &why);
 
+/// Whether `op` is a fused_linear whose operands the staged GPU form
+/// (GpuStagedLinear.cpp) can tile: M and N multiples of 32, K of 8, and
+/// max-threads at least 64, a grid the GPU holds.
+bool canStageGpuLinear(FusedOp op, const GpuScheduleOptions &options);
+/// Replaces `op` (a fused_linear canStageGpuLinear accepts) by block tiles
+/// of the output whose threads stage A's and B's tiles in workgroup memory
+/// at each step along K and accumulate 4 x 4 tiles in registers
+/// (GpuStagedLinear.cpp).
+LogicalResult buildGpuStagedLinear(RewriterBase &rewriter, FusedOp op,
+                                   const GpuScheduleOptions &options);
 /// The checks of canScheduleGpu that are the GPU attention schedule's own.
 LogicalResult canScheduleGpuAttention(FusedOp op,
                                       const GpuScheduleOptions &options,

@@ -157,6 +157,26 @@ def test_linear_is_one_kernel_of_register_tiles(dtype):
         assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+def test_linear_stages_tiles_in_shared_memory(dtype):
+    # Held-out shape: a leading dim, 64 x 32 block tiles, K in 17 steps of 8.
+    args = [np.zeros((2, 192, 136), dtype), np.zeros((136, 96), dtype), np.zeros((96,), dtype)]
+    for chip in ("sm_80", "sm_90"):
+        (kernel,) = gpu.compile_nvvm(fused_text("fused_linear", args), chip=chip)
+        no_device_malloc([kernel])
+        # A step: copy the tiles, barrier, accumulate from shared memory,
+        # barrier; the accumulators are registers (no local memory).
+        assert kernel.ptx.count("bar.sync") >= 3
+        assert "ld.shared" in kernel.ptx and "st.shared" in kernel.ptx
+        assert ".local" not in kernel.ptx
+        assert kernel.ptx.count("fma.rn.f32") >= 16 * 8
+        if HAVE_PTXAS:
+            (report,) = gpu.ptxas(kernel.ptx, chip)
+            # The A tile [64, 8] and the B tile [8, 32], f32.
+            assert report.shared_bytes == (64 * 8 + 8 * 32) * 4, report
+            assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
 def test_attention_is_a_thread_per_query_row():
     # Held-out shape: causal, GQA, sequences off the blocks.
     q = np.zeros((1, 4, 200, 64), np.float32)

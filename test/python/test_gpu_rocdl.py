@@ -71,6 +71,21 @@ def test_row_op_is_one_kernel_with_lds():
     assert obj.lds_bytes > 0
 
 
+@pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
+def test_linear_stages_tiles_in_lds():
+    # Held-out shape: 32 x 64 block tiles, K in steps of 16.
+    args = [np.zeros((96, 80), np.float32), np.zeros((80, 128), np.float32), np.zeros((128,), np.float32)]
+    (kernel,) = gpu.compile_rocdl(fused_text("fused_linear", args), chip="gfx942")
+    assert external_calls(kernel.llvm_ir) == []
+    assert "llvm.amdgcn.s.barrier" in kernel.llvm_ir
+    for chip in ("gfx90a", "gfx942"):
+        obj = gpu.amdgpu_code_object(kernel.llvm_ir, chip)
+        # The A tile [32, 16] and the B tile [16, 64], f32; the
+        # accumulators in registers, not scratch.
+        assert obj.lds_bytes == (32 * 16 + 16 * 64) * 4, obj
+        assert obj.scratch_bytes == 0, obj
+
+
 def test_wave32_is_recorded():
     text = fused_text("softmax_last_dim", [np.zeros((4, 64), np.float32)])
     (k64,) = gpu.compile_rocdl(text, chip="gfx942")

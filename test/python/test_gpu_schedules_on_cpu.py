@@ -42,9 +42,16 @@ def gpu_form(fuel_opt, text):
     return result.stdout
 
 
-def run_gpu_form(fuel_opt, name, args, params=None):
+WORKGROUP = " {memory_space = #gpu.address_space<workgroup>}"
+
+
+def run_gpu_form(fuel_opt, name, args, params=None, staged=None):
+    """The GPU form of `name` run on the CPU, its workgroup buffers in
+    ordinary memory; with `staged` set, whether it must have some or none."""
     text = gpu_form(fuel_opt, fused_text(name, args, params))
-    return runner.compile(text, "f", codegen=False)(*args)
+    if staged is not None:
+        assert (WORKGROUP in text) == staged
+    return runner.compile(text.replace(WORKGROUP, ""), "f", codegen=False)(*args)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
@@ -253,16 +260,22 @@ def test_causal_conv1d(fuel_opt, shape, silu, name, dtype):
     assert_close(out, causal_reference(x, w, bias, silu), name)
 
 
-# (leading dims, M, K, N): block tiles of 64 and smaller, K off the step.
-LINEAR_SHAPES = [((), 64, 64, 64), ((), 256, 96, 512), ((3,), 12, 100, 20), ((), 4, 7, 4)]
+# (leading dims, M, K, N). Staged in workgroup memory (M and N multiples
+# of 32, K of 8): block tiles of 64 x 64, 32 x 64, 64 x 32 and 32 x 32, K
+# steps of 16 and 8, one and several steps, a leading dim. Read through
+# the caches: block tiles of 64 and smaller, K off the step.
+STAGED_LINEAR_SHAPES = [((), 64, 64, 64), ((), 256, 96, 512), ((2,), 96, 40, 32), ((), 32, 8, 192),
+                        ((3,), 64, 24, 96)]
+LINEAR_SHAPES = [((3,), 12, 100, 20), ((), 4, 7, 4), ((), 64, 12, 64)]
 
 
-@pytest.mark.parametrize("shape", LINEAR_SHAPES, ids=lambda s: "x".join(map(str, s[0] + s[1:])))
+@pytest.mark.parametrize("shape", STAGED_LINEAR_SHAPES + LINEAR_SHAPES,
+                         ids=lambda s: "x".join(map(str, s[0] + s[1:])))
 @pytest.mark.parametrize("name,dtype", [("f32", np.float32)] + DTYPES, ids=lambda d: d if isinstance(d, str) else "")
 def test_linear(fuel_opt, shape, name, dtype):
     lead, m, k, n = shape
     a, w, b = rand(lead + (m, k), dtype), rand((k, n), dtype, 1), rand((n,), dtype, 2)
-    out = run_gpu_form(fuel_opt, "fused_linear", [a, w, b])
+    out = run_gpu_form(fuel_opt, "fused_linear", [a, w, b], staged=shape in STAGED_LINEAR_SHAPES)
     f64 = lambda x: np.asarray(x, np.float64)  # noqa: E731
     assert_close(out, f64(a) @ f64(w) + f64(b), name, loose=True)
 

@@ -1,0 +1,358 @@
+//===- GpuStagedLinear.cpp - fused_linear with shared-memory tiles --------===//
+//
+// fused_linear on a GPU with its operands staged in shared memory: a block
+// per TM x TN tile of the output (and per leading index), TM/4 x TN/4
+// threads, each owning a 4 x 4 tile of it. The block walks K in steps of
+// KT; at each step
+//   1. all its threads copy the A tile [TM, KT] and the B tile [KT, TN]
+//      from global memory into workgroup memory (widened to f32), a warp's
+//      loads consecutive in memory;
+//   2. each thread adds the products of its 4 rows of the A tile and its 4
+//      columns of the B tile to its accumulators (vector.contract: fused
+//      multiply-adds).
+// Each element of A is then read from global memory N/TN times, not N/4
+// times, and each element of B M/TM times, not M/4 times. After the last
+// step each thread adds the bias to its tile and writes it.
+//
+// In the tensor form each of these is a thread loop whose iterations are
+// independent (so the form runs on the CPU, loop by loop): the copies are
+// thread loops whose shared outputs are the workgroup tiles, and the
+// accumulators are a tensor [TM/4, TN/4, 4, 4] carried by the K loop in
+// the block's body, each thread loop touching the slice of its thread.
+// fuel-gpu-map-forall puts the barriers between the thread loops (inside
+// the K loop too), and fuel-gpu-private-allocs makes that tensor's buffer
+// the one 4 x 4 slice each thread uses (registers once promoted).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuBlockLoops.h"
+#include "GpuSchedules.h"
+#include "ScheduleUtils.h"
+
+#include "FuelFused/IR/FusedOpViews.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+
+namespace {
+/// A thread's tile of the output.
+constexpr int64_t kThreadTile = 4;
+
+/// The tiles of a staged fused_linear.
+struct StagedTiles {
+  /// Leading extent (1 when a is 2-d), M, K, N.
+  int64_t lead, m, k, n;
+  /// The block's tile of the output, and the K step.
+  int64_t tileM, tileN, stepK;
+
+  int64_t threadsY() const { return tileM / kThreadTile; }
+  int64_t threadsX() const { return tileN / kThreadTile; }
+  int64_t threads() const { return threadsY() * threadsX(); }
+
+  /// The tiles for `linear`, if some fit: M and N multiples of 32, K of
+  /// 8, at least 64 threads, a grid the GPU holds.
+  static std::optional<StagedTiles> of(FusedLinearView linear,
+                                       int64_t maxThreads) {
+    auto a = cast<RankedTensorType>(linear.getA().getType());
+    auto b = cast<RankedTensorType>(linear.getB().getType());
+    if (a.getRank() > 3 || !hasF32OrHalfTensors(linear.getOperation()))
+      return std::nullopt;
+    StagedTiles t;
+    t.lead = a.getRank() == 3 ? a.getShape()[0] : 1;
+    t.m = a.getShape()[a.getRank() - 2];
+    t.k = b.getShape()[0];
+    t.n = b.getShape()[1];
+    // 64 x 64 tiles of 256 threads where the shape and max-threads allow,
+    // down to 32 x 32 (64 threads).
+    auto pick = [](int64_t size) -> int64_t {
+      return size % 64 == 0 ? 64 : size % 32 == 0 ? 32 : 0;
+    };
+    t.tileM = pick(t.m);
+    t.tileN = pick(t.n);
+    t.stepK = t.k % 16 == 0 ? 16 : t.k % 8 == 0 ? 8 : 0;
+    while (t.tileM && t.tileN && t.threads() > maxThreads &&
+           std::max(t.tileM, t.tileN) > 32) {
+      if (t.tileM >= t.tileN)
+        t.tileM /= 2;
+      else
+        t.tileN /= 2;
+    }
+    if (!t.tileM || !t.tileN || !t.stepK || t.threads() > maxThreads ||
+        t.lead > 65535 || t.m / t.tileM > 65535)
+      return std::nullopt;
+    return t;
+  }
+};
+
+/// Builds the staged form of one fused_linear.
+class StagedLinearBuilder {
+public:
+  StagedLinearBuilder(RewriterBase &b, FusedLinearView linear,
+                      const StagedTiles &tiles)
+      : b(b), loc(linear.getOperation().getLoc()), linear(linear),
+        tiles(tiles), f32(b.getF32Type()) {}
+
+  Value build();
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  OpFoldResult attr(int64_t v) { return b.getIndexAttr(v); }
+
+  /// Element (`i`, `j`) of the 2-d view of `from` (leading index `lead`
+  /// where a has one), as f32.
+  Value readF32(Value from, Value lead, Value i, Value j);
+
+  /// The thread loop over the block's TM/4 x TN/4 threads, with `init` as
+  /// its one shared output: thread (y, x) gets its slice at `offsets` with
+  /// `sizes` and `strides` and returns it written (`body`).
+  Value threadLoop(Value init, ArrayRef<int64_t> sizes,
+                   ArrayRef<int64_t> strides,
+                   function_ref<SmallVector<OpFoldResult>(Value, Value)> offsets,
+                   function_ref<Value(Value, Value, Value)> body);
+
+  /// A workgroup tile [rows, cols] of f32, each of the block's threads
+  /// copying its strided part of it (`element(row, col)`): consecutive
+  /// threads take consecutive columns.
+  Value stage(int64_t rows, int64_t cols,
+              function_ref<Value(Value, Value)> element);
+
+  /// Thread (y, x)'s slice of the accumulators: its 4 x 4 tile.
+  SmallVector<OpFoldResult> accumulatorAt(Value y, Value x) {
+    return {y, x, attr(0), attr(0)};
+  }
+
+  RewriterBase &b;
+  Location loc;
+  FusedLinearView linear;
+  const StagedTiles &tiles;
+  Type f32;
+};
+} // namespace
+
+Value StagedLinearBuilder::readF32(Value from, Value lead, Value i, Value j) {
+  SmallVector<Value> at;
+  if (cast<RankedTensorType>(from.getType()).getRank() == 3)
+    at.push_back(lead);
+  at.append({i, j});
+  Value v = tensor::ExtractOp::create(b, loc, from, at);
+  return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
+}
+
+Value StagedLinearBuilder::threadLoop(
+    Value init, ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
+    function_ref<SmallVector<OpFoldResult>(Value, Value)> offsets,
+    function_ref<Value(Value, Value, Value)> body) {
+  return threadSlices(
+      b, loc, {tiles.threadsY(), tiles.threadsX()}, init, sizes, strides,
+      [&](ValueRange ids) { return offsets(ids[0], ids[1]); },
+      [&](ValueRange ids, Value slice) { return body(ids[0], ids[1], slice); });
+}
+
+Value StagedLinearBuilder::stage(int64_t rows, int64_t cols,
+                                 function_ref<Value(Value, Value)> element) {
+  // Thread t (y * TX + x) copies column t % cols of rows t / cols,
+  // t / cols + R, ... (R = threads / cols rows a pass).
+  int64_t perPass = tiles.threads() / cols, each = rows / perPass;
+  Value init = bufferization::AllocTensorOp::create(
+      b, loc, RankedTensorType::get({rows, cols}, f32), ValueRange{},
+      /*copy=*/Value(), /*size_hint=*/Value(),
+      gpu::AddressSpaceAttr::get(b.getContext(),
+                                 gpu::AddressSpace::Workgroup));
+  auto linearId = [&](Value y, Value x) -> Value {
+    return arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, y, index(tiles.threadsX())), x);
+  };
+  return threadLoop(
+      init, {each, 1}, {perPass, 1},
+      [&](Value y, Value x) -> SmallVector<OpFoldResult> {
+        Value t = linearId(y, x);
+        return {arith::DivUIOp::create(b, loc, t, index(cols)).getResult(),
+                arith::RemUIOp::create(b, loc, t, index(cols)).getResult()};
+      },
+      [&](Value y, Value x, Value mine) -> Value {
+        Value t = linearId(y, x);
+        Value row0 = arith::DivUIOp::create(b, loc, t, index(cols));
+        Value col = arith::RemUIOp::create(b, loc, t, index(cols));
+        for (int64_t i = 0; i < each; ++i) {
+          Value row = arith::AddIOp::create(b, loc, row0, index(i * perPass));
+          mine = tensor::InsertOp::create(b, loc, element(row, col), mine,
+                                          ValueRange{index(i), index(0)});
+        }
+        return mine;
+      });
+}
+
+Value StagedLinearBuilder::build() {
+  MLIRContext *ctx = b.getContext();
+  auto outType = cast<RankedTensorType>(linear.getOperation()->getResult(0)
+                                            .getType());
+  Type elt = outType.getElementType();
+  bool batched = outType.getRank() == 3;
+  int64_t tm = tiles.tileM, tn = tiles.tileN, tk = tiles.stepK;
+  int64_t ty = tiles.threadsY(), tx = tiles.threadsX();
+
+  // The block loop: (leading index,) row tile, column tile.
+  SmallVector<OpFoldResult> grid;
+  if (batched)
+    grid.push_back(attr(tiles.lead));
+  grid.append({attr(tiles.m / tm), attr(tiles.n / tn)});
+  Value empty = tensor::EmptyOp::create(b, loc, outType.getShape(), elt);
+  auto blocks = scf::ForallOp::create(b, loc, grid, ValueRange{empty},
+                                      std::nullopt);
+  mapForall(b, blocks, /*threads=*/false);
+  b.setInsertionPointToStart(blocks.getBody());
+  SmallVector<Value> ivs = blocks.getInductionVars();
+  Value lead = batched ? ivs[0] : Value();
+  Value m0 = arith::MulIOp::create(b, loc, ivs[ivs.size() - 2], index(tm));
+  Value n0 = arith::MulIOp::create(b, loc, ivs.back(), index(tn));
+
+  // The accumulators, zero.
+  auto tileType = RankedTensorType::get({kThreadTile, kThreadTile}, f32);
+  Value accInit = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{ty, tx, kThreadTile, kThreadTile}, f32);
+  SmallVector<int64_t> oneTile = {1, 1, kThreadTile, kThreadTile};
+  SmallVector<int64_t> unit = {1, 1, 1, 1};
+  auto accumulatorLoop = [&](Value init,
+                             function_ref<Value(Value, Value, Value)> body) {
+    // The slice rank-reduced to the 4 x 4 tile.
+    auto loop = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{attr(ty), attr(tx)}, ValueRange{init},
+        b.getArrayAttr(
+            {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimY),
+             gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value y = loop.getInductionVar(0), x = loop.getInductionVar(1);
+    Value shared = loop.getRegionIterArgs()[0];
+    SmallVector<OpFoldResult> at = accumulatorAt(y, x);
+    SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, oneTile),
+                              strides = getAsIndexOpFoldResult(ctx, unit);
+    Value mine = tensor::ExtractSliceOp::create(b, loc, tileType, shared, at,
+                                                sizes, strides);
+    Value written = body(y, x, mine);
+    b.setInsertionPointToStart(loop.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(b, loc, written, shared, at, sizes,
+                                          strides);
+    return loop.getResult(0);
+  };
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  Value acc = accumulatorLoop(accInit, [&](Value, Value, Value mine) -> Value {
+    return linalg::FillOp::create(b, loc, zero, mine).getResult(0);
+  });
+
+  // The K loop: stage, then accumulate.
+  Value a = linear.getA(), w = linear.getB();
+  auto steps = scf::ForOp::create(
+      b, loc, index(0), index(tiles.k), index(tk), ValueRange{acc},
+      [&](OpBuilder &nb, Location, Value k0, ValueRange carried) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value aTile = stage(tm, tk, [&](Value row, Value col) {
+          return readF32(a, lead, arith::AddIOp::create(b, loc, m0, row),
+                         arith::AddIOp::create(b, loc, k0, col));
+        });
+        Value bTile = stage(tk, tn, [&](Value row, Value col) {
+          return readF32(w, lead, arith::AddIOp::create(b, loc, k0, row),
+                         arith::AddIOp::create(b, loc, n0, col));
+        });
+        Value next = accumulatorLoop(
+            carried[0], [&](Value y, Value x, Value mine) -> Value {
+              Value rows = arith::MulIOp::create(b, loc, y, index(kThreadTile));
+              Value cols = arith::MulIOp::create(b, loc, x, index(kThreadTile));
+              Value aPart = tensor::ExtractSliceOp::create(
+                  b, loc, aTile, ArrayRef<OpFoldResult>{rows, attr(0)},
+                  ArrayRef<OpFoldResult>{attr(kThreadTile), attr(tk)},
+                  ArrayRef<OpFoldResult>{attr(1), attr(1)});
+              Value bPart = tensor::ExtractSliceOp::create(
+                  b, loc, bTile, ArrayRef<OpFoldResult>{attr(0), cols},
+                  ArrayRef<OpFoldResult>{attr(tk), attr(kThreadTile)},
+                  ArrayRef<OpFoldResult>{attr(1), attr(1)});
+              return linalg::MatmulOp::create(b, loc, ValueRange{aPart, bPart},
+                                              ValueRange{mine})
+                  .getResult(0);
+            });
+        scf::YieldOp::create(b, loc, next);
+      });
+  acc = steps.getResult(0);
+
+  // The bias added, each thread's tile written into the block's.
+  SmallVector<OpFoldResult> blockOffsets, blockSizes, blockStrides;
+  if (batched) {
+    blockOffsets.push_back(lead);
+    blockSizes.push_back(attr(1));
+    blockStrides.push_back(attr(1));
+  }
+  blockOffsets.append({m0, n0});
+  blockSizes.append({attr(tm), attr(tn)});
+  blockStrides.append({attr(1), attr(1)});
+  Value blockOut = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({tm, tn}, elt),
+      blocks.getRegionIterArgs()[0], blockOffsets, blockSizes, blockStrides);
+  Value bias = linear.getBias();
+  Value written = threadLoop(
+      blockOut, {kThreadTile, kThreadTile}, {1, 1},
+      [&](Value y, Value x) -> SmallVector<OpFoldResult> {
+        return {arith::MulIOp::create(b, loc, y, index(kThreadTile)).getResult(),
+                arith::MulIOp::create(b, loc, x, index(kThreadTile)).getResult()};
+      },
+      [&](Value y, Value x, Value mine) -> Value {
+        Value sums = tensor::ExtractSliceOp::create(
+            b, loc, tileType, acc, accumulatorAt(y, x),
+            getAsIndexOpFoldResult(ctx, oneTile),
+            getAsIndexOpFoldResult(ctx, unit));
+        Value cols = arith::AddIOp::create(
+            b, loc, n0,
+            arith::MulIOp::create(b, loc, x, index(kThreadTile)));
+        Value biasPart = tensor::ExtractSliceOp::create(
+            b, loc, bias, ArrayRef<OpFoldResult>{cols},
+            ArrayRef<OpFoldResult>{attr(kThreadTile)},
+            ArrayRef<OpFoldResult>{attr(1)});
+        AffineMap all = b.getMultiDimIdentityMap(2);
+        AffineMap column = AffineMap::get(2, 0, b.getAffineDimExpr(1), ctx);
+        auto add = linalg::GenericOp::create(
+            b, loc, mine.getType(), ValueRange{sums, biasPart},
+            ValueRange{mine}, ArrayRef<AffineMap>{all, column, all},
+            SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value bv = args[1].getType() == f32
+                             ? args[1]
+                             : arith::ExtFOp::create(nb, nl, f32, args[1]);
+              Value v = arith::AddFOp::create(nb, nl, args[0], bv);
+              if (elt != f32)
+                v = arith::TruncFOp::create(nb, nl, elt, v);
+              linalg::YieldOp::create(nb, nl, v);
+            });
+        return add.getResult(0);
+      });
+  b.setInsertionPointToStart(blocks.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(b, loc, written,
+                                        blocks.getRegionIterArgs()[0],
+                                        blockOffsets, blockSizes, blockStrides);
+  vectorizeInside(b, blocks, /*contractions=*/true);
+  return blocks.getResult(0);
+}
+
+bool mlir::fuel::canStageGpuLinear(FusedOp op,
+                                   const GpuScheduleOptions &options) {
+  auto linear = FusedLinearView::match(op);
+  return linear && StagedTiles::of(*linear, options.maxThreads).has_value();
+}
+
+LogicalResult mlir::fuel::buildGpuStagedLinear(
+    RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options) {
+  FusedLinearView linear(op);
+  std::optional<StagedTiles> tiles =
+      StagedTiles::of(linear, options.maxThreads);
+  assert(tiles && "not a fused_linear canStageGpuLinear accepts");
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Value result = StagedLinearBuilder(rewriter, linear, *tiles).build();
+  rewriter.replaceOp(op, result);
+  return success();
+}

@@ -1,0 +1,69 @@
+// fused_linear on a GPU with its operands staged in workgroup memory (M and
+// N multiples of 32, K of 8): a block per tile of the output; in the
+// block's body the accumulators (a 4 x 4 tile per thread) are zeroed, then
+// an scf.for along K stages the A and B tiles (thread loops whose shared
+// outputs are workgroup tensors) and accumulates from them (a thread loop
+// of vector.contract); a last thread loop adds the bias and writes.
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu %s | FileCheck %s
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-threads=128" %s \
+// RUN:   | FileCheck %s --check-prefix=T128
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-threads=32" %s \
+// RUN:   | FileCheck %s --check-prefix=T32
+
+// CHECK-LABEL: func.func @linear
+// CHECK-NOT:     fuel.fused
+// CHECK:         scf.forall (%[[BM:.*]], %[[BN:.*]]) in (4, 8) shared_outs
+// CHECK:           %[[ACC0:.*]] = scf.forall (%{{.*}}, %{{.*}}) in (16, 16) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<16x16x4x4xf32>)
+// CHECK:             vector.transfer_write %{{.*}} : vector<4x4xf32>, tensor<4x4xf32>
+// CHECK:           } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+// CHECK:           %[[ACC:.*]] = scf.for %{{.*}} = %{{.*}} to %c1024{{.*}} step %c16{{.*}} iter_args(%{{.*}} = %[[ACC0]]) -> (tensor<16x16x4x4xf32>)
+// CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x16xf32>
+// CHECK:             %[[A:.*]] = scf.forall {{.*}} -> (tensor<64x16xf32>)
+// CHECK:               tensor.extract %arg0
+// CHECK:             } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+// CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf32>
+// CHECK:             %[[B:.*]] = scf.forall {{.*}} -> (tensor<16x64xf32>)
+// CHECK:               tensor.extract %arg1
+// CHECK:             } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+// CHECK:             scf.forall {{.*}} -> (tensor<16x16x4x4xf32>)
+// CHECK:               vector.transfer_read %[[A]]{{.*}} : tensor<64x16xf32>, vector<4x16xf32>
+// CHECK:               vector.transfer_read %[[B]]{{.*}} : tensor<16x64xf32>, vector<16x4xf32>
+// CHECK:               vector.contract {{.*}} : vector<4x16xf32>, vector<16x4xf32> into vector<4x4xf32>
+// CHECK:           scf.forall {{.*}} -> (tensor<64x64xf32>)
+// CHECK:             vector.transfer_read %[[ACC]]
+// CHECK:             vector.transfer_read %arg2{{.*}} : tensor<512xf32>, vector<4xf32>
+// CHECK:             arith.addf %{{.*}} : vector<4x4xf32>
+// CHECK:         } {mapping = [#gpu.block<y>, #gpu.block<x>]}
+// At most 128 threads: 32 x 64 tiles, 8 x 16 threads.
+// T128-LABEL:  func.func @linear
+// T128:          scf.forall (%{{.*}}, %{{.*}}) in (8, 8) shared_outs
+// T128:            scf.forall (%{{.*}}, %{{.*}}) in (8, 16) {{.*}} -> (tensor<8x16x4x4xf32>)
+// T128:              tensor<32x16xf32>
+// T128:              tensor<16x64xf32>
+// At most 32 threads: too few to stage; the tiles read through the caches.
+// T32-LABEL:   func.func @linear
+// T32-NOT:       workgroup
+// T32:           scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (256, 512)
+func.func @linear(%x: tensor<256x1024xf32>, %w: tensor<1024x512xf32>, %b: tensor<512xf32>) -> tensor<256x512xf32> {
+  %y = fuel.fused fused_linear (%x, %w, %b) : (tensor<256x1024xf32>, tensor<1024x512xf32>, tensor<512xf32>) -> tensor<256x512xf32>
+  return %y : tensor<256x512xf32>
+}
+
+// -----
+
+// A leading dim (the grid's z), 32 x 32 tiles, K in steps of 8; bf16
+// widened to f32 as it is staged, the result narrowed as it is written.
+// CHECK-LABEL: func.func @batched_bf16
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (3, 3, 1) shared_outs
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c40{{.*}} step %c8
+// CHECK:             arith.extf %{{.*}} : bf16 to f32
+// CHECK:             tensor<32x8xf32>
+// CHECK:             arith.extf %{{.*}} : bf16 to f32
+// CHECK:             tensor<8x32xf32>
+// CHECK:             vector.contract {{.*}} : vector<4x8xf32>, vector<8x4xf32> into vector<4x4xf32>
+// CHECK:           arith.truncf %{{.*}} : vector<4x4xf32> to vector<4x4xbf16>
+// CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+func.func @batched_bf16(%x: tensor<3x96x40xbf16>, %w: tensor<40x32xbf16>, %b: tensor<32xbf16>) -> tensor<3x96x32xbf16> {
+  %y = fuel.fused fused_linear (%x, %w, %b) : (tensor<3x96x40xbf16>, tensor<40x32xbf16>, tensor<32xbf16>) -> tensor<3x96x32xbf16>
+  return %y : tensor<3x96x32xbf16>
+}
