@@ -14,15 +14,17 @@
 // body of the elementwise op that dequantizes the weight, are evaluated at
 // the thread's (m, n, k) (PointEvaluator), so every quant type
 // the decomposition knows is scheduled, with its exact arithmetic. More
-// rows (prefill) take the contraction schedule's block and thread tiles
-// (GpuContraction.cpp) with the dequantization fused into each thread's
-// reduction steps; staging a block's decoded weight in shared memory is to
-// come.
+// rows (prefill) stage the activations and the decoded weight in shared
+// memory per block tile and step along K (GpuStaged.h) where M and N are
+// multiples of 32 and K of 8, else take the contraction schedule's block
+// and thread tiles (GpuContraction.cpp) with the dequantization fused into
+// each thread's reduction steps.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GpuBlockLoops.h"
 #include "GpuSchedules.h"
+#include "GpuStaged.h"
 
 #include "FuelFused/IR/FuelOps.h"
 
@@ -193,6 +195,75 @@ static FailureOr<Value> summedTerm(linalg::GenericOp op) {
   return term;
 }
 
+/// The many-rows contraction `op` (loops m, n, k; its body `acc + x * w`
+/// of its two inputs, one indexed (m, k), the other (n, k) or (k, n); its
+/// init a fill) as a staged contraction whose elements are the
+/// decomposition's evaluated where they are staged: the weight decoded
+/// once per block tile and step.
+static std::optional<StagedContraction>
+stagedQuantized(linalg::GenericOp op, Value term,
+                const llvm::SmallPtrSetImpl<Operation *> &decomposition) {
+  auto mul = term.getDefiningOp<arith::MulFOp>();
+  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  if (!mul || !fill || !decomposition.contains(fill) ||
+      op.getNumDpsInputs() != 2)
+    return std::nullopt;
+  MLIRContext *ctx = op.getContext();
+  auto dims = [&](unsigned i, unsigned j) {
+    return AffineMap::get(3, 0,
+                          {getAffineDimExpr(i, ctx), getAffineDimExpr(j, ctx)},
+                          ctx);
+  };
+  Value aInput, bInput;
+  bool bAlongK = false;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    BlockArgument arg = op.getMatchingBlockArgument(input);
+    if (mul.getLhs() != arg && mul.getRhs() != arg)
+      return std::nullopt;
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (map == dims(0, 2))
+      aInput = input->get();
+    else if (map == dims(1, 2) || map == dims(2, 1)) {
+      bInput = input->get();
+      bAlongK = map == dims(1, 2);
+    }
+  }
+  if (!aInput || !bInput || mul.getLhs() == mul.getRhs())
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  StagedContraction c;
+  c.m = ranges[0];
+  c.n = ranges[1];
+  c.k = ranges[2];
+  c.resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  c.bAlongK = bAlongK;
+  Location loc = op.getLoc();
+  c.a = [&, aInput, loc](OpBuilder &b, Value, Value m, Value k) {
+    return PointEvaluator(b, loc, decomposition).element(aInput, {m, k});
+  };
+  c.b = [&, bInput, bAlongK, loc](OpBuilder &b, Value, Value k, Value n) {
+    PointEvaluator eval(b, loc, decomposition);
+    return bAlongK ? eval.element(bInput, {n, k}) : eval.element(bInput, {k, n});
+  };
+  Value start = fill.getInputs()[0];
+  c.finish = [start, loc](OpBuilder &b, Value, Value, Value, Value sums,
+                          Value mine) -> Value {
+    AffineMap all = b.getMultiDimIdentityMap(2);
+    return linalg::GenericOp::create(
+               b, loc, mine.getType(), ValueRange{sums}, ValueRange{mine},
+               ArrayRef<AffineMap>{all, all},
+               SmallVector<utils::IteratorType>(2,
+                                                utils::IteratorType::parallel),
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 linalg::YieldOp::create(
+                     nb, nl, arith::AddFOp::create(nb, nl, start, args[0])
+                                 .getResult());
+               })
+        .getResult(0);
+  };
+  return c;
+}
+
 LogicalResult mlir::fuel::scheduleGpuQuantized(
     RewriterBase &rewriter, linalg::LinalgOp root,
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
@@ -210,10 +281,20 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
   Location loc = root.getLoc();
   rewriter.setInsertionPoint(root);
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
-  // Many rows (prefill): the contraction schedule's block and thread tiles,
-  // the weight decoded per thread tile and reduction step.
-  if (ranges.size() == 3 && ranges[0] > kMaxRows)
+  // Many rows (prefill): block tiles whose threads stage the activations
+  // and the decoded weight in workgroup memory along K where the shape
+  // allows; else the contraction schedule's block and thread tiles, the
+  // weight decoded per thread tile and reduction step.
+  if (ranges.size() == 3 && ranges[0] > kMaxRows) {
+    std::optional<StagedContraction> staged =
+        stagedQuantized(contraction, *term, decomposition);
+    if (staged && canStageContraction(*staged, options.maxThreads)) {
+      rewriter.replaceOp(root, buildStagedContraction(rewriter, loc, *staged,
+                                                      options.maxThreads));
+      return success();
+    }
     return scheduleGpuContraction(rewriter, root, decomposition, options, why);
+  }
   int64_t k = ranges.back();
   ArrayRef<int64_t> outShape = ArrayRef<int64_t>(ranges).drop_back();
   int64_t outputs = 1;

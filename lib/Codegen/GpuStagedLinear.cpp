@@ -1,6 +1,8 @@
-//===- GpuStagedLinear.cpp - fused_linear with shared-memory tiles --------===//
+//===- GpuStagedLinear.cpp - Contractions with shared-memory tiles --------===//
 //
-// fused_linear on a GPU with its operands staged in shared memory: a block
+// A contraction on a GPU with its operands staged in shared memory
+// (GpuStaged.h: fused_linear, and the quantized matmuls' prefill with their
+// weight decoded as it is staged): a block
 // per TM x TN tile of the output (and per leading index), TM/4 x TN/4
 // threads, each owning a 4 x 4 tile of it. The block walks K in steps of
 // KT; at each step
@@ -25,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuStaged.h"
 #include "GpuBlockLoops.h"
 #include "GpuSchedules.h"
 #include "ScheduleUtils.h"
@@ -55,19 +58,15 @@ struct StagedTiles {
   int64_t threadsX() const { return tileN / kThreadTile; }
   int64_t threads() const { return threadsY() * threadsX(); }
 
-  /// The tiles for `linear`, if some fit: M and N multiples of 32, K of
-  /// 8, at least 64 threads, a grid the GPU holds.
-  static std::optional<StagedTiles> of(FusedLinearView linear,
+  /// The tiles for `c`, if some fit: M and N multiples of 32, K of 8, at
+  /// least 64 threads, a grid the GPU holds.
+  static std::optional<StagedTiles> of(const StagedContraction &c,
                                        int64_t maxThreads) {
-    auto a = cast<RankedTensorType>(linear.getA().getType());
-    auto b = cast<RankedTensorType>(linear.getB().getType());
-    if (a.getRank() > 3 || !hasF32OrHalfTensors(linear.getOperation()))
-      return std::nullopt;
     StagedTiles t;
-    t.lead = a.getRank() == 3 ? a.getShape()[0] : 1;
-    t.m = a.getShape()[a.getRank() - 2];
-    t.k = b.getShape()[0];
-    t.n = b.getShape()[1];
+    t.lead = c.lead;
+    t.m = c.m;
+    t.k = c.k;
+    t.n = c.n;
     // 64 x 64 tiles of 256 threads where the shape and max-threads allow,
     // down to 32 x 32 (64 threads).
     auto pick = [](int64_t size) -> int64_t {
@@ -90,23 +89,18 @@ struct StagedTiles {
   }
 };
 
-/// Builds the staged form of one fused_linear.
-class StagedLinearBuilder {
+/// Builds the staged form of one contraction.
+class StagedBuilder {
 public:
-  StagedLinearBuilder(RewriterBase &b, FusedLinearView linear,
-                      const StagedTiles &tiles)
-      : b(b), loc(linear.getOperation().getLoc()), linear(linear),
-        tiles(tiles), f32(b.getF32Type()) {}
+  StagedBuilder(RewriterBase &b, Location loc, const StagedContraction &c,
+                const StagedTiles &tiles)
+      : b(b), loc(loc), c(c), tiles(tiles), f32(b.getF32Type()) {}
 
   Value build();
 
 private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   OpFoldResult attr(int64_t v) { return b.getIndexAttr(v); }
-
-  /// Element (`i`, `j`) of the 2-d view of `from` (leading index `lead`
-  /// where a has one), as f32.
-  Value readF32(Value from, Value lead, Value i, Value j);
 
   /// The thread loop over the block's TM/4 x TN/4 threads, with `init` as
   /// its one shared output: thread (y, x) gets its slice at `offsets` with
@@ -118,8 +112,9 @@ private:
 
   /// A workgroup tile [rows, cols] of f32, each of the block's threads
   /// copying its strided part of it (`element(row, col)`): consecutive
-  /// threads take consecutive columns.
-  Value stage(int64_t rows, int64_t cols,
+  /// threads take consecutive columns, or with `alongRows` consecutive
+  /// rows.
+  Value stage(int64_t rows, int64_t cols, bool alongRows,
               function_ref<Value(Value, Value)> element);
 
   /// Thread (y, x)'s slice of the accumulators: its 4 x 4 tile.
@@ -129,22 +124,13 @@ private:
 
   RewriterBase &b;
   Location loc;
-  FusedLinearView linear;
+  const StagedContraction &c;
   const StagedTiles &tiles;
   Type f32;
 };
 } // namespace
 
-Value StagedLinearBuilder::readF32(Value from, Value lead, Value i, Value j) {
-  SmallVector<Value> at;
-  if (cast<RankedTensorType>(from.getType()).getRank() == 3)
-    at.push_back(lead);
-  at.append({i, j});
-  Value v = tensor::ExtractOp::create(b, loc, from, at);
-  return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
-}
-
-Value StagedLinearBuilder::threadLoop(
+Value StagedBuilder::threadLoop(
     Value init, ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
     function_ref<SmallVector<OpFoldResult>(Value, Value)> offsets,
     function_ref<Value(Value, Value, Value)> body) {
@@ -154,11 +140,13 @@ Value StagedLinearBuilder::threadLoop(
       [&](ValueRange ids, Value slice) { return body(ids[0], ids[1], slice); });
 }
 
-Value StagedLinearBuilder::stage(int64_t rows, int64_t cols,
-                                 function_ref<Value(Value, Value)> element) {
-  // Thread t (y * TX + x) copies column t % cols of rows t / cols,
-  // t / cols + R, ... (R = threads / cols rows a pass).
-  int64_t perPass = tiles.threads() / cols, each = rows / perPass;
+Value StagedBuilder::stage(int64_t rows, int64_t cols, bool alongRows,
+                           function_ref<Value(Value, Value)> element) {
+  // Thread t (y * TX + x) copies, along columns, column t % cols of rows
+  // t / cols, t / cols + R, ... (R = threads / cols a pass); along rows,
+  // row t % rows of columns t / rows, t / rows + R, ...
+  int64_t fast = alongRows ? rows : cols, slow = alongRows ? cols : rows;
+  int64_t perPass = tiles.threads() / fast, each = slow / perPass;
   Value init = bufferization::AllocTensorOp::create(
       b, loc, RankedTensorType::get({rows, cols}, f32), ValueRange{},
       /*copy=*/Value(), /*size_hint=*/Value(),
@@ -168,47 +156,55 @@ Value StagedLinearBuilder::stage(int64_t rows, int64_t cols,
     return arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, y, index(tiles.threadsX())), x);
   };
+  // The thread's first element: (along the slow dim, along the fast dim).
+  auto firstOf = [&](Value y, Value x) -> std::pair<Value, Value> {
+    Value t = linearId(y, x);
+    return {arith::DivUIOp::create(b, loc, t, index(fast)),
+            arith::RemUIOp::create(b, loc, t, index(fast))};
+  };
+  auto ordered = [&](auto slowPart, auto fastPart) {
+    using T = decltype(slowPart);
+    return alongRows ? SmallVector<T>{fastPart, slowPart}
+                     : SmallVector<T>{slowPart, fastPart};
+  };
   return threadLoop(
-      init, {each, 1}, {perPass, 1},
+      init, ordered(each, int64_t(1)), ordered(perPass, int64_t(1)),
       [&](Value y, Value x) -> SmallVector<OpFoldResult> {
-        Value t = linearId(y, x);
-        return {arith::DivUIOp::create(b, loc, t, index(cols)).getResult(),
-                arith::RemUIOp::create(b, loc, t, index(cols)).getResult()};
+        auto [slowAt, fastAt] = firstOf(y, x);
+        return ordered(OpFoldResult(slowAt), OpFoldResult(fastAt));
       },
       [&](Value y, Value x, Value mine) -> Value {
-        Value t = linearId(y, x);
-        Value row0 = arith::DivUIOp::create(b, loc, t, index(cols));
-        Value col = arith::RemUIOp::create(b, loc, t, index(cols));
+        auto [slow0, fastAt] = firstOf(y, x);
         for (int64_t i = 0; i < each; ++i) {
-          Value row = arith::AddIOp::create(b, loc, row0, index(i * perPass));
-          mine = tensor::InsertOp::create(b, loc, element(row, col), mine,
-                                          ValueRange{index(i), index(0)});
+          Value slowAt =
+              arith::AddIOp::create(b, loc, slow0, index(i * perPass));
+          SmallVector<Value> at = ordered(slowAt, fastAt);
+          mine = tensor::InsertOp::create(
+              b, loc, element(at[0], at[1]), mine,
+              ordered(index(i), index(0)));
         }
         return mine;
       });
 }
 
-Value StagedLinearBuilder::build() {
+Value StagedBuilder::build() {
   MLIRContext *ctx = b.getContext();
-  auto outType = cast<RankedTensorType>(linear.getOperation()->getResult(0)
-                                            .getType());
-  Type elt = outType.getElementType();
-  bool batched = outType.getRank() == 3;
+  Type elt = c.resultType.getElementType();
   int64_t tm = tiles.tileM, tn = tiles.tileN, tk = tiles.stepK;
   int64_t ty = tiles.threadsY(), tx = tiles.threadsX();
 
   // The block loop: (leading index,) row tile, column tile.
   SmallVector<OpFoldResult> grid;
-  if (batched)
+  if (c.batched)
     grid.push_back(attr(tiles.lead));
   grid.append({attr(tiles.m / tm), attr(tiles.n / tn)});
-  Value empty = tensor::EmptyOp::create(b, loc, outType.getShape(), elt);
+  Value empty = tensor::EmptyOp::create(b, loc, c.resultType.getShape(), elt);
   auto blocks = scf::ForallOp::create(b, loc, grid, ValueRange{empty},
                                       std::nullopt);
   mapForall(b, blocks, /*threads=*/false);
   b.setInsertionPointToStart(blocks.getBody());
   SmallVector<Value> ivs = blocks.getInductionVars();
-  Value lead = batched ? ivs[0] : Value();
+  Value lead = c.batched ? ivs[0] : Value();
   Value m0 = arith::MulIOp::create(b, loc, ivs[ivs.size() - 2], index(tm));
   Value n0 = arith::MulIOp::create(b, loc, ivs.back(), index(tn));
 
@@ -247,20 +243,21 @@ Value StagedLinearBuilder::build() {
   });
 
   // The K loop: stage, then accumulate.
-  Value a = linear.getA(), w = linear.getB();
   auto steps = scf::ForOp::create(
       b, loc, index(0), index(tiles.k), index(tk), ValueRange{acc},
       [&](OpBuilder &nb, Location, Value k0, ValueRange carried) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value aTile = stage(tm, tk, [&](Value row, Value col) {
-          return readF32(a, lead, arith::AddIOp::create(b, loc, m0, row),
+        Value aTile =
+            stage(tm, tk, /*alongRows=*/false, [&](Value row, Value col) {
+              return c.a(b, lead, arith::AddIOp::create(b, loc, m0, row),
                          arith::AddIOp::create(b, loc, k0, col));
-        });
-        Value bTile = stage(tk, tn, [&](Value row, Value col) {
-          return readF32(w, lead, arith::AddIOp::create(b, loc, k0, row),
+            });
+        Value bTile =
+            stage(tk, tn, c.bAlongK, [&](Value row, Value col) {
+              return c.b(b, lead, arith::AddIOp::create(b, loc, k0, row),
                          arith::AddIOp::create(b, loc, n0, col));
-        });
+            });
         Value next = accumulatorLoop(
             carried[0], [&](Value y, Value x, Value mine) -> Value {
               Value rows = arith::MulIOp::create(b, loc, y, index(kThreadTile));
@@ -281,9 +278,9 @@ Value StagedLinearBuilder::build() {
       });
   acc = steps.getResult(0);
 
-  // The bias added, each thread's tile written into the block's.
+  // Each thread's tile finished and written into the block's.
   SmallVector<OpFoldResult> blockOffsets, blockSizes, blockStrides;
-  if (batched) {
+  if (c.batched) {
     blockOffsets.push_back(lead);
     blockSizes.push_back(attr(1));
     blockStrides.push_back(attr(1));
@@ -294,7 +291,6 @@ Value StagedLinearBuilder::build() {
   Value blockOut = tensor::ExtractSliceOp::create(
       b, loc, RankedTensorType::get({tm, tn}, elt),
       blocks.getRegionIterArgs()[0], blockOffsets, blockSizes, blockStrides);
-  Value bias = linear.getBias();
   Value written = threadLoop(
       blockOut, {kThreadTile, kThreadTile}, {1, 1},
       [&](Value y, Value x) -> SmallVector<OpFoldResult> {
@@ -306,29 +302,11 @@ Value StagedLinearBuilder::build() {
             b, loc, tileType, acc, accumulatorAt(y, x),
             getAsIndexOpFoldResult(ctx, oneTile),
             getAsIndexOpFoldResult(ctx, unit));
+        Value rows = arith::AddIOp::create(
+            b, loc, m0, arith::MulIOp::create(b, loc, y, index(kThreadTile)));
         Value cols = arith::AddIOp::create(
-            b, loc, n0,
-            arith::MulIOp::create(b, loc, x, index(kThreadTile)));
-        Value biasPart = tensor::ExtractSliceOp::create(
-            b, loc, bias, ArrayRef<OpFoldResult>{cols},
-            ArrayRef<OpFoldResult>{attr(kThreadTile)},
-            ArrayRef<OpFoldResult>{attr(1)});
-        AffineMap all = b.getMultiDimIdentityMap(2);
-        AffineMap column = AffineMap::get(2, 0, b.getAffineDimExpr(1), ctx);
-        auto add = linalg::GenericOp::create(
-            b, loc, mine.getType(), ValueRange{sums, biasPart},
-            ValueRange{mine}, ArrayRef<AffineMap>{all, column, all},
-            SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
-            [&](OpBuilder &nb, Location nl, ValueRange args) {
-              Value bv = args[1].getType() == f32
-                             ? args[1]
-                             : arith::ExtFOp::create(nb, nl, f32, args[1]);
-              Value v = arith::AddFOp::create(nb, nl, args[0], bv);
-              if (elt != f32)
-                v = arith::TruncFOp::create(nb, nl, elt, v);
-              linalg::YieldOp::create(nb, nl, v);
-            });
-        return add.getResult(0);
+            b, loc, n0, arith::MulIOp::create(b, loc, x, index(kThreadTile)));
+        return c.finish(b, lead, rows, cols, sums, mine);
       });
   b.setInsertionPointToStart(blocks.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(b, loc, written,
@@ -338,21 +316,100 @@ Value StagedLinearBuilder::build() {
   return blocks.getResult(0);
 }
 
+bool mlir::fuel::canStageContraction(const StagedContraction &c,
+                                     int64_t maxThreads) {
+  return StagedTiles::of(c, maxThreads).has_value();
+}
+
+Value mlir::fuel::buildStagedContraction(RewriterBase &rewriter, Location loc,
+                                         const StagedContraction &c,
+                                         int64_t maxThreads) {
+  std::optional<StagedTiles> tiles = StagedTiles::of(c, maxThreads);
+  assert(tiles && "a contraction canStageContraction rejects");
+  OpBuilder::InsertionGuard guard(rewriter);
+  return StagedBuilder(rewriter, loc, c, *tiles).build();
+}
+
+//===----------------------------------------------------------------------===//
+// fused_linear
+//===----------------------------------------------------------------------===//
+
+/// fused_linear as a staged contraction: A is a, B is b, and the finish
+/// adds the bias (widened) and narrows to the result's type.
+static std::optional<StagedContraction> stagedLinear(FusedOp op) {
+  auto linear = FusedLinearView::match(op);
+  if (!linear || !hasF32OrHalfTensors(op))
+    return std::nullopt;
+  auto a = cast<RankedTensorType>(linear->getA().getType());
+  auto w = cast<RankedTensorType>(linear->getB().getType());
+  if (a.getRank() > 3)
+    return std::nullopt;
+  StagedContraction c;
+  c.batched = a.getRank() == 3;
+  c.lead = c.batched ? a.getShape()[0] : 1;
+  c.m = a.getShape()[a.getRank() - 2];
+  c.k = w.getShape()[0];
+  c.n = w.getShape()[1];
+  c.resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  Location loc = op.getLoc();
+  auto read = [loc](OpBuilder &b, Value from, ValueRange at) -> Value {
+    Value v = tensor::ExtractOp::create(b, loc, from, at);
+    return v.getType().isF32()
+               ? v
+               : arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  };
+  Value aValue = linear->getA(), wValue = linear->getB(),
+        bias = linear->getBias();
+  bool batched = c.batched;
+  c.a = [=](OpBuilder &b, Value lead, Value m, Value k) {
+    return batched ? read(b, aValue, {lead, m, k}) : read(b, aValue, {m, k});
+  };
+  c.b = [=](OpBuilder &b, Value, Value k, Value n) {
+    return read(b, wValue, {k, n});
+  };
+  c.finish = [=](OpBuilder &b, Value, Value, Value cols, Value sums,
+                 Value mine) -> Value {
+    MLIRContext *ctx = b.getContext();
+    Type f32 = b.getF32Type();
+    Type elt = cast<RankedTensorType>(mine.getType()).getElementType();
+    Value biasPart = tensor::ExtractSliceOp::create(
+        b, loc, bias, ArrayRef<OpFoldResult>{cols},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(kThreadTile)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    AffineMap all = b.getMultiDimIdentityMap(2);
+    AffineMap column = AffineMap::get(2, 0, b.getAffineDimExpr(1), ctx);
+    return linalg::GenericOp::create(
+               b, loc, mine.getType(), ValueRange{sums, biasPart},
+               ValueRange{mine}, ArrayRef<AffineMap>{all, column, all},
+               SmallVector<utils::IteratorType>(2,
+                                                utils::IteratorType::parallel),
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 Value bv = args[1].getType() == f32
+                                ? args[1]
+                                : arith::ExtFOp::create(nb, nl, f32, args[1]);
+                 Value v = arith::AddFOp::create(nb, nl, args[0], bv);
+                 if (elt != f32)
+                   v = arith::TruncFOp::create(nb, nl, elt, v);
+                 linalg::YieldOp::create(nb, nl, v);
+               })
+        .getResult(0);
+  };
+  return c;
+}
+
 bool mlir::fuel::canStageGpuLinear(FusedOp op,
                                    const GpuScheduleOptions &options) {
-  auto linear = FusedLinearView::match(op);
-  return linear && StagedTiles::of(*linear, options.maxThreads).has_value();
+  std::optional<StagedContraction> c = stagedLinear(op);
+  return c && canStageContraction(*c, options.maxThreads);
 }
 
 LogicalResult mlir::fuel::buildGpuStagedLinear(
     RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options) {
-  FusedLinearView linear(op);
-  std::optional<StagedTiles> tiles =
-      StagedTiles::of(linear, options.maxThreads);
-  assert(tiles && "not a fused_linear canStageGpuLinear accepts");
+  std::optional<StagedContraction> c = stagedLinear(op);
+  assert(c && "not a fused_linear canStageGpuLinear accepts");
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  Value result = StagedLinearBuilder(rewriter, linear, *tiles).build();
-  rewriter.replaceOp(op, result);
+  rewriter.replaceOp(op, buildStagedContraction(rewriter, op.getLoc(), *c,
+                                                options.maxThreads));
   return success();
 }

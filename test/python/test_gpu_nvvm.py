@@ -133,15 +133,20 @@ def test_qmatmul_prefill_is_one_kernel_of_register_tiles(qtype):
     # Held-out shape: 64 rows, K of 8 blocks or super-blocks, N = 96.
     k, n = 8 * (256 if qtype.endswith("_k") else 32), 96
     rows = random_blocks(qtype, n, k, seed=2)
-    text = fused_text("qmatmul", [np.zeros((64, k), np.float32), as_words(rows)],
-                      {"quant_type": qtype, "k": k, "n": n})
-    # One kernel: the weight is decoded in it, never written out as f32.
-    (kernel,) = gpu.compile_nvvm(text, chip="sm_90")
-    no_device_malloc([kernel])
-    assert kernel.ptx.count("fma.rn.f32") >= 16
-    if HAVE_PTXAS:
-        (report,) = gpu.ptxas(kernel.ptx, "sm_90")
-        assert report.stack_bytes == 0 and report.spill_stores == 0, report
+    for m in (64, 20):
+        text = fused_text("qmatmul", [np.zeros((m, k), np.float32), as_words(rows)],
+                          {"quant_type": qtype, "k": k, "n": n})
+        # One kernel: the weight is decoded in it, never written out as f32.
+        (kernel,) = gpu.compile_nvvm(text, chip="sm_90")
+        no_device_malloc([kernel])
+        assert kernel.ptx.count("fma.rn.f32") >= 16
+        # 64 rows: the activations and the decoded weight staged in shared
+        # memory, 64 x 32 block tiles; 20 rows: read through the caches.
+        assert ("bar.sync" in kernel.ptx) == (m == 64)
+        if HAVE_PTXAS:
+            (report,) = gpu.ptxas(kernel.ptx, "sm_90")
+            assert report.stack_bytes == 0 and report.spill_stores == 0, report
+            assert report.shared_bytes == ((64 * 16 + 16 * 32) * 4 if m == 64 else 0), report
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])

@@ -21,6 +21,7 @@ from numerics import BF16, assert_close, fused_text, rand
 from references import cross_entropy, reduce_max_backward
 from test_all_ops import CASES as ALL_CASES, rope as rope_reference
 from test_qmatmul import GEOMETRY, as_words, dequant, random_blocks
+from test_codegen_quantized import awq_inputs, nf4_inputs
 from test_codegen_scan import make, make_ssd, reference as scan_reference, ssd_reference
 from test_codegen_conv import (FILTERS_MAJOR, SCHEDULED as CONV_SCHEDULED, STRIDED_GROUPED, TRANSPOSED,
                                reference as conv_reference, transposed_reference)
@@ -343,6 +344,30 @@ def test_quantized_many_rows(fuel_opt, qtype):
     a = rand((20, k), np.float32, 3)
     out = run_gpu_form(fuel_opt, "qmatmul", [a, as_words(rows)], {"quant_type": qtype, "k": k, "n": n})
     assert_dot_close(out, a, dequant(qtype, rows, k), 1e-5)
+
+
+# Many rows with M and N multiples of 32: the activations and the decoded
+# weight staged in workgroup memory per block tile and K step (the weight
+# copied along K where it is [N, K], along N for awq's [K, N]).
+@pytest.mark.parametrize("qtype", sorted(GEOMETRY))
+def test_quantized_staged(fuel_opt, qtype):
+    qk = GEOMETRY[qtype][0]
+    k, n = 2 * qk, 96
+    rows = random_blocks(qtype, n, k, seed=len(qtype) + 1)
+    a = rand((64, k), np.float32, 4)
+    out = run_gpu_form(fuel_opt, "qmatmul", [a, as_words(rows)], {"quant_type": qtype, "k": k, "n": n},
+                       staged=True)
+    assert_dot_close(out, a, dequant(qtype, rows, k), 1e-5)
+
+
+def test_nf4_and_awq_staged(fuel_opt):
+    dtype = np.float32
+    a, packed, absmax, w = nf4_inputs((32, 128), 64, 64, dtype)
+    out = run_gpu_form(fuel_opt, "nf4_matmul", [a, packed, absmax], {"block_size": 64}, staged=True)
+    assert_close(out, np.asarray(a, np.float64) @ w.T, "f32", loose=True)
+    a, qw, qz, s, w = awq_inputs((96, 128), 32, 64, dtype)
+    out = run_gpu_form(fuel_opt, "awq_matmul", [a, qw, qz, s], {"group_size": 64}, staged=True)
+    assert_close(out, np.asarray(a, np.float64) @ w, "f32", loose=True)
 
 
 def test_awq_many_rows(fuel_opt):

@@ -52,23 +52,47 @@ func.func @nf4(%a: tensor<3x128xf32>, %w: tensor<6x64xi8>, %absmax: tensor<6x2xf
 
 // -----
 
-// More than 16 rows (prefill): the contraction schedule's tiles, block
-// tiles of the output and 4 x 4 thread tiles, each thread decoding the
-// 4 x 8 weights of a reduction step where it reads them (the quantized
-// words gathered, no [N, K] f32 weight).
+// More than 16 rows (prefill), M and N multiples of 32: block tiles whose
+// threads stage the activations and the decoded weight (the quantized words
+// read where each weight is decoded, along K) in workgroup memory at each
+// step along K, then accumulate 4 x 4 tiles from them; no [N, K] f32
+// weight.
 // CHECK-LABEL: func.func @prefill
 // CHECK-NOT:     fuel.fused
 // CHECK-NOT:     tensor<64x512xf32>
-// CHECK:         scf.forall {{.*}} to (32, 64) step (32, 64)
-// CHECK:           scf.forall {{.*}} to (32, 64) step (4, 4)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 1)
+// CHECK:           scf.for {{.*}} to %c512{{.*}} step %c16{{.*}} -> (tensor<8x16x4x4xf32>)
+// CHECK:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x16xf32>
+// CHECK:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf32>
+// CHECK:             scf.forall
+// CHECK:               tensor.extract %arg1{{.*}} : tensor<8704xi32>
+// CHECK:               arith.sitofp
+// CHECK:             } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+// CHECK:             vector.contract {{.*}} : vector<4x16xf32>, vector<16x4xf32> into vector<4x4xf32>
+// CHECK:         } {mapping = [#gpu.block<y>, #gpu.block<x>]}
+func.func @prefill(%a: tensor<32x512xf32>, %w: tensor<8704xi32>) -> tensor<32x64xf32> {
+  %y = fuel.fused qmatmul {k = 512 : i64, n = 64 : i64, quant_type = #fuel.quant<q8_0>} (%a, %w) : (tensor<32x512xf32>, tensor<8704xi32>) -> tensor<32x64xf32>
+  return %y : tensor<32x64xf32>
+}
+
+// -----
+
+// Other prefill shapes: the contraction schedule's tiles, block tiles of
+// the output and 4 x 4 thread tiles, each thread decoding the 4 x 8
+// weights of a reduction step where it reads them (the quantized words
+// gathered).
+// CHECK-LABEL: func.func @prefill_cached
+// CHECK-NOT:     workgroup
+// CHECK:         scf.forall {{.*}} to (20, 64) step (4, 64)
+// CHECK:           scf.forall {{.*}} to (4, 64) step (4, 4)
 // CHECK:             scf.for {{.*}} step %c8{{.*}} -> (tensor<4x4xf32>)
 // CHECK:               vector.gather {{.*}} : tensor<8704xi32>
 // CHECK:               vector.contract {{.*}} : vector<4x8xf32>, vector<4x8xf32> into vector<4x4xf32>
 // CHECK:           } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
 // CHECK:         } {mapping = [#gpu.block<y>, #gpu.block<x>]}
-func.func @prefill(%a: tensor<32x512xf32>, %w: tensor<8704xi32>) -> tensor<32x64xf32> {
-  %y = fuel.fused qmatmul {k = 512 : i64, n = 64 : i64, quant_type = #fuel.quant<q8_0>} (%a, %w) : (tensor<32x512xf32>, tensor<8704xi32>) -> tensor<32x64xf32>
-  return %y : tensor<32x64xf32>
+func.func @prefill_cached(%a: tensor<20x512xf32>, %w: tensor<8704xi32>) -> tensor<20x64xf32> {
+  %y = fuel.fused qmatmul {k = 512 : i64, n = 64 : i64, quant_type = #fuel.quant<q8_0>} (%a, %w) : (tensor<20x512xf32>, tensor<8704xi32>) -> tensor<20x64xf32>
+  return %y : tensor<20x64xf32>
 }
 
 // -----

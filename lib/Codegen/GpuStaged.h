@@ -1,0 +1,59 @@
+//===- GpuStaged.h - Contractions staged in workgroup memory ----*- C++ -*-===//
+//
+// The GPU form of a contraction C[m, n] = sum_k A[m, k] * B[k, n] whose
+// operand tiles a block's threads stage in workgroup memory along K
+// (GpuStagedLinear.cpp): fused_linear, and the quantized matmuls with many
+// rows (their weight decoded as it is staged). The caller says how an
+// element of A and of B is read (as f32) and how a thread's 4 x 4 tile of
+// sums becomes the output's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUEL_LIB_CODEGEN_GPUSTAGED_H
+#define FUEL_LIB_CODEGEN_GPUSTAGED_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <functional>
+
+namespace mlir {
+namespace fuel {
+
+/// A contraction to stage: its sizes, its operands' elements, its output.
+struct StagedContraction {
+  /// The leading dim's extent (the grid's z; 1 and `batched` unset where
+  /// there is none), M, N, K.
+  int64_t lead = 1, m = 0, n = 0, k = 0;
+  bool batched = false;
+  /// The output: [lead,] M, N.
+  RankedTensorType resultType;
+  /// Whether B is laid out along K (B[k, n] at n * K + k, the quantized
+  /// weights [N, K]): its tile is then copied with consecutive threads on
+  /// consecutive k, else on consecutive n.
+  bool bAlongK = false;
+  /// A[lead][m, k] and B[lead][k, n] as f32 (`lead` null where there is
+  /// none), at the builder's insertion point.
+  std::function<Value(OpBuilder &, Value lead, Value m, Value k)> a, b;
+  /// The output's 4 x 4 tile at (`rows`, `cols`) from the thread's `sums`
+  /// (tensor<4x4xf32>), written into `mine` (its 4 x 4 slice of the
+  /// output) and returned.
+  std::function<Value(OpBuilder &, Value lead, Value rows, Value cols,
+                      Value sums, Value mine)>
+      finish;
+};
+
+/// Whether `c` has block tiles with `maxThreads` threads at most: M and N
+/// multiples of 32, K of 8, at least 64 threads, a grid the GPU holds.
+bool canStageContraction(const StagedContraction &c, int64_t maxThreads);
+
+/// The staged form of `c` (canStageContraction holds) at the rewriter's
+/// insertion point: a tensor of `c.resultType`.
+Value buildStagedContraction(RewriterBase &rewriter, Location loc,
+                             const StagedContraction &c, int64_t maxThreads);
+
+} // namespace fuel
+} // namespace mlir
+
+#endif // FUEL_LIB_CODEGEN_GPUSTAGED_H
