@@ -2,8 +2,9 @@
 //
 // The GPU form of a contraction C[m, n] = sum_k A[m, k] * B[k, n] whose
 // operand tiles a block's threads stage in workgroup memory along K
-// (GpuStagedLinear.cpp): fused_linear, and the quantized matmuls with many
-// rows (their weight decoded as it is staged). The caller says how an
+// (GpuStagedLinear.cpp): fused_linear, the quantized matmuls with many
+// rows (their weight decoded as it is staged) and conv2d as an implicit
+// matrix product per image (GpuConvolution.cpp). The caller says how an
 // element of A and of B is read (as f32) and how a thread's 4 x 4 tile of
 // sums becomes the output's.
 //
@@ -20,6 +21,9 @@
 
 namespace mlir {
 namespace fuel {
+
+/// The side of a thread's square tile of the output.
+constexpr int64_t kStagedThreadTile = 4;
 
 /// A contraction to stage: its sizes, its operands' elements, its output.
 struct StagedContraction {

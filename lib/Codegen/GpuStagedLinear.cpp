@@ -45,7 +45,7 @@ using namespace mlir::fuel;
 
 namespace {
 /// A thread's tile of the output.
-constexpr int64_t kThreadTile = 4;
+constexpr int64_t kThreadTile = kStagedThreadTile;
 
 /// The tiles of a staged fused_linear.
 struct StagedTiles {

@@ -320,6 +320,22 @@ def test_convolution_is_a_kernel_of_register_tiles(name, args, params, block):
         assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+def test_conv2d_staged_is_one_kernel(dtype):
+    # Held-out shape: 96 filters, stride 2, 8 x 8 output pixels, C * kh * kw
+    # = 288: one kernel (no padded copy of the input, no transposed weight),
+    # 32 filters by 64 pixels a block, its tiles in shared memory.
+    args = [np.zeros((2, 32, 16, 16), dtype), np.zeros((96, 32, 3, 3), dtype), np.zeros((96,), dtype)]
+    (kernel,) = gpu.compile_nvvm(fused_text("conv2d", args, {"padding": (1, 1), "stride": (2, 2)}), chip="sm_90")
+    no_device_malloc([kernel])
+    assert kernel.ptx.count("bar.sync") >= 3 and "ld.shared" in kernel.ptx
+    assert ".maxntid 16, 8, 1" in kernel.ptx
+    if HAVE_PTXAS:
+        (report,) = gpu.ptxas(kernel.ptx, "sm_90")
+        assert report.shared_bytes == (32 * 16 + 16 * 64) * 4, report
+        assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
 def test_causal_conv1d_is_one_kernel():
     # Held-out shape: 2,048 outputs a channel (two stretches of 1,024).
     args = [np.zeros((2, 96, 2051), np.float32), np.zeros((96, 1, 4), np.float32), np.zeros((96,), np.float32)]

@@ -86,6 +86,17 @@ def test_linear_stages_tiles_in_lds():
         assert obj.scratch_bytes == 0, obj
 
 
+@pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
+def test_conv2d_stages_tiles_in_lds():
+    args = [np.zeros((1, 8, 8, 8), np.float32), np.zeros((32, 8, 3, 3), np.float32)]
+    (kernel,) = gpu.compile_rocdl(fused_text("conv2d", args, {"padding": (1, 1)}), chip="gfx942")
+    assert external_calls(kernel.llvm_ir) == []
+    obj = gpu.amdgpu_code_object(kernel.llvm_ir, "gfx90a")
+    # 32 filters by 64 pixels, steps of 8: [32, 8] and [8, 64] f32.
+    assert obj.lds_bytes == (32 * 8 + 8 * 64) * 4, obj
+    assert obj.scratch_bytes == 0, obj
+
+
 def test_wave32_is_recorded():
     text = fused_text("softmax_last_dim", [np.zeros((4, 64), np.float32)])
     (k64,) = gpu.compile_rocdl(text, chip="gfx942")

@@ -232,6 +232,36 @@ def test_conv2d(fuel_opt, params, xs, ws):
     assert_close(out, want, "f32", loose=True)
 
 
+# One group, filters and output pixels multiples of 32, C * kh * kw of 8:
+# an implicit matrix product per image, the weight's and the pixels' tiles
+# staged in workgroup memory, the padding read as zeros. (x, w, stride,
+# padding, bias): K steps of 8 and 16, strides, padding on either side,
+# 64 x 64, 32 x 64 and 32 x 32 tiles, a batch.
+STAGED_CONV = [((2, 8, 8, 8), (32, 8, 3, 3), (1, 1), (1, 1), True),
+               ((1, 16, 16, 16), (64, 16, 3, 3), (2, 2), (1, 1), True),
+               ((1, 24, 4, 8), (96, 24, 1, 3), (1, 1), (0, 1), False),
+               ((3, 8, 8, 16), (32, 8, 3, 1), (1, 2), (3, 0), True)]
+
+
+@pytest.mark.parametrize("xs,ws,stride,padding,bias", STAGED_CONV, ids=lambda v: str(v))
+def test_conv2d_staged(fuel_opt, xs, ws, stride, padding, bias):
+    x, w = rand(xs, np.float32, 1), rand(ws, np.float32, 2)
+    b = rand((ws[0],), np.float32, 3) if bias else None
+    args = [x, w] + ([b] if bias else [])
+    out = run_gpu_form(fuel_opt, "conv2d", args, {"stride": stride, "padding": padding}, staged=True)
+    want = conv_reference(x, w, b, stride, padding)
+    assert out.shape == want.shape
+    assert_close(out, want, "f32", loose=True)
+
+
+@pytest.mark.parametrize("name,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_conv2d_staged_low_precision(fuel_opt, name, dtype):
+    x, w, b = rand((2, 8, 8, 8), dtype, 1), rand((32, 8, 3, 3), dtype, 2), rand((32,), dtype, 3)
+    out = run_gpu_form(fuel_opt, "conv2d", [x, w, b], {"padding": (1, 1)}, staged=True)
+    assert out.dtype == dtype
+    assert_close(out, conv_reference(x, w, b, (1, 1), (1, 1)), name)
+
+
 @pytest.mark.parametrize("name,dtype", DTYPES, ids=[d[0] for d in DTYPES])
 def test_conv2d_low_precision_no_bias(fuel_opt, name, dtype):
     x, w = rand((2, 4, 9, 11), dtype, 1), rand((8, 4, 3, 3), dtype, 2)

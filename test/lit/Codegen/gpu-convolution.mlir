@@ -6,26 +6,50 @@
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu="report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 
+// 15 channels (C * kh * kw not a multiple of 8: not staged, below).
 // 56 columns: 14 column tiles; 64 filters: 16 tiles of 4; 224 threads, a
 // row a block, 112 blocks (2 images of 56 rows). The padded input and the
 // transposed weight are loop nests before the kernel.
 // CHECK-LABEL: func.func @conv
 // CHECK-NOT:     fuel.fused
-// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<3x3x16x64xf32>)
-// CHECK:         tensor.insert_slice %{{.*}}[0, 0, 1, 1] [2, 16, 56, 56]
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<3x3x15x64xf32>)
+// CHECK:         tensor.insert_slice %{{.*}}[0, 0, 1, 1] [2, 15, 56, 56]
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (112, 1, 1) {{.*}} -> (tensor<2x64x56x56xf32>)
 // CHECK:           tensor.extract_slice {{.*}} [1, 64, 1, 56] [1, 1, 1, 1] : tensor<2x64x56x56xf32> to tensor<64x1x56xf32>
 // CHECK:           scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 16, 14) {{.*}} -> (tensor<64x1x56xf32>)
 // CHECK:             scf.for {{.*}} -> (vector<4x4xf32>)
 // CHECK:               scf.for {{.*}} -> (vector<4x4xf32>)
 // CHECK:                 scf.for {{.*}} -> (vector<4x4xf32>)
-// CHECK:                   vector.transfer_read {{.*}} : tensor<2x16x58x58xf32>, vector<4xf32>
-// CHECK:                   vector.transfer_read {{.*}} : tensor<3x3x16x64xf32>, vector<4xf32>
+// CHECK:                   vector.transfer_read {{.*}} : tensor<2x15x58x58xf32>, vector<4xf32>
+// CHECK:                   vector.transfer_read {{.*}} : tensor<3x3x15x64xf32>, vector<4xf32>
 // CHECK:                   vector.outerproduct {{.*}} : vector<4xf32>, vector<4xf32>
 // CHECK:             tensor.parallel_insert_slice {{.*}} [4, 1, 4] [1, 1, 1] : tensor<4x4xf32> into tensor<64x1x56xf32>
 // CHECK:           } {mapping = [#gpu.thread<z>, #gpu.thread<y>, #gpu.thread<x>]}
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
-func.func @conv(%x: tensor<2x16x56x56xf32>, %w: tensor<64x16x3x3xf32>, %b: tensor<64xf32>) -> tensor<2x64x56x56xf32> {
+func.func @conv(%x: tensor<2x15x56x56xf32>, %w: tensor<64x15x3x3xf32>, %b: tensor<64xf32>) -> tensor<2x64x56x56xf32> {
+  %y = fuel.fused conv2d {padding = array<i64: 1, 1>} (%x, %w, %b) : (tensor<2x15x56x56xf32>, tensor<64x15x3x3xf32>, tensor<64xf32>) -> tensor<2x64x56x56xf32>
+  return %y : tensor<2x64x56x56xf32>
+}
+
+// -----
+
+// One group, 64 filters, 56 x 56 output pixels, C * kh * kw = 144: an
+// implicit matrix product per image (z), 64 filters by 64 pixels a block,
+// the weight's [64, 16] and the pixels' [16, 64] tiles staged in workgroup
+// memory at each step of 16 along (c, kh, kw), the padding read as zeros
+// (no padded copy of the input), the bias added as the tiles are written.
+// CHECK-LABEL: func.func @staged
+// CHECK-NOT:     tensor<2x16x58x58xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 1, 49) {{.*}} -> (tensor<2x64x3136xf32>)
+// CHECK:           scf.for {{.*}} to %c144{{.*}} step %c16{{.*}} -> (tensor<16x16x4x4xf32>)
+// CHECK:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x16xf32>
+// CHECK:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf32>
+// CHECK:             arith.select {{.*}} : f32
+// CHECK:             vector.contract {{.*}} : vector<4x16xf32>, vector<16x4xf32> into vector<4x4xf32>
+// CHECK:           vector.transfer_read %arg2{{.*}} : tensor<64xf32>, vector<4xf32>
+// CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+// CHECK:         tensor.expand_shape {{.*}} : tensor<2x64x3136xf32> into tensor<2x64x56x56xf32>
+func.func @staged(%x: tensor<2x16x56x56xf32>, %w: tensor<64x16x3x3xf32>, %b: tensor<64xf32>) -> tensor<2x64x56x56xf32> {
   %y = fuel.fused conv2d {padding = array<i64: 1, 1>} (%x, %w, %b) : (tensor<2x16x56x56xf32>, tensor<64x16x3x3xf32>, tensor<64xf32>) -> tensor<2x64x56x56xf32>
   return %y : tensor<2x64x56x56xf32>
 }
