@@ -17,16 +17,18 @@
 //   convolution's spread out) and the weight transposed by loop nests
 //   before the kernel, as on the CPU. The block's pixels and weights are
 //   read through the caches.
-// - conv2d of one group whose filters and output pixels are multiples of
-//   32 and whose C * kh * kw is a multiple of 8 is instead an implicit
-//   matrix product staged in shared memory (GpuStaged.h): per image,
-//   y[f, p] = sum over k = (c, kh, kw) of w[f, k] * x[c, oh * s_h + kh -
-//   pad_h, ow * s_w + kw - pad_w] (p = oh * Wo + ow; zero outside x), the
-//   weight's and the pixels' tiles copied into shared memory at each step
-//   along k (consecutive threads on consecutive k of the weight, on
-//   consecutive output columns of the pixels), the padding read as zeros
-//   where the pixels are copied (no padded copy of the input), the bias
-//   added as the tile is written.
+// - conv2d and conv_transpose_2d whose filters per group and output pixels
+//   are multiples of 32 and whose channels per group times kh * kw are a
+//   multiple of 8 are instead an implicit matrix product staged in shared
+//   memory (GpuStaged.h): per image and group, y[f, p] = sum over k =
+//   (c, kh, kw) of w[f, k] * x[c, i(p, kh), j(p, kw)] (p = oh * Wo + ow;
+//   conv2d: i = oh * s_h + kh - pad_h; transposed: i = (oh + pad_h - kh *
+//   dil_h) / s_h where that divides; zero outside x), the weight's and the
+//   pixels' tiles copied into shared memory at each step along k
+//   (consecutive threads on consecutive k of the weight, on consecutive
+//   output columns of the pixels), the padding and a transposed
+//   convolution's gaps read as zeros where the pixels are copied (no padded
+//   or spread copy of the input), the bias added as the tile is written.
 // - causal_conv1d: a block per (batch, channel, stretch of time), a thread
 //   per 4 consecutive outputs of the stretch (a warp reads and writes 128
 //   consecutive values), the channel's K weights and bias read once per
@@ -55,8 +57,22 @@ constexpr int64_t kCausalWidth = 4;
 constexpr int64_t kMaxGridYZ = 65535;
 } // namespace
 
+static std::optional<StagedContraction> stagedConvolution(FusedOp op);
+
+/// `op` as a staged contraction where it takes one with `options`.
+static std::optional<StagedContraction>
+stagedConvolution(FusedOp op, const GpuScheduleOptions &options) {
+  std::optional<StagedContraction> staged = stagedConvolution(op);
+  if (staged && canStageContraction(*staged, options.maxThreads))
+    return staged;
+  return std::nullopt;
+}
+
 LogicalResult mlir::fuel::canScheduleGpuConvolution(
     FusedOp op, const GpuScheduleOptions &options, std::string &why) {
+  // The staged form takes any groups, dilation and padding.
+  if (stagedConvolution(op, options))
+    return success();
   if (failed(canScheduleConvolution(op, ScheduleOptions{}, why)))
     return failure();
   ArrayRef<int64_t> y =
@@ -78,36 +94,64 @@ LogicalResult mlir::fuel::canScheduleGpuConvolution(
   return success();
 }
 
-/// conv2d (`op`, one group, static shapes) as a staged contraction per
-/// image: A the weight [F, C * kh * kw], B the pixels each k = (c, kh, kw)
-/// reads for each output pixel p, the output [B, F, Ho * Wo].
-static std::optional<StagedContraction> stagedConv2d(FusedOp op) {
-  auto conv = Conv2dView::match(op);
-  if (!conv || conv->getGroups() != 1 || !hasF32OrHalfTensors(op))
+namespace {
+/// What the staged form needs of a conv2d or conv_transpose_2d.
+struct ConvGeometry {
+  bool transposed;
+  Value x, w;
+  std::optional<Value> bias;
+  int64_t groups;
+  std::array<int64_t, 2> stride, padding, dilation = {1, 1};
+
+  static std::optional<ConvGeometry> of(FusedOp op) {
+    if (auto conv = Conv2dView::match(op))
+      return ConvGeometry{false,          conv->getX(),      conv->getW(),
+                          conv->getBias(), conv->getGroups(), conv->getStride(),
+                          conv->getPadding()};
+    if (auto conv = ConvTranspose2dView::match(op))
+      return ConvGeometry{true,
+                          conv->getX(),
+                          conv->getW(),
+                          std::nullopt,
+                          conv->getGroups(),
+                          conv->getStride(),
+                          conv->getPadding(),
+                          conv->getDilation()};
     return std::nullopt;
-  auto xType = cast<RankedTensorType>(conv->getX().getType());
-  auto wType = cast<RankedTensorType>(conv->getW().getType());
+  }
+};
+} // namespace
+
+/// conv2d and conv_transpose_2d (`op`, static shapes) as a staged
+/// contraction per image and group g: A the group's weights [Fg, Cg * kh *
+/// kw], B the input pixel each k = (c, kh, kw) meets at each output pixel
+/// p (zero where it is padding, or between a transposed convolution's
+/// strided pixels), the output [B * G, Fg, Ho * Wo].
+static std::optional<StagedContraction> stagedConvolution(FusedOp op) {
+  std::optional<ConvGeometry> conv = ConvGeometry::of(op);
+  if (!conv || !hasF32OrHalfTensors(op))
+    return std::nullopt;
+  auto xType = cast<RankedTensorType>(conv->x.getType());
+  auto wType = cast<RankedTensorType>(conv->w.getType());
   auto yType = cast<RankedTensorType>(op->getResult(0).getType());
   if (!xType.hasStaticShape() || !wType.hasStaticShape() ||
       !yType.hasStaticShape())
     return std::nullopt;
   ArrayRef<int64_t> xs = xType.getShape(), ws = wType.getShape(),
                     ys = yType.getShape();
-  int64_t height = xs[2], width = xs[3], kh = ws[2], kw = ws[3],
-          wo = ys[3];
-  auto [sh, sw] = conv->getStride();
-  auto [ph, pw] = conv->getPadding();
+  int64_t groups = conv->groups, channels = xs[1] / groups,
+          filters = ys[1] / groups;
+  int64_t size[2] = {xs[2], xs[3]}, kh = ws[2], kw = ws[3], wo = ys[3];
   StagedContraction c;
   c.batched = true;
-  c.lead = ys[0];
-  c.m = ys[1];
+  c.lead = ys[0] * groups;
+  c.m = filters;
   c.n = ys[2] * ys[3];
-  c.k = ws[1] * kh * kw;
+  c.k = channels * kh * kw;
   c.resultType = RankedTensorType::get({c.lead, c.m, c.n},
                                        yType.getElementType());
   Location loc = op.getLoc();
-  Value x = conv->getX(), w = conv->getW();
-  std::optional<Value> bias = conv->getBias();
+  ConvGeometry g = *conv;
   auto index = [loc](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -116,7 +160,7 @@ static std::optional<StagedContraction> stagedConv2d(FusedOp op) {
                ? v
                : arith::ExtFOp::create(b, loc, b.getF32Type(), v);
   };
-  // k as (channel, row, column) of the filter.
+  // k as (channel in the group, row, column) of the filter.
   auto split = [=](OpBuilder &b, Value k) -> std::array<Value, 3> {
     Value window = index(b, kh * kw);
     Value rest = arith::RemUIOp::create(b, loc, k, window);
@@ -124,43 +168,78 @@ static std::optional<StagedContraction> stagedConv2d(FusedOp op) {
             arith::DivUIOp::create(b, loc, rest, index(b, kw)),
             arith::RemUIOp::create(b, loc, rest, index(b, kw))};
   };
-  c.a = [=](OpBuilder &b, Value, Value f, Value k) {
-    auto [ch, r, s] = split(b, k);
-    return widen(b, tensor::ExtractOp::create(b, loc, w,
-                                              ValueRange{f, ch, r, s}));
+  // The image and the group of a leading index.
+  auto imageAndGroup = [=](OpBuilder &b, Value lead) -> std::pair<Value, Value> {
+    return {arith::DivUIOp::create(b, loc, lead, index(b, groups)),
+            arith::RemUIOp::create(b, loc, lead, index(b, groups))};
   };
-  c.b = [=](OpBuilder &b, Value image, Value k, Value p) {
+  auto cmp = [loc](OpBuilder &b, arith::CmpIPredicate p, Value l, Value r) {
+    return arith::CmpIOp::create(b, loc, p, l, r).getResult();
+  };
+  c.a = [=](OpBuilder &b, Value lead, Value f, Value k) {
     auto [ch, r, s] = split(b, k);
-    Value oh = arith::DivUIOp::create(b, loc, p, index(b, wo));
-    Value ow = arith::RemUIOp::create(b, loc, p, index(b, wo));
-    // The padded input's row and column; inside x where both are in
-    // [pad, pad + size).
-    auto at = [&](Value out, int64_t stride, Value tap, int64_t pad,
-                  int64_t size) -> std::pair<Value, Value> {
-      Value i = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, out, index(b, stride)), tap);
-      Value inside = arith::AndIOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, i,
-                                index(b, pad)),
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
-                                index(b, pad + size)));
-      Value clamped = arith::SelectOp::create(
-          b, loc, inside, arith::SubIOp::create(b, loc, i, index(b, pad)),
-          index(b, 0));
-      return {clamped, inside};
-    };
-    auto [row, rowInside] = at(oh, sh, r, ph, height);
-    auto [col, colInside] = at(ow, sw, s, pw, width);
+    Value group = imageAndGroup(b, lead).second;
+    // conv2d: w[g * Fg + f, c, r, s]; transposed: w[g * Cg + c, f, r, s].
+    Value first = g.transposed ? ch : f, second = g.transposed ? f : ch;
+    first = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, group,
+                              index(b, g.transposed ? channels : filters)),
+        first);
+    return widen(b, tensor::ExtractOp::create(
+                        b, loc, g.w, ValueRange{first, second, r, s}));
+  };
+  c.b = [=](OpBuilder &b, Value lead, Value k, Value p) {
+    auto [ch, r, s] = split(b, k);
+    auto [image, group] = imageAndGroup(b, lead);
+    Value outAt[2] = {arith::DivUIOp::create(b, loc, p, index(b, wo)),
+                      arith::RemUIOp::create(b, loc, p, index(b, wo))};
+    Value tap[2] = {r, s};
+    // The input's row (d = 0) and column (d = 1) the output pixel meets
+    // through the tap, clamped to 0 where there is none, and whether there
+    // is: conv2d out * s + tap - pad in [0, size); transposed, t = out +
+    // pad - tap * dilation a multiple of s with t / s in [0, size).
+    Value inside, at[2];
+    for (int d = 0; d < 2; ++d) {
+      Value ok, i;
+      if (!g.transposed) {
+        i = arith::SubIOp::create(
+            b, loc,
+            arith::AddIOp::create(
+                b, loc,
+                arith::MulIOp::create(b, loc, outAt[d], index(b, g.stride[d])),
+                tap[d]),
+            index(b, g.padding[d]));
+        ok = arith::AndIOp::create(
+            b, loc, cmp(b, arith::CmpIPredicate::sge, i, index(b, 0)),
+            cmp(b, arith::CmpIPredicate::slt, i, index(b, size[d])));
+      } else {
+        Value t = arith::SubIOp::create(
+            b, loc,
+            arith::AddIOp::create(b, loc, outAt[d], index(b, g.padding[d])),
+            arith::MulIOp::create(b, loc, tap[d], index(b, g.dilation[d])));
+        i = arith::DivSIOp::create(b, loc, t, index(b, g.stride[d]));
+        ok = arith::AndIOp::create(
+            b, loc,
+            arith::AndIOp::create(
+                b, loc, cmp(b, arith::CmpIPredicate::sge, t, index(b, 0)),
+                cmp(b, arith::CmpIPredicate::eq,
+                    arith::RemSIOp::create(b, loc, t, index(b, g.stride[d])),
+                    index(b, 0))),
+            cmp(b, arith::CmpIPredicate::slt, i, index(b, size[d])));
+      }
+      at[d] = arith::SelectOp::create(b, loc, ok, i, index(b, 0));
+      inside = inside ? arith::AndIOp::create(b, loc, inside, ok).getResult()
+                      : ok;
+    }
+    Value channel = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, group, index(b, channels)), ch);
     Value v = widen(b, tensor::ExtractOp::create(
-                           b, loc, x, ValueRange{image, ch, row, col}));
+                           b, loc, g.x, ValueRange{image, channel, at[0], at[1]}));
     Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-    return arith::SelectOp::create(
-               b, loc, arith::AndIOp::create(b, loc, rowInside, colInside), v,
-               zero)
-        .getResult();
+    return arith::SelectOp::create(b, loc, inside, v, zero).getResult();
   };
-  c.finish = [=](OpBuilder &b, Value, Value rows, Value, Value sums,
+  c.finish = [=](OpBuilder &b, Value lead, Value rows, Value, Value sums,
                  Value mine) -> Value {
     MLIRContext *ctx = b.getContext();
     Type f32 = b.getF32Type();
@@ -168,9 +247,14 @@ static std::optional<StagedContraction> stagedConv2d(FusedOp op) {
     AffineMap all = b.getMultiDimIdentityMap(2);
     SmallVector<Value> inputs = {sums};
     SmallVector<AffineMap> maps = {all};
-    if (bias) {
+    if (g.bias) {
+      Value first = arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, imageAndGroup(b, lead).second,
+                                index(b, filters)),
+          rows);
       inputs.push_back(tensor::ExtractSliceOp::create(
-          b, loc, *bias, ArrayRef<OpFoldResult>{rows},
+          b, loc, *g.bias, ArrayRef<OpFoldResult>{first},
           ArrayRef<OpFoldResult>{b.getIndexAttr(kStagedThreadTile)},
           ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
       maps.push_back(AffineMap::get(2, 0, b.getAffineDimExpr(0), ctx));
@@ -182,7 +266,7 @@ static std::optional<StagedContraction> stagedConv2d(FusedOp op) {
                                                 utils::IteratorType::parallel),
                [&](OpBuilder &nb, Location nl, ValueRange args) {
                  Value v = args[0];
-                 if (bias) {
+                 if (g.bias) {
                    Value bv = args[1].getType() == f32
                                   ? args[1]
                                   : arith::ExtFOp::create(nb, nl, f32, args[1]);
@@ -199,15 +283,19 @@ static std::optional<StagedContraction> stagedConv2d(FusedOp op) {
 
 LogicalResult mlir::fuel::buildGpuConvolutionSchedule(
     RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options) {
-  if (std::optional<StagedContraction> staged = stagedConv2d(op);
-      staged && canStageContraction(*staged, options.maxThreads)) {
+  if (std::optional<StagedContraction> staged =
+          stagedConvolution(op, options)) {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(op);
-    Value flat = buildStagedContraction(rewriter, op.getLoc(), *staged,
+    Location loc = op.getLoc();
+    Value flat = buildStagedContraction(rewriter, loc, *staged,
                                         options.maxThreads);
+    // [B * G, Fg, Ho * Wo] is [B, F, Ho, Wo] in the same order.
     auto yType = cast<RankedTensorType>(op->getResult(0).getType());
+    Value all = tensor::CollapseShapeOp::create(
+        rewriter, loc, flat, ArrayRef<ReassociationIndices>{{0, 1, 2}});
     rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
-        op, yType, flat, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+        op, yType, all, ArrayRef<ReassociationIndices>{{0, 1, 2, 3}});
     return success();
   }
   if (CausalConv1dView::match(op))

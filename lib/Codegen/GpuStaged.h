@@ -3,8 +3,8 @@
 // The GPU form of a contraction C[m, n] = sum_k A[m, k] * B[k, n] whose
 // operand tiles a block's threads stage in workgroup memory along K
 // (GpuStagedLinear.cpp): fused_linear, the quantized matmuls with many
-// rows (their weight decoded as it is staged) and conv2d as an implicit
-// matrix product per image (GpuConvolution.cpp). The caller says how an
+// rows (their weight decoded as it is staged) and the convolutions as
+// implicit matrix products per image and group (GpuConvolution.cpp). The caller says how an
 // element of A and of B is read (as f32) and how a thread's 4 x 4 tile of
 // sums becomes the output's.
 //

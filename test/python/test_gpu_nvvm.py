@@ -336,6 +336,20 @@ def test_conv2d_staged_is_one_kernel(dtype):
         assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
+def test_conv_transpose_2d_staged_is_one_kernel():
+    # Held-out shape: 2 groups of 32 filters, stride 2, dilation 2: one
+    # kernel (no spread copy of the input), 32 filters by 64 pixels a block.
+    args = [np.zeros((1, 32, 15, 15), np.float32), np.zeros((32, 32, 3, 3), np.float32)]
+    params = {"padding": (1, 1), "stride": (2, 2), "dilation": (2, 2), "groups": 2, "output_padding": (1, 1)}
+    (kernel,) = gpu.compile_nvvm(fused_text("conv_transpose_2d", args, params), chip="sm_80")
+    no_device_malloc([kernel])
+    assert kernel.ptx.count("bar.sync") >= 3 and "ld.shared" in kernel.ptx
+    if HAVE_PTXAS:
+        (report,) = gpu.ptxas(kernel.ptx, "sm_80")
+        assert report.shared_bytes == (32 * 16 + 16 * 64) * 4, report
+        assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
 def test_causal_conv1d_is_one_kernel():
     # Held-out shape: 2,048 outputs a channel (two stretches of 1,024).
     args = [np.zeros((2, 96, 2051), np.float32), np.zeros((96, 1, 4), np.float32), np.zeros((96,), np.float32)]

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from numerics import BF16, assert_close, fused_text, rand
+import references as ref
 from references import cross_entropy, reduce_max_backward
 from test_all_ops import CASES as ALL_CASES, rope as rope_reference
 from test_qmatmul import GEOMETRY, as_words, dequant, random_blocks
@@ -250,6 +251,36 @@ def test_conv2d_staged(fuel_opt, xs, ws, stride, padding, bias):
     args = [x, w] + ([b] if bias else [])
     out = run_gpu_form(fuel_opt, "conv2d", args, {"stride": stride, "padding": padding}, staged=True)
     want = conv_reference(x, w, b, stride, padding)
+    assert out.shape == want.shape
+    assert_close(out, want, "f32", loose=True)
+
+
+def test_conv2d_staged_groups(fuel_opt):
+    # 2 groups of 32 filters over 8 channels each: a block row per (image,
+    # group).
+    x, w, b = rand((2, 16, 8, 8), np.float32, 1), rand((64, 8, 3, 3), np.float32, 2), rand((64,), np.float32, 3)
+    params = {"padding": (1, 1), "groups": 2}
+    out = run_gpu_form(fuel_opt, "conv2d", [x, w, b], params, staged=True)
+    assert_close(out, conv_reference(x, w, b, (1, 1), (1, 1), 2), "f32", loose=True)
+
+
+# conv_transpose_2d staged: output pixels between the strided inputs, or
+# off a dilated tap, read as zeros. (x, w [C, F/groups, kh, kw], stride,
+# padding, output_padding, dilation, groups)
+STAGED_TRANSPOSED = [((1, 16, 8, 8), (16, 32, 4, 4), (2, 2), (1, 1), (0, 0), (1, 1), 1),
+                     ((2, 8, 6, 7), (8, 32, 3, 3), (1, 2), (1, 0), (0, 1), (2, 1), 1),
+                     ((1, 16, 8, 8), (16, 32, 4, 4), (2, 2), (1, 1), (0, 0), (1, 1), 2)]
+
+
+@pytest.mark.parametrize("xs,ws,stride,padding,output_padding,dilation,groups", STAGED_TRANSPOSED,
+                         ids=lambda v: str(v))
+def test_conv_transpose_2d_staged(fuel_opt, xs, ws, stride, padding, output_padding, dilation, groups):
+    x, w = rand(xs, np.float32, 4), rand(ws, np.float32, 5)
+    params = {"stride": stride, "padding": padding, "output_padding": output_padding,
+              "dilation": dilation, "groups": groups}
+    out = run_gpu_form(fuel_opt, "conv_transpose_2d", [x, w], params, staged=True)
+    want = ref.conv_transpose2d(np.asarray(x, np.float64), np.asarray(w, np.float64), stride, padding,
+                                output_padding, dilation, groups)
     assert out.shape == want.shape
     assert_close(out, want, "f32", loose=True)
 
