@@ -169,7 +169,8 @@ static std::optional<StagedContraction> stagedConvolution(FusedOp op) {
             arith::RemUIOp::create(b, loc, rest, index(b, kw))};
   };
   // The image and the group of a leading index.
-  auto imageAndGroup = [=](OpBuilder &b, Value lead) -> std::pair<Value, Value> {
+  auto imageAndGroup = [=](OpBuilder &b,
+                           Value lead) -> std::pair<Value, Value> {
     return {arith::DivUIOp::create(b, loc, lead, index(b, groups)),
             arith::RemUIOp::create(b, loc, lead, index(b, groups))};
   };
@@ -235,7 +236,8 @@ static std::optional<StagedContraction> stagedConvolution(FusedOp op) {
     Value channel = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, group, index(b, channels)), ch);
     Value v = widen(b, tensor::ExtractOp::create(
-                           b, loc, g.x, ValueRange{image, channel, at[0], at[1]}));
+                           b, loc, g.x,
+                           ValueRange{image, channel, at[0], at[1]}));
     Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
     return arith::SelectOp::create(b, loc, inside, v, zero).getResult();
   };

@@ -243,7 +243,8 @@ stagedQuantized(linalg::GenericOp op, Value term,
   };
   c.b = [&, bInput, bAlongK, loc](OpBuilder &b, Value, Value k, Value n) {
     PointEvaluator eval(b, loc, decomposition);
-    return bAlongK ? eval.element(bInput, {n, k}) : eval.element(bInput, {k, n});
+    return bAlongK ? eval.element(bInput, {n, k})
+                   : eval.element(bInput, {k, n});
   };
   Value start = fill.getInputs()[0];
   c.finish = [start, loc](OpBuilder &b, Value, Value, Value, Value sums,

@@ -4,9 +4,9 @@
 // operand tiles a block's threads stage in workgroup memory along K
 // (GpuStagedLinear.cpp): fused_linear, the quantized matmuls with many
 // rows (their weight decoded as it is staged) and the convolutions as
-// implicit matrix products per image and group (GpuConvolution.cpp). The caller says how an
-// element of A and of B is read (as f32) and how a thread's 4 x 4 tile of
-// sums becomes the output's.
+// implicit matrix products per image and group (GpuConvolution.cpp). The
+// caller says how an element of A and of B is read (as f32) and how a
+// thread's 4 x 4 tile of sums becomes the output's.
 //
 //===----------------------------------------------------------------------===//
 

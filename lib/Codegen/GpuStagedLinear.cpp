@@ -105,10 +105,10 @@ private:
   /// The thread loop over the block's TM/4 x TN/4 threads, with `init` as
   /// its one shared output: thread (y, x) gets its slice at `offsets` with
   /// `sizes` and `strides` and returns it written (`body`).
-  Value threadLoop(Value init, ArrayRef<int64_t> sizes,
-                   ArrayRef<int64_t> strides,
-                   function_ref<SmallVector<OpFoldResult>(Value, Value)> offsets,
-                   function_ref<Value(Value, Value, Value)> body);
+  Value
+  threadLoop(Value init, ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
+             function_ref<SmallVector<OpFoldResult>(Value, Value)> offsets,
+             function_ref<Value(Value, Value, Value)> body);
 
   /// A workgroup tile [rows, cols] of f32, each of the block's threads
   /// copying its strided part of it (`element(row, col)`): consecutive
@@ -294,8 +294,9 @@ Value StagedBuilder::build() {
   Value written = threadLoop(
       blockOut, {kThreadTile, kThreadTile}, {1, 1},
       [&](Value y, Value x) -> SmallVector<OpFoldResult> {
-        return {arith::MulIOp::create(b, loc, y, index(kThreadTile)).getResult(),
-                arith::MulIOp::create(b, loc, x, index(kThreadTile)).getResult()};
+        Value rows = arith::MulIOp::create(b, loc, y, index(kThreadTile));
+        Value cols = arith::MulIOp::create(b, loc, x, index(kThreadTile));
+        return {rows, cols};
       },
       [&](Value y, Value x, Value mine) -> Value {
         Value sums = tensor::ExtractSliceOp::create(

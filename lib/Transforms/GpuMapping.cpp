@@ -580,8 +580,8 @@ struct FuelGpuPrivateAllocsPass
     IRRewriter rewriter(&getContext());
     // Per-thread slices of a shared-looking buffer first.
     for (memref::AllocOp &alloc : allocs) {
-      auto space =
-          dyn_cast_or_null<gpu::AddressSpaceAttr>(alloc.getType().getMemorySpace());
+      auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+          alloc.getType().getMemorySpace());
       if (space && space.getValue() == gpu::AddressSpace::Workgroup)
         continue;
       if (Value shrunk = shrinkThreadDims(
