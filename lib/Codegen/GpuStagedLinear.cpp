@@ -17,8 +17,8 @@
 // step each thread adds the bias to its tile and writes it.
 //
 // In the tensor form each of these is a thread loop whose iterations are
-// independent (so the form runs on the CPU, loop by loop): the copies are
-// thread loops whose shared outputs are the workgroup tiles, and the
+// independent (so the form runs on the CPU, loop by loop): the copy is a
+// thread loop whose shared outputs are the two workgroup tiles, and the
 // accumulators are a tensor [TM/4, TN/4, 4, 4] carried by the K loop in
 // the block's body, each thread loop touching the slice of its thread.
 // fuel-gpu-map-forall puts the barriers between the thread loops (inside
@@ -110,12 +110,18 @@ private:
              function_ref<SmallVector<OpFoldResult>(Value, Value)> offsets,
              function_ref<Value(Value, Value, Value)> body);
 
-  /// A workgroup tile [rows, cols] of f32, each of the block's threads
-  /// copying its strided part of it (`element(row, col)`): consecutive
-  /// threads take consecutive columns, or with `alongRows` consecutive
-  /// rows.
-  Value stage(int64_t rows, int64_t cols, bool alongRows,
-              function_ref<Value(Value, Value)> element);
+  /// A workgroup tile [rows, cols] of f32 to stage: each of the block's
+  /// threads copies its strided part of it (`element(row, col)`),
+  /// consecutive threads taking consecutive columns, or with `alongRows`
+  /// consecutive rows.
+  struct Tile {
+    int64_t rows, cols;
+    bool alongRows;
+    function_ref<Value(Value, Value)> element;
+  };
+
+  /// The staged `tiles`, copied in one thread loop (one barrier after it).
+  SmallVector<Value> stage(ArrayRef<Tile> tiles);
 
   /// Thread (y, x)'s slice of the accumulators: its 4 x 4 tile.
   SmallVector<OpFoldResult> accumulatorAt(Value y, Value x) {
@@ -140,51 +146,67 @@ Value StagedBuilder::threadLoop(
       [&](ValueRange ids, Value slice) { return body(ids[0], ids[1], slice); });
 }
 
-Value StagedBuilder::stage(int64_t rows, int64_t cols, bool alongRows,
-                           function_ref<Value(Value, Value)> element) {
-  // Thread t (y * TX + x) copies, along columns, column t % cols of rows
-  // t / cols, t / cols + R, ... (R = threads / cols a pass); along rows,
-  // row t % rows of columns t / rows, t / rows + R, ...
-  int64_t fast = alongRows ? rows : cols, slow = alongRows ? cols : rows;
-  int64_t perPass = tiles.threads() / fast, each = slow / perPass;
-  Value init = bufferization::AllocTensorOp::create(
-      b, loc, RankedTensorType::get({rows, cols}, f32), ValueRange{},
-      /*copy=*/Value(), /*size_hint=*/Value(),
-      gpu::AddressSpaceAttr::get(b.getContext(),
-                                 gpu::AddressSpace::Workgroup));
-  auto linearId = [&](Value y, Value x) -> Value {
-    return arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, y, index(tiles.threadsX())), x);
-  };
-  // The thread's first element: (along the slow dim, along the fast dim).
-  auto firstOf = [&](Value y, Value x) -> std::pair<Value, Value> {
-    Value t = linearId(y, x);
-    return {arith::DivUIOp::create(b, loc, t, index(fast)),
-            arith::RemUIOp::create(b, loc, t, index(fast))};
-  };
-  auto ordered = [&](auto slowPart, auto fastPart) {
-    using T = decltype(slowPart);
-    return alongRows ? SmallVector<T>{fastPart, slowPart}
-                     : SmallVector<T>{slowPart, fastPart};
-  };
-  return threadLoop(
-      init, ordered(each, int64_t(1)), ordered(perPass, int64_t(1)),
-      [&](Value y, Value x) -> SmallVector<OpFoldResult> {
-        auto [slowAt, fastAt] = firstOf(y, x);
-        return ordered(OpFoldResult(slowAt), OpFoldResult(fastAt));
-      },
-      [&](Value y, Value x, Value mine) -> Value {
-        auto [slow0, fastAt] = firstOf(y, x);
-        for (int64_t i = 0; i < each; ++i) {
-          Value slowAt =
-              arith::AddIOp::create(b, loc, slow0, index(i * perPass));
-          SmallVector<Value> at = ordered(slowAt, fastAt);
-          mine = tensor::InsertOp::create(
-              b, loc, element(at[0], at[1]), mine,
-              ordered(index(i), index(0)));
-        }
-        return mine;
-      });
+SmallVector<Value> StagedBuilder::stage(ArrayRef<Tile> tilesToStage) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Value> inits;
+  for (const Tile &tile : tilesToStage)
+    inits.push_back(bufferization::AllocTensorOp::create(
+        b, loc, RankedTensorType::get({tile.rows, tile.cols}, f32),
+        ValueRange{}, /*copy=*/Value(), /*size_hint=*/Value(),
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
+  auto loop = scf::ForallOp::create(
+      b, loc,
+      ArrayRef<OpFoldResult>{attr(tiles.threadsY()), attr(tiles.threadsX())},
+      inits,
+      b.getArrayAttr(
+          {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimY),
+           gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  // Thread t = y * TX + x.
+  Value t = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, loop.getInductionVar(0),
+                            index(tiles.threadsX())),
+      loop.getInductionVar(1));
+  SmallVector<std::array<SmallVector<OpFoldResult>, 3>> slices;
+  SmallVector<Value> written;
+  for (auto [tile, shared] :
+       llvm::zip(tilesToStage, loop.getRegionIterArgs())) {
+    // Along columns, thread t copies column t % cols of rows t / cols,
+    // t / cols + R, ... (R = threads / cols rows a pass); along rows, row
+    // t % rows of columns t / rows, t / rows + R, ...
+    int64_t fast = tile.alongRows ? tile.rows : tile.cols;
+    int64_t slow = tile.alongRows ? tile.cols : tile.rows;
+    int64_t perPass = tiles.threads() / fast, each = slow / perPass;
+    auto ordered = [&](auto slowPart, auto fastPart) {
+      using T = decltype(slowPart);
+      return tile.alongRows ? SmallVector<T>{fastPart, slowPart}
+                            : SmallVector<T>{slowPart, fastPart};
+    };
+    Value slow0 = arith::DivUIOp::create(b, loc, t, index(fast));
+    Value fastAt = arith::RemUIOp::create(b, loc, t, index(fast));
+    std::array<SmallVector<OpFoldResult>, 3> slice = {
+        ordered(OpFoldResult(slow0), OpFoldResult(fastAt)),
+        getAsIndexOpFoldResult(ctx, ordered(each, int64_t(1))),
+        getAsIndexOpFoldResult(ctx, ordered(perPass, int64_t(1)))};
+    Value mine = tensor::ExtractSliceOp::create(b, loc, shared, slice[0],
+                                                slice[1], slice[2]);
+    for (int64_t i = 0; i < each; ++i) {
+      Value slowAt = arith::AddIOp::create(b, loc, slow0, index(i * perPass));
+      SmallVector<Value> at = ordered(slowAt, fastAt);
+      mine = tensor::InsertOp::create(b, loc, tile.element(at[0], at[1]),
+                                      mine, ordered(index(i), index(0)));
+    }
+    slices.push_back(slice);
+    written.push_back(mine);
+  }
+  b.setInsertionPointToStart(loop.getTerminator().getBody());
+  for (auto [slice, value, shared] :
+       llvm::zip(slices, written, loop.getRegionIterArgs()))
+    tensor::ParallelInsertSliceOp::create(b, loc, value, shared, slice[0],
+                                          slice[1], slice[2]);
+  return loop.getResults();
 }
 
 Value StagedBuilder::build() {
@@ -248,16 +270,18 @@ Value StagedBuilder::build() {
       [&](OpBuilder &nb, Location, Value k0, ValueRange carried) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value aTile =
-            stage(tm, tk, /*alongRows=*/false, [&](Value row, Value col) {
-              return c.a(b, lead, arith::AddIOp::create(b, loc, m0, row),
-                         arith::AddIOp::create(b, loc, k0, col));
-            });
-        Value bTile =
-            stage(tk, tn, c.bAlongK, [&](Value row, Value col) {
-              return c.b(b, lead, arith::AddIOp::create(b, loc, k0, row),
-                         arith::AddIOp::create(b, loc, n0, col));
-            });
+        auto aElement = [&](Value row, Value col) {
+          return c.a(b, lead, arith::AddIOp::create(b, loc, m0, row),
+                     arith::AddIOp::create(b, loc, k0, col));
+        };
+        auto bElement = [&](Value row, Value col) {
+          return c.b(b, lead, arith::AddIOp::create(b, loc, k0, row),
+                     arith::AddIOp::create(b, loc, n0, col));
+        };
+        SmallVector<Value> staged =
+            stage({Tile{tm, tk, /*alongRows=*/false, aElement},
+                   Tile{tk, tn, c.bAlongK, bElement}});
+        Value aTile = staged[0], bTile = staged[1];
         Value next = accumulatorLoop(
             carried[0], [&](Value y, Value x, Value mine) -> Value {
               Value rows = arith::MulIOp::create(b, loc, y, index(kThreadTile));

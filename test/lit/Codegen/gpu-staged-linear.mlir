@@ -1,7 +1,7 @@
 // fused_linear on a GPU with its operands staged in workgroup memory (M and
 // N multiples of 32, K of 8): a block per tile of the output; in the
 // block's body the accumulators (a 4 x 4 tile per thread) are zeroed, then
-// an scf.for along K stages the A and B tiles (thread loops whose shared
+// an scf.for along K stages the A and B tiles (a thread loop whose shared
 // outputs are workgroup tensors) and accumulates from them (a thread loop
 // of vector.contract); a last thread loop adds the bias and writes.
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu %s | FileCheck %s
@@ -18,16 +18,15 @@
 // CHECK:           } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
 // CHECK:           %[[ACC:.*]] = scf.for %{{.*}} = %{{.*}} to %c1024{{.*}} step %c16{{.*}} iter_args(%{{.*}} = %[[ACC0]]) -> (tensor<16x16x4x4xf32>)
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x16xf32>
-// CHECK:             %[[A:.*]] = scf.forall {{.*}} -> (tensor<64x16xf32>)
-// CHECK:               tensor.extract %arg0
-// CHECK:             } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf32>
-// CHECK:             %[[B:.*]] = scf.forall {{.*}} -> (tensor<16x64xf32>)
+// Both tiles copied by one thread loop.
+// CHECK:             %[[AB:.*]]:2 = scf.forall {{.*}} -> (tensor<64x16xf32>, tensor<16x64xf32>)
+// CHECK:               tensor.extract %arg0
 // CHECK:               tensor.extract %arg1
 // CHECK:             } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
 // CHECK:             scf.forall {{.*}} -> (tensor<16x16x4x4xf32>)
-// CHECK:               vector.transfer_read %[[A]]{{.*}} : tensor<64x16xf32>, vector<4x16xf32>
-// CHECK:               vector.transfer_read %[[B]]{{.*}} : tensor<16x64xf32>, vector<16x4xf32>
+// CHECK:               vector.transfer_read %[[AB]]#0{{.*}} : tensor<64x16xf32>, vector<4x16xf32>
+// CHECK:               vector.transfer_read %[[AB]]#1{{.*}} : tensor<16x64xf32>, vector<16x4xf32>
 // CHECK:               vector.contract {{.*}} : vector<4x16xf32>, vector<16x4xf32> into vector<4x4xf32>
 // CHECK:           scf.forall {{.*}} -> (tensor<64x64xf32>)
 // CHECK:             vector.transfer_read %[[ACC]]
@@ -56,10 +55,8 @@ func.func @linear(%x: tensor<256x1024xf32>, %w: tensor<1024x512xf32>, %b: tensor
 // CHECK-LABEL: func.func @batched_bf16
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (3, 3, 1) shared_outs
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %c40{{.*}} step %c8
-// CHECK:             arith.extf %{{.*}} : bf16 to f32
-// CHECK:             tensor<32x8xf32>
-// CHECK:             arith.extf %{{.*}} : bf16 to f32
-// CHECK:             tensor<8x32xf32>
+// CHECK:             scf.forall {{.*}} -> (tensor<32x8xf32>, tensor<8x32xf32>)
+// CHECK:               arith.extf %{{.*}} : bf16 to f32
 // CHECK:             vector.contract {{.*}} : vector<4x8xf32>, vector<8x4xf32> into vector<4x4xf32>
 // CHECK:           arith.truncf %{{.*}} : vector<4x4xf32> to vector<4x4xbf16>
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
