@@ -67,6 +67,9 @@ struct StagedTiles {
     t.m = c.m;
     t.k = c.k;
     t.n = c.n;
+    // Static sizes only (a dynamic one is negative).
+    if (t.lead <= 0 || t.m <= 0 || t.n <= 0 || t.k <= 0)
+      return std::nullopt;
     // 64 x 64 tiles of 256 threads where the shape and max-threads allow,
     // down to 32 x 32 (64 threads).
     auto pick = [](int64_t size) -> int64_t {
