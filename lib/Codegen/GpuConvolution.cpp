@@ -155,11 +155,6 @@ static std::optional<StagedContraction> stagedConvolution(FusedOp op) {
   auto index = [loc](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  auto widen = [loc](OpBuilder &b, Value v) -> Value {
-    return v.getType().isF32()
-               ? v
-               : arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-  };
   // k as (channel in the group, row, column) of the filter.
   auto split = [=](OpBuilder &b, Value k) -> std::array<Value, 3> {
     Value window = index(b, kh * kw);
@@ -187,8 +182,9 @@ static std::optional<StagedContraction> stagedConvolution(FusedOp op) {
         arith::MulIOp::create(b, loc, group,
                               index(b, g.transposed ? channels : filters)),
         first);
-    return widen(b, tensor::ExtractOp::create(
-                        b, loc, g.w, ValueRange{first, second, r, s}));
+    Value v = tensor::ExtractOp::create(b, loc, g.w,
+                                        ValueRange{first, second, r, s});
+    return widenToF32(b, loc, v);
   };
   c.b = [=](OpBuilder &b, Value lead, Value k, Value p) {
     auto [ch, r, s] = split(b, k);
@@ -235,50 +231,28 @@ static std::optional<StagedContraction> stagedConvolution(FusedOp op) {
     }
     Value channel = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, group, index(b, channels)), ch);
-    Value v = widen(b, tensor::ExtractOp::create(
-                           b, loc, g.x,
-                           ValueRange{image, channel, at[0], at[1]}));
+    Value v = widenToF32(
+        b, loc,
+        tensor::ExtractOp::create(b, loc, g.x,
+                                  ValueRange{image, channel, at[0], at[1]}));
     Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
     return arith::SelectOp::create(b, loc, inside, v, zero).getResult();
   };
   c.finish = [=](OpBuilder &b, Value lead, Value rows, Value, Value sums,
                  Value mine) -> Value {
-    MLIRContext *ctx = b.getContext();
-    Type f32 = b.getF32Type();
-    Type elt = cast<RankedTensorType>(mine.getType()).getElementType();
-    AffineMap all = b.getMultiDimIdentityMap(2);
-    SmallVector<Value> inputs = {sums};
-    SmallVector<AffineMap> maps = {all};
-    if (g.bias) {
-      Value first = arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(b, loc, imageAndGroup(b, lead).second,
-                                index(b, filters)),
-          rows);
-      inputs.push_back(tensor::ExtractSliceOp::create(
-          b, loc, *g.bias, ArrayRef<OpFoldResult>{first},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(kStagedThreadTile)},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
-      maps.push_back(AffineMap::get(2, 0, b.getAffineDimExpr(0), ctx));
-    }
-    maps.push_back(all);
-    return linalg::GenericOp::create(
-               b, loc, mine.getType(), inputs, ValueRange{mine}, maps,
-               SmallVector<utils::IteratorType>(2,
-                                                utils::IteratorType::parallel),
-               [&](OpBuilder &nb, Location nl, ValueRange args) {
-                 Value v = args[0];
-                 if (g.bias) {
-                   Value bv = args[1].getType() == f32
-                                  ? args[1]
-                                  : arith::ExtFOp::create(nb, nl, f32, args[1]);
-                   v = arith::AddFOp::create(nb, nl, v, bv);
-                 }
-                 if (elt != f32)
-                   v = arith::TruncFOp::create(nb, nl, elt, v);
-                 linalg::YieldOp::create(nb, nl, v);
-               })
-        .getResult(0);
+    if (!g.bias)
+      return finishTile(b, loc, sums, mine);
+    // The group's filters' biases.
+    Value first = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, imageAndGroup(b, lead).second,
+                              index(b, filters)),
+        rows);
+    Value biasPart = tensor::ExtractSliceOp::create(
+        b, loc, *g.bias, ArrayRef<OpFoldResult>{first},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(kStagedThreadTile)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    return finishTile(b, loc, sums, mine, biasPart, /*addendDim=*/0);
   };
   return c;
 }

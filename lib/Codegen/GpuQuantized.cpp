@@ -248,19 +248,8 @@ stagedQuantized(linalg::GenericOp op, Value term,
   };
   Value start = fill.getInputs()[0];
   c.finish = [start, loc](OpBuilder &b, Value, Value, Value, Value sums,
-                          Value mine) -> Value {
-    AffineMap all = b.getMultiDimIdentityMap(2);
-    return linalg::GenericOp::create(
-               b, loc, mine.getType(), ValueRange{sums}, ValueRange{mine},
-               ArrayRef<AffineMap>{all, all},
-               SmallVector<utils::IteratorType>(2,
-                                                utils::IteratorType::parallel),
-               [&](OpBuilder &nb, Location nl, ValueRange args) {
-                 linalg::YieldOp::create(
-                     nb, nl, arith::AddFOp::create(nb, nl, start, args[0])
-                                 .getResult());
-               })
-        .getResult(0);
+                          Value mine) {
+    return finishTile(b, loc, sums, mine, start);
   };
   return c;
 }

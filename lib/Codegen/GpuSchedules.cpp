@@ -133,11 +133,6 @@ LogicalResult mlir::fuel::decomposeWithGpuSchedule(
     return FlashAttnView::match(op)
                ? buildGpuAttention(rewriter, op, options)
                : buildGpuAttentionBackward(rewriter, op, options);
-  // fused_linear stages its operands' tiles in workgroup memory where its
-  // shape allows (GpuStagedLinear.cpp); other shapes take the contraction
-  // schedule's tiles, read through the caches.
-  if (kind == ScheduleKind::Contraction && canStageGpuLinear(op, options))
-    return buildGpuStagedLinear(rewriter, op, options);
   // So is rope, a thread per pair of elements of a row (GpuRope.cpp),
   if (kind == ScheduleKind::Rotary)
     return buildGpuRope(rewriter, op, options);
@@ -155,6 +150,11 @@ LogicalResult mlir::fuel::decomposeWithGpuSchedule(
   // and the convolutions (GpuConvolution.cpp).
   if (kind == ScheduleKind::Convolution)
     return buildGpuConvolutionSchedule(rewriter, op, options);
+  // fused_linear stages its operands' tiles in workgroup memory where its
+  // shape allows (GpuStagedLinear.cpp); other shapes take the contraction
+  // schedule's tiles of its decomposition, read through the caches.
+  if (kind == ScheduleKind::Contraction && canStageGpuLinear(op, options))
+    return buildGpuStagedLinear(rewriter, op, options);
   FailureOr<Decomposition> decomposed = decomposeInPlace(rewriter, op, why);
   if (failed(decomposed))
     return failure();

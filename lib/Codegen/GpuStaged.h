@@ -48,6 +48,16 @@ struct StagedContraction {
       finish;
 };
 
+/// `v` (a float scalar) as f32.
+Value widenToF32(OpBuilder &b, Location loc, Value v);
+
+/// The usual finish of a thread's tile: `sums` (tensor<4x4xf32>) plus,
+/// where given, `addend` (an f32 scalar, or a tensor<4xT> slice with an
+/// element per row of the tile for `addendDim` 0, per column for 1),
+/// narrowed to the element type of `mine`, written into `mine`.
+Value finishTile(OpBuilder &b, Location loc, Value sums, Value mine,
+                 Value addend = Value(), unsigned addendDim = 0);
+
 /// Whether `c` has block tiles with `maxThreads` threads at most: M and N
 /// multiples of 32, K of 8, at least 64 threads, a grid the GPU holds.
 bool canStageContraction(const StagedContraction &c, int64_t maxThreads);

@@ -1,10 +1,10 @@
 //===- GpuStagedLinear.cpp - Contractions with shared-memory tiles --------===//
 //
 // A contraction on a GPU with its operands staged in shared memory
-// (GpuStaged.h: fused_linear, and the quantized matmuls' prefill with their
-// weight decoded as it is staged): a block
-// per TM x TN tile of the output (and per leading index), TM/4 x TN/4
-// threads, each owning a 4 x 4 tile of it. The block walks K in steps of
+// (GpuStaged.h: fused_linear, the quantized matmuls' prefill with their
+// weight decoded as it is staged, the convolutions): a block per TM x TN
+// tile of the output (and per leading index), TM/4 x TN/4 threads, each
+// owning a 4 x 4 tile of it. The block walks K in steps of
 // KT; at each step
 //   1. all its threads copy the A tile [TM, KT] and the B tile [KT, TN]
 //      from global memory into workgroup memory (widened to f32), a warp's
@@ -14,7 +14,8 @@
 //      multiply-adds).
 // Each element of A is then read from global memory N/TN times, not N/4
 // times, and each element of B M/TM times, not M/4 times. After the last
-// step each thread adds the bias to its tile and writes it.
+// step each thread finishes its tile (fused_linear: adds the bias) and
+// writes it.
 //
 // In the tensor form each of these is a thread loop whose iterations are
 // independent (so the form runs on the CPU, loop by loop): the copy is a
@@ -47,7 +48,7 @@ namespace {
 /// A thread's tile of the output.
 constexpr int64_t kThreadTile = kStagedThreadTile;
 
-/// The tiles of a staged fused_linear.
+/// The tiles of a staged contraction.
 struct StagedTiles {
   /// Leading extent (1 when a is 2-d), M, K, N.
   int64_t lead, m, k, n;
@@ -344,6 +345,42 @@ Value StagedBuilder::build() {
   return blocks.getResult(0);
 }
 
+Value mlir::fuel::widenToF32(OpBuilder &b, Location loc, Value v) {
+  return v.getType().isF32()
+             ? v
+             : arith::ExtFOp::create(b, loc, b.getF32Type(), v).getResult();
+}
+
+Value mlir::fuel::finishTile(OpBuilder &b, Location loc, Value sums,
+                             Value mine, Value addend, unsigned addendDim) {
+  Type elt = cast<RankedTensorType>(mine.getType()).getElementType();
+  AffineMap all = b.getMultiDimIdentityMap(2);
+  SmallVector<Value> inputs = {sums};
+  SmallVector<AffineMap> maps = {all};
+  bool perElement = addend && isa<RankedTensorType>(addend.getType());
+  if (perElement) {
+    inputs.push_back(addend);
+    maps.push_back(AffineMap::get(2, 0, b.getAffineDimExpr(addendDim),
+                                  b.getContext()));
+  }
+  maps.push_back(all);
+  return linalg::GenericOp::create(
+             b, loc, mine.getType(), inputs, ValueRange{mine}, maps,
+             SmallVector<utils::IteratorType>(2,
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value v = args[0];
+               if (addend)
+                 v = arith::AddFOp::create(
+                     nb, nl, v,
+                     perElement ? widenToF32(nb, nl, args[1]) : addend);
+               if (elt != v.getType())
+                 v = arith::TruncFOp::create(nb, nl, elt, v);
+               linalg::YieldOp::create(nb, nl, v);
+             })
+      .getResult(0);
+}
+
 bool mlir::fuel::canStageContraction(const StagedContraction &c,
                                      int64_t maxThreads) {
   return StagedTiles::of(c, maxThreads).has_value();
@@ -381,10 +418,7 @@ static std::optional<StagedContraction> stagedLinear(FusedOp op) {
   c.resultType = cast<RankedTensorType>(op->getResult(0).getType());
   Location loc = op.getLoc();
   auto read = [loc](OpBuilder &b, Value from, ValueRange at) -> Value {
-    Value v = tensor::ExtractOp::create(b, loc, from, at);
-    return v.getType().isF32()
-               ? v
-               : arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    return widenToF32(b, loc, tensor::ExtractOp::create(b, loc, from, at));
   };
   Value aValue = linear->getA(), wValue = linear->getB(),
         bias = linear->getBias();
@@ -397,30 +431,11 @@ static std::optional<StagedContraction> stagedLinear(FusedOp op) {
   };
   c.finish = [=](OpBuilder &b, Value, Value, Value cols, Value sums,
                  Value mine) -> Value {
-    MLIRContext *ctx = b.getContext();
-    Type f32 = b.getF32Type();
-    Type elt = cast<RankedTensorType>(mine.getType()).getElementType();
     Value biasPart = tensor::ExtractSliceOp::create(
         b, loc, bias, ArrayRef<OpFoldResult>{cols},
         ArrayRef<OpFoldResult>{b.getIndexAttr(kThreadTile)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-    AffineMap all = b.getMultiDimIdentityMap(2);
-    AffineMap column = AffineMap::get(2, 0, b.getAffineDimExpr(1), ctx);
-    return linalg::GenericOp::create(
-               b, loc, mine.getType(), ValueRange{sums, biasPart},
-               ValueRange{mine}, ArrayRef<AffineMap>{all, column, all},
-               SmallVector<utils::IteratorType>(2,
-                                                utils::IteratorType::parallel),
-               [&](OpBuilder &nb, Location nl, ValueRange args) {
-                 Value bv = args[1].getType() == f32
-                                ? args[1]
-                                : arith::ExtFOp::create(nb, nl, f32, args[1]);
-                 Value v = arith::AddFOp::create(nb, nl, args[0], bv);
-                 if (elt != f32)
-                   v = arith::TruncFOp::create(nb, nl, elt, v);
-                 linalg::YieldOp::create(nb, nl, v);
-               })
-        .getResult(0);
+    return finishTile(b, loc, sums, mine, biasPart, /*addendDim=*/1);
   };
   return c;
 }

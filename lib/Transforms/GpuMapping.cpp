@@ -20,7 +20,6 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::fuel {
@@ -420,45 +419,43 @@ struct FuelGpuMapParallelLoopsPass
 //===----------------------------------------------------------------------===//
 
 /// The memref and the indices of `op` where it is an access that
-/// shrinkThreadDims can rewrite, and the dims its vector covers (a
-/// transfer's map's dims); failure otherwise.
+/// shrinkThreadDims can rewrite, and the first dim its vector spans (the
+/// rank where it has none); failure otherwise.
 struct Access {
   OpOperand *memref;
   SmallVector<Value> indices;
-  llvm::SmallBitVector vectorDims;
+  unsigned firstVectorDim;
 };
 static FailureOr<Access> getAccess(Operation *op) {
-  auto dims = [](AffineMap map) {
-    llvm::SmallBitVector used(map.getNumDims());
+  auto first = [](AffineMap map) {
+    unsigned dim = map.getNumDims();
     for (AffineExpr e : map.getResults())
       if (auto d = dyn_cast<AffineDimExpr>(e))
-        used.set(d.getPosition());
-    return used;
+        dim = std::min(dim, d.getPosition());
+    return dim;
   };
-  auto vectorLast = [](unsigned rank) {
-    llvm::SmallBitVector used(rank);
-    used.set(rank - 1);
-    return used;
+  auto access = [](OpOperand &memref, ValueRange indices,
+                   unsigned firstVectorDim) {
+    return Access{&memref, llvm::to_vector(indices), firstVectorDim};
   };
   if (auto read = dyn_cast<vector::TransferReadOp>(op))
-    return Access{&read.getBaseMutable(), llvm::to_vector(read.getIndices()),
-                  dims(read.getPermutationMap())};
+    return access(read.getBaseMutable(), read.getIndices(),
+                  first(read.getPermutationMap()));
   if (auto write = dyn_cast<vector::TransferWriteOp>(op))
-    return Access{&write.getBaseMutable(), llvm::to_vector(write.getIndices()),
-                  dims(write.getPermutationMap())};
+    return access(write.getBaseMutable(), write.getIndices(),
+                  first(write.getPermutationMap()));
   if (auto load = dyn_cast<memref::LoadOp>(op))
-    return Access{&load.getMemrefMutable(), llvm::to_vector(load.getIndices()),
-                  llvm::SmallBitVector(load.getIndices().size())};
+    return access(load.getMemrefMutable(), load.getIndices(),
+                  load.getIndices().size());
   if (auto store = dyn_cast<memref::StoreOp>(op))
-    return Access{&store.getMemrefMutable(),
-                  llvm::to_vector(store.getIndices()),
-                  llvm::SmallBitVector(store.getIndices().size())};
+    return access(store.getMemrefMutable(), store.getIndices(),
+                  store.getIndices().size());
   if (auto load = dyn_cast<vector::LoadOp>(op))
-    return Access{&load.getBaseMutable(), llvm::to_vector(load.getIndices()),
-                  vectorLast(load.getIndices().size())};
+    return access(load.getBaseMutable(), load.getIndices(),
+                  load.getIndices().size() - 1);
   if (auto store = dyn_cast<vector::StoreOp>(op))
-    return Access{&store.getBaseMutable(), llvm::to_vector(store.getIndices()),
-                  vectorLast(store.getIndices().size())};
+    return access(store.getBaseMutable(), store.getIndices(),
+                  store.getIndices().size() - 1);
   return failure();
 }
 
@@ -517,8 +514,7 @@ static Value shrinkThreadDims(RewriterBase &rewriter, gpu::LaunchOp launch,
       if (llvm::any_of(sizes.take_front(d), [](int64_t s) { return s != 1; }))
         return {};
     } else if (FailureOr<Access> access = getAccess(user);
-               succeeded(access) && access->vectorDims.find_first() >= 0 &&
-               static_cast<unsigned>(access->vectorDims.find_first()) < d) {
+               succeeded(access) && access->firstVectorDim < d) {
       return {};
     }
   }

@@ -371,7 +371,7 @@ def FuelGpuPrivateAllocs : Pass<"fuel-gpu-private-allocs"> {
     thread's slice) is first shrunk to the one slice a thread uses: those
     dims become 1 (upstream has no such rewrite; the transform dialect's
     mapping leaves such buffers whole); with static indices elsewhere it
-    then lives in registers. with `private-address-space`, allocas already
+    then lives in registers. With `private-address-space`, allocas already
     in kernels move there too. A buffer of dynamic size inside a kernel is
     an error.
   }];
