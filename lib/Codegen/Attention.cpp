@@ -57,10 +57,6 @@ static std::pair<scf::ForallOp, scf::ForallOp>
 buildAttentionLoops(RewriterBase &rewriter, FusedOp op, AttnShape s,
                     bool threadPerRow) {
   FlashAttnView attn(op);
-  BlockParams bp{attn.getSoftmaxScale(), attn.getCausal(),
-                 attn.getWindowSizeLeft(), attn.getWindowSizeRight(),
-                 attn.getSoftcap()};
-  int64_t group = s.heads / s.kvHeads;
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   BlockBuilder bb{rewriter, loc};
@@ -97,27 +93,9 @@ buildAttentionLoops(RewriterBase &rewriter, FusedOp op, AttnShape s,
         qbi = body->getArgument(2), outArg = body->getArgument(3);
   auto one = rewriter.getIndexAttr(1), zero = rewriter.getIndexAttr(0);
   Value i0 = arith::MulIOp::create(rewriter, loc, qbi, bb.index(s.blockQ));
-  Value kvHead = arith::DivUIOp::create(rewriter, loc, hi, bb.index(group));
-  // off = k_len - Sq: query i's diagonal is key i + off. Keys from
-  // min(k_len, Sk) on are masked (padding keys, past Sk, too).
-  std::optional<Value> kLen = attn.getKLen();
-  Value sk = s.skLen ? s.skLen : bb.index(s.sk);
-  Value sq = s.sqLen ? s.sqLen : bb.index(s.sq);
-  if (kLen)
-    bp.kLen = s.padsKeys()
-                  ? arith::MinSIOp::create(rewriter, loc, *kLen, sk).getResult()
-                  : *kLen;
-  else if (s.padsKeys())
-    bp.kLen = sk;
-  Value off = arith::SubIOp::create(rewriter, loc, kLen ? *kLen : sk, sq);
-  if (std::optional<Value> alibi = attn.getAlibi()) {
-    // Slopes [Hq] or [B, Hq].
-    SmallVector<Value> at;
-    if (cast<RankedTensorType>(alibi->getType()).getRank() == 2)
-      at.push_back(bi);
-    at.push_back(hi);
-    bp.slope = tensor::ExtractOp::create(rewriter, loc, *alibi, at);
-  }
+  HeadParams hp = headParams(bb, attn, s, bi, hi);
+  const BlockParams &bp = hp.bp;
+  Value kvHead = hp.kvHead, off = hp.off;
 
   SmallVector<OpFoldResult> ones(4, one);
   // The rows [iStart, iStart + sr.blockQ) of head (bi, hi): the key loop,
@@ -157,39 +135,14 @@ buildAttentionLoops(RewriterBase &rewriter, FusedOp op, AttnShape s,
           Value scores = maskBlock(kb, raw, bp, iStart, j0, off);
           // The carried values are updated in place (an scf.for bufferizes
           // to one buffer for each).
-          OnlineStep step = onlineSoftmaxStep(kb, scores, m);
-          // l' = alpha * l + rowsum(p).
-          Value lNew = kb.generic(
-              2, {{step.p, kb.map(2, {0, 1})}}, scaleRows(kb, l, step.alpha),
-              kb.map(2, {0}), {1},
-              [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
-                return arith::AddFOp::create(nb, l2, x[0], x[1]);
-              });
-          // acc' = alpha * acc + p @ v.
-          Value accScaled = scaleRows(kb, acc, step.alpha);
-          Value p = step.p, mNew = step.mNew;
-          Value accNew = kb.matmul(p, vBlock, accScaled);
-          scf::YieldOp::create(b, nl, ValueRange{mNew, lNew, accNew});
+          RowState next = onlineUpdate(kb, scores, vBlock, {m, l, acc});
+          scf::YieldOp::create(b, nl, ValueRange{next.m, next.l, next.acc});
         });
 
     // o = acc / l, 0 on rows that saw no key.
-    Value accFinal = keyLoop.getResult(2), lFinal = keyLoop.getResult(1);
-    Type outElt = outType.getElementType();
-    Value zeroF = arith::ConstantOp::create(rewriter, loc, f32,
-                                            rewriter.getF32FloatAttr(0.0));
-    Value oBlock = bb.generic(
-        2, {{accFinal, bb.map(2, {0, 1})}, {lFinal, bb.map(2, {0})}},
-        bb.empty({sr.blockQ, s.dvP}, outElt), bb.map(2, {0, 1}), {},
-        [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
-          Value seen = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
-                                             x[1], zeroF);
-          Value o = arith::SelectOp::create(
-              nb, nl, seen, arith::DivFOp::create(nb, nl, x[0], x[1]), zeroF);
-          if (outElt != o.getType())
-            o = arith::TruncFOp::create(nb, nl, outElt, o);
-          return o;
-        });
-    return oBlock;
+    return normalizeRows(bb, keyLoop.getResult(2), keyLoop.getResult(1),
+                         bb.empty({sr.blockQ, s.dvP},
+                                  outType.getElementType()));
   };
   Value oBlock;
   scf::ForallOp rowLoop;

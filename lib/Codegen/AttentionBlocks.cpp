@@ -302,6 +302,71 @@ Value attention::scaleRows(BlockBuilder &bb, Value acc, Value alpha) {
                     });
 }
 
+RowState attention::onlineUpdate(BlockBuilder &bb, Value scores,
+                                Value vBlock, RowState state) {
+  OnlineStep step = onlineSoftmaxStep(bb, scores, state.m);
+  Value lNew = bb.generic(
+      2, {{step.p, bb.map(2, {0, 1})}}, scaleRows(bb, state.l, step.alpha),
+      bb.map(2, {0}), {1},
+      [](OpBuilder &nb, Location l, ValueRange x) -> Value {
+        return arith::AddFOp::create(nb, l, x[0], x[1]);
+      });
+  Value accNew =
+      bb.matmul(step.p, vBlock, scaleRows(bb, state.acc, step.alpha));
+  return {step.mNew, lNew, accNew};
+}
+
+Value attention::normalizeRows(BlockBuilder &bb, Value acc, Value l,
+                               Value init) {
+  Type outElt = cast<RankedTensorType>(init.getType()).getElementType();
+  Value zeroF = bb.constF(0.0);
+  return bb.generic(
+      2, {{acc, bb.map(2, {0, 1})}, {l, bb.map(2, {0})}}, init,
+      bb.map(2, {0, 1}), {},
+      [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+        Value seen = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
+                                           x[1], zeroF);
+        Value o = arith::SelectOp::create(
+            nb, nl, seen, arith::DivFOp::create(nb, nl, x[0], x[1]), zeroF);
+        if (outElt != o.getType())
+          o = arith::TruncFOp::create(nb, nl, outElt, o);
+        return o;
+      });
+}
+
+HeadParams attention::headParams(BlockBuilder &bb, FlashAttnView attn,
+                                 const AttnShape &s, Value bi, Value hi) {
+  OpBuilder &b = bb.b;
+  Location loc = bb.loc;
+  HeadParams hp{BlockParams{attn.getSoftmaxScale(), attn.getCausal(),
+                            attn.getWindowSizeLeft(),
+                            attn.getWindowSizeRight(), attn.getSoftcap(),
+                            Value(), Value()},
+                Value(), Value()};
+  hp.kvHead = arith::DivUIOp::create(b, loc, hi,
+                                     bb.index(s.heads / s.kvHeads));
+  // Keys from min(k_len, Sk) on are masked (padding keys, past Sk, too).
+  std::optional<Value> kLen = attn.getKLen();
+  Value sk = s.skLen ? s.skLen : bb.index(s.sk);
+  Value sq = s.sqLen ? s.sqLen : bb.index(s.sq);
+  if (kLen)
+    hp.bp.kLen = s.padsKeys()
+                     ? arith::MinSIOp::create(b, loc, *kLen, sk).getResult()
+                     : *kLen;
+  else if (s.padsKeys())
+    hp.bp.kLen = sk;
+  hp.off = arith::SubIOp::create(b, loc, kLen ? *kLen : sk, sq);
+  if (std::optional<Value> alibi = attn.getAlibi()) {
+    // Slopes [Hq] or [B, Hq].
+    SmallVector<Value> at;
+    if (cast<RankedTensorType>(alibi->getType()).getRank() == 2)
+      at.push_back(bi);
+    at.push_back(hi);
+    hp.bp.slope = tensor::ExtractOp::create(b, loc, *alibi, at);
+  }
+  return hp;
+}
+
 Value attention::maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp,
                        Value i0, Value j0, Value off) {
   Type f32 = bb.b.getF32Type();

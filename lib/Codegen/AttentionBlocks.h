@@ -314,6 +314,35 @@ OnlineStep onlineSoftmaxStep(BlockBuilder &bb, Value scores, Value m);
 /// reads only the value it writes).
 Value scaleRows(BlockBuilder &bb, Value acc, Value alpha);
 
+/// The online softmax's state for a block's rows: running max m [Bq],
+/// running sum l [Bq], accumulator acc [Bq, Dv].
+struct RowState {
+  Value m, l, acc;
+};
+
+/// One key block's update of `state` from its masked scores [Bq, Bk] and
+/// its values [Bk, Dv] (f32): m' = max(m, rowmax(s)), p = exp(s - m'),
+/// l' = alpha * l + rowsum(p), acc' = alpha * acc + p @ v; each carried
+/// value updated in place.
+RowState onlineUpdate(BlockBuilder &bb, Value scores, Value vBlock,
+                      RowState state);
+
+/// o = acc / l, 0 on rows that saw no key, narrowed to the element type of
+/// `init` ([Bq, Dv]) and written into it.
+Value normalizeRows(BlockBuilder &bb, Value acc, Value l, Value init);
+
+/// What the block code of head (bi, hi) of `attn` applies, built at the
+/// builder's insertion point (inside the block loop; `s` materialized):
+/// its params (with k_len clamped to Sk where keys are padded, and the
+/// head's ALiBi slope), its kv head, and off = k_len - Sq, which aligns the
+/// causal diagonal bottom-right.
+struct HeadParams {
+  BlockParams bp;
+  Value kvHead, off;
+};
+HeadParams headParams(BlockBuilder &bb, FlashAttnView attn, const AttnShape &s,
+                      Value bi, Value hi);
+
 /// In a block loop's body, at the rewriter's insertion point: an
 /// scf.forall over the `rows` rows of the block (the GPU forms: a thread per
 /// row) whose shared outputs are `inits`, each [rows, ...]. `row(r)` builds
