@@ -6,8 +6,9 @@
 // (its running max and sum, its accumulator row of Dv values), over blocks
 // of 16 keys; the score row of a key block is 16 values. No [Sq, Sk] score
 // tensor exists anywhere: memory is O(S * D) per head. The threads of a
-// block read the same key and value blocks, which the caches serve; staging
-// them in shared memory is to come.
+// block read the same key and value blocks: where the shape allows, they
+// stage them in shared memory (GpuStagedAttention.cpp); otherwise the
+// caches serve them.
 //
 // The backwards (flash_attn_backward_q/k/v) take the CPU's FlashAttention-2
 // backward (AttentionBackward.cpp) in the same way: for dq, a thread per
@@ -59,6 +60,10 @@ LogicalResult mlir::fuel::canScheduleGpuAttention(
 LogicalResult mlir::fuel::buildGpuAttention(RewriterBase &rewriter,
                                             FusedOp op,
                                             const GpuScheduleOptions &options) {
+  // Key and value blocks staged in workgroup memory where the shape allows
+  // (GpuStagedAttention.cpp); other shapes read them through the caches.
+  if (canStageGpuAttention(op, options))
+    return buildGpuStagedAttention(rewriter, op, options);
   int64_t dv = attention::AttnShape::of(FlashAttnView(op)).dvP;
   auto [blocks, rows] = buildAttentionRows(rewriter, op, kBlockK);
   // (batch, head, query block) on (z, y, x); the rows on threads.

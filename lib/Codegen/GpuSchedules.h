@@ -53,6 +53,15 @@ bool canStageGpuLinear(FusedOp op, const GpuScheduleOptions &options);
 /// (GpuStagedLinear.cpp).
 LogicalResult buildGpuStagedLinear(RewriterBase &rewriter, FusedOp op,
                                    const GpuScheduleOptions &options);
+/// Whether `op` is a flash_attn whose key and value blocks the staged GPU
+/// form (GpuStagedAttention.cpp) can stage: static shapes, head dims
+/// multiples of 16 up to 64, query blocks of 32 rows or more.
+bool canStageGpuAttention(FusedOp op, const GpuScheduleOptions &options);
+/// Replaces `op` (a flash_attn canStageGpuAttention accepts) by
+/// FlashAttention-2's GPU form with its key and value blocks staged in
+/// workgroup memory (GpuStagedAttention.cpp).
+LogicalResult buildGpuStagedAttention(RewriterBase &rewriter, FusedOp op,
+                                      const GpuScheduleOptions &options);
 /// The checks of canScheduleGpu that are the GPU attention schedule's own.
 LogicalResult canScheduleGpuAttention(FusedOp op,
                                       const GpuScheduleOptions &options,

@@ -48,6 +48,29 @@ struct StagedContraction {
       finish;
 };
 
+/// A tile of f32 in workgroup memory that a block's threads fill: element
+/// (row, col) is `element(row, col)` (built at the builder's insertion
+/// point), consecutive threads copying consecutive columns, or with
+/// `alongRows` consecutive rows.
+struct WorkgroupTile {
+  int64_t rows, cols;
+  bool alongRows;
+  function_ref<Value(Value row, Value col)> element;
+};
+
+/// Whether `threads` threads copy `tile` in equal strided parts: the tile's
+/// extent along the threads a multiple of `threads`, or `threads` a
+/// multiple of it with whole passes over the other dim.
+bool canStageTile(const WorkgroupTile &tile, int64_t threads);
+
+/// `tiles` (canStageTile holds for each) in new workgroup tensors, copied
+/// by one scf.forall on the threads of `threadDims` (1 or 2 dims, the last
+/// on x) at the builder's insertion point; thread t = y * TX + x copies
+/// elements t, t + threads, ... of each tile in the order of its copy.
+SmallVector<Value> stageTiles(OpBuilder &b, Location loc,
+                              ArrayRef<int64_t> threadDims,
+                              ArrayRef<WorkgroupTile> tiles);
+
 /// `v` (a float scalar) as f32.
 Value widenToF32(OpBuilder &b, Location loc, Value v);
 

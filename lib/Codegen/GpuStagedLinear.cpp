@@ -114,19 +114,6 @@ private:
              function_ref<SmallVector<OpFoldResult>(Value, Value)> offsets,
              function_ref<Value(Value, Value, Value)> body);
 
-  /// A workgroup tile [rows, cols] of f32 to stage: each of the block's
-  /// threads copies its strided part of it (`element(row, col)`),
-  /// consecutive threads taking consecutive columns, or with `alongRows`
-  /// consecutive rows.
-  struct Tile {
-    int64_t rows, cols;
-    bool alongRows;
-    function_ref<Value(Value, Value)> element;
-  };
-
-  /// The staged `tiles`, copied in one thread loop (one barrier after it).
-  SmallVector<Value> stage(ArrayRef<Tile> tiles);
-
   /// Thread (y, x)'s slice of the accumulators: its 4 x 4 tile.
   SmallVector<OpFoldResult> accumulatorAt(Value y, Value x) {
     return {y, x, attr(0), attr(0)};
@@ -150,57 +137,91 @@ Value StagedBuilder::threadLoop(
       [&](ValueRange ids, Value slice) { return body(ids[0], ids[1], slice); });
 }
 
-SmallVector<Value> StagedBuilder::stage(ArrayRef<Tile> tilesToStage) {
+bool mlir::fuel::canStageTile(const WorkgroupTile &tile, int64_t threads) {
+  int64_t fast = tile.alongRows ? tile.rows : tile.cols;
+  int64_t slow = tile.alongRows ? tile.cols : tile.rows;
+  if (fast % threads == 0)
+    return true;
+  return threads % fast == 0 && slow % (threads / fast) == 0;
+}
+
+SmallVector<Value> mlir::fuel::stageTiles(OpBuilder &b, Location loc,
+                                          ArrayRef<int64_t> threadDims,
+                                          ArrayRef<WorkgroupTile> tiles) {
   MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  int64_t threads = 1;
+  SmallVector<Attribute> mapping;
+  for (auto [i, dim] : llvm::enumerate(threadDims)) {
+    threads *= dim;
+    mapping.push_back(gpu::GPUThreadMappingAttr::get(
+        ctx, static_cast<gpu::MappingId>(
+                 static_cast<unsigned>(gpu::MappingId::DimX) +
+                 threadDims.size() - 1 - i)));
+  }
   SmallVector<Value> inits;
-  for (const Tile &tile : tilesToStage)
+  for (const WorkgroupTile &tile : tiles) {
+    assert(canStageTile(tile, threads) && "a tile the threads cannot copy");
     inits.push_back(bufferization::AllocTensorOp::create(
         b, loc, RankedTensorType::get({tile.rows, tile.cols}, f32),
         ValueRange{}, /*copy=*/Value(), /*size_hint=*/Value(),
         gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
+  }
   auto loop = scf::ForallOp::create(
-      b, loc,
-      ArrayRef<OpFoldResult>{attr(tiles.threadsY()), attr(tiles.threadsX())},
-      inits,
-      b.getArrayAttr(
-          {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimY),
-           gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
+      b, loc, getAsIndexOpFoldResult(ctx, threadDims), inits,
+      b.getArrayAttr(mapping));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   // Thread t = y * TX + x.
-  Value t = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, loop.getInductionVar(0),
-                            index(tiles.threadsX())),
-      loop.getInductionVar(1));
+  Value t = loop.getInductionVar(0);
+  for (unsigned i = 1; i < threadDims.size(); ++i)
+    t = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, t, index(threadDims[i])),
+        loop.getInductionVar(i));
   SmallVector<std::array<SmallVector<OpFoldResult>, 3>> slices;
   SmallVector<Value> written;
-  for (auto [tile, shared] :
-       llvm::zip(tilesToStage, loop.getRegionIterArgs())) {
-    // Along columns, thread t copies column t % cols of rows t / cols,
-    // t / cols + R, ... (R = threads / cols rows a pass); along rows, row
-    // t % rows of columns t / rows, t / rows + R, ...
+  for (auto [tile, shared] : llvm::zip(tiles, loop.getRegionIterArgs())) {
+    // Along columns, a pass of the threads copies the columns t, t + T, ...
+    // of every row when the threads are no more than the columns, else
+    // column t % cols of rows t / cols, t / cols + R, ... (R = T / cols
+    // rows a pass). Along rows, the same with rows and columns swapped.
     int64_t fast = tile.alongRows ? tile.rows : tile.cols;
     int64_t slow = tile.alongRows ? tile.cols : tile.rows;
-    int64_t perPass = tiles.threads() / fast, each = slow / perPass;
+    bool wide = fast % threads == 0;
+    int64_t perPass = wide ? 1 : threads / fast;
+    int64_t slowCount = slow / perPass, fastCount = wide ? fast / threads : 1;
+    int64_t fastStride = wide ? threads : 1;
     auto ordered = [&](auto slowPart, auto fastPart) {
       using T = decltype(slowPart);
       return tile.alongRows ? SmallVector<T>{fastPart, slowPart}
                             : SmallVector<T>{slowPart, fastPart};
     };
-    Value slow0 = arith::DivUIOp::create(b, loc, t, index(fast));
-    Value fastAt = arith::RemUIOp::create(b, loc, t, index(fast));
+    Value slow0 = wide ? index(0)
+                       : arith::DivUIOp::create(b, loc, t, index(fast))
+                             .getResult();
+    Value fast0 = wide ? t
+                       : arith::RemUIOp::create(b, loc, t, index(fast))
+                             .getResult();
     std::array<SmallVector<OpFoldResult>, 3> slice = {
-        ordered(OpFoldResult(slow0), OpFoldResult(fastAt)),
-        getAsIndexOpFoldResult(ctx, ordered(each, int64_t(1))),
-        getAsIndexOpFoldResult(ctx, ordered(perPass, int64_t(1)))};
+        ordered(OpFoldResult(slow0), OpFoldResult(fast0)),
+        getAsIndexOpFoldResult(ctx, ordered(slowCount, fastCount)),
+        getAsIndexOpFoldResult(ctx, ordered(perPass, fastStride))};
     Value mine = tensor::ExtractSliceOp::create(b, loc, shared, slice[0],
                                                 slice[1], slice[2]);
-    for (int64_t i = 0; i < each; ++i) {
+    for (int64_t i = 0; i < slowCount; ++i) {
       Value slowAt = arith::AddIOp::create(b, loc, slow0, index(i * perPass));
-      SmallVector<Value> at = ordered(slowAt, fastAt);
-      mine = tensor::InsertOp::create(b, loc, tile.element(at[0], at[1]),
-                                      mine, ordered(index(i), index(0)));
+      for (int64_t j = 0; j < fastCount; ++j) {
+        Value fastAt = j ? arith::AddIOp::create(b, loc, fast0,
+                                                 index(j * fastStride))
+                               .getResult()
+                         : fast0;
+        SmallVector<Value> at = ordered(slowAt, fastAt);
+        mine = tensor::InsertOp::create(b, loc, tile.element(at[0], at[1]),
+                                        mine, ordered(index(i), index(j)));
+      }
     }
     slices.push_back(slice);
     written.push_back(mine);
@@ -282,9 +303,10 @@ Value StagedBuilder::build() {
           return c.b(b, lead, arith::AddIOp::create(b, loc, k0, row),
                      arith::AddIOp::create(b, loc, n0, col));
         };
-        SmallVector<Value> staged =
-            stage({Tile{tm, tk, /*alongRows=*/false, aElement},
-                   Tile{tk, tn, c.bAlongK, bElement}});
+        SmallVector<Value> staged = stageTiles(
+            b, loc, {ty, tx},
+            {WorkgroupTile{tm, tk, /*alongRows=*/false, aElement},
+             WorkgroupTile{tk, tn, c.bAlongK, bElement}});
         Value aTile = staged[0], bTile = staged[1];
         Value next = accumulatorLoop(
             carried[0], [&](Value y, Value x, Value mine) -> Value {

@@ -419,51 +419,59 @@ struct FuelGpuMapParallelLoopsPass
 //===----------------------------------------------------------------------===//
 
 /// The memref and the indices of `op` where it is an access that
-/// shrinkThreadDims can rewrite, and the first dim its vector spans (the
-/// rank where it has none); failure otherwise.
+/// shrinkThreadDims can rewrite, and the dims its vector spans with more
+/// than one element; failure otherwise.
 struct Access {
   OpOperand *memref;
   SmallVector<Value> indices;
-  unsigned firstVectorDim;
+  SmallVector<unsigned> vectorDims;
 };
 static FailureOr<Access> getAccess(Operation *op) {
-  auto first = [](AffineMap map) {
-    unsigned dim = map.getNumDims();
-    for (AffineExpr e : map.getResults())
-      if (auto d = dyn_cast<AffineDimExpr>(e))
-        dim = std::min(dim, d.getPosition());
-    return dim;
-  };
   auto access = [](OpOperand &memref, ValueRange indices,
-                   unsigned firstVectorDim) {
-    return Access{&memref, llvm::to_vector(indices), firstVectorDim};
+                   SmallVector<unsigned> vectorDims = {}) {
+    return Access{&memref, llvm::to_vector(indices), std::move(vectorDims)};
+  };
+  // The memref dims of a transfer's vector dims longer than 1.
+  auto spanned = [](AffineMap map, VectorType vector) {
+    SmallVector<unsigned> dims;
+    for (auto [e, size] : llvm::zip(map.getResults(), vector.getShape()))
+      if (auto d = dyn_cast<AffineDimExpr>(e); d && size != 1)
+        dims.push_back(d.getPosition());
+    return dims;
+  };
+  // A vector.load's or vector.store's vector runs along the last dims.
+  auto trailing = [](ValueRange indices, VectorType vector) {
+    SmallVector<unsigned> dims;
+    unsigned rank = indices.size(), n = vector.getRank();
+    for (auto [i, size] : llvm::enumerate(vector.getShape()))
+      if (size != 1)
+        dims.push_back(rank - n + i);
+    return dims;
   };
   if (auto read = dyn_cast<vector::TransferReadOp>(op))
     return access(read.getBaseMutable(), read.getIndices(),
-                  first(read.getPermutationMap()));
+                  spanned(read.getPermutationMap(), read.getVectorType()));
   if (auto write = dyn_cast<vector::TransferWriteOp>(op))
     return access(write.getBaseMutable(), write.getIndices(),
-                  first(write.getPermutationMap()));
+                  spanned(write.getPermutationMap(), write.getVectorType()));
   if (auto load = dyn_cast<memref::LoadOp>(op))
-    return access(load.getMemrefMutable(), load.getIndices(),
-                  load.getIndices().size());
+    return access(load.getMemrefMutable(), load.getIndices());
   if (auto store = dyn_cast<memref::StoreOp>(op))
-    return access(store.getMemrefMutable(), store.getIndices(),
-                  store.getIndices().size());
+    return access(store.getMemrefMutable(), store.getIndices());
   if (auto load = dyn_cast<vector::LoadOp>(op))
     return access(load.getBaseMutable(), load.getIndices(),
-                  load.getIndices().size() - 1);
+                  trailing(load.getIndices(), load.getVectorType()));
   if (auto store = dyn_cast<vector::StoreOp>(op))
     return access(store.getBaseMutable(), store.getIndices(),
-                  store.getIndices().size() - 1);
+                  trailing(store.getIndices(), store.getVectorType()));
   return failure();
 }
 
 /// Shrinks `alloc` (in `launch`) to the slice one thread uses where every
 /// access indexes its leading dims by the same thread ids (a subview with
-/// unit sizes there, or a load, store or transfer whose vector does not
-/// span them): those dims become 1, indexed by 0. Returns the new buffer,
-/// or null where `alloc` is not such a buffer.
+/// unit sizes there, or a load, store or transfer whose vector has one
+/// element along them): those dims become 1, indexed by 0. Returns the new
+/// buffer, or null where `alloc` is not such a buffer.
 static Value shrinkThreadDims(RewriterBase &rewriter, gpu::LaunchOp launch,
                               memref::AllocOp alloc) {
   MemRefType type = alloc.getType();
@@ -514,7 +522,9 @@ static Value shrinkThreadDims(RewriterBase &rewriter, gpu::LaunchOp launch,
       if (llvm::any_of(sizes.take_front(d), [](int64_t s) { return s != 1; }))
         return {};
     } else if (FailureOr<Access> access = getAccess(user);
-               succeeded(access) && access->firstVectorDim < d) {
+               succeeded(access) &&
+               llvm::any_of(access->vectorDims,
+                            [&](unsigned dim) { return dim < d; })) {
       return {};
     }
   }

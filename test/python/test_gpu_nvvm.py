@@ -182,13 +182,43 @@ def test_linear_stages_tiles_in_shared_memory(dtype):
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
-def test_attention_is_a_thread_per_query_row():
-    # Held-out shape: causal, GQA, sequences off the blocks.
-    q = np.zeros((1, 4, 200, 64), np.float32)
-    kv = np.zeros((1, 2, 200, 64), np.float32)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+@pytest.mark.parametrize("d", [32, 64])
+def test_attention_stages_key_blocks_in_shared_memory(d, dtype):
+    # Held-out shape: causal, GQA, sequences off the blocks (200 queries in
+    # blocks of 64 rows, 200 keys in blocks of 16).
+    q = np.zeros((1, 4, 200, d), dtype)
+    kv = np.zeros((1, 2, 200, d), dtype)
+    for chip in ("sm_80", "sm_90"):
+        kernels = gpu.compile_nvvm(fused_text("flash_attn", [q, kv, kv], {"softmax_scale": 0.125, "causal": True}),
+                                   chip=chip)
+        no_device_malloc(kernels)
+        # One kernel computes the attention (another cuts the padded rows
+        # off the result).
+        (main,) = [k for k in kernels if "ex2.approx" in k.ptx]
+        # A key block: copy, barrier, update the rows, barrier; the rows'
+        # state is registers (no local memory).
+        assert main.ptx.count("bar.sync") >= 3
+        assert "ld.shared" in main.ptx and "st.shared" in main.ptx
+        assert ".local" not in main.ptx
+        if HAVE_PTXAS:
+            (report,) = gpu.ptxas(main.ptx, chip)
+            # The keys [D, 16] and the values [16, D], f32.
+            assert report.shared_bytes == 2 * d * 16 * 4, report
+            assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
+@pytest.mark.parametrize("d", [48, 128])
+def test_attention_is_a_thread_per_query_row(d):
+    # Held-out shape: causal, GQA, sequences off the blocks; a head dim of 48
+    # (not copied by 64 threads in equal parts) or 128 (wider than staged):
+    # no staging.
+    q = np.zeros((1, 4, 200, d), np.float32)
+    kv = np.zeros((1, 2, 200, d), np.float32)
     kernels = gpu.compile_nvvm(fused_text("flash_attn", [q, kv, kv], {"softmax_scale": 0.125, "causal": True}),
                                chip="sm_90")
     no_device_malloc(kernels)
+    assert not any("st.shared" in k.ptx and "ex2.approx" in k.ptx for k in kernels)
     # One kernel computes the attention (the others pad and transpose q, k, v
     # and cut the result): it has the exponentials, in a loop over keys.
     (main,) = [k for k in kernels if "ex2.approx" in k.ptx]

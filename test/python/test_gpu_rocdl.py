@@ -87,6 +87,24 @@ def test_linear_stages_tiles_in_lds():
 
 
 @pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
+def test_attention_stages_key_blocks_in_lds():
+    # Held-out shape: windowed, GQA, 96 queries (blocks of 32 rows), 72 keys.
+    q = np.zeros((1, 4, 96, 64), np.float16)
+    kv = np.zeros((1, 2, 72, 64), np.float16)
+    kernels = gpu.compile_rocdl(fused_text("flash_attn", [q, kv, kv], {"softmax_scale": 0.125,
+                                                                       "window_size_left": 30}),
+                                chip="gfx942")
+    (main,) = [k for k in kernels if "llvm.amdgcn.s.barrier" in k.llvm_ir]
+    assert external_calls(main.llvm_ir) == []
+    for chip in ("gfx90a", "gfx942"):
+        obj = gpu.amdgpu_code_object(main.llvm_ir, chip)
+        # The keys [64, 16] and the values [16, 64], f32; the rows' state in
+        # registers, not scratch.
+        assert obj.lds_bytes == 2 * 64 * 16 * 4, obj
+        assert obj.scratch_bytes == 0, obj
+
+
+@pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
 def test_conv2d_stages_tiles_in_lds():
     args = [np.zeros((1, 8, 8, 8), np.float32), np.zeros((32, 8, 3, 3), np.float32)]
     (kernel,) = gpu.compile_rocdl(fused_text("conv2d", args, {"padding": (1, 1)}), chip="gfx942")

@@ -61,8 +61,37 @@ def run_gpu_form(fuel_opt, name, args, params=None, staged=None):
 def test_attention(fuel_opt, shape, case):
     q, k, v = inputs(*shape)
     params = dict(softmax_scale=0.3, **case)
-    out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v], params)
+    # Query blocks of 32 rows or more stage their key and value blocks in
+    # workgroup memory (GpuStagedAttention.cpp); 40 rows make blocks of 8.
+    out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v], params, staged=shape[3] >= 64)
     assert_close(out, reference(q, k, v, params), "f32", loose=True)
+
+
+# The staged form at shapes that pad: queries (100 rows: two blocks of 64),
+# keys (100: the last block of 16 half past Sk), grouped heads, blocks of
+# 32 rows (a key's 64 columns copied by 32 threads, two each), a head dim
+# of 16 (a pass of 64 threads copies 4 keys).
+STAGED_ATTN = [(1, 4, 2, 100, 100, 64, 32), (2, 2, 2, 32, 48, 64, 32),
+               (1, 1, 1, 64, 24, 16, 64)]
+STAGED_ATTN_CASES = [dict(), dict(causal=True), dict(window_size_left=9, window_size_right=3),
+                     dict(causal=True, softcap=2.0), dict(window_size_left=20)]
+
+
+@pytest.mark.parametrize("shape", STAGED_ATTN, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("case", STAGED_ATTN_CASES, ids=case_id)
+def test_attention_staged(fuel_opt, shape, case):
+    q, k, v = inputs(*shape)
+    params = dict(softmax_scale=0.3, **case)
+    out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v], params, staged=True)
+    assert_close(out, reference(q, k, v, params), "f32", loose=True)
+
+
+def test_attention_staged_alibi_and_k_len(fuel_opt):
+    q, k, v = inputs(2, 4, 2, 64, 72, 32, 16)
+    slopes = (2.0 ** -np.arange(1, 9)).reshape(2, 4).astype(np.float32)
+    params = dict(softmax_scale=0.25, causal=True)
+    out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v, slopes, 50], params, staged=True)
+    assert_close(out, reference(q, k, v, params, alibi=slopes, k_len=50), "f32", loose=True)
 
 
 def test_attention_alibi_and_k_len(fuel_opt):
@@ -77,10 +106,11 @@ DTYPES = [("f16", np.float16)] + ([("bf16", BF16)] if BF16 is not None else [])
 
 
 @pytest.mark.parametrize("name,dtype", DTYPES, ids=[d[0] for d in DTYPES])
-def test_attention_half(fuel_opt, name, dtype):
-    q, k, v = inputs(1, 2, 2, 48, 80, 32, 32, dtype)
+@pytest.mark.parametrize("sq", [48, 96])
+def test_attention_half(fuel_opt, name, dtype, sq):
+    q, k, v = inputs(1, 2, 2, sq, 80, 32, 32, dtype)
     params = dict(softmax_scale=0.2, causal=True)
-    out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v], params)
+    out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v], params, staged=sq == 96)
     assert_close(out, reference(q, k, v, params), name)
 
 

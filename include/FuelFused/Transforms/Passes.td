@@ -368,7 +368,8 @@ def FuelGpuPrivateAllocs : Pass<"fuel-gpu-private-allocs"> {
     their deallocations go. A buffer whose leading dims every access
     indexes by the same thread ids (a tensor of per-thread accumulators in
     the schedule's tensor form, whose thread loops each touch their
-    thread's slice) is first shrunk to the one slice a thread uses: those
+    thread's slice; a vector access may span those dims with one element)
+    is first shrunk to the one slice a thread uses: those
     dims become 1 (upstream has no such rewrite; the transform dialect's
     mapping leaves such buffers whole); with static indices elsewhere it
     then lives in registers. With `private-address-space`, allocas already

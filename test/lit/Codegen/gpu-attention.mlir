@@ -1,28 +1,61 @@
 // The GPU attention schedule (flash_attn): FlashAttention-2's loops with a
-// block per (batch, head, query block) and a thread per query row, each
-// thread's key loop over blocks of 16 keys with the online softmax in
-// registers. No [Sq, Sk] scores.
+// block per (batch, head, query block) and a thread per query row, the
+// key loop over blocks of 16 keys with the online softmax in registers,
+// the key and value blocks staged in workgroup memory where the shape
+// allows. No [Sq, Sk] scores.
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-threads=32 report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 
+// Query blocks of 64 rows stage each block of 16 keys and values in
+// workgroup memory: the key loop is in the block's body, around a thread
+// loop that copies the keys (transposed, [D, 16]) and the values, and one
+// in which each thread updates its row's running max, sum and accumulator
+// row (carried by the key loop as [64], [64], [64, 64]).
 // CHECK-LABEL: func.func @causal
 // CHECK-NOT:     fuel.fused
 // CHECK-NOT:     tensor<{{.*}}256x256
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 4, 4)
-// CHECK:           scf.forall (%[[ROW:.*]]) in (64)
-// Each thread: its running max, sum and accumulator row through the key
-// loop; a 16-key score row; with D = 64, steps of 16 over the head dim
-// and the whole key block at once for p . v.
-// CHECK:             scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1xf32>, tensor<1xf32>, tensor<1x64xf32>)
+// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:           scf.for %[[J0:.*]] = %{{.*}} to %{{.*}} step %c16{{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
+// CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x16xf32>
+// CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf32>
+// CHECK:             scf.forall (%[[T:.*]]) in (64) shared_outs({{.*}}) -> (tensor<64x16xf32>, tensor<16x64xf32>)
+// CHECK:               tensor.extract %{{.*}}[%{{.*}}, %{{.*}}, %[[J0]], %[[T]]] : tensor<2x4x256x64xf32>
+// CHECK:             } {mapping = [#gpu.thread<x>]}
+// CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
 // CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
 // CHECK:               math.exp
 // CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x64xf32> into vector<1x64xf32>
-// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:             } {mapping = [#gpu.thread<x>]}
+// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64x64xf32>)
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
 func.func @causal(%q: tensor<2x4x256x64xf32>, %k: tensor<2x4x256x64xf32>, %v: tensor<2x4x256x64xf32>) -> tensor<2x4x256x64xf32> {
   %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v) : (tensor<2x4x256x64xf32>, tensor<2x4x256x64xf32>, tensor<2x4x256x64xf32>) -> tensor<2x4x256x64xf32>
   return %o : tensor<2x4x256x64xf32>
+}
+
+// -----
+
+// A head dim of 48 is not copied by 64 threads in equal parts: no staging,
+// each thread runs its own key loop, reading the keys through the caches.
+// CHECK-LABEL: func.func @unstaged
+// CHECK-NOT:     workgroup
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 4, 4)
+// CHECK:           scf.forall (%[[ROW:.*]]) in (64)
+// Each thread: its running max, sum and accumulator row through the key
+// loop; a 16-key score row; with D = 48, steps of 16 over the head dim
+// and the whole key block at once for p . v.
+// CHECK:             scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1xf32>, tensor<1xf32>, tensor<1x48xf32>)
+// CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
+// CHECK:               math.exp
+// CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x48xf32> into vector<1x48xf32>
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+func.func @unstaged(%q: tensor<2x4x256x48xf32>, %k: tensor<2x4x256x48xf32>, %v: tensor<2x4x256x48xf32>) -> tensor<2x4x256x48xf32> {
+  %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v) : (tensor<2x4x256x48xf32>, tensor<2x4x256x48xf32>, tensor<2x4x256x48xf32>) -> tensor<2x4x256x48xf32>
+  return %o : tensor<2x4x256x48xf32>
 }
 
 // -----

@@ -97,6 +97,40 @@ func.func @thread_slices(%out: memref<4xf32>) {
 }
 
 // -----
+// A vector with one element along the thread dims reads the thread's own
+// element (the per-row state of the staged attention: m [rows] read as
+// vector<1xf32>, acc [rows, Dv] as vector<1xDv>): the buffer shrinks.
+// ALLOC-LABEL: func.func @unit_vector_slices
+// ALLOC:         gpu.launch
+// ALLOC:           %[[M:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1xf32>
+// ALLOC:           %[[ACC:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x4xf32>
+// ALLOC:           vector.transfer_write %{{.*}}, %[[M]][%{{.*}}] {{.*}} : vector<1xf32>, memref<1xf32>
+// ALLOC:           vector.transfer_read %[[ACC]][%{{.*}}, %{{.*}}], {{.*}} : memref<1x4xf32>, vector<1x4xf32>
+func.func @unit_vector_slices(%out: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c0 = arith.constant 0 : index
+  %p = ub.poison : f32
+  %one = arith.constant dense<1.0> : vector<1xf32>
+  %row = arith.constant dense<2.0> : vector<1x4xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1) threads(%tx, %ty, %tz) in (%u = %c8, %w = %c1, %q = %c1) {
+    %m = memref.alloc() {alignment = 64 : i64} : memref<8xf32>
+    %acc = memref.alloc() {alignment = 64 : i64} : memref<8x4xf32>
+    vector.transfer_write %one, %m[%tx] {in_bounds = [true]} : vector<1xf32>, memref<8xf32>
+    vector.transfer_write %row, %acc[%tx, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<8x4xf32>
+    %r = vector.transfer_read %acc[%tx, %c0], %p {in_bounds = [true, true]} : memref<8x4xf32>, vector<1x4xf32>
+    %e = vector.transfer_read %m[%tx], %p {in_bounds = [true]} : memref<8xf32>, vector<1xf32>
+    %s = vector.extract %e[0] : f32 from vector<1xf32>
+    %t = vector.extract %r[0] : vector<4xf32> from vector<1x4xf32>
+    %u2 = vector.broadcast %s : f32 to vector<4xf32>
+    %w2 = arith.addf %t, %u2 : vector<4xf32>
+    vector.transfer_write %w2, %out[%c0] {in_bounds = [true]} : vector<4xf32>, memref<4xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
 // Not when the accesses disagree on the ids (a thread reads another's
 // slice), or a vector spans a thread dim: the whole buffer stays.
 // ALLOC-LABEL: func.func @shared_slices
