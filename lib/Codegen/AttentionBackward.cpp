@@ -31,10 +31,9 @@ namespace {
 struct BwdOperands {
   Value q, kT, k, vT, dout;
 };
+} // namespace
 
-/// The probabilities of a block of masked scores: exp(s - lse), 0 where
-/// masked.
-Value blockProbs(BlockBuilder &bb, Value scores, Value lse) {
+Value attention::blockProbs(BlockBuilder &bb, Value scores, Value lse) {
   Type f32 = bb.b.getF32Type();
   auto shape = cast<RankedTensorType>(scores.getType()).getShape();
   Value negInf = bb.constF(-INFINITY), zero = bb.constF(0.0);
@@ -50,10 +49,8 @@ Value blockProbs(BlockBuilder &bb, Value scores, Value lse) {
       });
 }
 
-/// ds = p * (dp - D) (through the softcap: times 1 - tanh^2) * scale, 0
-/// where masked.
-Value blockDs(BlockBuilder &bb, const BlockParams &bp, Value p, Value dp,
-              Value delta, Value scores) {
+Value attention::blockDs(BlockBuilder &bb, const BlockParams &bp, Value p,
+                        Value dp, Value delta, Value scores) {
   Type f32 = bb.b.getF32Type();
   auto shape = cast<RankedTensorType>(p.getType()).getShape();
   Value negInf = bb.constF(-INFINITY), zero = bb.constF(0.0),
@@ -85,12 +82,61 @@ Value blockDs(BlockBuilder &bb, const BlockParams &bp, Value p, Value dp,
       });
 }
 
+StatsState attention::statsUpdate(BlockBuilder &bb, Value scores, Value dp,
+                                  StatsState state) {
+  auto shape = cast<RankedTensorType>(scores.getType()).getShape();
+  Type f32 = bb.b.getF32Type();
+  AffineMap full = bb.map(2, {0, 1}), row = bb.map(2, {0});
+  OnlineStep step = onlineSoftmaxStep(bb, scores, state.m);
+  Value pdp = bb.generic(
+      2, {{step.p, full}, {dp, full}}, bb.empty(shape, f32), full, {},
+      [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
+        return arith::MulFOp::create(nb, l2, x[0], x[1]);
+      });
+  auto addRows = [&](Value x, Value init) {
+    return bb.generic(2, {{x, full}}, init, row, {1},
+                      [](OpBuilder &nb, Location l2, ValueRange a) -> Value {
+                        return arith::AddFOp::create(nb, l2, a[0], a[1]);
+                      });
+  };
+  Value lNew = addRows(step.p, scaleRows(bb, state.l, step.alpha));
+  Value eNew = addRows(pdp, scaleRows(bb, state.e, step.alpha));
+  return {step.mNew, lNew, eNew};
+}
+
+std::pair<Value, Value> attention::finishStats(BlockBuilder &bb,
+                                               StatsState state) {
+  Type f32 = bb.b.getF32Type();
+  auto shape = cast<RankedTensorType>(state.m.getType()).getShape();
+  AffineMap vec = bb.map(1, {0});
+  Value zeroF = bb.constF(0.0), inf = bb.constF(INFINITY);
+  // Rows that see no key: lse = +inf (p = 0), D = 0.
+  Value lse = bb.generic(
+      1, {{state.m, vec}, {state.l, vec}}, bb.empty(shape, f32), vec, {},
+      [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+        Value seen = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
+                                           x[1], zeroF);
+        Value v = arith::AddFOp::create(nb, nl, x[0],
+                                        math::LogOp::create(nb, nl, x[1]));
+        return arith::SelectOp::create(nb, nl, seen, v, inf);
+      });
+  Value delta = bb.generic(
+      1, {{state.e, vec}, {state.l, vec}}, bb.empty(shape, f32), vec, {},
+      [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
+        Value seen = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
+                                           x[1], zeroF);
+        return arith::SelectOp::create(
+            nb, nl, seen, arith::DivFOp::create(nb, nl, x[0], x[1]), zeroF);
+      });
+  return {lse, delta};
+}
+
 /// lse and D ([Bq]) of the query block at i0 of head h: a pass over the
 /// key blocks it sees with a running max m, sum l and E = sum exp(s - m) dp.
-std::pair<Value, Value> rowStats(BlockBuilder &bb, const AttnShape &s,
-                                 const BlockParams &bp,
-                                 const BwdOperands &in, Value bi, Value h,
-                                 Value kvHead, Value i0, Value off) {
+static std::pair<Value, Value>
+rowStats(BlockBuilder &bb, const AttnShape &s, const BlockParams &bp,
+         const BwdOperands &in, Value bi, Value h, Value kvHead, Value i0,
+         Value off) {
   OpBuilder &rw = bb.b;
   Location loc = bb.loc;
   Type f32 = rw.getF32Type();
@@ -113,51 +159,14 @@ std::pair<Value, Value> rowStats(BlockBuilder &bb, const AttnShape &s,
         Value scores = maskBlock(
             kb, kb.matmul(qBlock, kBlock, kb.full({s.blockQ, s.blockK}, f32, 0.0)),
             bp, i0, j0, off);
-        AffineMap full = kb.map(2, {0, 1}), row = kb.map(2, {0});
-        OnlineStep step = onlineSoftmaxStep(kb, scores, m);
-        Value p = step.p, mNew = step.mNew;
         Value dp = kb.matmul(doBlock, vTBlock,
                              kb.full({s.blockQ, s.blockK}, f32, 0.0));
-        Value pdp = kb.generic(
-            2, {{p, full}, {dp, full}}, kb.empty({s.blockQ, s.blockK}, f32),
-            full, {}, [](OpBuilder &nb, Location l2, ValueRange x) -> Value {
-              return arith::MulFOp::create(nb, l2, x[0], x[1]);
-            });
-        auto addRows = [&](Value x, Value init) {
-          return kb.generic(
-              2, {{x, full}}, init, row, {1},
-              [](OpBuilder &nb, Location l2, ValueRange a) -> Value {
-                return arith::AddFOp::create(nb, l2, a[0], a[1]);
-              });
-        };
-        Value lNew = addRows(p, scaleRows(kb, l, step.alpha));
-        Value eNew = addRows(pdp, scaleRows(kb, e, step.alpha));
-        scf::YieldOp::create(b, nl, ValueRange{mNew, lNew, eNew});
+        StatsState next = statsUpdate(kb, scores, dp, {m, l, e});
+        scf::YieldOp::create(b, nl, ValueRange{next.m, next.l, next.e});
       });
-  AffineMap vec = bb.map(1, {0});
-  Value m = loop.getResult(0), l = loop.getResult(1), e = loop.getResult(2);
-  Value zeroF = bb.constF(0.0), inf = bb.constF(INFINITY);
-  // Rows that see no key: lse = +inf (p = 0), D = 0.
-  Value lse = bb.generic(
-      1, {{m, vec}, {l, vec}}, bb.empty({s.blockQ}, f32), vec, {},
-      [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
-        Value seen = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
-                                           x[1], zeroF);
-        Value v = arith::AddFOp::create(nb, nl, x[0],
-                                        math::LogOp::create(nb, nl, x[1]));
-        return arith::SelectOp::create(nb, nl, seen, v, inf);
-      });
-  Value delta = bb.generic(
-      1, {{e, vec}, {l, vec}}, bb.empty({s.blockQ}, f32), vec, {},
-      [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
-        Value seen = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
-                                           x[1], zeroF);
-        return arith::SelectOp::create(
-            nb, nl, seen, arith::DivFOp::create(nb, nl, x[0], x[1]), zeroF);
-      });
-  return {lse, delta};
+  return finishStats(bb, {loop.getResult(0), loop.getResult(1),
+                         loop.getResult(2)});
 }
-} // namespace
 
 LogicalResult mlir::fuel::canScheduleAttentionBackward(
     FusedOp op, const ScheduleOptions &options, std::string &why) {

@@ -331,6 +331,30 @@ RowState onlineUpdate(BlockBuilder &bb, Value scores, Value vBlock,
 /// `init` ([Bq, Dv]) and written into it.
 Value normalizeRows(BlockBuilder &bb, Value acc, Value l, Value init);
 
+/// The backward's first pass over the key blocks, per query row: the
+/// running max m, sum l and E = sum exp(s - m) dp ([Bq] each).
+struct StatsState {
+  Value m, l, e;
+};
+
+/// One key block's update of `state` from its masked scores and dp = do
+/// v^T ([Bq, Bk] each), each carried value updated in place.
+StatsState statsUpdate(BlockBuilder &bb, Value scores, Value dp,
+                       StatsState state);
+
+/// lse = m + log l and D = E / l from the first pass's `state` (+inf and 0
+/// on rows that see no key).
+std::pair<Value, Value> finishStats(BlockBuilder &bb, StatsState state);
+
+/// The probabilities of a block of masked scores: exp(s - lse), 0 where
+/// masked.
+Value blockProbs(BlockBuilder &bb, Value scores, Value lse);
+
+/// ds = p * (dp - D) (through the softcap: times 1 - tanh^2) * scale, 0
+/// where masked.
+Value blockDs(BlockBuilder &bb, const BlockParams &bp, Value p, Value dp,
+              Value delta, Value scores);
+
 /// What the block code of head (bi, hi) of `attn` applies, built at the
 /// builder's insertion point (inside the block loop; `s` materialized):
 /// its params (with k_len clamped to Sk where keys are padded, and the
