@@ -93,7 +93,8 @@ buildAttentionLoops(RewriterBase &rewriter, FusedOp op, AttnShape s,
         qbi = body->getArgument(2), outArg = body->getArgument(3);
   auto one = rewriter.getIndexAttr(1), zero = rewriter.getIndexAttr(0);
   Value i0 = arith::MulIOp::create(rewriter, loc, qbi, bb.index(s.blockQ));
-  HeadParams hp = headParams(bb, attn, s, bi, hi);
+  HeadParams hp = headParams(bb, paramsOf(attn), attn.getKLen(),
+                             attn.getAlibi(), s, bi, hi);
   const BlockParams &bp = hp.bp;
   Value kvHead = hp.kvHead, off = hp.off;
 

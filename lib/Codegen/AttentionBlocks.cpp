@@ -334,19 +334,16 @@ Value attention::normalizeRows(BlockBuilder &bb, Value acc, Value l,
       });
 }
 
-HeadParams attention::headParams(BlockBuilder &bb, FlashAttnView attn,
+HeadParams attention::headParams(BlockBuilder &bb, BlockParams bp,
+                                 std::optional<Value> kLen,
+                                 std::optional<Value> alibi,
                                  const AttnShape &s, Value bi, Value hi) {
   OpBuilder &b = bb.b;
   Location loc = bb.loc;
-  HeadParams hp{BlockParams{attn.getSoftmaxScale(), attn.getCausal(),
-                            attn.getWindowSizeLeft(),
-                            attn.getWindowSizeRight(), attn.getSoftcap(),
-                            Value(), Value()},
-                Value(), Value()};
+  HeadParams hp{bp, Value(), Value()};
   hp.kvHead = arith::DivUIOp::create(b, loc, hi,
                                      bb.index(s.heads / s.kvHeads));
   // Keys from min(k_len, Sk) on are masked (padding keys, past Sk, too).
-  std::optional<Value> kLen = attn.getKLen();
   Value sk = s.skLen ? s.skLen : bb.index(s.sk);
   Value sq = s.sqLen ? s.sqLen : bb.index(s.sq);
   if (kLen)
@@ -356,7 +353,7 @@ HeadParams attention::headParams(BlockBuilder &bb, FlashAttnView attn,
   else if (s.padsKeys())
     hp.bp.kLen = sk;
   hp.off = arith::SubIOp::create(b, loc, kLen ? *kLen : sk, sq);
-  if (std::optional<Value> alibi = attn.getAlibi()) {
+  if (alibi) {
     // Slopes [Hq] or [B, Hq].
     SmallVector<Value> at;
     if (cast<RankedTensorType>(alibi->getType()).getRank() == 2)

@@ -355,17 +355,26 @@ Value blockProbs(BlockBuilder &bb, Value scores, Value lse);
 Value blockDs(BlockBuilder &bb, const BlockParams &bp, Value p, Value dp,
               Value delta, Value scores);
 
-/// What the block code of head (bi, hi) of `attn` applies, built at the
-/// builder's insertion point (inside the block loop; `s` materialized):
-/// its params (with k_len clamped to Sk where keys are padded, and the
-/// head's ALiBi slope), its kv head, and off = k_len - Sq, which aligns the
-/// causal diagonal bottom-right.
+/// What the block code of head (bi, hi) applies, built at the builder's
+/// insertion point (inside the block loop; `s` materialized): the op's
+/// params `bp` with k_len (where the op has it; clamped to Sk where keys
+/// are padded, Sk itself where the op has none) and the head's ALiBi slope
+/// (from slopes [Hq] or [B, Hq], where the op has them), its kv head, and
+/// off = k_len - Sq, which aligns the causal diagonal bottom-right.
 struct HeadParams {
   BlockParams bp;
   Value kvHead, off;
 };
-HeadParams headParams(BlockBuilder &bb, FlashAttnView attn, const AttnShape &s,
-                      Value bi, Value hi);
+HeadParams headParams(BlockBuilder &bb, BlockParams bp,
+                      std::optional<Value> kLen, std::optional<Value> alibi,
+                      const AttnShape &s, Value bi, Value hi);
+
+/// flash_attn's params, as the block code applies them.
+inline BlockParams paramsOf(FlashAttnView attn) {
+  return BlockParams{attn.getSoftmaxScale(), attn.getCausal(),
+                     attn.getWindowSizeLeft(), attn.getWindowSizeRight(),
+                     attn.getSoftcap(), Value(), Value()};
+}
 
 /// In a block loop's body, at the rewriter's insertion point: an
 /// scf.forall over the `rows` rows of the block (the GPU forms: a thread per

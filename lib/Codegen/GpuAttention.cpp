@@ -100,6 +100,10 @@ LogicalResult mlir::fuel::canScheduleGpuAttentionBackward(
 
 LogicalResult mlir::fuel::buildGpuAttentionBackward(
     RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options) {
+  // dq's key and value blocks staged where the shape allows, as in the
+  // forward (GpuStagedAttention.cpp).
+  if (canStageGpuAttentionBackwardQ(op, options))
+    return buildGpuStagedAttentionBackwardQ(rewriter, op, options);
   attention::AttnShape s = attention::backwardRowsShape(op, kBackwardStep);
   // As in the forward: whole steps of the contractions with head dims of
   // up to 64, steps of 8 beyond.

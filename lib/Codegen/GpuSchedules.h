@@ -62,6 +62,17 @@ bool canStageGpuAttention(FusedOp op, const GpuScheduleOptions &options);
 /// workgroup memory (GpuStagedAttention.cpp).
 LogicalResult buildGpuStagedAttention(RewriterBase &rewriter, FusedOp op,
                                       const GpuScheduleOptions &options);
+/// Whether `op` is a flash_attn_backward_q whose key and value blocks the
+/// staged GPU form (GpuStagedAttention.cpp) can stage, as for the forward
+/// but with head dims up to 32.
+bool canStageGpuAttentionBackwardQ(FusedOp op,
+                                   const GpuScheduleOptions &options);
+/// Replaces `op` (a flash_attn_backward_q canStageGpuAttentionBackwardQ
+/// accepts) by FlashAttention-2's dq on a GPU with its key and value blocks
+/// staged in workgroup memory (GpuStagedAttention.cpp).
+LogicalResult
+buildGpuStagedAttentionBackwardQ(RewriterBase &rewriter, FusedOp op,
+                                 const GpuScheduleOptions &options);
 /// The checks of canScheduleGpu that are the GPU attention schedule's own.
 LogicalResult canScheduleGpuAttention(FusedOp op,
                                       const GpuScheduleOptions &options,

@@ -28,6 +28,13 @@
 // The queries are read from global memory, through the caches, as in the
 // unstaged form.
 //
+// flash_attn_backward_q takes the same form with two key loops: the first
+// stages the keys and values (both transposed) and carries each row's
+// running max, sum and E = sum exp(s - m) dp (AttentionBackward.cpp's
+// first pass); a thread loop turns them into each row's lse and D; the
+// second stages the keys (transposed, and as they are) and values, and
+// each row adds ds k to its dq.
+//
 //===----------------------------------------------------------------------===//
 
 #include "AttentionBlocks.h"
@@ -56,51 +63,191 @@ namespace {
 constexpr int64_t kStagedKeys = 16;
 /// Query rows (threads) per block, at least: fewer share too little.
 constexpr int64_t kMinStagedRows = 32;
-/// The widest head dims staged. With D = Dv = 128 the staged form needs
-/// 204 registers and no stack on sm_90, but ptxas for sm_80 spills 3 to
-/// 4.5 KiB of it (255 registers): such heads keep the unstaged form.
-constexpr int64_t kMaxStagedHeadDim = 64;
+/// The widest head dims staged, forward and dq. With D = Dv = 128 the
+/// staged forward needs 204 registers and no stack on sm_90, but ptxas for
+/// sm_80 spills 3 to 4.5 KiB of it (255 registers); so does the staged dq
+/// with D = 64 (0.7 to 2.9 KiB; sm_90: 139 to 167 registers, no stack).
+/// Such heads keep the unstaged forms.
+constexpr int64_t kMaxStagedHeadDim = 64, kMaxStagedBackwardHeadDim = 32;
 } // namespace
 
-/// The shapes of `op`'s staged form, when it has one: static shapes, head
-/// dims multiples of 16 (no padding of them) up to 64, query blocks of 32
-/// to max-threads rows, key and value blocks the rows copy in equal parts.
+/// Whether the rows of query blocks of `s` stage its key blocks: head dims
+/// multiples of 16 (no padding of them) up to `maxHeadDim`, query blocks
+/// of 32 to max-threads rows, and keys and values ([D, 16] and [16, D]
+/// tiles, the same for Dv) the rows copy in equal parts.
+static bool canStageRows(const AttnShape &s, int64_t maxHeadDim,
+                         const GpuScheduleOptions &options) {
+  if (!s.sq || !s.sk || !s.d || !s.dv || s.d % 16 || s.dv % 16 ||
+      s.d > maxHeadDim || s.dv > maxHeadDim)
+    return false;
+  if (s.blockQ < kMinStagedRows || s.blockQ > options.maxThreads)
+    return false;
+  for (int64_t cols : {s.d, s.dv})
+    if (!canStageTile(WorkgroupTile{cols, kStagedKeys, true, {}}, s.blockQ) ||
+        !canStageTile(WorkgroupTile{kStagedKeys, cols, false, {}}, s.blockQ))
+      return false;
+  return true;
+}
+
+/// The shapes of `op`'s staged form (a flash_attn, or with `backward` a
+/// flash_attn_backward_q), when it has one: static shapes of f32, f16 or
+/// bf16 that canStageRows accepts (head dims up to 64, for dq up to 32).
 static std::optional<AttnShape>
-stagedShape(FusedOp op, const GpuScheduleOptions &options) {
-  auto attn = FlashAttnView::match(op);
-  if (!attn || !hasF32OrHalfTensors(op))
+stagedShape(FusedOp op, const GpuScheduleOptions &options, bool backward) {
+  if (!(backward ? FlashAttnBackwardQView::match(op).has_value()
+                 : FlashAttnView::match(op).has_value()) ||
+      !hasF32OrHalfTensors(op))
     return std::nullopt;
-  for (Value v : {attn->getQ(), attn->getK(), attn->getV(),
-                  Value(op->getResult(0))})
+  for (Value v : op->getOperands().take_front(backward ? 4 : 3))
     if (!cast<RankedTensorType>(v.getType()).hasStaticShape())
       return std::nullopt;
-  AttnShape s = AttnShape::of(*attn);
-  if (!s.sq || !s.sk || s.d % 16 || s.dv % 16 || !s.d || !s.dv)
+  if (!cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape())
     return std::nullopt;
+  AttnShape s = AttnShape::of(op->getOperand(0), op->getOperand(1),
+                              op->getOperand(2));
   s.blockK = kStagedKeys;
   s.skP = roundUp(s.sk, s.blockK);
-  if (s.blockQ < kMinStagedRows || s.blockQ > options.maxThreads ||
-      s.d > kMaxStagedHeadDim || s.dv > kMaxStagedHeadDim)
+  if (!canStageRows(s, backward ? kMaxStagedBackwardHeadDim
+                                 : kMaxStagedHeadDim,
+                    options))
     return std::nullopt;
-  for (int64_t cols : {s.d, s.dv})
-    if (!canStageTile(WorkgroupTile{cols, s.blockK, true, {}}, s.blockQ))
-      return std::nullopt;
   return s;
 }
 
 bool mlir::fuel::canStageGpuAttention(FusedOp op,
                                       const GpuScheduleOptions &options) {
-  return stagedShape(op, options).has_value();
+  return stagedShape(op, options, /*backward=*/false).has_value();
 }
 
-/// An scf.forall on `#gpu.thread<x>`s, a thread per row of `inits` (each
-/// [rows, ...]), at the builder's insertion point: `body` gets the thread's
-/// row and its row of each init ([1, ...]) and returns them written.
-static scf::ForallOp
-rowThreads(RewriterBase &b, Location loc, int64_t rows, ValueRange inits,
-           function_ref<SmallVector<Value>(Value r, ValueRange mine)> body) {
+bool mlir::fuel::canStageGpuAttentionBackwardQ(
+    FusedOp op, const GpuScheduleOptions &options) {
+  return stagedShape(op, options, /*backward=*/true).has_value();
+}
+
+namespace {
+/// Builds the staged form of one attention op: the block loop over (batch,
+/// head, query block), and in its body thread loops over the block's rows
+/// and key loops that stage the key blocks.
+class StagedRows {
+public:
+  StagedRows(RewriterBase &b, Location loc, const AttnShape &s)
+      : b(b), loc(loc), s(s), bb{b, loc}, f32(b.getF32Type()) {}
+
+  /// Before `op`: the block loop writing a new [B, H, SqP, cols] tensor of
+  /// the element type of op's result, the rewriter left at the start of its
+  /// body (sets blocks, bi, hi, i0); returns what the block code of its
+  /// head applies (headParams).
+  HeadParams open(FusedOp op, BlockParams params, std::optional<Value> kLen,
+                  std::optional<Value> alibi);
+
+  /// The block's rows of the block loop's output, [Bq, cols].
+  Value blockRows();
+
+  /// Writes `rows` (blockRows() written) into the block loop's output,
+  /// tiles the contractions' reductions by `step` and vectorizes the loop;
+  /// replaces `op` by the result without its padded rows.
+  void close(FusedOp op, Value rows, int64_t step);
+
+  /// An scf.forall on `#gpu.thread<x>`s, a thread per row of `inits` (each
+  /// [Bq, ...]), at the builder's insertion point: `body` gets the thread's
+  /// row and its row of each init ([1, ...]) and returns them written.
+  scf::ForallOp
+  rowThreads(ValueRange inits,
+             function_ref<SmallVector<Value>(Value r, ValueRange mine)> body);
+
+  /// New [Bq, ...] tensors of f32, each thread's row filled with `values`.
+  SmallVector<Value> filledRows(ArrayRef<ArrayRef<int64_t>> shapes,
+                                ArrayRef<double> values);
+
+  /// The loop over the key blocks the block's rows see, carrying `inits`:
+  /// `body(j0, carried)` builds a block's step (returns the carried values
+  /// updated).
+  scf::ForOp
+  keyLoop(const HeadParams &hp, ValueRange inits,
+          function_ref<SmallVector<Value>(Value j0, ValueRange)> body);
+
+  /// The key block at j0 of each of `operands` ([B, Hkv, Sk, cols]) in
+  /// workgroup memory as f32, copied by one thread loop: [cols, 16]
+  /// (transposed) where `transposed` says so, [16, cols] otherwise; 0 past
+  /// Sk.
+  SmallVector<Value> stage(Value kvHead, Value j0,
+                           ArrayRef<std::pair<Value, bool>> operands);
+
+  /// Row i0 + r of `t` ([B, H, Sq, cols]) as [1, cols] of f32 (padded rows,
+  /// past Sq, read the last row: their results are dropped).
+  Value queryRow(Value t, Value r);
+
+  /// Row r of `t` ([Bq, ...]) as [1, ...].
+  Value rowOf(Value t, Value r);
+
+  /// out[0, j] = sum_c row[0, c] * tile[c, j] (f32, [1, 16]).
+  Value scoresRow(Value row, Value tileT);
+
+  RewriterBase &b;
+  Location loc;
+  const AttnShape &s;
+  BlockBuilder bb;
+  Type f32;
+  scf::ForallOp blocks;
+  Value bi, hi, i0;
+};
+} // namespace
+
+HeadParams StagedRows::open(FusedOp op, BlockParams params,
+                            std::optional<Value> kLen,
+                            std::optional<Value> alibi) {
+  b.setInsertionPoint(op);
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  Value out = tensor::EmptyOp::create(
+      b, loc,
+      SmallVector<int64_t>{s.batch, s.heads, s.sqP, type.getDimSize(3)},
+      type.getElementType());
+  blocks = scf::ForallOp::create(
+      b, loc,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(s.batch), b.getIndexAttr(s.heads),
+                             b.getIndexAttr(s.sqP / s.blockQ)},
+      ValueRange{out}, std::nullopt);
+  mapForall(b, blocks, /*threads=*/false);
+  b.setInsertionPointToStart(blocks.getBody());
+  bi = blocks.getInductionVar(0);
+  hi = blocks.getInductionVar(1);
+  i0 = arith::MulIOp::create(b, loc, blocks.getInductionVar(2),
+                             bb.index(s.blockQ));
+  return headParams(bb, params, kLen, alibi, s, bi, hi);
+}
+
+Value StagedRows::blockRows() {
+  auto type =
+      cast<RankedTensorType>(blocks.getRegionIterArgs()[0].getType());
+  return bb.block(blocks.getRegionIterArgs()[0], bi, hi, i0,
+                  b.getIndexAttr(0), s.blockQ, type.getDimSize(3),
+                  type.getElementType());
+}
+
+void StagedRows::close(FusedOp op, Value rows, int64_t step) {
+  auto type = cast<RankedTensorType>(rows.getType());
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  b.setInsertionPointToStart(blocks.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      b, loc, rows, blocks.getRegionIterArgs()[0],
+      SmallVector<OpFoldResult>{bi, hi, i0, zero},
+      SmallVector<OpFoldResult>{one, one, b.getIndexAttr(type.getDimSize(0)),
+                                b.getIndexAttr(type.getDimSize(1))},
+      SmallVector<OpFoldResult>(4, one));
+  // The contractions in steps, then everything in registers.
+  tileContractionReductions(b, blocks, step);
+  vectorizeInside(b, blocks, /*contractions=*/true);
+  b.setInsertionPointAfter(blocks);
+  b.replaceOp(op, sliceToResult(b, loc, blocks.getResult(0),
+                                cast<RankedTensorType>(
+                                    op->getResult(0).getType())));
+}
+
+scf::ForallOp StagedRows::rowThreads(
+    ValueRange inits,
+    function_ref<SmallVector<Value>(Value r, ValueRange mine)> body) {
   auto loop = scf::ForallOp::create(
-      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(rows)}, inits,
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(s.blockQ)}, inits,
       std::nullopt);
   mapForall(b, loop, /*threads=*/true);
   OpBuilder::InsertionGuard guard(b);
@@ -130,142 +277,237 @@ rowThreads(RewriterBase &b, Location loc, int64_t rows, ValueRange inits,
   return loop;
 }
 
-LogicalResult mlir::fuel::buildGpuStagedAttention(
-    RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options) {
-  std::optional<AttnShape> shape = stagedShape(op, options);
-  assert(shape && "not a flash_attn canStageGpuAttention accepts");
-  const AttnShape &s = *shape;
-  FlashAttnView attn(op);
-  Location loc = op.getLoc();
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(op);
-  RewriterBase &b = rewriter;
-  BlockBuilder bb{b, loc};
-  Type f32 = b.getF32Type();
-  auto outType = cast<RankedTensorType>(op->getResult(0).getType());
-  Type outElt = outType.getElementType();
-  int64_t bq = s.blockQ, bk = s.blockK;
-  auto attr = [&](int64_t x) -> OpFoldResult { return b.getIndexAttr(x); };
-  OpFoldResult zero = attr(0), one = attr(1);
-  Value q = attn.getQ(), k = attn.getK(), v = attn.getV();
+SmallVector<Value>
+StagedRows::filledRows(ArrayRef<ArrayRef<int64_t>> shapes,
+                       ArrayRef<double> values) {
+  SmallVector<Value> inits;
+  for (ArrayRef<int64_t> shape : shapes)
+    inits.push_back(bb.empty(shape, f32));
+  auto loop = rowThreads(inits, [&](Value, ValueRange mine) {
+    SmallVector<Value> filled;
+    for (auto [value, slice] : llvm::zip(values, mine))
+      filled.push_back(
+          linalg::FillOp::create(b, loc, bb.constF(value), slice).getResult(0));
+    return filled;
+  });
+  return loop.getResults();
+}
 
-  // The block loop: (batch, head, query block) on (z, y, x).
-  Value out = tensor::EmptyOp::create(
-      b, loc, SmallVector<int64_t>{s.batch, s.heads, s.sqP, s.dv}, outElt);
-  auto blocks = scf::ForallOp::create(
-      b, loc,
-      ArrayRef<OpFoldResult>{attr(s.batch), attr(s.heads), attr(s.sqP / bq)},
-      ValueRange{out}, std::nullopt);
-  mapForall(b, blocks, /*threads=*/false);
-  b.setInsertionPointToStart(blocks.getBody());
-  Value bi = blocks.getInductionVar(0), hi = blocks.getInductionVar(1);
-  Value i0 = arith::MulIOp::create(b, loc, blocks.getInductionVar(2),
-                                   bb.index(bq));
-  HeadParams hp = headParams(bb, attn, s, bi, hi);
-
-  // The rows' state: m = -inf, l = 0, acc = 0.
-  auto initLoop = rowThreads(
-      b, loc, bq,
-      {bb.empty({bq}, f32), bb.empty({bq}, f32), bb.empty({bq, s.dv}, f32)},
-      [&](Value, ValueRange mine) -> SmallVector<Value> {
-        SmallVector<Value> filled;
-        for (auto [value, slice] :
-             llvm::zip(ArrayRef<double>{-INFINITY, 0.0, 0.0}, mine))
-          filled.push_back(
-              linalg::FillOp::create(b, loc, bb.constF(value), slice)
-                  .getResult(0));
-        return filled;
+scf::ForOp StagedRows::keyLoop(
+    const HeadParams &hp, ValueRange inits,
+    function_ref<SmallVector<Value>(Value j0, ValueRange)> body) {
+  auto [lo, hiKey] = keyRange(bb, s, hp.bp, i0, hp.off);
+  return scf::ForOp::create(
+      b, loc, lo, hiKey, bb.index(s.blockK), inits,
+      [&](OpBuilder &nb, Location, Value j0, ValueRange carried) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        scf::YieldOp::create(b, loc, body(j0, carried));
       });
+}
 
-  // Element (j, c) of key row j0 + j of k or v, as f32; 0 past Sk.
-  auto keyElement = [&](Value j0, Value from, Value j, Value c) -> Value {
+SmallVector<Value>
+StagedRows::stage(Value kvHead, Value j0,
+                  ArrayRef<std::pair<Value, bool>> operands) {
+  // Element (j, c) of key row j0 + j of `from`, as f32; 0 past Sk.
+  auto keyElement = [&](Value from, Value j, Value c) -> Value {
     Value key = arith::AddIOp::create(b, loc, j0, j);
     Value row = s.skP == s.sk
                     ? key
                     : arith::MinSIOp::create(b, loc, key, bb.index(s.sk - 1))
                           .getResult();
-    Value x = widenToF32(
-        b, loc,
-        tensor::ExtractOp::create(b, loc, from,
-                                  ValueRange{bi, hp.kvHead, row, c}));
+    Value x = widenToF32(b, loc,
+                         tensor::ExtractOp::create(
+                             b, loc, from, ValueRange{bi, kvHead, row, c}));
     if (s.skP == s.sk)
       return x;
     Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, key,
                                        bb.index(s.sk));
     return arith::SelectOp::create(b, loc, live, x, bb.constF(0.0));
   };
+  // The element functions outlive the loop below (WorkgroupTile holds
+  // references to them).
+  SmallVector<std::function<Value(Value, Value)>> elements;
+  for (auto [from, transposed] : operands) {
+    Value t = from;
+    if (transposed)
+      elements.push_back(
+          [&, t](Value c, Value j) { return keyElement(t, j, c); });
+    else
+      elements.push_back(
+          [&, t](Value j, Value c) { return keyElement(t, j, c); });
+  }
+  SmallVector<WorkgroupTile> tiles;
+  for (auto [operand, element] : llvm::zip(operands, elements)) {
+    auto [from, transposed] = operand;
+    int64_t cols = cast<RankedTensorType>(from.getType()).getDimSize(3);
+    // Consecutive threads on consecutive columns of a key's row.
+    tiles.push_back(transposed
+                        ? WorkgroupTile{cols, s.blockK, true, element}
+                        : WorkgroupTile{s.blockK, cols, false, element});
+  }
+  return stageTiles(b, loc, {s.blockQ}, tiles);
+}
 
-  // The key loop over the blocks some row of the query block sees.
-  auto [lo, hiKey] = keyRange(bb, s, hp.bp, i0, hp.off);
-  auto keyLoop = scf::ForOp::create(
-      b, loc, lo, hiKey, bb.index(bk), initLoop.getResults(),
-      [&](OpBuilder &nb, Location, Value j0, ValueRange carried) {
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        auto kElement = [&](Value c, Value j) {
-          return keyElement(j0, k, j, c);
-        };
-        auto vElement = [&](Value j, Value c) {
-          return keyElement(j0, v, j, c);
-        };
-        SmallVector<Value> staged =
-            stageTiles(b, loc, {bq},
-                       {WorkgroupTile{s.d, bk, /*alongRows=*/true, kElement},
-                        WorkgroupTile{bk, s.dv, /*alongRows=*/false,
-                                      vElement}});
-        Value kTile = staged[0], vTile = staged[1];
-        auto update = rowThreads(
-            b, loc, bq, carried,
-            [&](Value r, ValueRange mine) -> SmallVector<Value> {
-              Value iRow = arith::AddIOp::create(b, loc, i0, r);
-              // Padded query rows (past Sq) read the last row; their
-              // results are dropped.
-              Value qAt = s.sqP == s.sq
-                              ? iRow
-                              : arith::MinSIOp::create(b, loc, iRow,
-                                                       bb.index(s.sq - 1))
-                                    .getResult();
-              Value qRow = toF32(
-                  bb, bb.block(q, bi, hi, qAt, zero, 1, s.d,
-                               getElementTypeOrSelf(q.getType())));
-              Value raw = bb.matmul(qRow, kTile, bb.full({1, bk}, f32, 0.0));
-              Value scores = maskBlock(bb, raw, hp.bp, iRow, j0, hp.off);
-              RowState next =
-                  onlineUpdate(bb, scores, vTile, {mine[0], mine[1], mine[2]});
-              return {next.m, next.l, next.acc};
-            });
-        scf::YieldOp::create(b, loc, update.getResults());
-      });
+Value StagedRows::queryRow(Value t, Value r) {
+  Value iRow = arith::AddIOp::create(b, loc, i0, r);
+  Value at = s.sqP == s.sq
+                 ? iRow
+                 : arith::MinSIOp::create(b, loc, iRow, bb.index(s.sq - 1))
+                       .getResult();
+  auto type = cast<RankedTensorType>(t.getType());
+  return toF32(bb, bb.block(t, bi, hi, at, b.getIndexAttr(0), 1,
+                            type.getDimSize(3), type.getElementType()));
+}
+
+Value StagedRows::rowOf(Value t, Value r) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(t.getType()).getShape();
+  SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0));
+  offsets[0] = r;
+  SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(b.getContext(),
+                                                           shape);
+  sizes[0] = b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(
+      b, loc, t, offsets, sizes,
+      SmallVector<OpFoldResult>(shape.size(), b.getIndexAttr(1)));
+}
+
+Value StagedRows::scoresRow(Value row, Value tileT) {
+  return bb.matmul(row, tileT, bb.full({1, s.blockK}, f32, 0.0));
+}
+
+LogicalResult mlir::fuel::buildGpuStagedAttention(
+    RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options) {
+  std::optional<AttnShape> shape =
+      stagedShape(op, options, /*backward=*/false);
+  assert(shape && "not a flash_attn canStageGpuAttention accepts");
+  const AttnShape &s = *shape;
+  FlashAttnView attn(op);
+  OpBuilder::InsertionGuard guard(rewriter);
+  StagedRows g(rewriter, op.getLoc(), s);
+  HeadParams hp =
+      g.open(op, paramsOf(attn), attn.getKLen(), attn.getAlibi());
+  RewriterBase &b = g.b;
+  Location loc = g.loc;
+  BlockBuilder &bb = g.bb;
+
+  // The rows' state: m = -inf, l = 0, acc = 0; at each key block, the keys
+  // (transposed) and values staged, then each row's online softmax step.
+  SmallVector<Value> state =
+      g.filledRows({{s.blockQ}, {s.blockQ}, {s.blockQ, s.dv}},
+                   {-INFINITY, 0.0, 0.0});
+  auto keys = g.keyLoop(hp, state, [&](Value j0, ValueRange carried) {
+    SmallVector<Value> staged =
+        g.stage(hp.kvHead, j0, {{attn.getK(), true}, {attn.getV(), false}});
+    auto update = g.rowThreads(carried, [&](Value r, ValueRange mine) {
+      Value raw = g.scoresRow(g.queryRow(attn.getQ(), r), staged[0]);
+      Value scores = maskBlock(bb, raw, hp.bp,
+                               arith::AddIOp::create(b, loc, g.i0, r), j0,
+                               hp.off);
+      RowState next =
+          onlineUpdate(bb, scores, staged[1], {mine[0], mine[1], mine[2]});
+      return SmallVector<Value>{next.m, next.l, next.acc};
+    });
+    return SmallVector<Value>(update.getResults());
+  });
 
   // Each row's o = acc / l into the block's rows of the output.
-  Value blockOut = bb.block(blocks.getRegionIterArgs()[0], bi, hi, i0, zero,
-                            bq, s.dv, outElt);
-  Value acc = keyLoop.getResult(2), l = keyLoop.getResult(1);
-  auto finish = rowThreads(
-      b, loc, bq, blockOut,
-      [&](Value r, ValueRange mine) -> SmallVector<Value> {
-        Value accRow = tensor::ExtractSliceOp::create(
-            b, loc, acc, ArrayRef<OpFoldResult>{r, zero},
-            ArrayRef<OpFoldResult>{one, attr(s.dv)},
-            ArrayRef<OpFoldResult>{one, one});
-        Value lRow = tensor::ExtractSliceOp::create(
-            b, loc, l, ArrayRef<OpFoldResult>{r}, ArrayRef<OpFoldResult>{one},
-            ArrayRef<OpFoldResult>{one});
-        return {normalizeRows(bb, accRow, lRow, mine[0])};
-      });
-  b.setInsertionPointToStart(blocks.getTerminator().getBody());
-  SmallVector<OpFoldResult> ones(4, one);
-  tensor::ParallelInsertSliceOp::create(
-      b, loc, finish.getResult(0), blocks.getRegionIterArgs()[0],
-      SmallVector<OpFoldResult>{bi, hi, i0, zero},
-      SmallVector<OpFoldResult>{one, one, attr(bq), attr(s.dv)}, ones);
+  Value acc = keys.getResult(2), l = keys.getResult(1);
+  auto finish = g.rowThreads(g.blockRows(), [&](Value r, ValueRange mine) {
+    return SmallVector<Value>{
+        normalizeRows(bb, g.rowOf(acc, r), g.rowOf(l, r), mine[0])};
+  });
+  // Whole key blocks for p . v: the row of p is then read at static
+  // offsets and stays in registers.
+  g.close(op, finish.getResult(0), kStagedKeys);
+  return success();
+}
 
-  // As in the unstaged form: the contractions in steps (whole key blocks
-  // up to value rows of 64, steps of 8 beyond), then everything in
-  // registers.
-  tileContractionReductions(b, blocks, kStagedKeys);
-  vectorizeInside(b, blocks, /*contractions=*/true);
-  b.setInsertionPointAfter(blocks);
-  b.replaceOp(op, sliceToResult(b, loc, blocks.getResult(0), outType));
+LogicalResult mlir::fuel::buildGpuStagedAttentionBackwardQ(
+    RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options) {
+  std::optional<AttnShape> shape =
+      stagedShape(op, options, /*backward=*/true);
+  assert(shape && "not a flash_attn_backward_q canStageGpuAttentionBackwardQ "
+                  "accepts");
+  const AttnShape &s = *shape;
+  FlashAttnBackwardQView view(op);
+  Value q = op->getOperand(0), k = op->getOperand(1), v = op->getOperand(2),
+        dout = op->getOperand(3);
+  std::optional<Value> alibi;
+  if (op->getNumOperands() > 4)
+    alibi = op->getOperand(4);
+  OpBuilder::InsertionGuard guard(rewriter);
+  StagedRows g(rewriter, op.getLoc(), s);
+  HeadParams hp = g.open(op,
+                         BlockParams{view.getSoftmaxScale(), view.getCausal(),
+                                     view.getWindowSizeLeft(),
+                                     view.getWindowSizeRight(),
+                                     view.getSoftcap(), Value(), Value()},
+                         std::nullopt, alibi);
+  RewriterBase &b = g.b;
+  Location loc = g.loc;
+  BlockBuilder &bb = g.bb;
+  auto iRow = [&](Value r) -> Value {
+    return arith::AddIOp::create(b, loc, g.i0, r);
+  };
+
+  // The first pass: each row's running max, sum and E = sum exp(s - m) dp
+  // over the staged keys and values (both transposed).
+  SmallVector<Value> state = g.filledRows(
+      {{s.blockQ}, {s.blockQ}, {s.blockQ}}, {-INFINITY, 0.0, 0.0});
+  auto stats = g.keyLoop(hp, state, [&](Value j0, ValueRange carried) {
+    SmallVector<Value> staged = g.stage(hp.kvHead, j0, {{k, true}, {v, true}});
+    auto update = g.rowThreads(carried, [&](Value r, ValueRange mine) {
+      Value scores =
+          maskBlock(bb, g.scoresRow(g.queryRow(q, r), staged[0]), hp.bp,
+                    iRow(r), j0, hp.off);
+      Value dp = g.scoresRow(g.queryRow(dout, r), staged[1]);
+      StatsState next =
+          statsUpdate(bb, scores, dp, {mine[0], mine[1], mine[2]});
+      return SmallVector<Value>{next.m, next.l, next.e};
+    });
+    return SmallVector<Value>(update.getResults());
+  });
+
+  // Each row's lse and D, and dq = 0.
+  auto prepared = g.rowThreads(
+      {bb.empty({s.blockQ}, g.f32), bb.empty({s.blockQ}, g.f32),
+       bb.empty({s.blockQ, s.d}, g.f32)},
+      [&](Value r, ValueRange mine) {
+        auto [lse, delta] =
+            finishStats(bb, {g.rowOf(stats.getResult(0), r),
+                             g.rowOf(stats.getResult(1), r),
+                             g.rowOf(stats.getResult(2), r)});
+        Value zero =
+            linalg::FillOp::create(b, loc, bb.constF(0.0), mine[2])
+                .getResult(0);
+        return SmallVector<Value>{lse, delta, zero};
+      });
+  Value lse = prepared.getResult(0), delta = prepared.getResult(1);
+
+  // The second pass: dq += ds k over the staged keys (transposed for the
+  // scores, as they are for ds k) and values (transposed).
+  auto grads = g.keyLoop(
+      hp, prepared.getResult(2), [&](Value j0, ValueRange carried) {
+        SmallVector<Value> staged =
+            g.stage(hp.kvHead, j0, {{k, true}, {v, true}, {k, false}});
+        auto update = g.rowThreads(carried, [&](Value r, ValueRange mine) {
+          Value scores =
+              maskBlock(bb, g.scoresRow(g.queryRow(q, r), staged[0]), hp.bp,
+                        iRow(r), j0, hp.off);
+          Value p = blockProbs(bb, scores, g.rowOf(lse, r));
+          Value dp = g.scoresRow(g.queryRow(dout, r), staged[1]);
+          Value ds = blockDs(bb, hp.bp, p, dp, g.rowOf(delta, r), scores);
+          return SmallVector<Value>{bb.matmul(ds, staged[2], mine[0])};
+        });
+        return SmallVector<Value>(update.getResults());
+      });
+
+  // Each row's dq, in the result's type, into the block's rows.
+  Value dq = grads.getResult(0);
+  auto finish = g.rowThreads(g.blockRows(), [&](Value r, ValueRange mine) {
+    return SmallVector<Value>{finishTile(b, loc, g.rowOf(dq, r), mine[0])};
+  });
+  g.close(op, finish.getResult(0), kStagedKeys);
   return success();
 }

@@ -284,12 +284,36 @@ def test_reduce_max_backward_reduces_in_blocks():
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+def test_attention_backward_q_stages_key_blocks_in_shared_memory(dtype):
+    # Held-out shape: windowed, GQA, sequences off the blocks.
+    q = np.zeros((1, 4, 200, 32), dtype)
+    kv = np.zeros((1, 2, 200, 32), dtype)
+    for chip in ("sm_80", "sm_90"):
+        kernels = gpu.compile_nvvm(fused_text("flash_attn_backward_q", [q, kv, kv, q],
+                                              {"softmax_scale": 0.125, "window_size_left": 50}),
+                                   chip=chip)
+        no_device_malloc(kernels)
+        # One kernel computes dq (another cuts the padded rows off it): two
+        # key loops, each a copy, a barrier, the rows' update, a barrier.
+        (main,) = [k for k in kernels if "ex2.approx" in k.ptx]
+        assert main.ptx.count("bar.sync") >= 5
+        assert "ld.shared" in main.ptx and "st.shared" in main.ptx
+        if HAVE_PTXAS:
+            (report,) = gpu.ptxas(main.ptx, chip)
+            # The first loop's keys and values [32, 16] (transposed), the
+            # second's and its keys [16, 32], f32.
+            assert report.shared_bytes == 5 * 32 * 16 * 4, report
+            assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
 @pytest.mark.parametrize("which,computing", [("q", 1), ("k", 2), ("v", 2)])
 def test_attention_backward_is_a_thread_per_row(which, computing):
-    # Held-out shape: causal, GQA, sequences off the blocks. dq: one kernel
-    # computes each query row's lse and D and then its dq; dk, dv: one
-    # kernel writes every query row's lse and D, one adds up each key row's
-    # gradient (the others pad and transpose the operands).
+    # Held-out shape: causal, GQA, sequences off the blocks, a head dim of 64
+    # (dq stages up to 32). dq: one kernel computes each query row's lse and
+    # D and then its dq; dk, dv: one kernel writes every query row's lse and
+    # D, one adds up each key row's gradient (the others pad and transpose
+    # the operands).
     q = np.zeros((1, 4, 200, 64), np.float32)
     kv = np.zeros((1, 2, 200, 64), np.float32)
     kernels = gpu.compile_nvvm(fused_text(f"flash_attn_backward_{which}", [q, kv, kv, q],

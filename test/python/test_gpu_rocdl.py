@@ -105,6 +105,20 @@ def test_attention_stages_key_blocks_in_lds():
 
 
 @pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
+def test_attention_backward_q_stages_key_blocks_in_lds():
+    q = np.zeros((1, 2, 64, 32), np.float32)
+    kv = np.zeros((1, 2, 80, 32), np.float32)
+    kernels = gpu.compile_rocdl(fused_text("flash_attn_backward_q", [q, kv, kv, q], {"softmax_scale": 0.125,
+                                                                                      "causal": True}),
+                                chip="gfx942")
+    (main,) = [k for k in kernels if "llvm.amdgcn.s.barrier" in k.llvm_ir]
+    assert external_calls(main.llvm_ir) == []
+    obj = gpu.amdgpu_code_object(main.llvm_ir, "gfx90a")
+    # Two key loops: [32, 16] keys and values, then those and [16, 32] keys.
+    assert obj.lds_bytes == 5 * 32 * 16 * 4, obj
+
+
+@pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
 def test_conv2d_stages_tiles_in_lds():
     args = [np.zeros((1, 8, 8, 8), np.float32), np.zeros((32, 8, 3, 3), np.float32)]
     (kernel,) = gpu.compile_rocdl(fused_text("conv2d", args, {"padding": (1, 1)}), chip="gfx942")

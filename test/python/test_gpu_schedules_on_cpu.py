@@ -127,18 +127,45 @@ def test_attention_backward(fuel_opt, shape, case):
     params = dict(softmax_scale=0.3, **case)
     args = [q, k, v, do] + ([alibi] if alibi is not None else [])
     for which, want in zip("qkv", bwd_reference(q, k, v, do, params, alibi)):
-        got = run_gpu_form(fuel_opt, f"flash_attn_backward_{which}", args, params)
+        # dq stages its key and value blocks as the forward does (head dims
+        # up to 32); dk and dv do not stage.
+        staged = which == "q" and shape[3] >= 64 and max(shape[5:]) <= 32
+        got = run_gpu_form(fuel_opt, f"flash_attn_backward_{which}", args, params, staged=staged)
         assert got.shape == want.shape
         assert_close(got, want, "f32", loose=True)
 
 
+# dq's staged form at shapes that pad (queries, keys), with grouped heads,
+# blocks of 32 rows (a key's 32 columns copied by 32 threads) and a head
+# dim of 16; ALiBi slopes per batch and head.
+STAGED_DQ = [(1, 4, 2, 100, 100, 32, 32), (2, 2, 2, 32, 48, 32, 16), (1, 1, 1, 64, 24, 16, 32)]
+
+
+@pytest.mark.parametrize("shape", STAGED_DQ, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("case", BWD_CASES, ids=case_id)
+def test_attention_backward_q_staged(fuel_opt, shape, case):
+    q, k, v = inputs(*shape)
+    do = rand(q.shape[:3] + v.shape[3:], np.float32, 7)
+    case = dict(case)
+    alibi = None
+    if case.pop("alibi", False):
+        alibi = (2.0 ** -np.arange(1, shape[0] * shape[1] + 1)).reshape(shape[:2]).astype(np.float32)
+    params = dict(softmax_scale=0.3, **case)
+    args = [q, k, v, do] + ([alibi] if alibi is not None else [])
+    want = bwd_reference(q, k, v, do, params, alibi)[0]
+    got = run_gpu_form(fuel_opt, "flash_attn_backward_q", args, params, staged=True)
+    assert_close(got, want, "f32", loose=True)
+
+
 @pytest.mark.parametrize("name,dtype", DTYPES, ids=[d[0] for d in DTYPES])
-def test_attention_backward_half(fuel_opt, name, dtype):
-    q, k, v = inputs(1, 2, 2, 48, 80, 32, 32, dtype)
-    do = rand((1, 2, 48, 32), dtype, 7)
+@pytest.mark.parametrize("sq", [48, 96])
+def test_attention_backward_half(fuel_opt, name, dtype, sq):
+    q, k, v = inputs(1, 2, 2, sq, 80, 32, 32, dtype)
+    do = rand((1, 2, sq, 32), dtype, 7)
     params = dict(softmax_scale=0.2, causal=True)
     for which, want in zip("qkv", bwd_reference(q, k, v, do, params)):
-        got = run_gpu_form(fuel_opt, f"flash_attn_backward_{which}", [q, k, v, do], params)
+        got = run_gpu_form(fuel_opt, f"flash_attn_backward_{which}", [q, k, v, do], params,
+                           staged=which == "q" and sq == 96)
         assert got.dtype == dtype
         assert_close(got, want, name)
 

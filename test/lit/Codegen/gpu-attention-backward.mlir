@@ -1,7 +1,8 @@
 // The GPU schedule of flash_attn's backwards: FlashAttention-2's backward
 // with a block per (batch, head, block of rows) and a thread per row. dq:
 // a thread per query row computes its lse and D over the key blocks it
-// sees, then dq over them again, in steps of 16 keys. dk, dv: a thread per
+// sees, then dq over them again, in steps of 16 keys (staged in workgroup
+// memory where the shape allows). dk, dv: a thread per
 // query row writes its lse and D ([B, Hq, Sq]), then a thread per key row
 // adds up its row of dk or dv over the query blocks that see it (16
 // queries a step) and the query heads of its kv head. No [Sq, Sk] scores.
@@ -9,9 +10,43 @@
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-threads=32 report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 
+// dq with query blocks of 64 rows and a head dim of 32 stages its key and
+// value blocks in workgroup memory, as the forward does: in the block's
+// body, a key loop whose blocks' keys and values (transposed) are staged
+// and each thread's row updates its running max, sum and sum of p * dp;
+// each row's lse and D; then a key loop that stages the keys (transposed
+// and not) and values, each row adding ds k to its dq.
 // CHECK-LABEL: func.func @dq
 // CHECK-NOT:     fuel.fused
 // CHECK-NOT:     tensor<{{.*}}256x256
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 4)
+// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+// CHECK:           scf.for {{.*}} step %c16{{.*}} -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+// CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<32x16xf32>, tensor<32x16xf32>)
+// CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+// CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
+// CHECK:               math.exp
+// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x32xf32>)
+// CHECK:             math.log
+// CHECK:           scf.for {{.*}} step %c16{{.*}} -> (tensor<64x32xf32>)
+// CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x32xf32>
+// CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<32x16xf32>, tensor<32x16xf32>, tensor<16x32xf32>)
+// CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64x32xf32>)
+// CHECK:               math.exp
+// CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x32xf32> into vector<1x32xf32>
+// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64x32xf32>)
+// CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+func.func @dq(%q: tensor<1x4x256x32xf32>, %k: tensor<1x2x256x32xf32>, %v: tensor<1x2x256x32xf32>, %do: tensor<1x4x256x32xf32>) -> tensor<1x4x256x32xf32> {
+  %g = fuel.fused flash_attn_backward_q {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v, %do) : (tensor<1x4x256x32xf32>, tensor<1x2x256x32xf32>, tensor<1x2x256x32xf32>, tensor<1x4x256x32xf32>) -> tensor<1x4x256x32xf32>
+  return %g : tensor<1x4x256x32xf32>
+}
+
+// -----
+
+// A head dim of 64 (dq stages up to 32): a thread per query row with its
+// own key loops, reading the keys through the caches.
+// CHECK-LABEL: func.func @dq_unstaged
+// CHECK-NOT:     workgroup
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 4)
 // CHECK:           scf.forall (%{{.*}}) in (64)
 // The row's lse and D: a running max, sum and sum of p * dp.
@@ -25,7 +60,7 @@
 // CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
 // CHECK-NOT:     scf.forall
-func.func @dq(%q: tensor<1x4x256x64xf32>, %k: tensor<1x2x256x64xf32>, %v: tensor<1x2x256x64xf32>, %do: tensor<1x4x256x64xf32>) -> tensor<1x4x256x64xf32> {
+func.func @dq_unstaged(%q: tensor<1x4x256x64xf32>, %k: tensor<1x2x256x64xf32>, %v: tensor<1x2x256x64xf32>, %do: tensor<1x4x256x64xf32>) -> tensor<1x4x256x64xf32> {
   %g = fuel.fused flash_attn_backward_q {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v, %do) : (tensor<1x4x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x4x256x64xf32>) -> tensor<1x4x256x64xf32>
   return %g : tensor<1x4x256x64xf32>
 }
