@@ -55,7 +55,8 @@ LogicalResult buildGpuStagedLinear(RewriterBase &rewriter, FusedOp op,
                                    const GpuScheduleOptions &options);
 /// Whether `op` is a flash_attn whose key and value blocks the staged GPU
 /// form (GpuStagedAttention.cpp) can stage: static shapes, head dims
-/// multiples of 16 up to 64, query blocks of 32 rows or more.
+/// multiples of 16 up to options.maxStagedHeadDim, query blocks of 32 rows
+/// or more.
 bool canStageGpuAttention(FusedOp op, const GpuScheduleOptions &options);
 /// Replaces `op` (a flash_attn canStageGpuAttention accepts) by
 /// FlashAttention-2's GPU form with its key and value blocks staged in
@@ -64,7 +65,7 @@ LogicalResult buildGpuStagedAttention(RewriterBase &rewriter, FusedOp op,
                                       const GpuScheduleOptions &options);
 /// Whether `op` is a flash_attn_backward_q whose key and value blocks the
 /// staged GPU form (GpuStagedAttention.cpp) can stage, as for the forward
-/// but with head dims up to 32.
+/// but with heads half as wide.
 bool canStageGpuAttentionBackwardQ(FusedOp op,
                                    const GpuScheduleOptions &options);
 /// Replaces `op` (a flash_attn_backward_q canStageGpuAttentionBackwardQ

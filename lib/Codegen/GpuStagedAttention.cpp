@@ -63,12 +63,6 @@ namespace {
 constexpr int64_t kStagedKeys = 16;
 /// Query rows (threads) per block, at least: fewer share too little.
 constexpr int64_t kMinStagedRows = 32;
-/// The widest head dims staged, forward and dq. With D = Dv = 128 the
-/// staged forward needs 204 registers and no stack on sm_90, but ptxas for
-/// sm_80 spills 3 to 4.5 KiB of it (255 registers); so does the staged dq
-/// with D = 64 (0.7 to 2.9 KiB; sm_90: 139 to 167 registers, no stack).
-/// Such heads keep the unstaged forms.
-constexpr int64_t kMaxStagedHeadDim = 64, kMaxStagedBackwardHeadDim = 32;
 } // namespace
 
 /// Whether the rows of query blocks of `s` stage its key blocks: head dims
@@ -91,7 +85,7 @@ static bool canStageRows(const AttnShape &s, int64_t maxHeadDim,
 
 /// The shapes of `op`'s staged form (a flash_attn, or with `backward` a
 /// flash_attn_backward_q), when it has one: static shapes of f32, f16 or
-/// bf16 that canStageRows accepts (head dims up to 64, for dq up to 32).
+/// bf16 that canStageRows accepts.
 static std::optional<AttnShape>
 stagedShape(FusedOp op, const GpuScheduleOptions &options, bool backward) {
   if (!(backward ? FlashAttnBackwardQView::match(op).has_value()
@@ -107,9 +101,13 @@ stagedShape(FusedOp op, const GpuScheduleOptions &options, bool backward) {
                               op->getOperand(2));
   s.blockK = kStagedKeys;
   s.skP = roundUp(s.sk, s.blockK);
-  if (!canStageRows(s, backward ? kMaxStagedBackwardHeadDim
-                                 : kMaxStagedHeadDim,
-                    options))
+  // The widest heads staged (options.maxStagedHeadDim; dq: half as wide).
+  // With D = Dv = 128 the staged forward needs 204 registers and no stack
+  // on sm_90, but ptxas for sm_80 spills 3 to 4.5 KiB of it (255
+  // registers); so does the staged dq with D = 64 (0.7 to 2.9 KiB; sm_90:
+  // 139 to 167 registers, no stack). Wider heads keep the unstaged forms.
+  int64_t widest = options.maxStagedHeadDim / (backward ? 2 : 1);
+  if (!canStageRows(s, widest, options))
     return std::nullopt;
   return s;
 }

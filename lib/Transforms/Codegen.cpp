@@ -85,12 +85,18 @@ struct FuelCodegenGPUPass
              << "fuel-codegen-gpu: max-threads must be a power of two of at "
                 "least 32, got "
              << static_cast<int64_t>(maxThreads);
+    if (maxStagedHeadDim < 0 || maxStagedHeadDim % 16)
+      return emitError(UnknownLoc::get(context))
+             << "fuel-codegen-gpu: max-staged-head-dim must be a multiple of "
+                "16 (0 for none), got "
+             << static_cast<int64_t>(maxStagedHeadDim);
     return success();
   }
 
   void runOnOperation() override {
     GpuScheduleOptions options;
     options.maxThreads = maxThreads;
+    options.maxStagedHeadDim = maxStagedHeadDim;
     SmallVector<FusedOp> candidates;
     getOperation()->walk([&](FusedOp op) { candidates.push_back(op); });
     IRRewriter rewriter(&getContext());

@@ -1,5 +1,6 @@
 //===- Pipelines.cpp - fuel pipelines and pass registration ---------------===//
 
+#include "FuelFused/Codegen/Schedules.h"
 #include "FuelFused/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
@@ -190,12 +191,14 @@ static LogicalResult checkROCDLOptions(const fuel::FuelToROCDLOptions &o,
 /// (fuel-gpu-private-allocs), the host side's buffers go to the device
 /// (fuel-gpu-host-buffers), and the launches are outlined.
 static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
+                                         int64_t maxStagedHeadDim,
                                          bool privateAddressSpace) {
   std::string schedule =
-      codegen
-          ? llvm::formatv("fuel-codegen-gpu{{max-threads={0}},", maxThreads)
-                .str()
-          : std::string();
+      codegen ? llvm::formatv("fuel-codegen-gpu{{max-threads={0} "
+                              "max-staged-head-dim={1}},",
+                              maxThreads, maxStagedHeadDim)
+                    .str()
+              : std::string();
   return schedule +
          "fuel-decompose,"
          "fuel-decompose-aggregates,"
@@ -230,6 +233,19 @@ static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
          "convert-scf-to-cf,"
          "convert-func-to-llvm,"
          "expand-strided-metadata,";
+}
+
+/// The widest attention heads whose key and value blocks the GPU forms
+/// stage on `chip` (an sm_XX): 128 from sm_90 on, whose ptxas fits the
+/// staged forward at D = 128 in 204 registers and dq at D = 64 in 167
+/// without spills (ptxas for sm_80 spills 0.7 to 4.5 KiB of either), the
+/// schedule's default before.
+static int64_t stagedHeadDimFor(StringRef chip) {
+  unsigned sm = 0;
+  if (chip.consume_front("sm_") &&
+      !chip.take_while(llvm::isDigit).getAsInteger(10, sm) && sm >= 90)
+    return 128;
+  return fuel::GpuScheduleOptions().maxStagedHeadDim;
 }
 
 /// After the target is attached: the kernels lowered with `convertGpu`
@@ -270,6 +286,7 @@ static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
           ? std::string()
           : llvm::formatv(" toolkit={0}", o.toolkit.getValue()).str();
   return getGpuKernelsPipeline(o.codegen, o.maxThreads,
+                               stagedHeadDimFor(o.chip.getValue()),
                                /*privateAddressSpace=*/false) +
          "convert-nvvm-to-llvm," +
          llvm::formatv("nvvm-attach-target{{chip={0} features={1} O={2}},",
@@ -291,6 +308,7 @@ static std::string getFuelToROCDLPipeline(const fuel::FuelToROCDLOptions &o) {
           ? std::string()
           : llvm::formatv(" features={0}", o.features.getValue()).str();
   return getGpuKernelsPipeline(o.codegen, o.maxThreads,
+                               fuel::GpuScheduleOptions().maxStagedHeadDim,
                                /*privateAddressSpace=*/true) +
          llvm::formatv("rocdl-attach-target{{chip={0} wave64={1} O={2}{3}},",
                        o.chip.getValue(), o.wave64 ? "true" : "false",

@@ -208,15 +208,33 @@ def test_attention_stages_key_blocks_in_shared_memory(d, dtype):
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
+@pytest.mark.parametrize("name,d", [("flash_attn", 128), ("flash_attn_backward_q", 64)])
+def test_attention_stages_wider_heads_from_sm_90(name, d):
+    # fuel-to-nvvm stages heads up to 128 wide (dq: 64) from sm_90 on, whose
+    # ptxas fits them without spills; for sm_80 they keep a thread per row.
+    q = np.zeros((1, 4, 200, d), np.float32)
+    kv = np.zeros((1, 2, 200, d), np.float32)
+    args = [q, kv, kv] + ([q] if name != "flash_attn" else [])
+    text = fused_text(name, args, {"softmax_scale": 0.125, "window_size_left": 50})
+    for chip, staged in (("sm_80", False), ("sm_90", True)):
+        kernels = gpu.compile_nvvm(text, chip=chip)
+        no_device_malloc(kernels)
+        (main,) = [k for k in kernels if "ex2.approx" in k.ptx]
+        assert ("st.shared" in main.ptx) == staged, chip
+        if HAVE_PTXAS and staged:
+            (report,) = gpu.ptxas(main.ptx, chip)
+            assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
 @pytest.mark.parametrize("d", [48, 128])
 def test_attention_is_a_thread_per_query_row(d):
     # Held-out shape: causal, GQA, sequences off the blocks; a head dim of 48
-    # (not copied by 64 threads in equal parts) or 128 (wider than staged):
-    # no staging.
+    # (not copied by 64 threads in equal parts) or 128 (wider than staged
+    # before sm_90; sm_80 here): no staging.
     q = np.zeros((1, 4, 200, d), np.float32)
     kv = np.zeros((1, 2, 200, d), np.float32)
     kernels = gpu.compile_nvvm(fused_text("flash_attn", [q, kv, kv], {"softmax_scale": 0.125, "causal": True}),
-                               chip="sm_90")
+                               chip="sm_80")
     no_device_malloc(kernels)
     assert not any("st.shared" in k.ptx and "ex2.approx" in k.ptx for k in kernels)
     # One kernel computes the attention (the others pad and transpose q, k, v
@@ -224,7 +242,7 @@ def test_attention_is_a_thread_per_query_row(d):
     (main,) = [k for k in kernels if "ex2.approx" in k.ptx]
     assert ".maxntid" in main.ptx
     if HAVE_PTXAS:
-        (report,) = gpu.ptxas(main.ptx, "sm_90")
+        (report,) = gpu.ptxas(main.ptx, "sm_80")
         assert report.spill_stores == 0, report
 
 
@@ -310,20 +328,20 @@ def test_attention_backward_q_stages_key_blocks_in_shared_memory(dtype):
 @pytest.mark.parametrize("which,computing", [("q", 1), ("k", 2), ("v", 2)])
 def test_attention_backward_is_a_thread_per_row(which, computing):
     # Held-out shape: causal, GQA, sequences off the blocks, a head dim of 64
-    # (dq stages up to 32). dq: one kernel computes each query row's lse and
-    # D and then its dq; dk, dv: one kernel writes every query row's lse and
-    # D, one adds up each key row's gradient (the others pad and transpose
-    # the operands).
+    # (for sm_80 dq stages up to 32). dq: one kernel computes each query
+    # row's lse and D and then its dq; dk, dv: one kernel writes every query
+    # row's lse and D, one adds up each key row's gradient (the others pad
+    # and transpose the operands).
     q = np.zeros((1, 4, 200, 64), np.float32)
     kv = np.zeros((1, 2, 200, 64), np.float32)
     kernels = gpu.compile_nvvm(fused_text(f"flash_attn_backward_{which}", [q, kv, kv, q],
-                                          {"softmax_scale": 0.125, "causal": True}), chip="sm_90")
+                                          {"softmax_scale": 0.125, "causal": True}), chip="sm_80")
     no_device_malloc(kernels)
     exps = [k for k in kernels if "ex2.approx" in k.ptx]
     assert len(exps) == computing, [k.module for k in exps]
     if HAVE_PTXAS:
         for kernel in exps:
-            (report,) = gpu.ptxas(kernel.ptx, "sm_90")
+            (report,) = gpu.ptxas(kernel.ptx, "sm_80")
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 

@@ -36,9 +36,10 @@ from test_codegen_attention import (BWD_CASES, BWD_SHAPES, CASES as ATTN_CASES, 
 from fuel_mlir import runner
 
 
-def gpu_form(fuel_opt, text):
-    """The module after fuel-codegen-gpu: no fused op left."""
-    result = subprocess.run([fuel_opt, "--fuel-codegen-gpu"], input=text, capture_output=True, text=True)
+def gpu_form(fuel_opt, text, options=""):
+    """The module after fuel-codegen-gpu (with `options`): no fused op left."""
+    flag = "--fuel-codegen-gpu" + (f"={options}" if options else "")
+    result = subprocess.run([fuel_opt, flag], input=text, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "fuel.fused" not in result.stdout and "#gpu.thread" in result.stdout
     return result.stdout
@@ -47,10 +48,10 @@ def gpu_form(fuel_opt, text):
 WORKGROUP = " {memory_space = #gpu.address_space<workgroup>}"
 
 
-def run_gpu_form(fuel_opt, name, args, params=None, staged=None):
+def run_gpu_form(fuel_opt, name, args, params=None, staged=None, options=""):
     """The GPU form of `name` run on the CPU, its workgroup buffers in
     ordinary memory; with `staged` set, whether it must have some or none."""
-    text = gpu_form(fuel_opt, fused_text(name, args, params))
+    text = gpu_form(fuel_opt, fused_text(name, args, params), options)
     if staged is not None:
         assert (WORKGROUP in text) == staged
     return runner.compile(text.replace(WORKGROUP, ""), "f", codegen=False)(*args)
@@ -84,6 +85,22 @@ def test_attention_staged(fuel_opt, shape, case):
     params = dict(softmax_scale=0.3, **case)
     out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v], params, staged=True)
     assert_close(out, reference(q, k, v, params), "f32", loose=True)
+
+
+# Wider heads as fuel-to-nvvm stages them from sm_90 on
+# (max-staged-head-dim=128): the forward at 128, dq at 64.
+@pytest.mark.parametrize("case", STAGED_ATTN_CASES, ids=case_id)
+def test_attention_wide_heads_staged(fuel_opt, case):
+    q, k, v = inputs(1, 2, 1, 64, 40, 128, 128)
+    params = dict(softmax_scale=0.1, **case)
+    out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v], params, staged=True,
+                       options="max-staged-head-dim=128")
+    assert_close(out, reference(q, k, v, params), "f32", loose=True)
+    q, k, v = inputs(1, 2, 1, 64, 40, 64, 64)
+    do = rand(q.shape[:3] + v.shape[3:], np.float32, 7)
+    got = run_gpu_form(fuel_opt, "flash_attn_backward_q", [q, k, v, do], params, staged=True,
+                       options="max-staged-head-dim=128")
+    assert_close(got, bwd_reference(q, k, v, do, params)[0], "f32", loose=True)
 
 
 def test_attention_staged_alibi_and_k_len(fuel_opt):

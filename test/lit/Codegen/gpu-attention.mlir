@@ -6,6 +6,18 @@
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-threads=32 report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-staged-head-dim=0" %s \
+// RUN:   | FileCheck %s --check-prefix=NOSTAGE
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-staged-head-dim=128" %s \
+// RUN:   | FileCheck %s --check-prefix=WIDE
+// RUN: not fuel-opt --fuel-codegen-gpu="max-staged-head-dim=20" %s -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BADOPT
+// BADOPT: fuel-codegen-gpu: max-staged-head-dim must be a multiple of 16 (0 for none), got 20
+
+// With max-staged-head-dim=0 nothing is staged.
+// NOSTAGE-LABEL: func.func @causal
+// NOSTAGE-NOT:     workgroup
+// NOSTAGE:       } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
 
 // Query blocks of 64 rows stage each block of 16 keys and values in
 // workgroup memory: the key loop is in the block's body, around a thread
@@ -78,4 +90,18 @@ func.func @gqa(%q: tensor<1x8x40x32xf16>, %k: tensor<1x2x24x32xf16>, %v: tensor<
 func.func @big_block(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>, %v: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32> {
   %o = fuel.fused flash_attn {softmax_scale = 0.25 : f32} (%q, %k, %v) : (tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32>
   return %o : tensor<1x1x64x16xf32>
+}
+
+// -----
+
+// Heads of 128 are staged only up to max-staged-head-dim=128 (fuel-to-nvvm
+// sets it from sm_90 on): keys [128, 16], values [16, 128].
+// CHECK-LABEL: func.func @wide_heads
+// CHECK-NOT:     workgroup
+// WIDE-LABEL: func.func @wide_heads
+// WIDE:         bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<128x16xf32>
+// WIDE:         bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x128xf32>
+func.func @wide_heads(%q: tensor<1x2x64x128xf32>, %k: tensor<1x2x64x128xf32>, %v: tensor<1x2x64x128xf32>) -> tensor<1x2x64x128xf32> {
+  %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v) : (tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>) -> tensor<1x2x64x128xf32>
+  return %o : tensor<1x2x64x128xf32>
 }
