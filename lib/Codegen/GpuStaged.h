@@ -67,7 +67,7 @@ bool canStageTile(const WorkgroupTile &tile, int64_t threads);
 /// by one scf.forall on the threads of `threadDims` (1 or 2 dims, the last
 /// on x) at the builder's insertion point; thread t = y * TX + x copies
 /// elements t, t + threads, ... of each tile in the order of its copy.
-SmallVector<Value> stageTiles(OpBuilder &b, Location loc,
+SmallVector<Value> stageTiles(RewriterBase &b, Location loc,
                               ArrayRef<int64_t> threadDims,
                               ArrayRef<WorkgroupTile> tiles);
 

@@ -142,9 +142,11 @@ public:
   Value blockRows();
 
   /// Writes `rows` (blockRows() written) into the block loop's output,
-  /// tiles the contractions' reductions by `step` and vectorizes the loop;
-  /// replaces `op` by the result without its padded rows.
-  void close(FusedOp op, Value rows, int64_t step);
+  /// tiles the contractions' reductions by whole key blocks (a row of
+  /// scores or ds is then read at static offsets and stays in registers)
+  /// and vectorizes the loop; replaces `op` by the result without its
+  /// padded rows.
+  void close(FusedOp op, Value rows);
 
   /// An scf.forall on `#gpu.thread<x>`s, a thread per row of `inits` (each
   /// [Bq, ...]), at the builder's insertion point: `body` gets the thread's
@@ -222,7 +224,7 @@ Value StagedRows::blockRows() {
                   type.getElementType());
 }
 
-void StagedRows::close(FusedOp op, Value rows, int64_t step) {
+void StagedRows::close(FusedOp op, Value rows) {
   auto type = cast<RankedTensorType>(rows.getType());
   OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
   b.setInsertionPointToStart(blocks.getTerminator().getBody());
@@ -233,7 +235,7 @@ void StagedRows::close(FusedOp op, Value rows, int64_t step) {
                                 b.getIndexAttr(type.getDimSize(1))},
       SmallVector<OpFoldResult>(4, one));
   // The contractions in steps, then everything in registers.
-  tileContractionReductions(b, blocks, step);
+  tileContractionReductions(b, blocks, kStagedKeys);
   vectorizeInside(b, blocks, /*contractions=*/true);
   b.setInsertionPointAfter(blocks);
   b.replaceOp(op, sliceToResult(b, loc, blocks.getResult(0),
@@ -415,9 +417,7 @@ LogicalResult mlir::fuel::buildGpuStagedAttention(
     return SmallVector<Value>{
         normalizeRows(bb, g.rowOf(acc, r), g.rowOf(l, r), mine[0])};
   });
-  // Whole key blocks for p . v: the row of p is then read at static
-  // offsets and stays in registers.
-  g.close(op, finish.getResult(0), kStagedKeys);
+  g.close(op, finish.getResult(0));
   return success();
 }
 
@@ -506,6 +506,6 @@ LogicalResult mlir::fuel::buildGpuStagedAttentionBackwardQ(
   auto finish = g.rowThreads(g.blockRows(), [&](Value r, ValueRange mine) {
     return SmallVector<Value>{finishTile(b, loc, g.rowOf(dq, r), mine[0])};
   });
-  g.close(op, finish.getResult(0), kStagedKeys);
+  g.close(op, finish.getResult(0));
   return success();
 }

@@ -145,7 +145,7 @@ bool mlir::fuel::canStageTile(const WorkgroupTile &tile, int64_t threads) {
   return threads % fast == 0 && slow % (threads / fast) == 0;
 }
 
-SmallVector<Value> mlir::fuel::stageTiles(OpBuilder &b, Location loc,
+SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
                                           ArrayRef<int64_t> threadDims,
                                           ArrayRef<WorkgroupTile> tiles) {
   MLIRContext *ctx = b.getContext();
@@ -154,14 +154,8 @@ SmallVector<Value> mlir::fuel::stageTiles(OpBuilder &b, Location loc,
     return arith::ConstantIndexOp::create(b, loc, v);
   };
   int64_t threads = 1;
-  SmallVector<Attribute> mapping;
-  for (auto [i, dim] : llvm::enumerate(threadDims)) {
+  for (int64_t dim : threadDims)
     threads *= dim;
-    mapping.push_back(gpu::GPUThreadMappingAttr::get(
-        ctx, static_cast<gpu::MappingId>(
-                 static_cast<unsigned>(gpu::MappingId::DimX) +
-                 threadDims.size() - 1 - i)));
-  }
   SmallVector<Value> inits;
   for (const WorkgroupTile &tile : tiles) {
     assert(canStageTile(tile, threads) && "a tile the threads cannot copy");
@@ -171,8 +165,8 @@ SmallVector<Value> mlir::fuel::stageTiles(OpBuilder &b, Location loc,
         gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
   }
   auto loop = scf::ForallOp::create(
-      b, loc, getAsIndexOpFoldResult(ctx, threadDims), inits,
-      b.getArrayAttr(mapping));
+      b, loc, getAsIndexOpFoldResult(ctx, threadDims), inits, std::nullopt);
+  mapForall(b, loop, /*threads=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   // Thread t = y * TX + x.
