@@ -33,12 +33,15 @@ struct BwdOperands {
 };
 } // namespace
 
-Value attention::blockProbs(BlockBuilder &bb, Value scores, Value lse) {
+Value attention::blockProbs(BlockBuilder &bb, Value scores, Value lse,
+                           bool keysByRow) {
   Type f32 = bb.b.getF32Type();
   auto shape = cast<RankedTensorType>(scores.getType()).getShape();
   Value negInf = bb.constF(-INFINITY), zero = bb.constF(0.0);
   return bb.generic(
-      2, {{scores, bb.map(2, {0, 1})}, {lse, bb.map(2, {0})}},
+      2,
+      {{scores, bb.map(2, {0, 1})},
+       {lse, bb.map(2, {keysByRow ? 1u : 0u})}},
       bb.empty(shape, f32), bb.map(2, {0, 1}), {},
       [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
         Value masked = arith::CmpFOp::create(
@@ -50,7 +53,8 @@ Value attention::blockProbs(BlockBuilder &bb, Value scores, Value lse) {
 }
 
 Value attention::blockDs(BlockBuilder &bb, const BlockParams &bp, Value p,
-                        Value dp, Value delta, Value scores) {
+                        Value dp, Value delta, Value scores,
+                        bool keysByRow) {
   Type f32 = bb.b.getF32Type();
   auto shape = cast<RankedTensorType>(p.getType()).getShape();
   Value negInf = bb.constF(-INFINITY), zero = bb.constF(0.0),
@@ -60,7 +64,7 @@ Value attention::blockDs(BlockBuilder &bb, const BlockParams &bp, Value p,
       2,
       {{p, bb.map(2, {0, 1})},
        {dp, bb.map(2, {0, 1})},
-       {delta, bb.map(2, {0})},
+       {delta, bb.map(2, {keysByRow ? 1u : 0u})},
        {scores, bb.map(2, {0, 1})}},
       bb.empty(shape, f32), bb.map(2, {0, 1}), {},
       [&](OpBuilder &nb, Location nl, ValueRange x) -> Value {
@@ -441,41 +445,17 @@ static void buildBackwardLoops(
   Value bi = body->getArgument(0), hk = body->getArgument(1);
   Value j0 = arith::MulIOp::create(rewriter, loc, body->getArgument(2),
                                    bb.index(s.blockK));
-  Value zero = bb.index(0), bq = bb.index(s.blockQ);
-  Value qEnd = s.sqPad ? s.sqPad : bb.index(s.sqP);
-  std::optional<int64_t> ahead;
-  if (bp.causal)
-    ahead = 0;
-  if (bp.windowRight)
-    ahead = ahead ? std::min(*ahead, *bp.windowRight) : *bp.windowRight;
+  Value zero = bb.index(0);
   // dk or dv of the keys [jStart, jStart + sr.blockK): over the query
   // blocks that see them, of every query head of their kv head.
   auto computeGrads = [&](Value jStart, const AttnShape &sr) -> Value {
     Value kBlock = bb.block(in.kT, bi, hk, zeroA, jStart, s.dP, sr.blockK);
     Value vTBlock = bb.block(in.vT, bi, hk, zeroA, jStart, s.dvP, sr.blockK);
-    // The query blocks that see these keys: i >= jStart - off - ahead
-    // (causal, right window), i <= jStart + Bk - 1 - off + wl (left window).
-    Value qlo = zero, qhi = qEnd;
-    if (ahead) {
-      Value first = arith::SubIOp::create(
-          rewriter, loc, jStart, add(off, bb.index(*ahead)));
-      Value start = arith::MulIOp::create(
-          rewriter, loc, arith::FloorDivSIOp::create(rewriter, loc, first, bq),
-          bq);
-      qlo = arith::MinSIOp::create(
-          rewriter, loc, qEnd,
-          arith::MaxSIOp::create(rewriter, loc, zero, start));
-    }
-    if (bp.windowLeft) {
-      Value last = arith::SubIOp::create(
-          rewriter, loc, add(jStart, bb.index(sr.blockK + *bp.windowLeft)),
-          off);
-      Value end = arith::MulIOp::create(
-          rewriter, loc, arith::CeilDivSIOp::create(rewriter, loc, last, bq),
-          bq);
-      qhi = arith::MaxSIOp::create(
-          rewriter, loc, qlo, arith::MinSIOp::create(rewriter, loc, qEnd, end));
-    }
+    // The query blocks that see these keys.
+    AttnShape keys = s;
+    keys.blockK = sr.blockK;
+    auto [qlo, qhi] = queryRange(bb, keys, bp, jStart, off);
+    Value bq = bb.index(s.blockQ);
     auto groupHeads = scf::ForOp::create(
         rewriter, loc, zero, bb.index(group), bb.index(1),
         ValueRange{bb.full({sr.blockK, width}, f32, 0.0)},

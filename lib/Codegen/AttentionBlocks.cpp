@@ -365,7 +365,7 @@ HeadParams attention::headParams(BlockBuilder &bb, BlockParams bp,
 }
 
 Value attention::maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp,
-                       Value i0, Value j0, Value off) {
+                       Value i0, Value j0, Value off, bool keysByRow) {
   Type f32 = bb.b.getF32Type();
   auto type = cast<RankedTensorType>(raw.getType());
   Value scale = arith::ConstantOp::create(bb.b, bb.loc, f32,
@@ -390,9 +390,9 @@ Value attention::maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp,
         if (!bp.masks() && !bp.slope)
           return s;
         Value i = arith::AddIOp::create(
-            nb, nl, i0, linalg::IndexOp::create(nb, nl, 0));
+            nb, nl, i0, linalg::IndexOp::create(nb, nl, keysByRow ? 1 : 0));
         Value j = arith::AddIOp::create(
-            nb, nl, j0, linalg::IndexOp::create(nb, nl, 1));
+            nb, nl, j0, linalg::IndexOp::create(nb, nl, keysByRow ? 0 : 1));
         Value diag = arith::AddIOp::create(nb, nl, i, off);
         if (bp.slope) {
           // s -= slope * |i + off - j|
@@ -431,6 +431,17 @@ Value attention::maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp,
       });
 }
 
+/// How far past the diagonal (i + off) a query sees keys, where that is
+/// bounded: 0 when causal, the right window (the smaller of the two).
+static std::optional<int64_t> keysAhead(const BlockParams &bp) {
+  std::optional<int64_t> ahead;
+  if (bp.causal)
+    ahead = 0;
+  if (bp.windowRight)
+    ahead = ahead ? std::min(*ahead, *bp.windowRight) : *bp.windowRight;
+  return ahead;
+}
+
 /// The key blocks the query block starting at `i0` visits: [lo, hi) in
 /// steps of Bk, clamped to [0, Sk] (and to the live keys with k_len).
 std::pair<Value, Value> attention::keyRange(BlockBuilder &bb, const AttnShape &s,
@@ -448,11 +459,7 @@ std::pair<Value, Value> attention::keyRange(BlockBuilder &bb, const AttnShape &s
   };
   Value lo = zero, hi = bp.kLen ? blockEnd(bp.kLen) : sk;
   // The last query of the block sees keys up to i0 + Bq - 1 + off + ahead.
-  std::optional<int64_t> ahead;
-  if (bp.causal)
-    ahead = 0;
-  if (bp.windowRight)
-    ahead = ahead ? std::min(*ahead, *bp.windowRight) : *bp.windowRight;
+  std::optional<int64_t> ahead = keysAhead(bp);
   if (ahead) {
     Value last = arith::AddIOp::create(
         b, loc, arith::AddIOp::create(b, loc, i0, off),
@@ -468,6 +475,42 @@ std::pair<Value, Value> attention::keyRange(BlockBuilder &bb, const AttnShape &s
         b, loc, arith::FloorDivSIOp::create(b, loc, first, bk), bk);
     lo = arith::MinSIOp::create(
         b, loc, hi, arith::MaxSIOp::create(b, loc, zero, start));
+  }
+  return {lo, hi};
+}
+
+std::pair<Value, Value> attention::queryRange(BlockBuilder &bb,
+                                              const AttnShape &s,
+                                              const BlockParams &bp, Value j0,
+                                              Value off) {
+  OpBuilder &b = bb.b;
+  Location loc = bb.loc;
+  Value zero = bb.index(0), bq = bb.index(s.blockQ);
+  Value end = s.sqPad ? s.sqPad : bb.index(s.sqP);
+  Value lo = zero, hi = end;
+  std::optional<int64_t> ahead = keysAhead(bp);
+  // Query i sees key j from j >= i + off - wl to j <= i + off + ahead: the
+  // keys from j0 on are seen from i >= j0 - off - ahead (causal, right
+  // window) ...
+  if (ahead) {
+    Value first = arith::SubIOp::create(
+        b, loc, j0,
+        arith::AddIOp::create(b, loc, off, bb.index(*ahead)));
+    Value start = arith::MulIOp::create(
+        b, loc, arith::FloorDivSIOp::create(b, loc, first, bq), bq);
+    lo = arith::MinSIOp::create(
+        b, loc, end, arith::MaxSIOp::create(b, loc, zero, start));
+  }
+  // ... up to i <= j0 + Bk - 1 - off + wl (left window).
+  if (bp.windowLeft) {
+    Value last = arith::SubIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, j0,
+                                      bb.index(s.blockK + *bp.windowLeft)),
+        off);
+    Value stop = arith::MulIOp::create(
+        b, loc, arith::CeilDivSIOp::create(b, loc, last, bq), bq);
+    hi = arith::MaxSIOp::create(b, loc, lo,
+                                arith::MinSIOp::create(b, loc, end, stop));
   }
   return {lo, hi};
 }

@@ -272,13 +272,21 @@ Value padTo(BlockBuilder &bb, Value x, ArrayRef<OpFoldResult> shape);
 /// The masked, scaled (soft-capped, ALiBi-biased) scores of a [Bq, Bk]
 /// block whose first query is `i0` and first key `j0`; `off` = k_len - Sq
 /// (k_len = Sk without the operand) aligns the causal diagonal bottom-right.
+/// With `keysByRow` the block is [Bk, Bq] (a key's scores on a row: dk and
+/// dv's GPU form).
 Value maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp, Value i0,
-                Value j0, Value off);
+                Value j0, Value off, bool keysByRow = false);
 
 /// The key blocks the query block starting at `i0` visits: [lo, hi) in
 /// steps of Bk, clamped to [0, SkP] (and to the live keys with k_len).
 std::pair<Value, Value> keyRange(BlockBuilder &bb, const AttnShape &s,
                                  const BlockParams &bp, Value i0, Value off);
+
+/// The query blocks that see the keys [j0, j0 + Bk): [lo, hi) in steps of
+/// Bq, clamped to [0, SqP]; `off` as for maskBlock.
+std::pair<Value, Value> queryRange(BlockBuilder &bb, const AttnShape &s,
+                                   const BlockParams &bp, Value j0,
+                                   Value off);
 
 /// Whether every dim of `op`'s operands and results is static but the
 /// sequence lengths: dim 2 of its first `sequenceOperands` operands (q, k,
@@ -347,13 +355,15 @@ StatsState statsUpdate(BlockBuilder &bb, Value scores, Value dp,
 std::pair<Value, Value> finishStats(BlockBuilder &bb, StatsState state);
 
 /// The probabilities of a block of masked scores: exp(s - lse), 0 where
-/// masked.
-Value blockProbs(BlockBuilder &bb, Value scores, Value lse);
+/// masked. With `keysByRow` the blocks are [Bk, Bq] (as for maskBlock):
+/// lse and delta then go along the columns.
+Value blockProbs(BlockBuilder &bb, Value scores, Value lse,
+                 bool keysByRow = false);
 
 /// ds = p * (dp - D) (through the softcap: times 1 - tanh^2) * scale, 0
 /// where masked.
 Value blockDs(BlockBuilder &bb, const BlockParams &bp, Value p, Value dp,
-              Value delta, Value scores);
+              Value delta, Value scores, bool keysByRow = false);
 
 /// What the block code of head (bi, hi) applies, built at the builder's
 /// insertion point (inside the block loop; `s` materialized): the op's

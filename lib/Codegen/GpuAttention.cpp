@@ -18,7 +18,10 @@
 // then a thread per key row that adds up its row of dk (ds^T q) or dv
 // (p^T do) over the query blocks that see the key and the query heads of
 // its kv head. Scores and probabilities exist a step (16 keys or queries)
-// at a time, in registers: never [Sq, Sk].
+// at a time, in registers: never [Sq, Sk]. Where the shape allows, the
+// blocks a block's rows share (keys and values for query rows, queries
+// and do for key rows) are staged in shared memory
+// (GpuStagedAttentionBackward.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -100,10 +103,10 @@ LogicalResult mlir::fuel::canScheduleGpuAttentionBackward(
 
 LogicalResult mlir::fuel::buildGpuAttentionBackward(
     RewriterBase &rewriter, FusedOp op, const GpuScheduleOptions &options) {
-  // dq's key and value blocks staged where the shape allows, as in the
-  // forward (GpuStagedAttention.cpp).
-  if (canStageGpuAttentionBackwardQ(op, options))
-    return buildGpuStagedAttentionBackwardQ(rewriter, op, options);
+  // The blocks the rows share staged where the shape allows, as in the
+  // forward (GpuStagedAttentionBackward.cpp).
+  if (canStageGpuAttentionBackward(op, options))
+    return buildGpuStagedAttentionBackward(rewriter, op, options);
   attention::AttnShape s = attention::backwardRowsShape(op, kBackwardStep);
   // As in the forward: whole steps of the contractions with head dims of
   // up to 64, steps of 8 beyond.

@@ -63,17 +63,19 @@ bool canStageGpuAttention(FusedOp op, const GpuScheduleOptions &options);
 /// workgroup memory (GpuStagedAttention.cpp).
 LogicalResult buildGpuStagedAttention(RewriterBase &rewriter, FusedOp op,
                                       const GpuScheduleOptions &options);
-/// Whether `op` is a flash_attn_backward_q whose key and value blocks the
-/// staged GPU form (GpuStagedAttention.cpp) can stage, as for the forward
-/// but with heads half as wide.
-bool canStageGpuAttentionBackwardQ(FusedOp op,
-                                   const GpuScheduleOptions &options);
-/// Replaces `op` (a flash_attn_backward_q canStageGpuAttentionBackwardQ
-/// accepts) by FlashAttention-2's dq on a GPU with its key and value blocks
-/// staged in workgroup memory (GpuStagedAttention.cpp).
+/// Whether `op` is a backward of flash_attn whose shared blocks the staged
+/// GPU form (GpuStagedAttentionBackward.cpp) can stage: static shapes, head
+/// dims multiples of 16 up to half of options.maxStagedHeadDim, blocks of
+/// query rows (and for dk and dv, of key rows) of 32 rows or more.
+bool canStageGpuAttentionBackward(FusedOp op,
+                                  const GpuScheduleOptions &options);
+/// Replaces `op` (a backward canStageGpuAttentionBackward accepts) by
+/// FlashAttention-2's backward on a GPU with the key and value blocks (dq)
+/// or query blocks (dk, dv) its rows share staged in workgroup memory
+/// (GpuStagedAttentionBackward.cpp).
 LogicalResult
-buildGpuStagedAttentionBackwardQ(RewriterBase &rewriter, FusedOp op,
-                                 const GpuScheduleOptions &options);
+buildGpuStagedAttentionBackward(RewriterBase &rewriter, FusedOp op,
+                                const GpuScheduleOptions &options);
 /// The checks of canScheduleGpu that are the GPU attention schedule's own.
 LogicalResult canScheduleGpuAttention(FusedOp op,
                                       const GpuScheduleOptions &options,

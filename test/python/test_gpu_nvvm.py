@@ -208,10 +208,12 @@ def test_attention_stages_key_blocks_in_shared_memory(d, dtype):
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
-@pytest.mark.parametrize("name,d", [("flash_attn", 128), ("flash_attn_backward_q", 64)])
+@pytest.mark.parametrize("name,d", [("flash_attn", 128), ("flash_attn_backward_q", 64),
+                                    ("flash_attn_backward_k", 64), ("flash_attn_backward_v", 128)])
 def test_attention_stages_wider_heads_from_sm_90(name, d):
-    # fuel-to-nvvm stages heads up to 128 wide (dq: 64) from sm_90 on, whose
-    # ptxas fits them without spills; for sm_80 they keep a thread per row.
+    # fuel-to-nvvm stages heads up to 128 wide (dq, dk: 64) from sm_90 on,
+    # whose ptxas fits them without spills; for sm_80 they keep a thread per
+    # row.
     q = np.zeros((1, 4, 200, d), np.float32)
     kv = np.zeros((1, 2, 200, d), np.float32)
     args = [q, kv, kv] + ([q] if name != "flash_attn" else [])
@@ -219,11 +221,14 @@ def test_attention_stages_wider_heads_from_sm_90(name, d):
     for chip, staged in (("sm_80", False), ("sm_90", True)):
         kernels = gpu.compile_nvvm(text, chip=chip)
         no_device_malloc(kernels)
-        (main,) = [k for k in kernels if "ex2.approx" in k.ptx]
-        assert ("st.shared" in main.ptx) == staged, chip
-        if HAVE_PTXAS and staged:
-            (report,) = gpu.ptxas(main.ptx, chip)
-            assert report.stack_bytes == 0 and report.spill_stores == 0, report
+        # dk and dv: every query row's lse and D, then the key rows' sums.
+        computing = [k for k in kernels if "ex2.approx" in k.ptx]
+        assert len(computing) == (2 if name[-1] in "kv" else 1), chip
+        for main in computing:
+            assert ("st.shared" in main.ptx) == staged, chip
+            if HAVE_PTXAS and staged:
+                (report,) = gpu.ptxas(main.ptx, chip)
+                assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
 @pytest.mark.parametrize("d", [48, 128])
@@ -325,10 +330,40 @@ def test_attention_backward_q_stages_key_blocks_in_shared_memory(dtype):
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
-@pytest.mark.parametrize("which,computing", [("q", 1), ("k", 2), ("v", 2)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+@pytest.mark.parametrize("which", ["k", "v"])
+def test_attention_backward_kv_stages_query_blocks_in_shared_memory(which, dtype):
+    # Held-out shape: windowed, GQA, sequences off the blocks. One kernel
+    # writes every query row's lse and D over staged key blocks, one adds up
+    # each key row's gradient over staged query blocks (another cuts the
+    # padded rows off it).
+    q = np.zeros((1, 4, 200, 32), dtype)
+    kv = np.zeros((1, 2, 200, 32), dtype)
+    for chip in ("sm_80", "sm_90"):
+        kernels = gpu.compile_nvvm(fused_text(f"flash_attn_backward_{which}", [q, kv, kv, q],
+                                              {"softmax_scale": 0.125, "window_size_left": 50}),
+                                   chip=chip)
+        no_device_malloc(kernels)
+        stats, grads = [k for k in kernels if "ex2.approx" in k.ptx]
+        for kernel in (stats, grads):
+            assert kernel.ptx.count("bar.sync") >= 2
+            assert "ld.shared" in kernel.ptx and "st.shared" in kernel.ptx
+            assert ".local" not in kernel.ptx
+        if HAVE_PTXAS:
+            # lse and D: the keys and values [32, 16] (transposed; dv needs
+            # no D, so no values); the gradient: the queries and do [32, 16]
+            # (transposed), and q [16, 32] (dk) or do [16, 32] (dv), f32.
+            tiles = {"k": (2, 3), "v": (1, 2)}[which]
+            for kernel, count in zip((stats, grads), tiles):
+                (report,) = gpu.ptxas(kernel.ptx, chip)
+                assert report.shared_bytes == count * 32 * 16 * 4, report
+                assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
+@pytest.mark.parametrize("which,computing", [("q", 1), ("k", 2)])
 def test_attention_backward_is_a_thread_per_row(which, computing):
     # Held-out shape: causal, GQA, sequences off the blocks, a head dim of 64
-    # (for sm_80 dq stages up to 32). dq: one kernel computes each query
+    # (for sm_80 dq and dk stage up to 32). dq: one kernel computes each query
     # row's lse and D and then its dq; dk, dv: one kernel writes every query
     # row's lse and D, one adds up each key row's gradient (the others pad
     # and transpose the operands).

@@ -119,6 +119,22 @@ def test_attention_backward_q_stages_key_blocks_in_lds():
 
 
 @pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
+def test_attention_backward_k_stages_query_blocks_in_lds():
+    q = np.zeros((1, 2, 64, 32), np.float32)
+    kv = np.zeros((1, 1, 96, 32), np.float32)
+    kernels = gpu.compile_rocdl(fused_text("flash_attn_backward_k", [q, kv, kv, q],
+                                           {"softmax_scale": 0.125, "causal": True}), chip="gfx942")
+    stats, grads = [k for k in kernels if "llvm.amdgcn.s.barrier" in k.llvm_ir]
+    for kernel, tiles in ((stats, 2), (grads, 3)):
+        assert external_calls(kernel.llvm_ir) == []
+        obj = gpu.amdgpu_code_object(kernel.llvm_ir, "gfx90a")
+        # lse and D: keys and values [32, 16]; dk: queries and do [32, 16]
+        # and queries [16, 32]; f32, the rows' state not in scratch.
+        assert obj.lds_bytes == tiles * 32 * 16 * 4, obj
+        assert obj.scratch_bytes == 0, obj
+
+
+@pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
 def test_conv2d_stages_tiles_in_lds():
     args = [np.zeros((1, 8, 8, 8), np.float32), np.zeros((32, 8, 3, 3), np.float32)]
     (kernel,) = gpu.compile_rocdl(fused_text("conv2d", args, {"padding": (1, 1)}), chip="gfx942")

@@ -88,7 +88,7 @@ def test_attention_staged(fuel_opt, shape, case):
 
 
 # Wider heads as fuel-to-nvvm stages them from sm_90 on
-# (max-staged-head-dim=128): the forward at 128, dq at 64.
+# (max-staged-head-dim=128): the forward and dv at 128, dq and dk at 64.
 @pytest.mark.parametrize("case", STAGED_ATTN_CASES, ids=case_id)
 def test_attention_wide_heads_staged(fuel_opt, case):
     q, k, v = inputs(1, 2, 1, 64, 40, 128, 128)
@@ -96,11 +96,17 @@ def test_attention_wide_heads_staged(fuel_opt, case):
     out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v], params, staged=True,
                        options="max-staged-head-dim=128")
     assert_close(out, reference(q, k, v, params), "f32", loose=True)
-    q, k, v = inputs(1, 2, 1, 64, 40, 64, 64)
+    q, k, v = inputs(1, 2, 1, 64, 96, 64, 64)
     do = rand(q.shape[:3] + v.shape[3:], np.float32, 7)
-    got = run_gpu_form(fuel_opt, "flash_attn_backward_q", [q, k, v, do], params, staged=True,
+    for which, want in zip("qk", bwd_reference(q, k, v, do, params)):
+        got = run_gpu_form(fuel_opt, f"flash_attn_backward_{which}", [q, k, v, do], params, staged=True,
+                           options="max-staged-head-dim=128")
+        assert_close(got, want, "f32", loose=True)
+    q, k, v = inputs(1, 2, 1, 64, 96, 128, 128)
+    do = rand(q.shape[:3] + v.shape[3:], np.float32, 7)
+    got = run_gpu_form(fuel_opt, "flash_attn_backward_v", [q, k, v, do], params, staged=True,
                        options="max-staged-head-dim=128")
-    assert_close(got, bwd_reference(q, k, v, do, params)[0], "f32", loose=True)
+    assert_close(got, bwd_reference(q, k, v, do, params)[2], "f32", loose=True)
 
 
 def test_attention_staged_alibi_and_k_len(fuel_opt):
@@ -144,23 +150,20 @@ def test_attention_backward(fuel_opt, shape, case):
     params = dict(softmax_scale=0.3, **case)
     args = [q, k, v, do] + ([alibi] if alibi is not None else [])
     for which, want in zip("qkv", bwd_reference(q, k, v, do, params, alibi)):
-        # dq stages its key and value blocks as the forward does (head dims
-        # up to 32); dk and dv do not stage.
-        staged = which == "q" and shape[3] >= 64 and max(shape[5:]) <= 32
+        # Head dims up to 32 (dv: 64) stage the blocks the rows share, with
+        # blocks of 32 rows or more: query rows (dq; lse and D for dk and
+        # dv) and key rows (dk, dv).
+        widest = 64 if which == "v" else 32
+        staged = shape[3] >= 64 and max(shape[5:]) <= widest and (which == "q" or shape[4] >= 64)
         got = run_gpu_form(fuel_opt, f"flash_attn_backward_{which}", args, params, staged=staged)
         assert got.shape == want.shape
         assert_close(got, want, "f32", loose=True)
 
 
-# dq's staged form at shapes that pad (queries, keys), with grouped heads,
-# blocks of 32 rows (a key's 32 columns copied by 32 threads) and a head
-# dim of 16; ALiBi slopes per batch and head.
-STAGED_DQ = [(1, 4, 2, 100, 100, 32, 32), (2, 2, 2, 32, 48, 32, 16), (1, 1, 1, 64, 24, 16, 32)]
-
-
-@pytest.mark.parametrize("shape", STAGED_DQ, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("case", BWD_CASES, ids=case_id)
-def test_attention_backward_q_staged(fuel_opt, shape, case):
+def staged_backward_case(shape, case):
+    """The operands, params and float64 reference gradients (dq, dk, dv) of
+    a backward of `shape` with `case`'s params (ALiBi slopes per batch and
+    head where it says so)."""
     q, k, v = inputs(*shape)
     do = rand(q.shape[:3] + v.shape[3:], np.float32, 7)
     case = dict(case)
@@ -169,9 +172,30 @@ def test_attention_backward_q_staged(fuel_opt, shape, case):
         alibi = (2.0 ** -np.arange(1, shape[0] * shape[1] + 1)).reshape(shape[:2]).astype(np.float32)
     params = dict(softmax_scale=0.3, **case)
     args = [q, k, v, do] + ([alibi] if alibi is not None else [])
-    want = bwd_reference(q, k, v, do, params, alibi)[0]
-    got = run_gpu_form(fuel_opt, "flash_attn_backward_q", args, params, staged=True)
-    assert_close(got, want, "f32", loose=True)
+    return args, params, bwd_reference(q, k, v, do, params, alibi)
+
+
+# dq's staged form at shapes that pad (queries, keys), with grouped heads,
+# blocks of 32 rows (a key's 32 columns copied by 32 threads) and a head
+# dim of 16.
+STAGED_DQ = [(1, 4, 2, 100, 100, 32, 32), (2, 2, 2, 32, 48, 32, 16), (1, 1, 1, 64, 24, 16, 32)]
+# dk and dv staged (a thread per key row over staged blocks of queries and
+# do): keys and queries padded (100 rows: two blocks of 64, and 112 in
+# steps of 16), grouped heads (the query heads of a kv head in turn),
+# blocks of 32 rows, D = 16, Dv = 32 and the reverse.
+STAGED_DKV = [(1, 4, 2, 100, 100, 32, 32), (2, 2, 1, 32, 96, 32, 16), (1, 1, 1, 64, 64, 16, 32)]
+
+
+@pytest.mark.parametrize("which,shape", [("q", s) for s in STAGED_DQ] + [("kv", s) for s in STAGED_DKV],
+                         ids=lambda x: "x".join(map(str, x)) if isinstance(x, tuple) else x)
+@pytest.mark.parametrize("case", BWD_CASES, ids=case_id)
+def test_attention_backward_staged(fuel_opt, which, shape, case):
+    args, params, grads = staged_backward_case(shape, case)
+    for name, want in zip("qkv", grads):
+        if name in which:
+            got = run_gpu_form(fuel_opt, f"flash_attn_backward_{name}", args, params, staged=True)
+            assert got.shape == want.shape
+            assert_close(got, want, "f32", loose=True)
 
 
 @pytest.mark.parametrize("name,dtype", DTYPES, ids=[d[0] for d in DTYPES])
@@ -182,7 +206,7 @@ def test_attention_backward_half(fuel_opt, name, dtype, sq):
     params = dict(softmax_scale=0.2, causal=True)
     for which, want in zip("qkv", bwd_reference(q, k, v, do, params)):
         got = run_gpu_form(fuel_opt, f"flash_attn_backward_{which}", [q, k, v, do], params,
-                           staged=which == "q" and sq == 96)
+                           staged=sq == 96)
         assert got.dtype == dtype
         assert_close(got, want, name)
 

@@ -26,8 +26,9 @@
 // CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
 // CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
 // CHECK:               math.exp
-// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x32xf32>)
+// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>)
 // CHECK:             math.log
+// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64x32xf32>)
 // CHECK:           scf.for {{.*}} step %c16{{.*}} -> (tensor<64x32xf32>)
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x32xf32>
 // CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<32x16xf32>, tensor<32x16xf32>, tensor<16x32xf32>)
@@ -67,7 +68,12 @@ func.func @dq_unstaged(%q: tensor<1x4x256x64xf32>, %k: tensor<1x2x256x64xf32>, %
 
 // -----
 
+// A head dim of 64 (dk and dv stage up to 32): every query row's lse and
+// D from a kernel of its own, a warp of rows a block, each reading the
+// keys through the caches; then a thread per key row reading the queries
+// through the caches.
 // CHECK-LABEL: func.func @dk
+// CHECK-NOT:     workgroup
 // CHECK-NOT:     tensor<{{.*}}256x256
 // Every query row's lse and D, a warp of rows a block.
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 8) {{.*}} -> (tensor<1x4x256xf32>, tensor<1x4x256xf32>)
@@ -89,6 +95,59 @@ func.func @dq_unstaged(%q: tensor<1x4x256x64xf32>, %k: tensor<1x2x256x64xf32>, %
 func.func @dk(%q: tensor<1x4x256x64xf32>, %k: tensor<1x2x256x64xf32>, %v: tensor<1x2x256x64xf32>, %do: tensor<1x4x256x64xf32>) -> tensor<1x2x256x64xf32> {
   %g = fuel.fused flash_attn_backward_k {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v, %do) : (tensor<1x4x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x4x256x64xf32>) -> tensor<1x2x256x64xf32>
   return %g : tensor<1x2x256x64xf32>
+}
+
+// -----
+
+// dk with a head dim of 32 stages what the rows of a block share. Every
+// query row's lse and D: blocks of 64 query rows over staged key blocks
+// (keys and values transposed), as dq's first pass. Then a block of 64 key
+// rows, a thread each: over the 2 query heads of its kv head and the blocks
+// of 16 queries that see its keys, the queries and do (transposed) and the
+// queries (as they are) staged; each key row's 16 scores and dp from the
+// transposed tiles, then dk += ds q.
+// CHECK-LABEL: func.func @dk_staged
+// CHECK-NOT:     tensor<{{.*}}256x256
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 4) {{.*}} -> (tensor<1x4x256xf32>, tensor<1x4x256xf32>)
+// CHECK:           scf.for {{.*}} step %c16{{.*}} -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+// CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<32x16xf32>, tensor<32x16xf32>)
+// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>)
+// CHECK:             math.log
+// CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 4) {{.*}} -> (tensor<1x2x256x32xf32>)
+// CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c1{{.*}} -> (tensor<64x32xf32>)
+// CHECK:             scf.for {{.*}} step %c16{{.*}} -> (tensor<64x32xf32>)
+// CHECK:               bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x32xf32>
+// CHECK:               scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<32x16xf32>, tensor<32x16xf32>, tensor<16x32xf32>)
+// CHECK:               scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64x32xf32>)
+// CHECK:                 vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
+// CHECK:                 math.exp
+// CHECK:                 vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
+// CHECK:                 vector.contract {{.*}} : vector<1x16xf32>, vector<16x32xf32> into vector<1x32xf32>
+// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64x32xf32>)
+// CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+func.func @dk_staged(%q: tensor<1x4x256x32xf32>, %k: tensor<1x2x256x32xf32>, %v: tensor<1x2x256x32xf32>, %do: tensor<1x4x256x32xf32>) -> tensor<1x2x256x32xf32> {
+  %g = fuel.fused flash_attn_backward_k {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v, %do) : (tensor<1x4x256x32xf32>, tensor<1x2x256x32xf32>, tensor<1x2x256x32xf32>, tensor<1x4x256x32xf32>) -> tensor<1x2x256x32xf32>
+  return %g : tensor<1x2x256x32xf32>
+}
+
+// -----
+
+// dv, with blocks of 32 key rows, stages the queries (transposed) and do
+// (as it is): dv += p do.
+// CHECK-LABEL: func.func @dv_staged
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, 3) {{.*}} -> (tensor<1x1x96x16xf32>)
+// CHECK:             scf.for {{.*}} step %c16{{.*}} -> (tensor<32x16xf32>)
+// CHECK:               scf.forall (%{{.*}}) in (32) shared_outs({{.*}}) -> (tensor<32x16xf32>, tensor<16x16xf32>)
+// CHECK:               scf.forall (%{{.*}}) in (32) shared_outs({{.*}}) -> (tensor<32x16xf32>)
+// CHECK:                 vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
+// CHECK:                 math.exp
+// CHECK:                 vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
+// CHECK-NOT:             vector.contract
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+func.func @dv_staged(%q: tensor<1x1x32x32xf32>, %k: tensor<1x1x96x32xf32>, %v: tensor<1x1x96x16xf32>, %do: tensor<1x1x32x16xf32>) -> tensor<1x1x96x16xf32> {
+  %g = fuel.fused flash_attn_backward_v {softmax_scale = 0.25 : f32} (%q, %k, %v, %do) : (tensor<1x1x32x32xf32>, tensor<1x1x96x32xf32>, tensor<1x1x96x16xf32>, tensor<1x1x32x16xf32>) -> tensor<1x1x96x16xf32>
+  return %g : tensor<1x1x96x16xf32>
 }
 
 // -----

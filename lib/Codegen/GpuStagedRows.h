@@ -1,0 +1,121 @@
+//===- GpuStagedRows.h - Attention's rows on threads, staged ----*- C++ -*-===//
+//
+// What the staged GPU forms of attention (GpuStagedAttention.cpp, the
+// forward; GpuStagedAttentionBackward.cpp, the backwards) are built of: a
+// block loop over (batch, head, block of rows), a thread per row of the
+// block, and in the block's body sequential loops over blocks of 16 of the
+// other side (keys for the query rows of flash_attn and dq, queries for the
+// key rows of dk and dv) whose rows all the block's threads first copy into
+// workgroup memory (stageTiles, GpuStaged.h), then read.
+//
+// In the tensor form the rows' state ([rows, ...] tensors) is carried by
+// the sequential loops and each thread loop touches its thread's row of
+// it; fuel-gpu-map-forall puts the barriers between the thread loops and
+// fuel-gpu-private-allocs makes the state's buffers the row each thread
+// uses (registers once promoted).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUEL_LIB_CODEGEN_GPUSTAGEDROWS_H
+#define FUEL_LIB_CODEGEN_GPUSTAGEDROWS_H
+
+#include "AttentionBlocks.h"
+#include "GpuSchedules.h"
+
+namespace mlir {
+namespace fuel {
+namespace attention {
+
+/// Rows of the other side per staged block.
+constexpr int64_t kStagedKeys = 16;
+/// Rows (threads) per block, at least: fewer share too little.
+constexpr int64_t kMinStagedRows = 32;
+
+/// Whether blocks of `rows` rows (threads) stage blocks of 16 rows of
+/// operands `cols` wide: each a multiple of 16 up to `maxCols`, 32 to
+/// max-threads rows, [cols, 16] and [16, cols] tiles the rows copy in equal
+/// parts.
+bool canStageRows(int64_t rows, ArrayRef<int64_t> cols, int64_t maxCols,
+                  const GpuScheduleOptions &options);
+
+/// Whether every operand of `op` and its result have static shapes of
+/// f32, f16 or bf16.
+bool hasStaticFloatShapes(FusedOp op);
+
+/// Builds a staged form: the block loop over (batch, head, block of rows),
+/// and in its body thread loops over the block's rows and sequential loops
+/// that stage blocks of the other side.
+class StagedRows {
+public:
+  /// `rows`: the rows (threads) of a block; `s`: the op's shapes.
+  StagedRows(RewriterBase &b, Location loc, const AttnShape &s, int64_t rows)
+      : b(b), loc(loc), s(s), rows(rows), bb{b, loc}, f32(b.getF32Type()) {}
+
+  /// Before `at`: the block loop over (B, `heads`, `count` blocks) writing
+  /// `outs` ([B, heads, count * rows, ...] each), the rewriter left at the
+  /// start of its body (sets blocks, bi, hi, row0).
+  void open(Operation *at, int64_t heads, int64_t count, ValueRange outs);
+
+  /// The block's rows of output `i`, [rows, ...].
+  Value blockRows(unsigned i = 0);
+
+  /// Writes `written` (blockRows(i) written, for each output i) into the
+  /// outputs, tiles the contractions' reductions by whole staged blocks (a
+  /// row of scores is then read at static offsets and stays in registers)
+  /// and vectorizes the loop; returns the block loop's results, the
+  /// rewriter after it.
+  ValueRange close(ValueRange written);
+
+  /// An scf.forall on `#gpu.thread<x>`s, a thread per row of `inits` (each
+  /// [rows, ...]), at the builder's insertion point: `body` gets the
+  /// thread's row and its row of each init ([1, ...]) and returns them
+  /// written.
+  scf::ForallOp
+  rowThreads(ValueRange inits,
+             function_ref<SmallVector<Value>(Value r, ValueRange mine)> body);
+
+  /// New [rows, ...] tensors of f32, each thread's row filled with `values`.
+  SmallVector<Value> filledRows(ArrayRef<ArrayRef<int64_t>> shapes,
+                                ArrayRef<double> values);
+
+  /// A loop from `lo` to `hi` in steps of `step` carrying `inits`:
+  /// `body(x0, carried)` builds a step (returns the carried values
+  /// updated).
+  scf::ForOp
+  stepLoop(Value lo, Value hi, ValueRange inits,
+           function_ref<SmallVector<Value>(Value x0, ValueRange)> body,
+           int64_t step = kStagedKeys);
+
+  /// Rows x0 to x0 + 16 of head `head` of each of `operands` ([B, H, len,
+  /// cols]) in workgroup memory as f32, copied by one thread loop: [cols,
+  /// 16] (transposed) where the bool says so, [16, cols] otherwise; 0 past
+  /// `len`.
+  SmallVector<Value> stage(Value head, Value x0, int64_t len,
+                           ArrayRef<std::pair<Value, bool>> operands);
+
+  /// Row row0 + r of head `head` of `t` ([B, H, len, cols]) as [1, cols]
+  /// of f32 (padded rows, past len, read the last row: their results are
+  /// dropped).
+  Value ownRow(Value t, Value head, Value r, int64_t len);
+
+  /// Row r of `t` ([rows, ...]) as [1, ...].
+  Value rowOf(Value t, Value r);
+
+  /// out[0, j] = sum_c row[0, c] * tile[c, j] (f32, [1, 16]).
+  Value scoresRow(Value row, Value tileT);
+
+  RewriterBase &b;
+  Location loc;
+  const AttnShape &s;
+  int64_t rows;
+  BlockBuilder bb;
+  Type f32;
+  scf::ForallOp blocks;
+  Value bi, hi, row0;
+};
+
+} // namespace attention
+} // namespace fuel
+} // namespace mlir
+
+#endif // FUEL_LIB_CODEGEN_GPUSTAGEDROWS_H
