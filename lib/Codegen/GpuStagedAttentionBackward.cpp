@@ -192,8 +192,8 @@ static Value buildStagedDq(RewriterBase &rewriter, FusedOp op,
   Value zero = g.filledRows({{s.blockQ, s.d}}, {0.0})[0];
   auto [lo, hiKey] = keyRange(bb, s, hp.bp, g.row0, hp.off);
   auto grads = g.stepLoop(lo, hiKey, zero, [&](Value j0, ValueRange carried) {
-    SmallVector<Value> staged = g.stage(hp.kvHead, j0, s.sk,
-                                        {{w.k, true}, {w.v, true}, {w.k, false}});
+    SmallVector<Value> staged = g.stage(
+        hp.kvHead, j0, s.sk, {{w.k, true}, {w.v, true}, {w.k, false}});
     auto update = g.rowThreads(carried, [&](Value r, ValueRange mine) {
       Value i = arith::AddIOp::create(g.b, loc, g.row0, r);
       Value scores =

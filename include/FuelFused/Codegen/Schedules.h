@@ -134,10 +134,11 @@ LogicalResult decomposeWithSchedule(RewriterBase &rewriter, FusedOp op,
 struct GpuScheduleOptions {
   /// Threads per block at most (a power of two, at least a warp of 32).
   int64_t maxThreads = 256;
-  /// The widest attention heads (D and Dv) whose key and value blocks the
-  /// GPU forms stage in workgroup memory; dq stages heads half as wide
-  /// (GpuStagedAttention.cpp). Wider rows take more registers than some
-  /// assemblers fit without spills: 64 suits sm_80 and gfx9, 128 sm_90.
+  /// The widest attention heads (D and Dv) whose shared blocks the GPU
+  /// forms stage in workgroup memory; dq and dk stage heads half as wide
+  /// (GpuStagedAttention.cpp, GpuStagedAttentionBackward.cpp). Wider rows
+  /// take more registers than some assemblers fit without spills: 64 suits
+  /// sm_80 and gfx9, 128 sm_90.
   int64_t maxStagedHeadDim = 64;
 };
 

@@ -287,7 +287,9 @@ def FuelCodegenGPU : Pass<"fuel-codegen-gpu"> {
     each weight where they read it. `fused_linear` gets
     block and thread tiles of its output, `flash_attn` a thread per query
     row of a block of queries, its key and value blocks staged in workgroup
-    memory for heads up to `max-staged-head-dim` wide (see docs/GPU.md).
+    memory for heads up to `max-staged-head-dim` wide, and its backwards a
+    thread per query row (dq) or key row (dk, dv), staging the blocks the
+    rows share likewise (see docs/GPU.md).
     Ops it does not
     schedule are left for `fuel-decompose` (and lowered one kernel per loop
     nest); with `report=true` a remark says why. Part of `fuel-to-nvvm`.
@@ -297,9 +299,9 @@ def FuelCodegenGPU : Pass<"fuel-codegen-gpu"> {
            "Threads per block at most (a power of two, at least 32)">,
     Option<"maxStagedHeadDim", "max-staged-head-dim", "int64_t",
            /*default=*/"64",
-           "Widest attention heads whose key and value blocks are staged in "
-           "workgroup memory (dq: half as wide; a multiple of 16, 0 for "
-           "none). fuel-to-nvvm sets 128 for sm_90 and later">,
+           "Widest attention heads whose shared blocks are staged in "
+           "workgroup memory (dq and dk: half as wide; a multiple of 16, 0 "
+           "for none). fuel-to-nvvm sets 128 for sm_90 and later">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Remark on each op left without a GPU schedule, and why">
   ];
