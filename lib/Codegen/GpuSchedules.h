@@ -55,8 +55,8 @@ LogicalResult buildGpuStagedLinear(RewriterBase &rewriter, FusedOp op,
                                    const GpuScheduleOptions &options);
 /// Whether `op` is a flash_attn whose key and value blocks the staged GPU
 /// form (GpuStagedAttention.cpp) can stage: static shapes, head dims
-/// multiples of 16 up to options.maxStagedHeadDim, query blocks of 32 rows
-/// or more.
+/// multiples of 16 up to options.maxStagedHeadDim, 32 queries or more (in
+/// blocks of 32 or 64 rows).
 bool canStageGpuAttention(FusedOp op, const GpuScheduleOptions &options);
 /// Replaces `op` (a flash_attn canStageGpuAttention accepts) by
 /// FlashAttention-2's GPU form with its key and value blocks staged in
@@ -65,8 +65,9 @@ LogicalResult buildGpuStagedAttention(RewriterBase &rewriter, FusedOp op,
                                       const GpuScheduleOptions &options);
 /// Whether `op` is a backward of flash_attn whose shared blocks the staged
 /// GPU form (GpuStagedAttentionBackward.cpp) can stage: static shapes, head
-/// dims multiples of 16 up to half of options.maxStagedHeadDim, blocks of
-/// query rows (and for dk and dv, of key rows) of 32 rows or more.
+/// dims multiples of 16 up to half of options.maxStagedHeadDim (dv: all
+/// of it), 32 queries (and for dk and dv, keys) or more, in blocks of 32
+/// or 64 rows.
 bool canStageGpuAttentionBackward(FusedOp op,
                                   const GpuScheduleOptions &options);
 /// Replaces `op` (a backward canStageGpuAttentionBackward accepts) by

@@ -46,6 +46,12 @@ using namespace mlir;
 using namespace mlir::fuel;
 using namespace mlir::fuel::attention;
 
+int64_t attention::stagedRows(int64_t len, int64_t block) {
+  if (block == kMinStagedRows || block == 64 || len < kMinStagedRows)
+    return block;
+  return len == kMinStagedRows ? kMinStagedRows : 64;
+}
+
 bool attention::canStageRows(int64_t rows, ArrayRef<int64_t> cols,
                              int64_t maxCols,
                              const GpuScheduleOptions &options) {
@@ -71,13 +77,15 @@ bool attention::hasStaticFloatShapes(FusedOp op) {
 }
 
 /// flash_attn's staged shapes, when it has them: static shapes that
-/// canStageRows accepts with query blocks as on the CPU and key blocks of
+/// canStageRows accepts with query blocks of stagedRows and key blocks of
 /// 16.
 static std::optional<AttnShape>
 stagedShape(FusedOp op, const GpuScheduleOptions &options) {
   if (!FlashAttnView::match(op) || !hasStaticFloatShapes(op))
     return std::nullopt;
   AttnShape s = AttnShape::of(FlashAttnView(op));
+  s.blockQ = stagedRows(s.sq, s.blockQ);
+  s.sqP = roundUp(s.sq, s.blockQ);
   s.blockK = kStagedKeys;
   s.skP = roundUp(s.sk, s.blockK);
   // The widest heads staged: options.maxStagedHeadDim. With D = Dv = 128

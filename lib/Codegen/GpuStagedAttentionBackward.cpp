@@ -93,8 +93,8 @@ struct StagedShapes {
 } // namespace
 
 /// The staged shapes of `op`, when it has them: static shapes; query
-/// blocks as on the CPU, in key steps of 16; for dk and dv, key blocks as
-/// on the CPU, in query steps of 16; blocks canStageRows accepts with
+/// blocks of stagedRows, in key steps of 16; for dk and dv, key blocks of
+/// stagedRows, in query steps of 16; blocks canStageRows accepts with
 /// heads up to options.maxStagedHeadDim (dv) or half of it (dq, dk).
 static std::optional<StagedShapes>
 stagedShapes(FusedOp op, const GpuScheduleOptions &options) {
@@ -104,6 +104,8 @@ stagedShapes(FusedOp op, const GpuScheduleOptions &options) {
   StagedShapes shapes;
   AttnShape &s = shapes.rows;
   s = AttnShape::of(w->q, w->k, w->v);
+  s.blockQ = stagedRows(s.sq, s.blockQ);
+  s.sqP = roundUp(s.sq, s.blockQ);
   s.blockK = kStagedKeys;
   s.skP = roundUp(s.sk, s.blockK);
   // dq and dk carry a row of D sums and read a row of k (dq) or v (dk)
@@ -122,6 +124,8 @@ stagedShapes(FusedOp op, const GpuScheduleOptions &options) {
     return shapes;
   AttnShape &keys = shapes.keys;
   keys = AttnShape::of(w->q, w->k, w->v);
+  keys.blockK = stagedRows(keys.sk, keys.blockK);
+  keys.skP = roundUp(keys.sk, keys.blockK);
   keys.blockQ = kStagedKeys;
   keys.sqP = roundUp(keys.sq, keys.blockQ);
   if (!canStageRows(keys.blockK, {keys.d, keys.dv}, widest, options))

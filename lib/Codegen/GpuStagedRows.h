@@ -31,6 +31,15 @@ constexpr int64_t kStagedKeys = 16;
 /// Rows (threads) per block, at least: fewer share too little.
 constexpr int64_t kMinStagedRows = 32;
 
+/// Rows per block of a staged form for a sequence of `len` rows whose
+/// CPU block is `block`: that block where it is 32 or 64 rows; else, for
+/// a sequence of 32 rows or more, 64 rows (32 for 32), the sequence padded
+/// to them: a block of 8 or 16 rows leaves most of a warp idle and shares
+/// each staged block among few rows, and one of 40 or 48 rows does not
+/// copy tiles in equal parts. Shorter sequences keep `block` (which the
+/// staged forms decline).
+int64_t stagedRows(int64_t len, int64_t block);
+
 /// Whether blocks of `rows` rows (threads) stage blocks of 16 rows of
 /// operands `cols` wide: each a multiple of 16 up to `maxCols`, 32 to
 /// max-threads rows, [cols, 16] and [16, cols] tiles the rows copy in equal

@@ -231,6 +231,26 @@ def test_attention_stages_wider_heads_from_sm_90(name, d):
                 assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
+@pytest.mark.parametrize("name", ["flash_attn", "flash_attn_backward_q", "flash_attn_backward_k",
+                                  "flash_attn_backward_v"])
+def test_attention_short_sequences_stage_padded_blocks(name):
+    # 40 queries and 48 keys, whose blocks on the CPU are 8 and 48 rows: the
+    # staged forms pad them to blocks of 64 rows rather than leave them to a
+    # thread per row in blocks of part of a warp.
+    q = np.zeros((1, 8, 40, 32), np.float32)
+    kv = np.zeros((1, 8, 48, 32), np.float32)
+    args = [q, kv, kv] + ([q] if name != "flash_attn" else [])
+    kernels = gpu.compile_nvvm(fused_text(name, args, {"softmax_scale": 0.1, "causal": True}), chip="sm_80")
+    no_device_malloc(kernels)
+    computing = [k for k in kernels if "ex2.approx" in k.ptx]
+    assert len(computing) == (2 if name[-1] in "kv" else 1)
+    for kernel in computing:
+        assert ".maxntid 64, 1, 1" in kernel.ptx and "st.shared" in kernel.ptx
+        if HAVE_PTXAS:
+            (report,) = gpu.ptxas(kernel.ptx, "sm_80")
+            assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
 @pytest.mark.parametrize("d", [48, 128])
 def test_attention_is_a_thread_per_query_row(d):
     # Held-out shape: causal, GQA, sequences off the blocks; a head dim of 48

@@ -152,13 +152,16 @@ func.func @dv_staged(%q: tensor<1x1x32x32xf32>, %k: tensor<1x1x96x32xf32>, %v: t
 
 // -----
 
-// Sequences off the blocks: 40 queries padded to 48 (steps of 16), 24 keys
-// padded to 32 and masked; f16 in and out.
+// Sequences off the blocks, staged: 40 queries in a block of 64 rows for
+// lse and D, and padded to 48 (steps of 16) for the sums; 24 keys in a
+// block of 32 rows, masked; f16 in and out.
 // CHECK-LABEL: func.func @dv_padded
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 3) {{.*}} -> (tensor<1x2x48xf32>, tensor<1x2x48xf32>)
-// CHECK:           scf.forall (%{{.*}}) in (16)
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, 1)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 1) {{.*}} -> (tensor<1x2x64xf32>, tensor<1x2x64xf32>)
+// CHECK:           scf.forall (%{{.*}}) in (64)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, 1) {{.*}} -> (tensor<1x1x32x16xf16>)
 // CHECK:           scf.forall (%{{.*}}) in (32)
+// CHECK:             scf.for {{.*}} to %c48 step %c16
+// CHECK:               bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x16xf32>
 // CHECK:         tensor.extract_slice {{.*}} to tensor<1x1x24x16xf16>
 func.func @dv_padded(%q: tensor<1x2x40x16xf16>, %k: tensor<1x1x24x16xf16>, %v: tensor<1x1x24x16xf16>, %do: tensor<1x2x40x16xf16>) -> tensor<1x1x24x16xf16> {
   %g = fuel.fused flash_attn_backward_v {softmax_scale = 0.25 : f32} (%q, %k, %v, %do) : (tensor<1x2x40x16xf16>, tensor<1x1x24x16xf16>, tensor<1x1x24x16xf16>, tensor<1x2x40x16xf16>) -> tensor<1x1x24x16xf16>

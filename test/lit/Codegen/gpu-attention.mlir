@@ -73,10 +73,14 @@ func.func @unstaged(%q: tensor<2x4x256x48xf32>, %k: tensor<2x4x256x48xf32>, %v: 
 // -----
 
 // GQA and sequences off the blocks: 8 query heads on 2 key heads, 40
-// queries (5 blocks of 8 rows), 24 keys padded to 32 and masked.
+// queries (the CPU's blocks are 8 rows; staged, one block of 64, padded),
+// 24 keys padded to 32 (two staged blocks of 16) and masked.
 // CHECK-LABEL: func.func @gqa
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 8, 5)
-// CHECK:           scf.forall (%{{.*}}) in (8)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 8, 1) {{.*}} -> (tensor<1x8x64x32xf16>)
+// CHECK:           scf.forall (%{{.*}}) in (64)
+// CHECK:           scf.for {{.*}} = %c0 to %c32 step %c16
+// CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x16xf32>
+// CHECK:         tensor.extract_slice {{.*}} to tensor<1x8x40x32xf16>
 // CHECK-NOT:     tensor<{{.*}}40x24
 func.func @gqa(%q: tensor<1x8x40x32xf16>, %k: tensor<1x2x24x32xf16>, %v: tensor<1x2x24x32xf16>) -> tensor<1x8x40x32xf16> {
   %o = fuel.fused flash_attn {softmax_scale = 0.2 : f32} (%q, %k, %v) : (tensor<1x8x40x32xf16>, tensor<1x2x24x32xf16>, tensor<1x2x24x32xf16>) -> tensor<1x8x40x32xf16>
