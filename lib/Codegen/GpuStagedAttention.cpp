@@ -52,6 +52,18 @@ int64_t attention::stagedRows(int64_t len, int64_t block) {
   return len == kMinStagedRows ? kMinStagedRows : 64;
 }
 
+AttnShape attention::stagedRowsShape(Value q, Value k, Value v,
+                                     bool keyRows) {
+  AttnShape s = AttnShape::of(q, k, v);
+  int64_t &rows = keyRows ? s.blockK : s.blockQ;
+  int64_t &steps = keyRows ? s.blockQ : s.blockK;
+  rows = stagedRows(keyRows ? s.sk : s.sq, rows);
+  steps = kStagedKeys;
+  s.sqP = roundUp(s.sq, s.blockQ);
+  s.skP = roundUp(s.sk, s.blockK);
+  return s;
+}
+
 bool attention::canStageRows(int64_t rows, ArrayRef<int64_t> cols,
                              int64_t maxCols,
                              const GpuScheduleOptions &options) {
@@ -83,11 +95,9 @@ static std::optional<AttnShape>
 stagedShape(FusedOp op, const GpuScheduleOptions &options) {
   if (!FlashAttnView::match(op) || !hasStaticFloatShapes(op))
     return std::nullopt;
-  AttnShape s = AttnShape::of(FlashAttnView(op));
-  s.blockQ = stagedRows(s.sq, s.blockQ);
-  s.sqP = roundUp(s.sq, s.blockQ);
-  s.blockK = kStagedKeys;
-  s.skP = roundUp(s.sk, s.blockK);
+  FlashAttnView attn(op);
+  AttnShape s = stagedRowsShape(attn.getQ(), attn.getK(), attn.getV(),
+                                /*keyRows=*/false);
   // The widest heads staged: options.maxStagedHeadDim. With D = Dv = 128
   // the staged forward needs 204 registers and no stack on sm_90, but
   // ptxas for sm_80 spills 3 to 4.5 KiB of it (255 registers): wider heads

@@ -103,11 +103,7 @@ stagedShapes(FusedOp op, const GpuScheduleOptions &options) {
     return std::nullopt;
   StagedShapes shapes;
   AttnShape &s = shapes.rows;
-  s = AttnShape::of(w->q, w->k, w->v);
-  s.blockQ = stagedRows(s.sq, s.blockQ);
-  s.sqP = roundUp(s.sq, s.blockQ);
-  s.blockK = kStagedKeys;
-  s.skP = roundUp(s.sk, s.blockK);
+  s = stagedRowsShape(w->q, w->k, w->v, /*keyRows=*/false);
   // dq and dk carry a row of D sums and read a row of k (dq) or v (dk)
   // besides the rows the scores need: heads half as wide as the forward's.
   // With D = 64 the staged dq needs 139 to 167 registers and no stack on
@@ -123,11 +119,7 @@ stagedShapes(FusedOp op, const GpuScheduleOptions &options) {
   if (w->grad == Grad::Q)
     return shapes;
   AttnShape &keys = shapes.keys;
-  keys = AttnShape::of(w->q, w->k, w->v);
-  keys.blockK = stagedRows(keys.sk, keys.blockK);
-  keys.skP = roundUp(keys.sk, keys.blockK);
-  keys.blockQ = kStagedKeys;
-  keys.sqP = roundUp(keys.sq, keys.blockQ);
+  keys = stagedRowsShape(w->q, w->k, w->v, /*keyRows=*/true);
   if (!canStageRows(keys.blockK, {keys.d, keys.dv}, widest, options))
     return std::nullopt;
   return shapes;

@@ -40,6 +40,11 @@ constexpr int64_t kMinStagedRows = 32;
 /// staged forms decline).
 int64_t stagedRows(int64_t len, int64_t block);
 
+/// The shapes of the staged form of attention on q, k and v with a thread
+/// per query row or, with `keyRows`, per key row: blocks of those rows of
+/// stagedRows, the other side in steps of 16, each padded to them.
+AttnShape stagedRowsShape(Value q, Value k, Value v, bool keyRows);
+
 /// Whether blocks of `rows` rows (threads) stage blocks of 16 rows of
 /// operands `cols` wide: each a multiple of 16 up to `maxCols`, 32 to
 /// max-threads rows, [cols, 16] and [16, cols] tiles the rows copy in equal
