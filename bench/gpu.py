@@ -2,7 +2,9 @@
 bench/all_ops.py compiled with `runner.compile(..., target="cuda")`, its
 result checked against the float64 numpy reference first, then timed
 interleaved with PyTorch on the GPU where it has the op (softmax, the
-norms, SDPA for attention, cuBLAS for fused_linear). fuel-mlir's run API copies the inputs to the device
+norms, SDPA for attention, cuBLAS for fused_linear), and flash_attn at a
+decoding shape besides (one query against 4,096 keys: the split-keys
+form). fuel-mlir's run API copies the inputs to the device
 and the results back on every call, so PyTorch is timed both ways: on
 device-resident tensors, and with the same copies (`torch + copies`).
 
@@ -27,6 +29,7 @@ from numerics import fused_text  # noqa: E402
 from fuel_mlir import gpu, runner  # noqa: E402
 
 from all_ops import cases, to_np  # noqa: E402
+from gpu_cases import gpu_only_cases  # noqa: E402
 from harness import time_interleaved  # noqa: E402
 
 
@@ -75,11 +78,13 @@ def main():
     except ImportError:
         torch, gpu_torch = None, {}
     print(f"{device.name} ({device.chip})")
-    table = cases()
+    table = {name: (name, inputs, params, np_f, gpu_torch.get(name))
+             for name, (inputs, params, np_f, _) in cases().items()}
+    table.update(gpu_only_cases(torch if gpu_torch else None))
     results = []
     for name in args.ops or sorted(table):
-        inputs, params, np_f, _ = table[name]
-        f = runner.compile(fused_text(name, inputs, params), "f", target="cuda")
+        op, inputs, params, np_f, torch_f = table[name]
+        f = runner.compile(fused_text(op, inputs, params), "f", target="cuda")
         got = to_np(f(*inputs)).astype(np.float64)
         if np_f is not None:
             want = to_np(np_f(*[i.astype(np.float64) if i.dtype == np.float32 else i for i in inputs]))
@@ -87,8 +92,8 @@ def main():
             if not err < 1e-3:
                 raise SystemExit(f"fuel-mlir computes {name} wrong on the GPU: relative error {err:.2e}")
         contenders = {"fuel (with copies)": lambda: f(*inputs)}
-        if name in gpu_torch:
-            resident, copying = on_device(gpu_torch[name], torch, inputs)
+        if torch_f is not None:
+            resident, copying = on_device(torch_f, torch, inputs)
             contenders["torch"] = resident
             contenders["torch + copies"] = copying
         times = time_interleaved(contenders, args.rounds, settle=0.0)

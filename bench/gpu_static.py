@@ -1,8 +1,9 @@
 """Static figures of every op's GPU kernels, where no GPU is attached: each
-op compiled with fuel-to-nvvm at the shapes of bench/all_ops.py and its PTX
-assembled by ptxas for sm_80 and sm_90; per kernel, registers, shared
-memory, stack, spills and an occupancy estimate (resident warps per SM over
-the SM's maximum, from the block size, registers and shared memory). Where
+op compiled with fuel-to-nvvm at the shapes of bench/all_ops.py (and those
+of bench/gpu_cases.py) and its PTX assembled by ptxas for sm_80 and sm_90;
+per kernel, registers, shared memory, stack, spills and an occupancy
+estimate (resident warps per SM over the SM's maximum, from the block size,
+registers and shared memory). Where
 Debian's llvm-22 and lld-22 are installed, the same ops through
 fuel-to-rocdl for gfx942: VGPRs, LDS and scratch per kernel.
 
@@ -27,6 +28,7 @@ from numerics import fused_text  # noqa: E402
 from fuel_mlir import gpu  # noqa: E402
 
 from all_ops import cases  # noqa: E402  (the shapes bench/all_ops.py times)
+from gpu_cases import gpu_only_cases  # noqa: E402
 
 # Per SM: warps, registers, shared memory (bytes), blocks.
 SM_LIMITS = {"sm_80": (64, 65536, 164 * 1024, 32), "sm_90": (64, 65536, 228 * 1024, 32)}
@@ -44,9 +46,10 @@ def occupancy(chip, threads, registers, shared):
 
 def main():
     rows = []
-    bench = cases()
-    for name, (inputs, params, _, _) in sorted(bench.items()):
-        text = fused_text(name, inputs, params)
+    bench = {name: (name, inputs, params) for name, (inputs, params, _, _) in cases().items()}
+    bench.update({label: case[:3] for label, case in gpu_only_cases(None).items()})
+    for name, (op, inputs, params) in sorted(bench.items()):
+        text = fused_text(op, inputs, params)
         for chip in ("sm_80", "sm_90"):
             try:
                 kernels = gpu.compile_nvvm(text, chip=chip)

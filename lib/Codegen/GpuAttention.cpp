@@ -67,6 +67,10 @@ LogicalResult mlir::fuel::buildGpuAttention(RewriterBase &rewriter,
   // (GpuStagedAttention.cpp); other shapes read them through the caches.
   if (canStageGpuAttention(op, options))
     return buildGpuStagedAttention(rewriter, op, options);
+  // Too few query rows to stage: their keys split over a block's threads
+  // (GpuSplitKeysAttention.cpp) where there are enough of them.
+  if (canSplitGpuAttentionKeys(op, options))
+    return buildGpuSplitKeysAttention(rewriter, op, options);
   int64_t dv = attention::AttnShape::of(FlashAttnView(op)).dvP;
   auto [blocks, rows] = buildAttentionRows(rewriter, op, kBlockK);
   // (batch, head, query block) on (z, y, x); the rows on threads.

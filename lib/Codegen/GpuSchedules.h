@@ -63,6 +63,17 @@ bool canStageGpuAttention(FusedOp op, const GpuScheduleOptions &options);
 /// workgroup memory (GpuStagedAttention.cpp).
 LogicalResult buildGpuStagedAttention(RewriterBase &rewriter, FusedOp op,
                                       const GpuScheduleOptions &options);
+/// Whether `op` is a flash_attn with too few query rows to stage (fewer
+/// than 32) whose keys the split-keys GPU form (GpuSplitKeysAttention.cpp)
+/// spreads over a block's threads: static shapes, 64 keys or more, head
+/// dims multiples of 16 up to 128, max-threads at least 32.
+bool canSplitGpuAttentionKeys(FusedOp op, const GpuScheduleOptions &options);
+/// Replaces `op` (a flash_attn canSplitGpuAttentionKeys accepts) by a block
+/// per (batch, head, query row) whose threads each run the online softmax
+/// over a share of the row's keys, then combine their partials in
+/// workgroup memory (GpuSplitKeysAttention.cpp).
+LogicalResult buildGpuSplitKeysAttention(RewriterBase &rewriter, FusedOp op,
+                                         const GpuScheduleOptions &options);
 /// Whether `op` is a backward of flash_attn whose shared blocks the staged
 /// GPU form (GpuStagedAttentionBackward.cpp) can stage: static shapes, head
 /// dims multiples of 16 up to half of options.maxStagedHeadDim (dv: all

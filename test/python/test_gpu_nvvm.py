@@ -251,6 +251,36 @@ def test_attention_short_sequences_stage_padded_blocks(name):
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
+@pytest.mark.parametrize("d,dtype,threads", [(64, np.float32, 128), (128, np.float16, 64), (32, np.float32, 128)])
+def test_attention_with_few_queries_splits_the_keys(d, dtype, threads):
+    # Held-out decoding shapes: one query (three with d = 32, causal, past a
+    # window) against 3,000 keys (the last block of 16 past Sk), GQA: one
+    # kernel, a block per (batch, head, query) whose threads take a share of
+    # the keys each (128 threads; 64 for d = 128, whose partials would not
+    # fit 48 KiB), then a barrier and the combine; nothing copies or
+    # transposes the keys first.
+    sq = 3 if d == 32 else 1
+    q = np.zeros((2, 8, sq, d), dtype)
+    kv = np.zeros((2, 2, 3000, d), dtype)
+    params = {"softmax_scale": 0.125, "causal": True}
+    if d == 32:
+        params["window_size_left"] = 300
+    for chip in ("sm_80", "sm_90"):
+        kernels = gpu.compile_nvvm(fused_text("flash_attn", [q, kv, kv], params), chip=chip)
+        no_device_malloc(kernels)
+        (kernel,) = kernels
+        assert f".maxntid {threads}, 1, 1" in kernel.ptx
+        assert kernel.ptx.count("bar.sync") == 1 and "st.shared" in kernel.ptx
+        if HAVE_PTXAS:
+            (report,) = gpu.ptxas(kernel.ptx, chip)
+            # Each thread's max, sum and accumulator row (padded by one).
+            assert report.shared_bytes == threads * (d + 3) * 4, report
+            assert report.spill_stores == 0, report
+            # d = 128: the two steps of 8 keys of p . v read the scores at
+            # run-time offsets, from a 112-byte local array.
+            assert report.stack_bytes == (112 if d == 128 else 0), report
+
+
 @pytest.mark.parametrize("d", [48, 128])
 def test_attention_is_a_thread_per_query_row(d):
     # Held-out shape: causal, GQA, sequences off the blocks; a head dim of 48

@@ -135,6 +135,22 @@ def test_attention_backward_k_stages_query_blocks_in_lds():
 
 
 @pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
+def test_attention_with_few_queries_splits_the_keys():
+    # Decoding, GQA, 2,500 keys: one kernel of 128 threads, their partials
+    # (max, sum and a row of 65) in LDS, the rest in registers.
+    q = np.zeros((1, 8, 1, 64), np.float16)
+    kv = np.zeros((1, 2, 2500, 64), np.float16)
+    (kernel,) = gpu.compile_rocdl(fused_text("flash_attn", [q, kv, kv], {"softmax_scale": 0.125}),
+                                  chip="gfx942")
+    assert "llvm.amdgcn.s.barrier" in kernel.llvm_ir
+    assert external_calls(kernel.llvm_ir) == []
+    for chip in ("gfx90a", "gfx942"):
+        obj = gpu.amdgpu_code_object(kernel.llvm_ir, chip)
+        assert obj.lds_bytes == 128 * (64 + 3) * 4, obj
+        assert obj.scratch_bytes == 0, obj
+
+
+@pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
 def test_conv2d_stages_tiles_in_lds():
     args = [np.zeros((1, 8, 8, 8), np.float32), np.zeros((32, 8, 3, 3), np.float32)]
     (kernel,) = gpu.compile_rocdl(fused_text("conv2d", args, {"padding": (1, 1)}), chip="gfx942")

@@ -8,6 +8,7 @@ import pytest
 
 from numerics import assert_close, fused_text, rand
 from test_all_ops import CASES
+from test_codegen_attention import inputs as attention_inputs, reference as attention_reference
 
 from fuel_mlir import gpu, run, runner
 
@@ -142,3 +143,18 @@ def test_numerics_on_the_gpu(name):
                        for x in inputs))
     for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
         assert_close(g, w, "f32", loose=True)
+
+
+# flash_attn's forms at decoding shapes (GpuSplitKeysAttention.cpp): one
+# query and three, causal, GQA, keys off the blocks of 16; the heads of 128
+# in f16.
+@pytest.mark.skipif(not HAVE_GPU, reason="no NVIDIA GPU attached")
+@pytest.mark.parametrize("shape,dtype", [((2, 8, 2, 1, 3000, 64, 64), np.float32),
+                                         ((1, 4, 4, 3, 777, 32, 32), np.float32),
+                                         ((1, 8, 2, 1, 2048, 128, 128), np.float16)],
+                         ids=["1x3000", "3x777", "1x2048-f16"])
+def test_attention_split_keys_on_the_gpu(shape, dtype):
+    q, k, v = attention_inputs(*shape, dtype)
+    params = dict(softmax_scale=0.125, causal=True)
+    got = runner.compile(fused_text("flash_attn", [q, k, v], params), "f", target="cuda")(q, k, v)
+    assert_close(got, attention_reference(q, k, v, params), "f16" if dtype == np.float16 else "f32", loose=True)

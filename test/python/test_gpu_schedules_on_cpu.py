@@ -48,12 +48,28 @@ def gpu_form(fuel_opt, text, options=""):
 WORKGROUP = " {memory_space = #gpu.address_space<workgroup>}"
 
 
+# flash_attn's split-keys form (GpuSplitKeysAttention.cpp): its threads'
+# partials, rows of Dv + 1 floats (the staged forms' tiles are multiples of
+# 16 wide).
+SPLIT_PARTIALS = re.compile(r"alloc_tensor\(\)" + re.escape(WORKGROUP) + r" : tensor<\d+x\d*[13579]xf32>")
+
+
+def form_of(text):
+    """Which GPU form `text` has: "split" (keys split over threads),
+    "staged" (blocks in workgroup memory) or "caches" (neither)."""
+    if SPLIT_PARTIALS.search(text):
+        return "split"
+    return "staged" if WORKGROUP in text else "caches"
+
+
 def run_gpu_form(fuel_opt, name, args, params=None, staged=None, options=""):
     """The GPU form of `name` run on the CPU, its workgroup buffers in
-    ordinary memory; with `staged` set, whether it must have some or none."""
+    ordinary memory; with `staged` set, whether it must be staged (True),
+    read through the caches (False) or, for "split", flash_attn's
+    split-keys form."""
     text = gpu_form(fuel_opt, fused_text(name, args, params), options)
     if staged is not None:
-        assert (WORKGROUP in text) == staged
+        assert form_of(text) == {True: "staged", False: "caches"}.get(staged, staged)
     return runner.compile(text.replace(WORKGROUP, ""), "f", codegen=False)(*args)
 
 
@@ -126,17 +142,61 @@ def test_attention_alibi_and_k_len(fuel_opt):
     assert_close(out, reference(q, k, v, params, alibi=slopes, k_len=50), "f32", loose=True)
 
 
+# flash_attn's split-keys form (fewer than 32 query rows, 64 keys or
+# more): decoding (one query), a few queries with grouped heads, the last
+# key block past Sk (77 keys: read from Sk - 16 with the keys before its
+# start masked), heads of 128 (64 threads: their partials fit workgroup
+# memory) and of 16 with Dv = 48 (columns over 16 threads, three each),
+# 24 rows against 64 keys (a warp of threads, four with keys; from 25
+# rows on, the staged form pads them to a block of 32).
+SPLIT_ATTN = [(1, 2, 2, 1, 200, 64, 64), (1, 4, 2, 3, 100, 32, 16), (2, 2, 1, 5, 256, 128, 128),
+              (1, 2, 2, 7, 77, 16, 48), (1, 1, 1, 24, 64, 16, 16), (2, 8, 2, 1, 1000, 32, 32)]
+
+
+@pytest.mark.parametrize("shape", SPLIT_ATTN, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("case", STAGED_ATTN_CASES, ids=case_id)
+def test_attention_split_keys(fuel_opt, shape, case):
+    q, k, v = inputs(*shape)
+    params = dict(softmax_scale=0.3, **case)
+    out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v], params, staged="split")
+    assert_close(out, reference(q, k, v, params), "f32", loose=True)
+
+
+def test_attention_split_keys_alibi_and_k_len(fuel_opt):
+    # ALiBi per batch and head; k_len 150 of 180 keys: the threads whose
+    # blocks start past it take none (their weight is 0).
+    q, k, v = inputs(2, 4, 2, 2, 180, 32, 32)
+    slopes = (2.0 ** -np.arange(1, 9)).reshape(2, 4).astype(np.float32)
+    params = dict(softmax_scale=0.25, causal=True)
+    out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v, slopes, 150], params, staged="split")
+    assert_close(out, reference(q, k, v, params, alibi=slopes, k_len=150), "f32", loose=True)
+
+
+def test_attention_split_keys_rows_that_see_no_key(fuel_opt):
+    # Causal with k_len 1 of 64 keys and 4 queries (off = -3): queries 0 to
+    # 2 see no key, so every thread's partial is empty (its max -inf, its
+    # weight 0) and their rows are 0; query 3 sees key 0, one thread's.
+    q, k, v = inputs(1, 2, 1, 4, 64, 16, 16)
+    params = dict(softmax_scale=0.3, causal=True)
+    out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v, 1], params, staged="split")
+    want = reference(q, k, v, params, k_len=1)
+    assert not want[:, :, :3].any() and want[:, :, 3].any()
+    assert_close(out, want, "f32", loose=True)
+
+
 DTYPES = [("f16", np.float16)] + ([("bf16", BF16)] if BF16 is not None else [])
 
 
-# Half precision: 24 rows (blocks of 8: too few rows to stage), 40 (a
-# block of 64, padded) and 96 (blocks of 32), staged.
+# Half precision: 24 rows (too few to stage) against 48 keys (a thread per
+# row) and 80 (the keys split over threads), 40 rows (a block of 64,
+# padded) and 96 (blocks of 32), staged.
 @pytest.mark.parametrize("name,dtype", DTYPES, ids=[d[0] for d in DTYPES])
-@pytest.mark.parametrize("sq", [24, 40, 96])
-def test_attention_half(fuel_opt, name, dtype, sq):
-    q, k, v = inputs(1, 2, 2, sq, 80, 32, 32, dtype)
+@pytest.mark.parametrize("sq,sk,form", [(24, 48, False), (24, 80, "split"), (40, 80, True), (96, 80, True)],
+                         ids=["24x48", "24x80", "40x80", "96x80"])
+def test_attention_half(fuel_opt, name, dtype, sq, sk, form):
+    q, k, v = inputs(1, 2, 2, sq, sk, 32, 32, dtype)
     params = dict(softmax_scale=0.2, causal=True)
-    out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v], params, staged=sq >= 32)
+    out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v], params, staged=form)
     assert_close(out, reference(q, k, v, params), name)
 
 

@@ -287,7 +287,9 @@ def FuelCodegenGPU : Pass<"fuel-codegen-gpu"> {
     each weight where they read it. `fused_linear` gets
     block and thread tiles of its output, `flash_attn` a thread per query
     row of a block of queries, its key and value blocks staged in workgroup
-    memory for heads up to `max-staged-head-dim` wide, and its backwards a
+    memory for heads up to `max-staged-head-dim` wide (with fewer than 32
+    query rows, a block per row whose threads split its keys and combine
+    their partials in workgroup memory), and its backwards a
     thread per query row (dq) or key row (dk, dv), staging the blocks the
     rows share likewise (see docs/GPU.md).
     Ops it does not

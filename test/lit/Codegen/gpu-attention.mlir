@@ -109,3 +109,44 @@ func.func @wide_heads(%q: tensor<1x2x64x128xf32>, %k: tensor<1x2x64x128xf32>, %v
   %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v) : (tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>) -> tensor<1x2x64x128xf32>
   return %o : tensor<1x2x64x128xf32>
 }
+
+// -----
+
+// One query (decoding) against 1,000 keys, GQA: too few query rows to
+// stage, so a block per (batch, head, query) spreads the row's 63 blocks of
+// 16 keys over 64 threads (the last block read from key 984 on), whose
+// partials (max, sum, a row of 64 padded to 65) a thread per column
+// combines. The keys and values are read in place: nothing is copied or
+// transposed first.
+// CHECK-LABEL: func.func @decode
+// CHECK-NOT:     x1008x
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 8, 1) {{.*}} -> (tensor<2x8x1x64xf16>)
+// CHECK:           bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x65xf32>
+// CHECK:           scf.forall (%[[T:.*]]) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x65xf32>)
+// CHECK:             scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c1024
+// CHECK:               arith.minsi %[[J]], %c984
+// CHECK:               math.exp
+// CHECK:             tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[T]], 0] [1, 64] [1, 1] : tensor<1x64xf32> into tensor<64x65xf32>
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:           scf.forall (%[[G:.*]]) in (64) shared_outs({{.*}}) -> (tensor<1x64xf16>)
+// CHECK:             math.exp
+// CHECK:             tensor.extract_slice %{{.*}}[0, %[[G]]] [64, 1] [1, 64] : tensor<64x65xf32> to tensor<64x1xf32>
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+// CHECK-NOT:     tensor.extract_slice
+// CHECK:         return
+func.func @decode(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x1000x64xf16>, %v: tensor<2x2x1000x64xf16>) -> tensor<2x8x1x64xf16> {
+  %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v) : (tensor<2x8x1x64xf16>, tensor<2x2x1000x64xf16>, tensor<2x2x1000x64xf16>) -> tensor<2x8x1x64xf16>
+  return %o : tensor<2x8x1x64xf16>
+}
+
+// -----
+
+// 48 keys are too few to split: a thread per query row.
+// CHECK-LABEL: func.func @few_keys
+// CHECK-NOT:     workgroup
+// CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+func.func @few_keys(%q: tensor<1x2x4x32xf32>, %k: tensor<1x2x48x32xf32>, %v: tensor<1x2x48x32xf32>) -> tensor<1x2x4x32xf32> {
+  %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32} (%q, %k, %v) : (tensor<1x2x4x32xf32>, tensor<1x2x48x32xf32>, tensor<1x2x48x32xf32>) -> tensor<1x2x4x32xf32>
+  return %o : tensor<1x2x4x32xf32>
+}
