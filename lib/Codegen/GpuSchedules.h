@@ -66,12 +66,13 @@ LogicalResult buildGpuStagedAttention(RewriterBase &rewriter, FusedOp op,
 /// Whether `op` is a flash_attn with too few query rows to stage (fewer
 /// than 32) whose keys the split-keys GPU form (GpuSplitKeysAttention.cpp)
 /// spreads over a block's threads: static shapes, 64 keys or more, head
-/// dims multiples of 16 up to 128, max-threads at least 32.
+/// dims multiples of 16 up to 256, max-threads at least 32.
 bool canSplitGpuAttentionKeys(FusedOp op, const GpuScheduleOptions &options);
 /// Replaces `op` (a flash_attn canSplitGpuAttentionKeys accepts) by a block
-/// per (batch, head, query row) whose threads each run the online softmax
-/// over a share of the row's keys, then combine their partials in
-/// workgroup memory (GpuSplitKeysAttention.cpp).
+/// per (batch, head, query row) and partition of its keys whose threads
+/// each run the online softmax over a share of the keys, then combine their
+/// partials in workgroup memory; with several partitions a second kernel
+/// combines theirs (GpuSplitKeysAttention.cpp).
 LogicalResult buildGpuSplitKeysAttention(RewriterBase &rewriter, FusedOp op,
                                          const GpuScheduleOptions &options);
 /// Whether `op` is a backward of flash_attn whose shared blocks the staged

@@ -4,18 +4,19 @@
 // against a long cache): the other forms give each query row one thread
 // (GpuAttention.cpp, GpuStagedAttention.cpp), so with fewer than 32 rows a
 // block of a few threads walks every key alone, one step of 16 after the
-// other. Here a block per (batch, head, query row) spreads the row's keys
-// over T threads (a power of two from a warp to 128, no more than the
-// row's steps of 16 keys need), in two thread loops:
+// other. Here a block per (batch, head, query row) and partition of the
+// row's keys spreads them over T threads (a power of two from a warp to
+// 128, no more than the partition's steps of 4 keys need), in two thread
+// loops:
 //
-// 1. Partials: thread t takes the row's key blocks t, t + T, ... of 16 keys
-//    (those the row sees: causal and windowed attention visit fewer) and
-//    runs the online softmax of Attention.cpp over them in registers: its
-//    max m_t, its sum l_t and its accumulator row acc_t (Dv). It reads its
-//    keys and values, a row of D or Dv elements each, from global memory
-//    (consecutive elements: vector loads), and writes m_t, l_t and acc_t
-//    into workgroup memory. A last block that would run past Sk is read
-//    from Sk - 16 on, the keys before its start masked.
+// 1. Partials: thread t takes the partition's key steps t, t + T, ... of 4
+//    keys (those the row sees: causal and windowed attention visit fewer)
+//    and runs the online softmax of Attention.cpp over them in registers:
+//    its max m_t, its sum l_t and its accumulator row acc_t (Dv). It reads
+//    its keys and values, rows of D or Dv elements, from global memory in
+//    place, and writes m_t, l_t and acc_t into workgroup memory. A last
+//    step that would run past Sk is read from Sk - 4 on, the keys before
+//    its start masked.
 // 2. Combine (after a barrier): a thread per column of the output row
 //    (columns g, g + G, ... with G threads where Dv is wider than the
 //    block) computes M = max_t m_t, the weights w_t = exp(m_t - M) (0 for
@@ -25,10 +26,17 @@
 //    one element, so that the writes of step 1, a row per thread, fall in
 //    distinct banks too).
 //
-// Each thread's state is the thread-per-row form's (GpuAttention.cpp):
-// the query row, 16 scores and an accumulator row; the partials take
-// T * (Dv + 3) floats of workgroup memory. No [Sq, Sk] score tensor
-// exists; no operand is copied or transposed first.
+// With fewer than 256 (batch, head, query) rows, too few blocks to fill a
+// GPU, a row's keys are split into partitions of 512 keys or more, a block
+// each, until there are 256 blocks: each block then writes its max M, its
+// sum L and its unnormalized row instead of o, and a second kernel, a
+// block per row, combines the partitions' as step 2 combines the threads'.
+//
+// Steps of 4 keys give a thread a small state (the scores of a step and
+// its rows of values; heads of 128: 68 to 80 registers, no stack, where
+// steps of 16 took 255 and 112 bytes of stack) and a row four times the
+// threads. The partials take T * (Dv + 3) floats of workgroup memory. No
+// [Sq, Sk] score tensor exists; no operand is copied or transposed first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,24 +64,31 @@ using namespace mlir::fuel::attention;
 
 namespace {
 /// Keys per step of a thread.
-constexpr int64_t kStep = 16;
-/// Keys a row needs at least: with fewer a thread per row takes as few
-/// steps as a split would take.
+constexpr int64_t kStep = 4;
+/// Keys a row needs at least (16 steps).
 constexpr int64_t kMinKeys = 64;
 /// Threads per block at most.
 constexpr int64_t kMaxThreads = 128;
-/// The widest heads: a thread's state is the thread-per-row form's, which
-/// takes all of sm_80's registers at 128.
-constexpr int64_t kMaxHeadDim = 128;
+/// The widest heads: a thread keeps an accumulator row of Dv in registers
+/// (D = Dv = 256: 255 registers and 72 to 80 bytes of spills on sm_80 and
+/// sm_90, 32 threads a block for the partials to fit).
+constexpr int64_t kMaxHeadDim = 256;
 /// Workgroup memory the partials take at most (the static limit).
 constexpr int64_t kMaxSharedBytes = 48 * 1024;
+/// Blocks that fill a GPU (two per SM of the largest), which a row's keys
+/// are partitioned over where there are fewer rows.
+constexpr int64_t kFillBlocks = 256;
+/// Keys per partition at least (as paged_attn's).
+constexpr int64_t kMinPartitionKeys = 512;
 
 /// The split form's shapes.
 struct SplitShape {
   /// Query blocks of one row, key blocks of kStep.
   AttnShape s;
-  /// Threads of the partials loop, and of the combine loop.
-  int64_t threads, columns;
+  /// Blocks per query row (each a partition of its keys), threads of the
+  /// partials loop, and of the combine loops.
+  int64_t partitions, threads, columns;
+  bool partitioned() const { return partitions > 1; }
 };
 } // namespace
 
@@ -82,7 +97,7 @@ splitShape(FusedOp op, const GpuScheduleOptions &options) {
   if (!FlashAttnView::match(op) || !hasStaticFloatShapes(op))
     return std::nullopt;
   FlashAttnView attn(op);
-  SplitShape split{AttnShape::of(attn), 0, 0};
+  SplitShape split{AttnShape::of(attn), 1, 0, 0};
   AttnShape &s = split.s;
   if (s.sq >= kMinStagedRows || s.sk < kMinKeys || s.d % 16 || s.dv % 16 ||
       std::max(s.d, s.dv) > kMaxHeadDim || s.batch > 65535 ||
@@ -98,7 +113,12 @@ splitShape(FusedOp op, const GpuScheduleOptions &options) {
     most /= 2;
   if (most < 32)
     return std::nullopt;
-  split.threads = threadsFor(s.skP / kStep, most);
+  int64_t steps = s.skP / kStep, rows = s.batch * s.heads * s.sq;
+  split.partitions = std::max<int64_t>(
+      1, std::min<int64_t>(llvm::divideCeil(kFillBlocks, rows),
+                  s.skP / kMinPartitionKeys));
+  split.threads =
+      threadsFor(llvm::divideCeilSigned(steps, split.partitions), most);
   split.columns = std::min(split.threads, s.dv);
   while (s.dv % split.columns)
     split.columns /= 2;
@@ -123,14 +143,30 @@ public:
 private:
   /// A new tensor of `shape` f32 in workgroup memory.
   Value workgroup(ArrayRef<int64_t> shape);
+  /// A block loop over (B, H, `rows`) writing `outs` ([B, H, rows, ...]),
+  /// the builder left at the start of its body (sets bi and hi).
+  scf::ForallOp blockLoop(int64_t rows, ValueRange outs);
+  /// Writes `values` (a row of each block loop output, [1, ...] or [1])
+  /// into the outputs at row `row` and returns the loop's results.
+  ValueRange finishBlocks(scf::ForallOp blocks, ValueRange values, Value row);
+  /// The first loop over the block's keys, [lo, hi) in steps of 16 of
+  /// its partition (sets lo and hiKey).
+  void keysOfBlock(Value partition);
   /// Thread t's partial: the online softmax over its key blocks.
   RowState partial(Value t);
   /// The thread loop of the partials; its results m [T], l [T] and acc
   /// [T, Dv + 1].
   SmallVector<Value> partials();
-  /// Thread g's columns of the output row (`mine`, [1, Dv / G]) from the
-  /// partials.
-  Value combine(Value g, ArrayRef<Value> parts, Value mine);
+  /// max_t m[t], as [1].
+  Value maxOf(Value m);
+  /// sum_t w_t x[t, c] ([1, cols]; with cols 0, sum_t w_t x[t] as [1]),
+  /// w_t = exp(m[t] - mMax), 0 where m[t] is -inf.
+  Value weighted(Value m, Value mMax, Value x, int64_t cols);
+  /// A thread loop over the combine's columns writing `out` ([1, Dv]):
+  /// thread g's columns g, g + G, ... from the partials (m [N], l [N], acc
+  /// [N, >= Dv]); normalized (o = sums / sum_t w_t l_t, narrowed to out's
+  /// type) with `normalize`, the sums as they are without.
+  Value combine(ArrayRef<Value> parts, Value out, bool normalize);
 
   RewriterBase &b;
   Location loc;
@@ -140,7 +176,7 @@ private:
   const AttnShape &s;
   BlockBuilder bb;
   Type f32;
-  /// In the block loop: its ids, the query row's key range and params.
+  /// In a block loop: its ids, the query row, its key range and params.
   Value bi, hi, qi, lo, hiKey;
   HeadParams hp;
 };
@@ -238,98 +274,202 @@ SmallVector<Value> SplitBuilder::partials() {
   return SmallVector<Value>(loop.getResults());
 }
 
-Value SplitBuilder::combine(Value g, ArrayRef<Value> parts, Value mine) {
-  int64_t threads = split.threads, columns = split.columns;
-  Value m = parts[0], l = parts[1], acc = parts[2];
-  Value negInf = bb.constF(-INFINITY), zero = bb.constF(0.0);
-  // M = max_t m_t, as [1].
-  Value mMax = bb.generic(
+Value SplitBuilder::maxOf(Value m) {
+  return bb.generic(
       2, {{m, bb.map(2, {1})}}, bb.full({1}, f32, -INFINITY), bb.map(2, {0}),
       {1}, [](OpBuilder &ib, Location il, ValueRange x) -> Value {
         return arith::MaximumFOp::create(ib, il, x[0], x[1]);
       });
-  // out[0, c] += w_t * x[t, c] over t, with w_t = exp(m_t - M) (0 where
-  // thread t saw no key) computed where it is used: a tensor of the
-  // weights would be a thread's array read at the steps of the sum, on
-  // the stack.
-  auto weighted = [&](Value x, int64_t cols) {
-    bool row = cols == 0;
-    unsigned loops = row ? 2 : 3, t = loops - 1;
-    AffineMap out = row ? bb.map(2, {0}) : bb.map(3, {0, 1});
-    AffineMap xMap = row ? bb.map(2, {t}) : bb.map(3, {t, 1});
-    SmallVector<int64_t> shape = {1};
-    if (!row)
-      shape.push_back(cols);
-    return bb.generic(
-        loops,
-        {{m, bb.map(loops, {t})}, {mMax, bb.map(loops, {0})}, {x, xMap}},
-        bb.full(shape, f32, 0.0), out, {t},
-        [&](OpBuilder &ib, Location il, ValueRange a) -> Value {
-          Value none = arith::CmpFOp::create(
-              ib, il, arith::CmpFPredicate::OEQ, a[0], negInf);
-          Value e = math::ExpOp::create(
-              ib, il, arith::SubFOp::create(ib, il, a[0], a[1]));
-          Value w = arith::SelectOp::create(ib, il, none, zero, e);
-          return arith::AddFOp::create(
-              ib, il, a[3], arith::MulFOp::create(ib, il, w, a[2]));
-        });
-  };
-  Value lSum = weighted(l, 0);
-  // The thread's columns g, g + G, ... of the partials' rows.
-  int64_t each = s.dv / columns;
-  OpFoldResult one = b.getIndexAttr(1);
-  Value accCols = tensor::ExtractSliceOp::create(
-      b, loc, RankedTensorType::get({threads, each}, f32), acc,
-      ArrayRef<OpFoldResult>{b.getIndexAttr(0), g},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(threads), b.getIndexAttr(each)},
-      ArrayRef<OpFoldResult>{one, b.getIndexAttr(columns)});
-  return normalizeRows(bb, weighted(accCols, each), lSum, mine);
+}
+
+Value SplitBuilder::weighted(Value m, Value mMax, Value x, int64_t cols) {
+  // The weights computed where they are used: a tensor of them would be a
+  // thread's array read at the steps of the sum, on the stack.
+  Value negInf = bb.constF(-INFINITY), zero = bb.constF(0.0);
+  bool row = cols == 0;
+  unsigned loops = row ? 2 : 3, t = loops - 1;
+  AffineMap out = row ? bb.map(2, {0}) : bb.map(3, {0, 1});
+  AffineMap xMap = row ? bb.map(2, {t}) : bb.map(3, {t, 1});
+  SmallVector<int64_t> shape = {1};
+  if (!row)
+    shape.push_back(cols);
+  return bb.generic(
+      loops, {{m, bb.map(loops, {t})}, {mMax, bb.map(loops, {0})}, {x, xMap}},
+      bb.full(shape, f32, 0.0), out, {t},
+      [&](OpBuilder &ib, Location il, ValueRange a) -> Value {
+        Value none = arith::CmpFOp::create(ib, il, arith::CmpFPredicate::OEQ,
+                                           a[0], negInf);
+        Value e = math::ExpOp::create(
+            ib, il, arith::SubFOp::create(ib, il, a[0], a[1]));
+        Value w = arith::SelectOp::create(ib, il, none, zero, e);
+        return arith::AddFOp::create(ib, il, a[3],
+                                     arith::MulFOp::create(ib, il, w, a[2]));
+      });
+}
+
+Value SplitBuilder::combine(ArrayRef<Value> parts, Value out, bool normalize) {
+  int64_t columns = split.columns, each = s.dv / columns;
+  int64_t n = cast<RankedTensorType>(parts[0].getType()).getDimSize(0);
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  return threadSlices(
+      b, loc, {columns}, out, {1, each}, {1, columns},
+      [&](ValueRange ids) { return SmallVector<OpFoldResult>{zero, ids[0]}; },
+      [&](ValueRange ids, Value mine) -> Value {
+        Value m = parts[0], l = parts[1], acc = parts[2];
+        Value mMax = maxOf(m);
+        Value accCols = tensor::ExtractSliceOp::create(
+            b, loc, RankedTensorType::get({n, each}, f32), acc,
+            ArrayRef<OpFoldResult>{zero, ids[0]},
+            ArrayRef<OpFoldResult>{b.getIndexAttr(n), b.getIndexAttr(each)},
+            ArrayRef<OpFoldResult>{one, b.getIndexAttr(columns)});
+        Value sums = weighted(m, mMax, accCols, each);
+        if (!normalize)
+          return sums;
+        return normalizeRows(bb, sums, weighted(m, mMax, l, 0), mine);
+      });
+}
+
+scf::ForallOp SplitBuilder::blockLoop(int64_t rows, ValueRange outs) {
+  auto blocks = scf::ForallOp::create(
+      b, loc,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(s.batch), b.getIndexAttr(s.heads),
+                             b.getIndexAttr(rows)},
+      outs, std::nullopt);
+  mapForall(b, blocks, /*threads=*/false);
+  b.setInsertionPointToStart(blocks.getBody());
+  bi = blocks.getInductionVar(0);
+  hi = blocks.getInductionVar(1);
+  return blocks;
+}
+
+ValueRange SplitBuilder::finishBlocks(scf::ForallOp blocks, ValueRange values,
+                                      Value row) {
+  b.setInsertionPointToStart(blocks.getTerminator().getBody());
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  for (auto [value, out] : llvm::zip(values, blocks.getRegionIterArgs())) {
+    auto type = cast<RankedTensorType>(out.getType());
+    SmallVector<OpFoldResult> offsets = {bi, hi, row}, sizes(3, one),
+                              strides(type.getRank(), one);
+    if (type.getRank() == 4) {
+      offsets.push_back(zero);
+      sizes.push_back(b.getIndexAttr(type.getDimSize(3)));
+    }
+    tensor::ParallelInsertSliceOp::create(b, loc, value, out, offsets, sizes,
+                                          strides);
+  }
+  // As in the thread-per-row form: whole steps of the contractions with
+  // value rows of up to 64, steps of 8 keys beyond (the value block then
+  // fits in registers).
+  tileContractionReductions(b, blocks, s.dv <= 64 ? 16 : 8);
+  vectorizeInside(b, blocks, /*contractions=*/true);
+  b.setInsertionPointAfter(blocks);
+  return blocks.getResults();
+}
+
+void SplitBuilder::keysOfBlock(Value partition) {
+  std::tie(lo, hiKey) = keyRange(bb, s, hp.bp, qi, hp.off);
+  if (!partition)
+    return;
+  // Partition p of P: ceil(n / P) of the row's n blocks of 16 keys, from
+  // block p * ceil(n / P) on (none for the last ones where n < P).
+  Value step = bb.index(kStep);
+  Value n = arith::DivUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, hiKey, lo), step);
+  Value per = arith::MulIOp::create(
+      b, loc,
+      arith::CeilDivUIOp::create(b, loc, n, bb.index(split.partitions)),
+      step);
+  Value start = arith::MinSIOp::create(
+      b, loc, hiKey,
+      arith::AddIOp::create(b, loc, lo,
+                            arith::MulIOp::create(b, loc, partition, per)));
+  hiKey = arith::MinSIOp::create(b, loc, hiKey,
+                                 arith::AddIOp::create(b, loc, start, per));
+  lo = start;
 }
 
 Value SplitBuilder::build() {
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   Type elt = type.getElementType();
+  int64_t np = split.partitions;
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
   b.setInsertionPoint(op);
   Value out = bb.empty({s.batch, s.heads, s.sq, s.dv}, elt);
-  auto blocks = scf::ForallOp::create(
-      b, loc,
-      ArrayRef<OpFoldResult>{b.getIndexAttr(s.batch), b.getIndexAttr(s.heads),
-                             b.getIndexAttr(s.sq)},
-      ValueRange{out}, std::nullopt);
-  mapForall(b, blocks, /*threads=*/false);
-  b.setInsertionPointToStart(blocks.getBody());
-  bi = blocks.getInductionVar(0);
-  hi = blocks.getInductionVar(1);
-  qi = blocks.getInductionVar(2);
+  // Without partitions the blocks write the output; with them, each
+  // block's max and sum ([B, H, Sq * P, 2]: two tensors of one shape would
+  // be merged into one by CSE) and unnormalized row ([B, H, Sq * P, Dv]).
+  SmallVector<Value> outs = {out};
+  if (split.partitioned())
+    outs = {bb.empty({s.batch, s.heads, s.sq * np, 2}, f32),
+            bb.empty({s.batch, s.heads, s.sq * np, s.dv}, f32)};
+  scf::ForallOp blocks = blockLoop(s.sq * np, outs);
+  Value x = blocks.getInductionVar(2), partition;
+  qi = x;
+  if (split.partitioned()) {
+    qi = arith::DivUIOp::create(b, loc, x, bb.index(np));
+    partition = arith::RemUIOp::create(b, loc, x, bb.index(np));
+  }
   hp = headParams(bb, paramsOf(attn), attn.getKLen(), attn.getAlibi(), s, bi,
                   hi);
-  std::tie(lo, hiKey) = keyRange(bb, s, hp.bp, qi, hp.off);
-
+  keysOfBlock(partition);
   SmallVector<Value> parts = partials();
 
-  // The combine: thread g writes columns g, g + G, ... of the output row.
-  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
-  Value outArg = blocks.getRegionIterArgs()[0];
-  Value rowOut = bb.block(outArg, bi, hi, qi, zero, 1, s.dv, elt);
-  int64_t columns = split.columns, each = s.dv / columns;
-  Value written = threadSlices(
-      b, loc, {columns}, rowOut, {1, each}, {1, columns},
-      [&](ValueRange ids) {
-        return SmallVector<OpFoldResult>{zero, ids[0]};
-      },
-      [&](ValueRange ids, Value mine) { return combine(ids[0], parts, mine); });
-
-  b.setInsertionPointToStart(blocks.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(
-      b, loc, written, outArg, ArrayRef<OpFoldResult>{bi, hi, qi, zero},
-      ArrayRef<OpFoldResult>{one, one, one, b.getIndexAttr(s.dv)},
+  ValueRange args = blocks.getRegionIterArgs();
+  if (!split.partitioned()) {
+    Value row = bb.block(args[0], bi, hi, qi, zero, 1, s.dv, elt);
+    return finishBlocks(blocks, combine(parts, row, /*normalize=*/true), x)[0];
+  }
+  // The block's unnormalized row, a thread per column; its max and sum,
+  // one thread.
+  Value row = bb.block(args[1], bi, hi, x, zero, 1, s.dv, f32);
+  Value sums = combine(parts, row, /*normalize=*/false);
+  Value statsOut = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({2}, f32), args[0],
+      ArrayRef<OpFoldResult>{bi, hi, x, zero},
+      ArrayRef<OpFoldResult>{one, one, one, b.getIndexAttr(2)},
       ArrayRef<OpFoldResult>{one, one, one, one});
-  // As in the thread-per-row form: whole steps of the contractions with
-  // value rows of up to 64, steps of 8 keys beyond (the value block then
-  // fits in registers).
-  tileContractionReductions(b, blocks, s.dv <= 64 ? kStep : 8);
-  vectorizeInside(b, blocks, /*contractions=*/true);
-  return blocks.getResult(0);
+  auto stats = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{one},
+                                     ValueRange{statsOut}, std::nullopt);
+  mapForall(b, stats, /*threads=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(stats.getBody());
+    Value mMax = maxOf(parts[0]);
+    Value lSum = weighted(parts[0], mMax, parts[1], 0);
+    b.setInsertionPointToStart(stats.getTerminator().getBody());
+    for (auto [i, value] : llvm::enumerate(ValueRange{mMax, lSum}))
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, value, stats.getRegionIterArgs()[0],
+          ArrayRef<OpFoldResult>{b.getIndexAttr(i)},
+          ArrayRef<OpFoldResult>{one}, ArrayRef<OpFoldResult>{one});
+  }
+  ValueRange partitions =
+      finishBlocks(blocks, {stats.getResult(0), sums}, x);
+
+  // The second kernel: a block per (batch, head, query row) combines its
+  // partitions' rows as the first combined its threads'.
+  scf::ForallOp rows = blockLoop(s.sq, out);
+  qi = rows.getInductionVar(2);
+  Value first = arith::MulIOp::create(b, loc, qi, bb.index(np));
+  // Columns [c0, c0 + cols) of the row's P partitions' rows of `from`.
+  auto ofRow = [&](Value from, int64_t c0, int64_t cols) -> Value {
+    SmallVector<int64_t> shape = {np};
+    if (cols > 1)
+      shape.push_back(cols);
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(shape, f32), from,
+        ArrayRef<OpFoldResult>{bi, hi, first, b.getIndexAttr(c0)},
+        ArrayRef<OpFoldResult>{one, one, b.getIndexAttr(np),
+                               b.getIndexAttr(cols)},
+        ArrayRef<OpFoldResult>{one, one, one, one});
+  };
+  SmallVector<Value> byPartition = {ofRow(partitions[0], 0, 1),
+                                    ofRow(partitions[0], 1, 1),
+                                    ofRow(partitions[1], 0, s.dv)};
+  Value rowOut = bb.block(rows.getRegionIterArgs()[0], bi, hi, qi, zero, 1,
+                          s.dv, elt);
+  return finishBlocks(rows, combine(byPartition, rowOut, /*normalize=*/true),
+                      qi)[0];
 }
 
 LogicalResult mlir::fuel::buildGpuSplitKeysAttention(

@@ -251,34 +251,39 @@ def test_attention_short_sequences_stage_padded_blocks(name):
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
-@pytest.mark.parametrize("d,dtype,threads", [(64, np.float32, 128), (128, np.float16, 64), (32, np.float32, 128)])
-def test_attention_with_few_queries_splits_the_keys(d, dtype, threads):
-    # Held-out decoding shapes: one query (three with d = 32, causal, past a
-    # window) against 3,000 keys (the last block of 16 past Sk), GQA: one
-    # kernel, a block per (batch, head, query) whose threads take a share of
-    # the keys each (128 threads; 64 for d = 128, whose partials would not
-    # fit 48 KiB), then a barrier and the combine; nothing copies or
-    # transposes the keys first.
-    sq = 3 if d == 32 else 1
-    q = np.zeros((2, 8, sq, d), dtype)
-    kv = np.zeros((2, 2, 3000, d), dtype)
+# (batch, heads, kv heads, queries, keys, head dim, dtype, partitions, threads)
+SPLIT_KEYS = [(2, 8, 2, 1, 3000, 64, np.float32, 5, 128), (16, 16, 4, 1, 2001, 128, np.float16, 1, 64),
+              (2, 8, 2, 3, 3000, 32, np.float32, 5, 128)]
+
+
+@pytest.mark.parametrize("b,h,hkv,sq,sk,d,dtype,partitions,threads", SPLIT_KEYS,
+                         ids=["decode-5-partitions", "decode-256-rows-f16", "3-queries-window"])
+def test_attention_with_few_queries_splits_the_keys(b, h, hkv, sq, sk, d, dtype, partitions, threads):
+    # Held-out decoding shapes, GQA, causal (and a window): a block per
+    # (batch, head, query) and partition of its keys (partitions of 512
+    # keys at least, until there are 256 blocks) whose threads take a share
+    # of the keys each (128; 64 for d = 128, whose partials would not fit
+    # 48 KiB), then a barrier and the combine; with partitions, a second
+    # kernel combines theirs. Nothing copies or transposes the keys first.
+    q = np.zeros((b, h, sq, d), dtype)
+    kv = np.zeros((b, hkv, sk, d), dtype)
     params = {"softmax_scale": 0.125, "causal": True}
-    if d == 32:
+    if sq > 1:
         params["window_size_left"] = 300
     for chip in ("sm_80", "sm_90"):
         kernels = gpu.compile_nvvm(fused_text("flash_attn", [q, kv, kv], params), chip=chip)
         no_device_malloc(kernels)
-        (kernel,) = kernels
-        assert f".maxntid {threads}, 1, 1" in kernel.ptx
-        assert kernel.ptx.count("bar.sync") == 1 and "st.shared" in kernel.ptx
+        assert len(kernels) == (2 if partitions > 1 else 1)
+        (split,) = [k for k in kernels if "st.shared" in k.ptx]
+        assert f".maxntid {threads}, 1, 1" in split.ptx and "bar.sync" in split.ptx
         if HAVE_PTXAS:
-            (report,) = gpu.ptxas(kernel.ptx, chip)
-            # Each thread's max, sum and accumulator row (padded by one).
-            assert report.shared_bytes == threads * (d + 3) * 4, report
-            assert report.spill_stores == 0, report
-            # d = 128: the two steps of 8 keys of p . v read the scores at
-            # run-time offsets, from a 112-byte local array.
-            assert report.stack_bytes == (112 if d == 128 else 0), report
+            for kernel in kernels:
+                (report,) = gpu.ptxas(kernel.ptx, chip)
+                # The split: each thread's max, sum and accumulator row
+                # (padded by one); the combine of partitions: nothing.
+                shared = threads * (d + 3) * 4 if kernel is split else 0
+                assert report.shared_bytes == shared, report
+                assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
 @pytest.mark.parametrize("d", [48, 128])

@@ -143,14 +143,16 @@ def test_attention_alibi_and_k_len(fuel_opt):
 
 
 # flash_attn's split-keys form (fewer than 32 query rows, 64 keys or
-# more): decoding (one query), a few queries with grouped heads, the last
-# key block past Sk (77 keys: read from Sk - 16 with the keys before its
-# start masked), heads of 128 (64 threads: their partials fit workgroup
-# memory) and of 16 with Dv = 48 (columns over 16 threads, three each),
-# 24 rows against 64 keys (a warp of threads, four with keys; from 25
-# rows on, the staged form pads them to a block of 32).
-SPLIT_ATTN = [(1, 2, 2, 1, 200, 64, 64), (1, 4, 2, 3, 100, 32, 16), (2, 2, 1, 5, 256, 128, 128),
-              (1, 2, 2, 7, 77, 16, 48), (1, 1, 1, 24, 64, 16, 16), (2, 8, 2, 1, 1000, 32, 32)]
+# more): decoding (one query; 202 keys: the last step of 4 keys read from
+# Sk - 4 with the keys before its start masked), a few queries with
+# grouped heads, heads of 128 and 256 (64 and 32 threads: their partials
+# fit workgroup memory), heads of 16 with Dv = 48 (columns over 16 threads, three each),
+# 24 rows against 64 keys (from 25 rows on, the staged form pads them to a
+# block of 32), and rows whose keys are partitioned over blocks (2 and 5
+# partitions; empty ones where windows leave a row few keys).
+SPLIT_ATTN = [(1, 2, 2, 1, 202, 64, 64), (1, 4, 2, 3, 100, 32, 16), (2, 2, 1, 5, 256, 128, 128),
+              (1, 2, 2, 7, 77, 16, 48), (1, 1, 1, 24, 64, 16, 16), (1, 2, 1, 2, 1103, 32, 32),
+              (1, 1, 1, 1, 3001, 16, 16), (1, 2, 1, 2, 300, 256, 256)]
 
 
 @pytest.mark.parametrize("shape", SPLIT_ATTN, ids=lambda s: "x".join(map(str, s)))
@@ -163,13 +165,15 @@ def test_attention_split_keys(fuel_opt, shape, case):
 
 
 def test_attention_split_keys_alibi_and_k_len(fuel_opt):
-    # ALiBi per batch and head; k_len 150 of 180 keys: the threads whose
-    # blocks start past it take none (their weight is 0).
-    q, k, v = inputs(2, 4, 2, 2, 180, 32, 32)
+    # ALiBi per batch and head; k_len 150 of 180 keys (the threads whose
+    # keys start past it take none: their weight is 0), and 600 of 1,100
+    # in two partitions.
     slopes = (2.0 ** -np.arange(1, 9)).reshape(2, 4).astype(np.float32)
     params = dict(softmax_scale=0.25, causal=True)
-    out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v, slopes, 150], params, staged="split")
-    assert_close(out, reference(q, k, v, params, alibi=slopes, k_len=150), "f32", loose=True)
+    for sk, k_len in ((180, 150), (1100, 600)):
+        q, k, v = inputs(2, 4, 2, 2, sk, 32, 32)
+        out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v, slopes, k_len], params, staged="split")
+        assert_close(out, reference(q, k, v, params, alibi=slopes, k_len=k_len), "f32", loose=True)
 
 
 def test_attention_split_keys_rows_that_see_no_key(fuel_opt):

@@ -288,8 +288,9 @@ def FuelCodegenGPU : Pass<"fuel-codegen-gpu"> {
     block and thread tiles of its output, `flash_attn` a thread per query
     row of a block of queries, its key and value blocks staged in workgroup
     memory for heads up to `max-staged-head-dim` wide (with fewer than 32
-    query rows, a block per row whose threads split its keys and combine
-    their partials in workgroup memory), and its backwards a
+    query rows, a block per row and partition of its keys whose threads
+    split them and combine their partials in workgroup memory), and its
+    backwards a
     thread per query row (dq) or key row (dk, dv), staging the blocks the
     rows share likewise (see docs/GPU.md).
     Ops it does not

@@ -112,32 +112,54 @@ func.func @wide_heads(%q: tensor<1x2x64x128xf32>, %k: tensor<1x2x64x128xf32>, %v
 
 // -----
 
-// One query (decoding) against 1,000 keys, GQA: too few query rows to
-// stage, so a block per (batch, head, query) spreads the row's 63 blocks of
-// 16 keys over 64 threads (the last block read from key 984 on), whose
-// partials (max, sum, a row of 64 padded to 65) a thread per column
-// combines. The keys and values are read in place: nothing is copied or
-// transposed first.
+// One query (decoding) against 1,001 keys, GQA, 16 (batch, head) rows:
+// too few query rows to stage, so a block per (batch, head, query) spreads
+// the row's 251 steps of 4 keys over 128 threads (the last step read from
+// key 997 on), whose partials (max, sum, a row of 64 padded to 65) a
+// thread per column combines. The keys and values are read in place:
+// nothing is copied, padded or transposed first.
 // CHECK-LABEL: func.func @decode
-// CHECK-NOT:     x1008x
+// CHECK-NOT:     x1004x
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 8, 1) {{.*}} -> (tensor<2x8x1x64xf16>)
-// CHECK:           bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x65xf32>
-// CHECK:           scf.forall (%[[T:.*]]) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x65xf32>)
-// CHECK:             scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c1024
-// CHECK:               arith.minsi %[[J]], %c984
+// CHECK:           bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<128x65xf32>
+// CHECK:           scf.forall (%[[T:.*]]) in (128) shared_outs({{.*}}) -> (tensor<128xf32>, tensor<128xf32>, tensor<128x65xf32>)
+// CHECK:             scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c512
+// CHECK:               arith.minsi %[[J]], %c997
 // CHECK:               math.exp
-// CHECK:             tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[T]], 0] [1, 64] [1, 1] : tensor<1x64xf32> into tensor<64x65xf32>
+// CHECK:             tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[T]], 0] [1, 64] [1, 1] : tensor<1x64xf32> into tensor<128x65xf32>
 // CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:           scf.forall (%[[G:.*]]) in (64) shared_outs({{.*}}) -> (tensor<1x64xf16>)
+// CHECK:             tensor.extract_slice %{{.*}}[0, %[[G]]] [128, 1] [1, 64] : tensor<128x65xf32> to tensor<128x1xf32>
 // CHECK:             math.exp
-// CHECK:             tensor.extract_slice %{{.*}}[0, %[[G]]] [64, 1] [1, 64] : tensor<64x65xf32> to tensor<64x1xf32>
 // CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
-// CHECK-NOT:     tensor.extract_slice
+// CHECK-NOT:     scf.forall
 // CHECK:         return
-func.func @decode(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x1000x64xf16>, %v: tensor<2x2x1000x64xf16>) -> tensor<2x8x1x64xf16> {
-  %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v) : (tensor<2x8x1x64xf16>, tensor<2x2x1000x64xf16>, tensor<2x2x1000x64xf16>) -> tensor<2x8x1x64xf16>
+func.func @decode(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x1001x64xf16>, %v: tensor<2x2x1001x64xf16>) -> tensor<2x8x1x64xf16> {
+  %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v) : (tensor<2x8x1x64xf16>, tensor<2x2x1001x64xf16>, tensor<2x2x1001x64xf16>) -> tensor<2x8x1x64xf16>
   return %o : tensor<2x8x1x64xf16>
+}
+
+// -----
+
+// Four rows of 2,048 keys: each row's keys in 4 partitions (blocks), 128
+// threads each; the blocks write their max and sum ([.., 2]) and
+// unnormalized rows, and a second block loop combines a row's 4.
+// CHECK-LABEL: func.func @decode_partitions
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 4) {{.*}} -> (tensor<1x4x4x2xf32>, tensor<1x4x4x32xf32>)
+// CHECK:           scf.forall (%{{.*}}) in (128) shared_outs({{.*}}) -> (tensor<128xf32>, tensor<128xf32>, tensor<128x33xf32>)
+// CHECK:           scf.forall (%{{.*}}) in (32) shared_outs({{.*}}) -> (tensor<1x32xf32>)
+// CHECK:           scf.forall (%{{.*}}) in (1) shared_outs({{.*}}) -> (tensor<2xf32>)
+// CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 1) {{.*}} -> (tensor<1x4x1x32xf32>)
+// CHECK:           tensor.extract_slice %{{.*}} : tensor<1x4x4x2xf32> to tensor<4xf32>
+// CHECK:           tensor.extract_slice %{{.*}} : tensor<1x4x4x2xf32> to tensor<4xf32>
+// CHECK:           tensor.extract_slice %{{.*}} : tensor<1x4x4x32xf32> to tensor<4x32xf32>
+// CHECK:           scf.forall (%{{.*}}) in (32) shared_outs({{.*}}) -> (tensor<1x32xf32>)
+// CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+func.func @decode_partitions(%q: tensor<1x4x1x32xf32>, %k: tensor<1x4x2048x32xf32>, %v: tensor<1x4x2048x32xf32>) -> tensor<1x4x1x32xf32> {
+  %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32} (%q, %k, %v) : (tensor<1x4x1x32xf32>, tensor<1x4x2048x32xf32>, tensor<1x4x2048x32xf32>) -> tensor<1x4x1x32xf32>
+  return %o : tensor<1x4x1x32xf32>
 }
 
 // -----
