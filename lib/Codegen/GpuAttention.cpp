@@ -8,7 +8,10 @@
 // tensor exists anywhere: memory is O(S * D) per head. The threads of a
 // block read the same key and value blocks: where the shape allows, they
 // stage them in shared memory (GpuStagedAttention.cpp); otherwise the
-// caches serve them.
+// caches serve them. With fewer than 32 query rows (decoding) a thread per
+// row leaves each row's keys to one thread: GpuSplitKeysAttention.cpp
+// splits them over a block's threads (and a long row's over blocks)
+// instead.
 //
 // The backwards (flash_attn_backward_q/k/v) take the CPU's FlashAttention-2
 // backward (AttentionBackward.cpp) in the same way: for dq, a thread per

@@ -149,10 +149,10 @@ private:
   /// Writes `values` (a row of each block loop output, [1, ...] or [1])
   /// into the outputs at row `row` and returns the loop's results.
   ValueRange finishBlocks(scf::ForallOp blocks, ValueRange values, Value row);
-  /// The first loop over the block's keys, [lo, hi) in steps of 16 of
-  /// its partition (sets lo and hiKey).
+  /// The keys of the block's partition of its row's, [lo, hiKey) (whole
+  /// steps of 4).
   void keysOfBlock(Value partition);
-  /// Thread t's partial: the online softmax over its key blocks.
+  /// Thread t's partial: the online softmax over its steps of keys.
   RowState partial(Value t);
   /// The thread loop of the partials; its results m [T], l [T] and acc
   /// [T, Dv + 1].
@@ -203,7 +203,7 @@ RowState SplitBuilder::partial(Value t) {
       [&](OpBuilder &nb, Location, Value j0, ValueRange carried) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        // The block read: from j0, or for the last one from Sk - 16.
+        // The step's keys: from j0, or for a last step past Sk from Sk - 4.
         Value jr = overlaps ? arith::MinSIOp::create(b, loc, j0,
                                                      bb.index(s.sk - kStep))
                                   .getResult()
@@ -224,7 +224,7 @@ RowState SplitBuilder::partial(Value t) {
             });
         Value scores = maskBlock(bb, raw, hp.bp, qi, jr, hp.off);
         if (overlaps) {
-          // Keys before j0 belong to another thread's block.
+          // Keys before j0 belong to another thread's step.
           Value negInf = bb.constF(-INFINITY);
           scores = bb.generic(
               2, {{scores, bb.map(2, {0, 1})}}, bb.empty({1, kStep}, f32),
@@ -357,10 +357,10 @@ ValueRange SplitBuilder::finishBlocks(scf::ForallOp blocks, ValueRange values,
     tensor::ParallelInsertSliceOp::create(b, loc, value, out, offsets, sizes,
                                           strides);
   }
-  // As in the thread-per-row form: whole steps of the contractions with
-  // value rows of up to 64, steps of 8 keys beyond (the value block then
-  // fits in registers).
-  tileContractionReductions(b, blocks, s.dv <= 64 ? 16 : 8);
+  // The contractions' reductions (q k over D, the combines' over the
+  // threads or partitions) in steps of 8: D = 64 then takes 60 registers
+  // on sm_80 where steps of 16 took 127, D = 128 68 where they took 108.
+  tileContractionReductions(b, blocks, 8);
   vectorizeInside(b, blocks, /*contractions=*/true);
   b.setInsertionPointAfter(blocks);
   return blocks.getResults();
@@ -370,8 +370,8 @@ void SplitBuilder::keysOfBlock(Value partition) {
   std::tie(lo, hiKey) = keyRange(bb, s, hp.bp, qi, hp.off);
   if (!partition)
     return;
-  // Partition p of P: ceil(n / P) of the row's n blocks of 16 keys, from
-  // block p * ceil(n / P) on (none for the last ones where n < P).
+  // Partition p of P: ceil(n / P) of the row's n steps of 4 keys, from
+  // step p * ceil(n / P) on (none for the last ones where n < P).
   Value step = bb.index(kStep);
   Value n = arith::DivUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, hiKey, lo), step);
