@@ -17,6 +17,15 @@ int64_t mlir::fuel::threadsFor(int64_t n, int64_t maxThreads) {
   return threads;
 }
 
+Value mlir::fuel::workgroupTensor(OpBuilder &b, Location loc,
+                                 ArrayRef<int64_t> shape) {
+  return bufferization::AllocTensorOp::create(
+      b, loc, RankedTensorType::get(shape, b.getF32Type()), ValueRange{},
+      /*copy=*/Value(), /*size_hint=*/Value(),
+      gpu::AddressSpaceAttr::get(b.getContext(),
+                                 gpu::AddressSpace::Workgroup));
+}
+
 bool mlir::fuel::hasF32OrHalfTensors(Operation *op) {
   return llvm::all_of(
       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()),
@@ -103,18 +112,14 @@ Value BlockLoops::onEveryThread(int64_t threads,
 SmallVector<Value>
 BlockLoops::onEveryThread(int64_t threads, unsigned n,
                           function_ref<SmallVector<Value>(Value)> body) {
-  MLIRContext *ctx = b.getContext();
-  auto slotsType = RankedTensorType::get({threads}, f32);
   SmallVector<Value> slots;
   for (unsigned i = 0; i < n; ++i)
-    slots.push_back(bufferization::AllocTensorOp::create(
-        b, loc, slotsType, ValueRange{}, /*copy=*/Value(),
-        /*size_hint=*/Value(),
-        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
+    slots.push_back(workgroupTensor(b, loc, {threads}));
   auto loop = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(threads)}, slots,
       b.getArrayAttr(
-          {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
+          {gpu::GPUThreadMappingAttr::get(b.getContext(),
+                                          gpu::MappingId::DimX)}));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());

@@ -22,6 +22,10 @@ namespace fuel {
 /// `maxThreads`, no more than `n` needs.
 int64_t threadsFor(int64_t n, int64_t maxThreads);
 
+/// A new tensor of `shape` f32 in workgroup memory (a
+/// bufferization.alloc_tensor there), at the builder's insertion point.
+Value workgroupTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape);
+
 /// Whether every tensor `op` reads or writes is of f32, f16 or bf16 (the
 /// types the built GPU forms compute, the halves in f32).
 bool hasF32OrHalfTensors(Operation *op);

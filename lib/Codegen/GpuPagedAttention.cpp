@@ -195,11 +195,7 @@ Value PagedBuilder::scores(Value lo, Value hi) {
   auto stepType = VectorType::get({step}, f32);
   Value q = paged.getQ(), kc = paged.getKCache(),
         table = paged.getBlockTable();
-  Value init = bufferization::AllocTensorOp::create(
-      b, loc, RankedTensorType::get({split.threads * split.each}, f32),
-      ValueRange{}, /*copy=*/Value(), /*size_hint=*/Value(),
-      gpu::AddressSpaceAttr::get(b.getContext(),
-                                 gpu::AddressSpace::Workgroup));
+  Value init = workgroupTensor(b, loc, {split.threads * split.each});
   // Thread i's tokens lo + i, lo + i + T, ... at i, i + T, ... of the row.
   return threadSlices(
       b, loc, {split.threads}, init, {split.each}, {split.threads},

@@ -50,7 +50,6 @@
 #include "FuelFused/IR/FusedOpViews.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -141,8 +140,6 @@ public:
   Value build();
 
 private:
-  /// A new tensor of `shape` f32 in workgroup memory.
-  Value workgroup(ArrayRef<int64_t> shape);
   /// A block loop over (B, H, `rows`) writing `outs` ([B, H, rows, ...]),
   /// the builder left at the start of its body (sets bi and hi).
   scf::ForallOp blockLoop(int64_t rows, ValueRange outs);
@@ -181,13 +178,6 @@ private:
   HeadParams hp;
 };
 } // namespace
-
-Value SplitBuilder::workgroup(ArrayRef<int64_t> shape) {
-  return bufferization::AllocTensorOp::create(
-      b, loc, RankedTensorType::get(shape, f32), ValueRange{},
-      /*copy=*/Value(), /*size_hint=*/Value(),
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
-}
 
 RowState SplitBuilder::partial(Value t) {
   Value q = toF32(bb, bb.block(attn.getQ(), bi, hi, qi, b.getIndexAttr(0), 1,
@@ -246,8 +236,9 @@ RowState SplitBuilder::partial(Value t) {
 
 SmallVector<Value> SplitBuilder::partials() {
   int64_t threads = split.threads;
-  SmallVector<Value> inits = {workgroup({threads}), workgroup({threads}),
-                              workgroup({threads, s.dv + 1})};
+  SmallVector<Value> inits = {workgroupTensor(b, loc, {threads}),
+                              workgroupTensor(b, loc, {threads}),
+                              workgroupTensor(b, loc, {threads, s.dv + 1})};
   auto loop = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(threads)}, inits,
       std::nullopt);

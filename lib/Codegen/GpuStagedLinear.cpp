@@ -159,10 +159,7 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
   SmallVector<Value> inits;
   for (const WorkgroupTile &tile : tiles) {
     assert(canStageTile(tile, threads) && "a tile the threads cannot copy");
-    inits.push_back(bufferization::AllocTensorOp::create(
-        b, loc, RankedTensorType::get({tile.rows, tile.cols}, f32),
-        ValueRange{}, /*copy=*/Value(), /*size_hint=*/Value(),
-        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
+    inits.push_back(workgroupTensor(b, loc, {tile.rows, tile.cols}));
   }
   auto loop = scf::ForallOp::create(
       b, loc, getAsIndexOpFoldResult(ctx, threadDims), inits, std::nullopt);
