@@ -8,8 +8,15 @@
 //     more leading dims);
 //   - the row is split over the block's T threads: an scf.forall mapped to
 //     `#gpu.thread<x>` in which thread t computes every step of the op on
-//     elements t, t + T, t + 2T, ... of the row (strided slices), so each
-//     load and store of a warp touches consecutive addresses;
+//     chunks t, t + T, t + 2T, ... of V consecutive elements of the row, so
+//     each load and store of a warp touches consecutive addresses. V is as
+//     many elements as 16 bytes hold (of the row's widest element type) where
+//     the row is a multiple of T * V, else fewer, down to 1: a chunk is then
+//     one 16-byte load (ld.global.v4.f32) once the buffers' alignment is
+//     known (fuel-gpu-assume-alignment). The thread's slice of a row is the
+//     row expanded to [C, T * V], cut to its [C, V] columns and collapsed;
+//     once vectorized, its reads and writes are of the [C, V] tile itself
+//     (foldReshapesIntoTransfers);
 //   - each reduction over the row becomes the thread's partial (the step on
 //     its slice, from the reduction's identity) combined across the block by
 //     `gpu.all_reduce` (subgroup shuffles and shared memory once lowered),
@@ -31,7 +38,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
@@ -164,6 +173,16 @@ static std::optional<int> rowPosition(AffineMap map, unsigned rowLoop) {
   return position;
 }
 
+/// The reassociation of a tensor of rank `rank` - 1 with one of rank
+/// `rank` whose last two dims are the other's last: [[0], ..., [r-2, r-1]].
+static SmallVector<ReassociationIndices> lastTwoGrouped(int64_t rank) {
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i + 2 < rank; ++i)
+    groups.push_back({i});
+  groups.push_back({rank - 2, rank - 1});
+  return groups;
+}
+
 namespace {
 /// Splits the body of a row loop (one row per iteration) over `threads`
 /// threads; see the file comment.
@@ -172,12 +191,14 @@ public:
   RowSplitter(RewriterBase &rewriter, scf::ForallOp rowLoop,
               int64_t rowLength, int64_t threads)
       : rewriter(rewriter), rowLoop(rowLoop), rowLength(rowLength),
-        threads(threads) {}
+        threads(threads), chunk(chunkFor()) {}
 
   /// Checks, changing nothing, that every step of the row has a split form.
   LogicalResult check(std::string &why);
   /// Builds the thread loop; returns it.
   scf::ForallOp split();
+  /// Whether each thread's elements are chunks of more than one.
+  bool chunked() const { return chunk > 1; }
 
 private:
   bool isRowLinalg(linalg::LinalgOp op) const {
@@ -205,9 +226,25 @@ private:
   }
   void splitLinalg(OpBuilder &b, linalg::LinalgOp op);
 
+  /// The elements of a chunk: 16 bytes of the widest element type of the
+  /// rows the loop reads and writes, or fewer so that the threads' chunks
+  /// tile the row.
+  int64_t chunkFor();
+  /// `row` (a tensor whose last dim is the row) as [..., C, T * V].
+  Value expandRow(OpBuilder &b, Location loc, Value row) const;
+  /// This thread's chunks of `expanded` (a row expanded by expandRow):
+  /// its [..., C, V] columns, rank-reduced to `type`'s leading dims where
+  /// given, collapsed to [..., C * V].
+  Value chunksOf(OpBuilder &b, Location loc, Value expanded,
+                 Type type = {}) const;
+  /// The offsets, sizes and strides of this thread's [..., C, V] columns
+  /// of an expanded row of rank `rank`.
+  std::array<SmallVector<OpFoldResult>, 3> chunkColumns(OpBuilder &b,
+                                                        int64_t rank) const;
+
   RewriterBase &rewriter;
   scf::ForallOp rowLoop;
-  int64_t rowLength, threads;
+  int64_t rowLength, threads, chunk;
   IRMapping mapping;
   Value threadId;
 };
@@ -282,11 +319,80 @@ LogicalResult RowSplitter::check(std::string &why) {
   return success();
 }
 
+int64_t RowSplitter::chunkFor() {
+  // The rows in memory: those the loop reads (slices) and writes (the
+  // outputs' slices); the steps between them are in registers.
+  unsigned widest = 8;
+  rowLoop.getBody()->walk([&](tensor::ExtractSliceOp slice) {
+    Type element = slice.getType().getElementType();
+    if (isRowType(slice.getType(), rowLength))
+      widest = std::max(widest, element.getIntOrFloatBitWidth());
+  });
+  int64_t elements = std::max<int64_t>(1, 128 / widest);
+  while (elements > 1 && rowLength % (threads * elements) != 0)
+    elements /= 2;
+  return elements;
+}
+
+Value RowSplitter::expandRow(OpBuilder &b, Location loc, Value row) const {
+  auto type = cast<RankedTensorType>(row.getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> shape(type.getShape().drop_back());
+  shape.append({rowLength / (threads * chunk), threads * chunk});
+  return tensor::ExpandShapeOp::create(b, loc, type.clone(shape), row,
+                                       lastTwoGrouped(rank + 1));
+}
+
+Value RowSplitter::chunksOf(OpBuilder &b, Location loc, Value expanded,
+                           Type type) const {
+  auto expandedType = cast<RankedTensorType>(expanded.getType());
+  int64_t rank = expandedType.getRank();
+  auto [offsets, sizes, strides] = chunkColumns(b, rank);
+  // The leading dims: `type`'s (rank-reducing) or the row's.
+  SmallVector<int64_t> tileShape(
+      type ? cast<RankedTensorType>(type).getShape().drop_back()
+           : expandedType.getShape().drop_back(2));
+  tileShape.append({rowLength / (threads * chunk), chunk});
+  Value tile = tensor::ExtractSliceOp::create(
+      b, loc, expandedType.clone(tileShape), expanded, offsets, sizes,
+      strides);
+  return tensor::CollapseShapeOp::create(b, loc, tile,
+                                         lastTwoGrouped(tileShape.size()));
+}
+
+std::array<SmallVector<OpFoldResult>, 3>
+RowSplitter::chunkColumns(OpBuilder &b, int64_t rank) const {
+  std::array<SmallVector<OpFoldResult>, 3> slice = {
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(0)),
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)),
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1))};
+  slice[0].back() = affine::makeComposedFoldedAffineApply(
+      b, threadId.getLoc(), b.getAffineDimExpr(0) * chunk, {threadId});
+  slice[1][rank - 2] = b.getIndexAttr(rowLength / (threads * chunk));
+  slice[1].back() = b.getIndexAttr(chunk);
+  return slice;
+}
+
 Value RowSplitter::threadSlice(OpBuilder &b, Location loc, Value value,
                                ArrayRef<OpFoldResult> offsets,
                                ArrayRef<OpFoldResult> sizes, Type type) {
   SmallVector<OpFoldResult> newOffsets(offsets), newSizes(sizes);
   SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+  if (chunk > 1) {
+    // The row, expanded, cut to the thread's chunks, collapsed.
+    Value row;
+    if (type) {
+      auto rowType = cast<RankedTensorType>(type);
+      SmallVector<int64_t> shape(rowType.getShape());
+      shape.back() = rowLength;
+      row = tensor::ExtractSliceOp::create(b, loc, rowType.clone(shape), value,
+                                           offsets, sizes, strides);
+    } else {
+      row = tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes,
+                                           strides);
+    }
+    return chunksOf(b, loc, expandRow(b, loc, row), type);
+  }
   std::optional<int64_t> last = getConstantIntValue(offsets.back());
   newOffsets.back() =
       last && *last == 0
@@ -387,6 +493,9 @@ scf::ForallOp RowSplitter::split() {
       insert.getMixedOffsets(), insert.getMixedSizes(),
       insert.getMixedStrides());
   MLIRContext *ctx = rewriter.getContext();
+  // With chunks, the threads share the row expanded to [..., C, T * V].
+  if (chunk > 1)
+    rowOut = expandRow(rewriter, loc, rowOut);
   auto threadLoop = scf::ForallOp::create(
       rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(threads)},
       ValueRange{rowOut},
@@ -404,8 +513,13 @@ scf::ForallOp RowSplitter::split() {
       if (llvm::is_contained(rowLoop.getRegionIterArgs(), slice.getSource()))
         // The row being written (the last step's init): this thread's part
         // of the thread loop's output.
-        threadPart = threadSliceOfWhole(b, opLoc, threadLoop.getRegionIterArgs()[0],
-                                        threadType(slice.getType()));
+        threadPart =
+            chunk > 1
+                ? chunksOf(b, opLoc, threadLoop.getRegionIterArgs()[0],
+                           threadType(slice.getType()))
+                : threadSliceOfWhole(b, opLoc,
+                                     threadLoop.getRegionIterArgs()[0],
+                                     threadType(slice.getType()));
       else
         // A rank-reducing slice stays rank-reducing: it is read with the
         // row's maps.
@@ -434,21 +548,40 @@ scf::ForallOp RowSplitter::split() {
   // The thread's part of the row, into the row.
   Value part = mapping.lookup(insert.getSource());
   auto rowType = cast<RankedTensorType>(insert.getSourceType());
-  SmallVector<OpFoldResult> offsets(rowType.getRank(), b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes, strides(rowType.getRank(),
-                                           b.getIndexAttr(1));
-  for (int64_t size : rowType.getShape())
-    sizes.push_back(b.getIndexAttr(size));
-  offsets.back() = threadId;
-  sizes.back() = b.getIndexAttr(rowLength / threads);
-  strides.back() = b.getIndexAttr(threads);
-  b.setInsertionPointToStart(threadLoop.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(b, loc, part,
-                                        threadLoop.getRegionIterArgs()[0],
-                                        offsets, sizes, strides);
+  Value shared = threadLoop.getRegionIterArgs()[0];
+  if (chunk > 1) {
+    int64_t rank = rowType.getRank() + 1;
+    auto [offsets, sizes, strides] = chunkColumns(b, rank);
+    SmallVector<int64_t> tileShape(rowType.getShape().drop_back());
+    tileShape.append({rowLength / (threads * chunk), chunk});
+    part = tensor::ExpandShapeOp::create(b, loc, rowType.clone(tileShape),
+                                         part, lastTwoGrouped(rank));
+    b.setInsertionPointToStart(threadLoop.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(b, loc, part, shared, offsets,
+                                          sizes, strides);
+  } else {
+    b.setInsertionPointToStart(threadLoop.getTerminator().getBody());
+    SmallVector<OpFoldResult> offsets(rowType.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes, strides(rowType.getRank(),
+                                             b.getIndexAttr(1));
+    for (int64_t size : rowType.getShape())
+      sizes.push_back(b.getIndexAttr(size));
+    offsets.back() = threadId;
+    sizes.back() = b.getIndexAttr(rowLength / threads);
+    strides.back() = b.getIndexAttr(threads);
+    tensor::ParallelInsertSliceOp::create(b, loc, part, shared, offsets,
+                                          sizes, strides);
+  }
 
+  Value written = threadLoop.getResult(0);
+  if (chunk > 1) {
+    rewriter.setInsertionPointAfter(threadLoop);
+    int64_t rank = cast<RankedTensorType>(written.getType()).getRank();
+    written = tensor::CollapseShapeOp::create(rewriter, loc, written,
+                                              lastTwoGrouped(rank));
+  }
   rewriter.modifyOpInPlace(insert, [&] {
-    insert.getSourceMutable().assign(threadLoop.getResult(0));
+    insert.getSourceMutable().assign(written);
   });
   for (Operation *op : llvm::reverse(steps))
     if (op->use_empty())
@@ -498,5 +631,15 @@ LogicalResult mlir::fuel::scheduleGpuRowWise(
   mapForall(rewriter, rowLoop, /*threads=*/false);
 
   vectorizeInside(rewriter, threadLoop, /*contractions=*/false);
+  if (splitter.chunked()) {
+    MLIRContext *ctx = rewriter.getContext();
+    RewritePatternSet patterns(ctx);
+    populateFoldReshapesIntoTransfersPatterns(patterns);
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::populateFoldTensorEmptyPatterns(patterns);
+    tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+    applyInside(threadLoop, std::move(patterns));
+  }
   return success();
 }

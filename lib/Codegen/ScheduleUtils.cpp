@@ -41,6 +41,75 @@ void mlir::fuel::vectorizeInside(RewriterBase &rewriter, Operation *loop,
   applyInside(loop, std::move(patterns));
 }
 
+namespace {
+/// Whether `op` reads or writes the whole of its tensor from index 0, the
+/// vector's shape the tensor's, unmasked and in bounds.
+bool isWholeTensorTransfer(VectorTransferOpInterface op) {
+  auto tensor = dyn_cast<RankedTensorType>(op.getBase().getType());
+  VectorType vector = op.getVectorType();
+  return tensor && !op.getMask() && tensor.getShape() == vector.getShape() &&
+         op.getPermutationMap().isIdentity() &&
+         llvm::all_of(op.getIndices(),
+                      [](Value v) { return isZeroInteger(v); }) &&
+         llvm::all_of(op.getInBoundsValues(), [](bool b) { return b; });
+}
+
+/// transfer_read(collapse_shape(x)) -> shape_cast(transfer_read(x)).
+struct ReadThroughCollapse : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::TransferReadOp op,
+                                PatternRewriter &rewriter) const override {
+    auto collapse = op.getBase().getDefiningOp<tensor::CollapseShapeOp>();
+    if (!collapse || !isWholeTensorTransfer(op))
+      return failure();
+    RankedTensorType source = collapse.getSrcType();
+    auto type = VectorType::get(source.getShape(), source.getElementType());
+    Value zero = arith::ConstantIndexOp::create(rewriter, op.getLoc(), 0);
+    SmallVector<Value> indices(source.getRank(), zero);
+    SmallVector<bool> inBounds(source.getRank(), true);
+    Value read = vector::TransferReadOp::create(
+        rewriter, op.getLoc(), type, collapse.getSrc(), indices,
+        op.getPadding(), inBounds);
+    rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(op, op.getVectorType(),
+                                                     read);
+    return success();
+  }
+};
+
+/// expand_shape(transfer_write(v, d)) ->
+/// transfer_write(shape_cast(v), expand_shape(d)).
+struct WriteThroughExpand : OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto write = op.getSrc().getDefiningOp<vector::TransferWriteOp>();
+    if (!write || !write->hasOneUse() || !isWholeTensorTransfer(write))
+      return failure();
+    RankedTensorType result = op.getResultType();
+    Location loc = op.getLoc();
+    Value dest = tensor::ExpandShapeOp::create(
+        rewriter, loc, result, write.getBase(), op.getReassociationIndices(),
+        op.getMixedOutputShape());
+    Value vector = vector::ShapeCastOp::create(
+        rewriter, loc,
+        VectorType::get(result.getShape(), result.getElementType()),
+        write.getVector());
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    SmallVector<Value> indices(result.getRank(), zero);
+    SmallVector<bool> inBounds(result.getRank(), true);
+    rewriter.replaceOpWithNewOp<vector::TransferWriteOp>(op, vector, dest,
+                                                         indices, inBounds);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::fuel::populateFoldReshapesIntoTransfersPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<ReadThroughCollapse, WriteThroughExpand>(
+      patterns.getContext());
+}
+
 void mlir::fuel::applyInside(Operation *loop, RewritePatternSet &&patterns) {
   SmallVector<Operation *> inside;
   loop->walk([&](Operation *op) {

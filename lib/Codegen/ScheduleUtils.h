@@ -37,6 +37,14 @@ FailureOr<Decomposition> decomposeInPlace(RewriterBase &rewriter, FusedOp op,
 void vectorizeInside(RewriterBase &rewriter, Operation *loop,
                      bool contractions);
 
+/// Patterns that move a reshape (tensor.collapse_shape, expand_shape) out of
+/// a vector transfer of a whole tensor into a vector.shape_cast: a read of
+/// collapse_shape(x) becomes a read of x, shape-cast; expand_shape of a
+/// write into d becomes a write, shape-cast, into expand_shape(d). A thread's
+/// non-contiguous slice collapsed to one dim (GpuRowWise.cpp) is then read
+/// and written as its tile, a row of it a contiguous vector.
+void populateFoldReshapesIntoTransfersPatterns(RewritePatternSet &patterns);
+
 /// Applies `patterns` greedily to the ops inside `loop` (not `loop`
 /// itself), and to the ops they create.
 void applyInside(Operation *loop, RewritePatternSet &&patterns);

@@ -257,6 +257,7 @@ static std::string getGpuLoweringPipeline(const std::string &convertGpu) {
          "gpu.module(fuel-gpu-lower-all-reduce,"
          "canonicalize,"
          "strip-debuginfo,"
+         "fuel-gpu-align-vector-accesses,"
          "convert-vector-to-llvm{vector-contract-lowering=outerproduct}," +
          convertGpu +
          ","

@@ -89,6 +89,37 @@ def test_row_ops_are_one_block_per_row(name):
                 assert report.shared_bytes > 0, report
 
 
+# Held-out shapes: (op, input shapes, dtype, bytes a thread's chunk loads).
+# A thread's elements of a row are chunks of 16 bytes where the row is a
+# multiple of the threads' chunks, fewer bytes where not, single elements
+# where the thread's part is odd.
+CHUNKED_ROWS = [
+    ("rms_norm_last_dim", [(5, 2048)], np.float32, 16),        # 256 threads x 2 x 4
+    ("softmax_last_dim", [(3, 2, 4096)], np.float16, 16),      # 256 threads x 2 x 8
+    ("softmax_last_dim_backward", [(6, 768), (6, 768)], np.float32, 4),  # 256 threads x 3
+    ("layer_norm_last_dim", [(7, 512)], np.float32, 8),        # 256 threads x 2
+    ("softmax_last_dim", [(9, 96)], np.float32, 4),             # 32 threads x 3
+]
+
+
+@pytest.mark.parametrize("name,shapes,dtype,width", CHUNKED_ROWS,
+                         ids=[f"{c[0]}-{c[2].__name__}-{c[3]}" for c in CHUNKED_ROWS])
+def test_row_ops_load_and_store_chunks(name, shapes, dtype, width):
+    args = [np.zeros(s, dtype) for s in shapes]
+    params = {"eps": 1e-5} if "norm" in name else {}
+    (kernel,) = gpu.compile_nvvm(fused_text(name, args, params), chip="sm_90")
+    ptx = kernel.ptx
+    loads = [line.split()[0] for line in ptx.splitlines() if line.strip().startswith("ld.global")]
+    stores = [line.split()[0] for line in ptx.splitlines() if line.strip().startswith("st.global")]
+    assert loads and stores
+    # Every access of a row is one instruction of `width` bytes: v4.b32 is
+    # 16 bytes (4 f32 or 8 f16), v2.b32 8, b32 4 (f32); f16 scalars b16.
+    bits = {"v4.b32": 128, "v2.b32": 64, "b32": 32, "v2.b16": 32, "b16": 16, "v4.b16": 64}
+    for op in loads + stores:
+        kind = op.split(".", 2)[2]
+        assert bits.get(kind) == 8 * width, (op, width)
+
+
 # Held-out shapes: a class count off the block, rows off a warp.
 @pytest.mark.parametrize("reduction,kernels", [("mean", 2), ("sum", 2), ("none", 1)])
 def test_cross_entropy_is_one_block_per_row(reduction, kernels):

@@ -71,6 +71,18 @@ def test_row_op_is_one_kernel_with_lds():
     assert obj.lds_bytes > 0
 
 
+def test_row_op_reads_and_writes_16_byte_chunks():
+    # Held-out shape: rows of 3072 f32 over 256 threads, 3 chunks of 4 each.
+    text = fused_text("rms_norm_last_dim", [np.zeros((5, 3072), np.float32)], {"eps": 1e-6})
+    (kernel,) = gpu.compile_rocdl(text, chip="gfx90a")
+    ir = kernel.llvm_ir
+    vectors = [v for v in re.findall(r"(load|store) <(\d+) x float>.*, align (\d+)", ir) if v[1] != "1"]
+    # Each thread's 3 chunks read once (the second read for the output is
+    # the first's values) and written once, 16 bytes each, aligned; the
+    # other vectors are the reduction's one-element slots.
+    assert sorted(vectors) == [("load", "4", "16")] * 3 + [("store", "4", "16")] * 3, vectors
+
+
 @pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
 def test_linear_stages_tiles_in_lds():
     # Held-out shape: 32 x 64 block tiles, K in steps of 16.

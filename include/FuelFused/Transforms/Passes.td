@@ -415,6 +415,34 @@ def FuelGpuLowerAllReduce : Pass<"fuel-gpu-lower-all-reduce", "::mlir::gpu::GPUM
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FuelGpuAlignVectorAccesses : Pass<"fuel-gpu-align-vector-accesses", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Load and store the kernels' short vectors of global memory "
+                "with the alignment their addresses are known to have";
+  let description = [{
+    Each in-bounds 1-D `vector.transfer_read` and `vector.transfer_write` of
+    at most 16 bytes in a kernel, on a buffer that is a kernel argument (or a
+    `memref.reinterpret_cast` of one) with a unit innermost stride, becomes a
+    `vector.load` or `vector.store` whose `alignment` is what its address is
+    known to be a multiple of: the buffer's start is taken to be aligned to
+    16 bytes, and the element offset (the layout's offset plus each index
+    times its stride) is a multiple of the powers of two its constants,
+    sums, products and shifts give. The backends then emit one instruction
+    per vector (`ld.global.v4.b32`, `global_load_dwordx4`) where, at the
+    element's alignment, they split it into one per element: the row-wise
+    schedule's threads read and write chunks of 16 bytes this way.
+
+    The 16 bytes are an assumption: every buffer a kernel of these pipelines
+    gets is a `gpu.alloc` (the device copies of the host function's
+    arguments and its allocations, fuel-gpu-host-buffers), which the CUDA
+    and HIP runtimes align to 256 bytes. Wider vectors are left at the
+    element's alignment: told theirs, ptxas keeps all of a loop step's
+    loads in flight at once (flash_attn's decoding kernel: 168 registers
+    for sm_90, 70 without), a trade of occupancy for latency that needs a
+    GPU to judge.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
 def FuelGpuModuleToLLVMIR : Pass<"fuel-gpu-module-to-llvm-ir", "::mlir::ModuleOp"> {
   let summary = "Replace each GPU module by a gpu.binary holding its device "
                 "LLVM IR";

@@ -1,6 +1,7 @@
 // The GPU row-wise schedule: one row per block, the row split over the
-// block's threads (thread t on elements t, t + T, ...), each thread's part
-// in vectors, reductions combined across the block by gpu.all_reduce.
+// block's threads (thread t on chunks t, t + T, ... of V elements, 16 bytes
+// where the row allows), each thread's part in vectors, reductions combined
+// across the block by gpu.all_reduce.
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-threads=64" %s \
 // RUN:   | FileCheck %s --check-prefix=T64
@@ -10,28 +11,38 @@
 // RUN:   | FileCheck %s --check-prefix=BADOPT
 // BADOPT: fuel-codegen-gpu: max-threads must be a power of two of at least 32, got 48
 
+// CHECK:       #[[$BY4:.*]] = affine_map<(d0) -> (d0 * 4)>
 // CHECK-LABEL: func.func @softmax
 // CHECK-NOT:     fuel.fused
 // CHECK:         scf.forall (%[[ROW:.*]]) in (64) shared_outs(%[[OUT:.*]] = %{{.*}})
 // CHECK:           %[[MINE:.*]] = tensor.extract_slice %[[OUT]][%[[ROW]], 0] [1, 1024] [1, 1]
-// CHECK:           scf.forall (%[[T:.*]]) in (256) shared_outs(%[[TOUT:.*]] = %[[MINE]])
-// Coalesced: thread t reads elements t, t + 256, t + 512, t + 768.
-// CHECK:             tensor.extract_slice %{{.*}}[%[[ROW]], %[[T]]] [1, 4] [1, 256] : tensor<64x1024xf32> to tensor<1x4xf32>
+// The row as [C, T * V] = [1, 256 * 4]: thread t's chunk is its columns.
+// CHECK:           %[[CHUNKS:.*]] = tensor.expand_shape %[[MINE]] {{\[}}[0], [1, 2]] output_shape [1, 1, 1024]
+// CHECK:           scf.forall (%[[T:.*]]) in (256) shared_outs(%[[TOUT:.*]] = %[[CHUNKS]])
+// CHECK:             %[[X:.*]] = tensor.extract_slice %arg0[%[[ROW]], 0] [1, 1024] [1, 1]
+// CHECK:             %[[XC:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [1, 1, 1024]
+// Coalesced, a vector of 4 a thread: thread t reads elements 4t to 4t + 3.
+// CHECK:             %[[AT:.*]] = affine.apply #[[$BY4]](%[[T]])
+// CHECK:             vector.transfer_read %[[XC]][%{{.*}}, %{{.*}}, %[[AT]]], %{{.*}} {in_bounds = [true, true, true]} : tensor<1x1x1024xf32>, vector<1x1x4xf32>
 // CHECK:             vector.multi_reduction <maximumf>, %{{.*}} : vector<1x4xf32> to vector<1xf32>
 // CHECK:             gpu.all_reduce maximumf %{{.*}} uniform
 // CHECK:             math.exp %{{.*}} : vector<1x4xf32>
 // CHECK:             gpu.all_reduce add %{{.*}} uniform
 // CHECK:             arith.divf %{{.*}} : vector<1x4xf32>
-// CHECK:             tensor.parallel_insert_slice %{{.*}} into %[[TOUT]][0, %[[T]]] [1, 4] [1, 256]
+// CHECK:             %[[AT2:.*]] = affine.apply #[[$BY4]](%[[T]])
+// CHECK:             %[[Y:.*]] = vector.transfer_write %{{.*}} : vector<1x1x4xf32>, tensor<1x1x4xf32>
+// CHECK:             tensor.parallel_insert_slice %[[Y]] into %[[TOUT]][0, 0, %[[AT2]]] [1, 1, 4] [1, 1, 1]
 // CHECK:           } {mapping = [#gpu.thread<x>]}
-// CHECK:           tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[ROW]], 0] [1, 1024] [1, 1]
+// CHECK:           %[[ROWOUT:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<1x1x1024xf32> into tensor<1x1024xf32>
+// CHECK:           tensor.parallel_insert_slice %[[ROWOUT]] into %[[OUT]][%[[ROW]], 0] [1, 1024] [1, 1]
 // CHECK:         } {mapping = [#gpu.block<x>]}
 // No row-sized temporary.
 // CHECK-NOT:     tensor<1x1024xf32>
 // CHECK:         return
+// 64 threads: 16 elements a thread, 4 chunks of 4 ([4, 64 * 4]).
 // T64-LABEL:   func.func @softmax
 // T64:           scf.forall (%{{.*}}) in (64) shared_outs
-// T64:             tensor.extract_slice %{{.*}} [1, 16] [1, 64] : tensor<64x1024xf32> to tensor<1x16xf32>
+// T64:             vector.transfer_read {{.*}} : tensor<1x4x256xf32>, vector<1x4x4xf32>
 func.func @softmax(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
   %y = fuel.fused softmax_last_dim (%x) : (tensor<64x1024xf32>) -> tensor<64x1024xf32>
   return %y : tensor<64x1024xf32>
@@ -44,7 +55,7 @@ func.func @softmax(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
 // CHECK-LABEL: func.func @rms
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (2, 8)
 // CHECK:           scf.forall (%{{.*}}) in (256)
-// CHECK:             tensor.extract_slice %{{.*}} [1, 1, 16] [1, 1, 256] : tensor<2x8x4096xf32> to tensor<1x1x16xf32>
+// CHECK:             vector.transfer_read {{.*}} : tensor<1x1x4x1024xf32>, vector<1x1x4x4xf32>
 // CHECK-COUNT-1:     gpu.all_reduce add
 // CHECK-NOT:         gpu.all_reduce
 // CHECK:           } {mapping = [#gpu.thread<x>]}
@@ -57,13 +68,18 @@ func.func @rms(%x: tensor<2x8x4096xf32>) -> tensor<2x8x4096xf32> {
 // -----
 
 // A backward with two inputs: both read with the same thread slice; four
-// row sums (the mean, the variance, the mean of g, of g * x_hat).
+// row sums (the mean, the variance, the mean of g, of g * x_hat). Rows of
+// 512 over 256 threads: chunks of 2 elements (8 bytes).
 // CHECK-LABEL: func.func @layer_norm_backward
 // CHECK:         scf.forall (%[[ROW:.*]]) in (16)
 // CHECK:           scf.forall (%[[T:.*]]) in (256)
-// CHECK:             tensor.extract_slice %arg0[%[[ROW]], %[[T]]] [1, 2] [1, 256]
+// CHECK:             %[[X:.*]] = tensor.extract_slice %arg0[%[[ROW]], 0] [1, 512] [1, 1]
+// CHECK:             %[[XC:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [1, 1, 512]
+// CHECK:             vector.transfer_read %[[XC]]{{.*}} : tensor<1x1x512xf32>, vector<1x1x2xf32>
 // CHECK-COUNT-2:     gpu.all_reduce add
-// CHECK:             tensor.extract_slice %arg1[%[[ROW]], %[[T]]] [1, 2] [1, 256]
+// CHECK:             %[[G:.*]] = tensor.extract_slice %arg1[%[[ROW]], 0] [1, 512] [1, 1]
+// CHECK:             %[[GC:.*]] = tensor.expand_shape %[[G]] {{\[}}[0], [1, 2]] output_shape [1, 1, 512]
+// CHECK:             vector.transfer_read %[[GC]]{{.*}} : tensor<1x1x512xf32>, vector<1x1x2xf32>
 // CHECK-COUNT-2:     gpu.all_reduce add
 // CHECK-NOT:         gpu.all_reduce
 // CHECK:         } {mapping = [#gpu.block<x>]}
@@ -74,14 +90,29 @@ func.func @layer_norm_backward(%x: tensor<16x512xf32>, %g: tensor<16x512xf32>) -
 
 // -----
 
-// f16 rows: the statistics in f32 as the decomposition has them.
+// f16 rows: the statistics in f32 as the decomposition has them; chunks of
+// 8 (16 bytes of f16, though the steps between are f32).
 // CHECK-LABEL: func.func @softmax_f16
 // CHECK:         scf.forall (%{{.*}}) in (256)
-// CHECK:           tensor.extract_slice %{{.*}} [1, 8] [1, 256] : tensor<4x2048xf16> to tensor<1x8xf16>
+// CHECK:           vector.transfer_read {{.*}} : tensor<1x1x2048xf16>, vector<1x1x8xf16>
 // CHECK:           gpu.all_reduce maximumf
 func.func @softmax_f16(%x: tensor<4x2048xf16>) -> tensor<4x2048xf16> {
   %y = fuel.fused softmax_last_dim (%x) : (tensor<4x2048xf16>) -> tensor<4x2048xf16>
   return %y : tensor<4x2048xf16>
+}
+
+// -----
+
+// Rows of 96 over 32 threads: 3 elements a thread, no chunk of more than
+// one divides it: thread t reads elements t, t + 32, t + 64.
+// CHECK-LABEL: func.func @odd_part
+// CHECK:         scf.forall (%[[T:.*]]) in (32)
+// CHECK:           tensor.extract_slice %arg0[%{{.*}}, %[[T]]] [1, 3] [1, 32] : tensor<9x96xf32> to tensor<1x3xf32>
+// CHECK-NOT:       tensor.expand_shape
+// CHECK:         } {mapping = [#gpu.block<x>]}
+func.func @odd_part(%x: tensor<9x96xf32>) -> tensor<9x96xf32> {
+  %y = fuel.fused softmax_last_dim (%x) : (tensor<9x96xf32>) -> tensor<9x96xf32>
+  return %y : tensor<9x96xf32>
 }
 
 // -----

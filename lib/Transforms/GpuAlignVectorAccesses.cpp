@@ -1,0 +1,186 @@
+//===- GpuAlignVectorAccesses.cpp - Aligned short vector accesses ---------===//
+//
+// fuel-gpu-align-vector-accesses: a kernel's in-bounds 1-D vector transfers
+// of global memory, of at most 16 bytes, become vector.load and
+// vector.store with the alignment their address is known to have (see the
+// pass's description). Without it the conversion to LLVM gives every vector
+// access its element's alignment, and the NVPTX and AMDGPU backends split a
+// vector access that may be misaligned into one access per element.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuelFused/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::fuel {
+#define GEN_PASS_DEF_FUELGPUALIGNVECTORACCESSES
+#include "FuelFused/Transforms/Passes.h.inc"
+} // namespace mlir::fuel
+
+using namespace mlir;
+
+/// The alignment of a kernel's buffers assumed, in bytes: gpu.alloc
+/// allocations (aligned to 256 by the CUDA and HIP runtimes).
+static constexpr unsigned kBufferAlignmentLog2 = 4;
+/// The widest vector access given its alignment: one instruction's.
+static constexpr int64_t kMaxAccessBytes = 16;
+/// How far knownTrailingZeros looks through the ops defining a value.
+static constexpr unsigned kMaxDepth = 16;
+/// A count of trailing zeros that stands for "any power of two".
+static constexpr unsigned kAll = 64;
+
+/// The trailing zero bits `v` (an index or integer) is known to have: the
+/// greatest power of two known to divide it, as its log2.
+static unsigned knownTrailingZeros(Value v, unsigned depth = 0) {
+  APInt constant;
+  if (matchPattern(v, m_ConstantInt(&constant)))
+    return constant.isZero() ? kAll : constant.countTrailingZeros();
+  Operation *def = v.getDefiningOp();
+  if (!def || depth == kMaxDepth)
+    return 0;
+  auto operand = [&](unsigned i) {
+    return knownTrailingZeros(def->getOperand(i), depth + 1);
+  };
+  if (isa<arith::AddIOp, arith::SubIOp>(def))
+    return std::min(operand(0), operand(1));
+  if (isa<arith::MulIOp>(def))
+    return std::min(kAll, operand(0) + operand(1));
+  if (isa<arith::ShLIOp>(def) &&
+      matchPattern(def->getOperand(1), m_ConstantInt(&constant)))
+    return std::min<unsigned>(kAll,
+                              operand(0) + constant.getLimitedValue(kAll));
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+          arith::ExtUIOp>(def))
+    return operand(0);
+  return 0;
+}
+
+/// The element offset of `memref`'s first element from its kernel
+/// argument's aligned start, and its strides, as values or constants; none
+/// where `memref` is not a kernel argument or a reinterpret_cast of one.
+struct Layout {
+  OpFoldResult offset;
+  SmallVector<OpFoldResult> strides;
+};
+static std::optional<Layout> layoutFromKernelArgument(Value memref) {
+  auto isKernelArgument = [](Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    auto kernel =
+        arg ? dyn_cast<gpu::GPUFuncOp>(arg.getOwner()->getParentOp()) : nullptr;
+    return kernel && kernel.isKernel() && arg.getOwner()->isEntryBlock();
+  };
+  MLIRContext *ctx = memref.getContext();
+  if (auto cast = memref.getDefiningOp<memref::ReinterpretCastOp>()) {
+    if (!isKernelArgument(cast.getSource()))
+      return std::nullopt;
+    return Layout{cast.getMixedOffsets().front(), cast.getMixedStrides()};
+  }
+  if (!isKernelArgument(memref))
+    return std::nullopt;
+  int64_t offset;
+  SmallVector<int64_t> strides;
+  auto type = cast<MemRefType>(memref.getType());
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
+  return Layout{OpFoldResult(IntegerAttr::get(IndexType::get(ctx), offset)),
+                getAsIndexOpFoldResult(ctx, strides)};
+}
+
+/// The trailing zeros of `value` (an index value or attribute).
+static unsigned knownTrailingZeros(OpFoldResult value) {
+  if (auto attr = dyn_cast<Attribute>(value)) {
+    APInt constant = cast<IntegerAttr>(attr).getValue();
+    return constant.isZero() ? kAll : constant.countTrailingZeros();
+  }
+  return knownTrailingZeros(cast<Value>(value));
+}
+
+/// The alignment, in bytes, of the access of `vectorType` at `indices` of
+/// `memref`, if it is known to be more than its element's and the access
+/// is a contiguous one of global memory of at most kMaxAccessBytes.
+static std::optional<int64_t> knownAlignment(Value memref, ValueRange indices,
+                                             VectorType vectorType) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (auto space =
+          dyn_cast_if_present<gpu::AddressSpaceAttr>(type.getMemorySpace());
+      space && space.getValue() != gpu::AddressSpace::Global)
+    return std::nullopt;
+  Type element = type.getElementType();
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8)
+    return std::nullopt;
+  int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+  int64_t bytes = vectorType.getNumElements() * elementBytes;
+  if (vectorType.getRank() != 1 || bytes > kMaxAccessBytes ||
+      !llvm::isPowerOf2_64(bytes) || !llvm::isPowerOf2_64(elementBytes))
+    return std::nullopt;
+  std::optional<Layout> layout = layoutFromKernelArgument(memref);
+  if (!layout || layout->strides.size() != indices.size() ||
+      getConstantIntValue(layout->strides.back()) != 1)
+    return std::nullopt;
+  // The element offset: the layout's offset plus each index times its
+  // stride; its bytes from an aligned start.
+  unsigned zeros = knownTrailingZeros(layout->offset);
+  for (auto [index, stride] : llvm::zip(indices, layout->strides))
+    zeros = std::min(zeros, std::min(kAll, knownTrailingZeros(index) +
+                                               knownTrailingZeros(stride)));
+  unsigned log2 = std::min<unsigned>(
+      {kBufferAlignmentLog2, zeros + llvm::Log2_64(elementBytes),
+       static_cast<unsigned>(llvm::Log2_64(bytes))});
+  int64_t alignment = int64_t(1) << log2;
+  if (alignment <= elementBytes)
+    return std::nullopt;
+  return alignment;
+}
+
+/// Whether `op` is an unmasked, in-bounds transfer along the memref's
+/// innermost dim.
+static bool isContiguous(VectorTransferOpInterface op) {
+  return isa<MemRefType>(op.getBase().getType()) && !op.getMask() &&
+         op.getPermutationMap().isMinorIdentity() &&
+         op.getPermutationMap().getNumResults() == 1 &&
+         llvm::all_of(op.getInBoundsValues(), [](bool b) { return b; });
+}
+
+namespace {
+struct FuelGpuAlignVectorAccessesPass
+    : public fuel::impl::FuelGpuAlignVectorAccessesBase<
+          FuelGpuAlignVectorAccessesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    getOperation().walk([&](vector::TransferReadOp read) {
+      if (!isContiguous(read))
+        return;
+      std::optional<int64_t> alignment = knownAlignment(
+          read.getBase(), read.getIndices(), read.getVectorType());
+      if (!alignment)
+        return;
+      rewriter.setInsertionPoint(read);
+      rewriter.replaceOpWithNewOp<vector::LoadOp>(
+          read, read.getVectorType(), read.getBase(), read.getIndices(),
+          /*nontemporal=*/false, llvm::MaybeAlign(*alignment));
+    });
+    getOperation().walk([&](vector::TransferWriteOp write) {
+      if (!isContiguous(write) || write->getNumResults() != 0)
+        return;
+      std::optional<int64_t> alignment = knownAlignment(
+          write.getBase(), write.getIndices(), write.getVectorType());
+      if (!alignment)
+        return;
+      rewriter.setInsertionPoint(write);
+      rewriter.replaceOpWithNewOp<vector::StoreOp>(
+          write, write.getVector(), write.getBase(), write.getIndices(),
+          /*nontemporal=*/false, llvm::MaybeAlign(*alignment));
+    });
+  }
+};
+} // namespace

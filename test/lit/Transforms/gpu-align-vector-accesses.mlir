@@ -1,0 +1,87 @@
+// fuel-gpu-align-vector-accesses: a kernel's short contiguous vector
+// transfers of its buffers become vector.load / vector.store with the
+// alignment their element offset is known to give (buffers start at 16
+// bytes); anything it cannot tell stays a transfer (element-aligned).
+// RUN: fuel-opt --split-input-file --pass-pipeline="builtin.module(gpu.module(fuel-gpu-align-vector-accesses))" %s | FileCheck %s
+
+// A row-wise thread's chunks: offset row * 4096 + t * 4 (a multiple of 4
+// f32: 16 bytes), and the rows of the tile 1024 apart.
+// CHECK-LABEL: gpu.func @chunks
+// CHECK:         vector.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<1x4x1024xf32, strided<[4096, 1024, 1], offset: ?>>, vector<4xf32>
+// CHECK:         vector.load %{{.*}} {alignment = 16 : i64} : memref<4096x4096xf32>, vector<4xf32>
+// CHECK:         vector.store %{{.*}} {alignment = 16 : i64} : memref<1x4x1024xf32, strided<[4096, 1024, 1], offset: ?>>, vector<4xf32>
+// f16: 8 of them are 16 bytes.
+// CHECK:         vector.load %{{.*}} {alignment = 16 : i64} : memref<64x2048xf16>, vector<8xf16>
+// A multiple of 2 elements only: 8 bytes.
+// CHECK:         vector.load %{{.*}} {alignment = 8 : i64} : memref<4096x4096xf32>, vector<4xf32>
+// CHECK-NOT:     vector.transfer_read
+// CHECK:         gpu.return
+gpu.module @chunks {
+  gpu.func @chunks(%x: memref<4096x4096xf32>, %y: memref<4096x4096xf32>, %h: memref<64x2048xf16>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %c4096 = arith.constant 4096 : index
+    %pad = ub.poison : f32
+    %hpad = ub.poison : f16
+    %row = gpu.block_id x
+    %t = gpu.thread_id x
+    %off = arith.muli %row, %c4096 : index
+    %col = arith.muli %t, %c4 : index
+    %rx = memref.reinterpret_cast %x to offset: [%off], sizes: [1, 4, 1024], strides: [4096, 1024, 1] : memref<4096x4096xf32> to memref<1x4x1024xf32, strided<[4096, 1024, 1], offset: ?>>
+    %v = vector.transfer_read %rx[%c0, %c1, %col], %pad {in_bounds = [true]} : memref<1x4x1024xf32, strided<[4096, 1024, 1], offset: ?>>, vector<4xf32>
+    %w = vector.transfer_read %x[%row, %col], %pad {in_bounds = [true]} : memref<4096x4096xf32>, vector<4xf32>
+    %s = arith.addf %v, %w : vector<4xf32>
+    %ry = memref.reinterpret_cast %y to offset: [%off], sizes: [1, 4, 1024], strides: [4096, 1024, 1] : memref<4096x4096xf32> to memref<1x4x1024xf32, strided<[4096, 1024, 1], offset: ?>>
+    vector.transfer_write %s, %ry[%c0, %c2, %col] {in_bounds = [true]} : vector<4xf32>, memref<1x4x1024xf32, strided<[4096, 1024, 1], offset: ?>>
+    %c8 = arith.constant 8 : index
+    %hcol8 = arith.muli %t, %c8 : index
+    %hv = vector.transfer_read %h[%row, %hcol8], %hpad {in_bounds = [true]} : memref<64x2048xf16>, vector<8xf16>
+    %col2 = arith.muli %t, %c2 : index
+    %u = vector.transfer_read %x[%row, %col2], %pad {in_bounds = [true]} : memref<4096x4096xf32>, vector<4xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// Left as they are: an offset of unknown alignment (the thread's index
+// itself), a vector wider than 16 bytes, workgroup memory, a buffer that
+// is not the kernel's argument, an access that may be out of bounds, and
+// a column of a row-major buffer (not its innermost dim).
+// CHECK-LABEL: gpu.func @unknown
+// CHECK-NOT:     vector.load
+// CHECK-NOT:     vector.store
+// CHECK:         gpu.return
+gpu.module @unknown {
+  gpu.func @unknown(%x: memref<64x64xf32>, %i: index) workgroup(%w : memref<64xf32, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %pad = ub.poison : f32
+    %t = gpu.thread_id x
+    %a = vector.transfer_read %x[%c0, %t], %pad {in_bounds = [true]} : memref<64x64xf32>, vector<4xf32>
+    %b = vector.transfer_read %x[%c0, %c0], %pad {in_bounds = [true]} : memref<64x64xf32>, vector<8xf32>
+    %c = vector.transfer_read %w[%c0], %pad {in_bounds = [true]} : memref<64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+    %sub = memref.subview %x[%i, 0] [1, 64] [1, 1] : memref<64x64xf32> to memref<64xf32, strided<[1], offset: ?>>
+    %d = vector.transfer_read %sub[%c0], %pad {in_bounds = [true]} : memref<64xf32, strided<[1], offset: ?>>, vector<4xf32>
+    %e = vector.transfer_read %x[%c0, %c4], %pad : memref<64x64xf32>, vector<4xf32>
+    %f = vector.transfer_read %x[%c0, %c4], %pad {in_bounds = [true], permutation_map = affine_map<(d0, d1) -> (d0)>} : memref<64x64xf32>, vector<4xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// Outside a kernel, nothing is known of a function's arguments.
+// CHECK-LABEL: gpu.func @device_function
+// CHECK:         vector.transfer_read
+// CHECK-NOT:     vector.load
+gpu.module @device {
+  gpu.func @device_function(%x: memref<64x64xf32>) {
+    %c0 = arith.constant 0 : index
+    %pad = ub.poison : f32
+    %a = vector.transfer_read %x[%c0, %c0], %pad {in_bounds = [true]} : memref<64x64xf32>, vector<4xf32>
+    gpu.return
+  }
+}
