@@ -40,6 +40,14 @@ struct StagedContraction {
   /// A[lead][m, k] and B[lead][k, n] as f32 (`lead` null where there is
   /// none), at the builder's insertion point.
   std::function<Value(OpBuilder &, Value lead, Value m, Value k)> a, b;
+  /// Where A is contiguous along K (B along N, not `bAlongK`): the most
+  /// elements a thread reads at once (16 bytes of them), and the f32
+  /// vector of `width` of them from [lead][m, k] (B: [k, n]); 1 and null
+  /// where not.
+  int64_t aChunk = 1, bChunk = 1;
+  std::function<Value(OpBuilder &, Value lead, Value m, Value k,
+                      int64_t width)>
+      aChunks, bChunks;
   /// The output's 4 x 4 tile at (`rows`, `cols`) from the thread's `sums`
   /// (tensor<4x4xf32>), written into `mine` (its 4 x 4 slice of the
   /// output) and returned.
@@ -56,12 +64,22 @@ struct WorkgroupTile {
   int64_t rows, cols;
   bool alongRows;
   function_ref<Value(Value row, Value col)> element;
+  /// Where set (and not `alongRows`): a thread copies chunks of `chunk`
+  /// consecutive columns, `chunkElements(row, col)` giving the f32 vector
+  /// of columns col, ..., col + chunk - 1 (read as one vector where the
+  /// source is contiguous along them).
+  int64_t chunk = 1;
+  function_ref<Value(Value row, Value col)> chunkElements = {};
 };
 
 /// Whether `threads` threads copy `tile` in equal strided parts: the tile's
-/// extent along the threads a multiple of `threads`, or `threads` a
-/// multiple of it with whole passes over the other dim.
+/// extent along the threads (in chunks) a multiple of `threads`, or
+/// `threads` a multiple of it with whole passes over the other dim.
 bool canStageTile(const WorkgroupTile &tile, int64_t threads);
+
+/// The most columns (a power of two, from `most` down to 1) that `tile`'s
+/// threads can copy as chunks.
+int64_t largestChunk(WorkgroupTile tile, int64_t threads, int64_t most);
 
 /// `tiles` (canStageTile holds for each) in new workgroup tensors, copied
 /// by one scf.forall on the threads of `threadDims` (1 or 2 dims, the last

@@ -8,7 +8,9 @@
 // KT; at each step
 //   1. all its threads copy the A tile [TM, KT] and the B tile [KT, TN]
 //      from global memory into workgroup memory (widened to f32), a warp's
-//      loads consecutive in memory;
+//      loads consecutive in memory; where an operand is contiguous along
+//      the tile's columns (fused_linear's a and w), a thread copies chunks
+//      of up to 16 bytes of consecutive columns, one vector read each;
 //   2. each thread adds the products of its 4 rows of the A tile and its 4
 //      columns of the B tile to its accumulators (vector.contract: fused
 //      multiply-adds).
@@ -39,6 +41,8 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
@@ -54,6 +58,8 @@ struct StagedTiles {
   int64_t lead, m, k, n;
   /// The block's tile of the output, and the K step.
   int64_t tileM, tileN, stepK;
+  /// The columns of A's and B's tiles a thread copies at once.
+  int64_t aChunk = 1, bChunk = 1;
 
   int64_t threadsY() const { return tileM / kThreadTile; }
   int64_t threadsX() const { return tileN / kThreadTile; }
@@ -89,6 +95,13 @@ struct StagedTiles {
     if (!t.tileM || !t.tileN || !t.stepK || t.threads() > maxThreads ||
         t.lead > 65535 || t.m / t.tileM > 65535)
       return std::nullopt;
+    // Chunks of the operands that are contiguous along the tile's columns.
+    if (c.aChunks)
+      t.aChunk = largestChunk({t.tileM, t.stepK, false, {}}, t.threads(),
+                              c.aChunk);
+    if (c.bChunks && !c.bAlongK)
+      t.bChunk = largestChunk({t.stepK, t.tileN, false, {}}, t.threads(),
+                              c.bChunk);
     return t;
   }
 };
@@ -138,11 +151,21 @@ Value StagedBuilder::threadLoop(
 }
 
 bool mlir::fuel::canStageTile(const WorkgroupTile &tile, int64_t threads) {
-  int64_t fast = tile.alongRows ? tile.rows : tile.cols;
+  if (tile.chunk > 1 && (tile.alongRows || tile.cols % tile.chunk != 0))
+    return false;
+  int64_t fast = tile.alongRows ? tile.rows : tile.cols / tile.chunk;
   int64_t slow = tile.alongRows ? tile.cols : tile.rows;
   if (fast % threads == 0)
     return true;
   return threads % fast == 0 && slow % (threads / fast) == 0;
+}
+
+int64_t mlir::fuel::largestChunk(WorkgroupTile tile, int64_t threads,
+                                 int64_t most) {
+  for (tile.chunk = most; tile.chunk > 1; tile.chunk /= 2)
+    if (canStageTile(tile, threads))
+      return tile.chunk;
+  return 1;
 }
 
 SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
@@ -159,7 +182,16 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
   SmallVector<Value> inits;
   for (const WorkgroupTile &tile : tiles) {
     assert(canStageTile(tile, threads) && "a tile the threads cannot copy");
-    inits.push_back(workgroupTensor(b, loc, {tile.rows, tile.cols}));
+    Value init = workgroupTensor(b, loc, {tile.rows, tile.cols});
+    // Chunked: the tile as [rows, cols / chunk, chunk], a thread's slice
+    // whole chunks.
+    if (tile.chunk > 1)
+      init = tensor::ExpandShapeOp::create(
+          b, loc,
+          RankedTensorType::get(
+              {tile.rows, tile.cols / tile.chunk, tile.chunk}, f32),
+          init, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+    inits.push_back(init);
   }
   auto loop = scf::ForallOp::create(
       b, loc, getAsIndexOpFoldResult(ctx, threadDims), inits, std::nullopt);
@@ -179,7 +211,7 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
     // of every row when the threads are no more than the columns, else
     // column t % cols of rows t / cols, t / cols + R, ... (R = T / cols
     // rows a pass). Along rows, the same with rows and columns swapped.
-    int64_t fast = tile.alongRows ? tile.rows : tile.cols;
+    int64_t fast = tile.alongRows ? tile.rows : tile.cols / tile.chunk;
     int64_t slow = tile.alongRows ? tile.cols : tile.rows;
     bool wide = fast % threads == 0;
     int64_t perPass = wide ? 1 : threads / fast;
@@ -200,6 +232,11 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
         ordered(OpFoldResult(slow0), OpFoldResult(fast0)),
         getAsIndexOpFoldResult(ctx, ordered(slowCount, fastCount)),
         getAsIndexOpFoldResult(ctx, ordered(perPass, fastStride))};
+    if (tile.chunk > 1) {
+      slice[0].push_back(b.getIndexAttr(0));
+      slice[1].push_back(b.getIndexAttr(tile.chunk));
+      slice[2].push_back(b.getIndexAttr(1));
+    }
     Value mine = tensor::ExtractSliceOp::create(b, loc, shared, slice[0],
                                                 slice[1], slice[2]);
     for (int64_t i = 0; i < slowCount; ++i) {
@@ -209,6 +246,16 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
                                                  index(j * fastStride))
                                .getResult()
                          : fast0;
+        if (tile.chunk > 1) {
+          // Columns fastAt * chunk, ... of row slowAt, as one vector.
+          Value col = arith::MulIOp::create(b, loc, fastAt, index(tile.chunk));
+          mine = vector::TransferWriteOp::create(
+                     b, loc, tile.chunkElements(slowAt, col), mine,
+                     ValueRange{index(i), index(j), index(0)},
+                     ArrayRef<bool>{true})
+                     .getResult();
+          continue;
+        }
         SmallVector<Value> at = ordered(slowAt, fastAt);
         mine = tensor::InsertOp::create(b, loc, tile.element(at[0], at[1]),
                                         mine, ordered(index(i), index(j)));
@@ -222,7 +269,15 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
        llvm::zip(slices, written, loop.getRegionIterArgs()))
     tensor::ParallelInsertSliceOp::create(b, loc, value, shared, slice[0],
                                           slice[1], slice[2]);
-  return loop.getResults();
+  b.setInsertionPointAfter(loop);
+  SmallVector<Value> results;
+  for (auto [tile, result] : llvm::zip(tiles, loop.getResults()))
+    results.push_back(
+        tile.chunk > 1
+            ? Value(tensor::CollapseShapeOp::create(
+                  b, loc, result, ArrayRef<ReassociationIndices>{{0}, {1, 2}}))
+            : Value(result));
+  return results;
 }
 
 Value StagedBuilder::build() {
@@ -294,10 +349,22 @@ Value StagedBuilder::build() {
           return c.b(b, lead, arith::AddIOp::create(b, loc, k0, row),
                      arith::AddIOp::create(b, loc, n0, col));
         };
+        auto aChunk = [&](Value row, Value col) {
+          return c.aChunks(b, lead, arith::AddIOp::create(b, loc, m0, row),
+                           arith::AddIOp::create(b, loc, k0, col),
+                           tiles.aChunk);
+        };
+        auto bChunk = [&](Value row, Value col) {
+          return c.bChunks(b, lead, arith::AddIOp::create(b, loc, k0, row),
+                           arith::AddIOp::create(b, loc, n0, col),
+                           tiles.bChunk);
+        };
         SmallVector<Value> staged = stageTiles(
             b, loc, {ty, tx},
-            {WorkgroupTile{tm, tk, /*alongRows=*/false, aElement},
-             WorkgroupTile{tk, tn, c.bAlongK, bElement}});
+            {WorkgroupTile{tm, tk, /*alongRows=*/false, aElement,
+                           tiles.aChunk, aChunk},
+             WorkgroupTile{tk, tn, c.bAlongK, bElement, tiles.bChunk,
+                           bChunk}});
         Value aTile = staged[0], bTile = staged[1];
         Value next = accumulatorLoop(
             carried[0], [&](Value y, Value x, Value mine) -> Value {
@@ -441,6 +508,27 @@ static std::optional<StagedContraction> stagedLinear(FusedOp op) {
   };
   c.b = [=](OpBuilder &b, Value, Value k, Value n) {
     return read(b, wValue, {k, n});
+  };
+  // a along K and w along N: 16 bytes at once.
+  auto readChunk = [loc](OpBuilder &b, Value from, ValueRange at,
+                         int64_t width) -> Value {
+    Type elt = cast<RankedTensorType>(from.getType()).getElementType();
+    Value pad = ub::PoisonOp::create(b, loc, elt);
+    Value v = vector::TransferReadOp::create(
+        b, loc, VectorType::get({width}, elt), from, at, pad,
+        ArrayRef<bool>{true});
+    Type f32 = VectorType::get({width}, b.getF32Type());
+    return elt.isF32() ? v : arith::ExtFOp::create(b, loc, f32, v).getResult();
+  };
+  c.aChunk = 128 / a.getElementType().getIntOrFloatBitWidth();
+  c.bChunk = 128 / w.getElementType().getIntOrFloatBitWidth();
+  c.aChunks = [=](OpBuilder &b, Value lead, Value m, Value k,
+                  int64_t width) {
+    return batched ? readChunk(b, aValue, {lead, m, k}, width)
+                   : readChunk(b, aValue, {m, k}, width);
+  };
+  c.bChunks = [=](OpBuilder &b, Value, Value k, Value n, int64_t width) {
+    return readChunk(b, wValue, {k, n}, width);
   };
   c.finish = [=](OpBuilder &b, Value, Value, Value cols, Value sums,
                  Value mine) -> Value {

@@ -11,9 +11,11 @@
 
 #include "FuelFused/Transforms/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -35,15 +37,61 @@ static constexpr unsigned kMaxDepth = 16;
 /// A count of trailing zeros that stands for "any power of two".
 static constexpr unsigned kAll = 64;
 
+/// The trailing zeros of `c`: kAll for 0.
+static unsigned zerosOf(int64_t c) {
+  return c == 0 ? kAll
+                : static_cast<unsigned>(
+                      llvm::countr_zero(static_cast<uint64_t>(c)));
+}
+
+static unsigned knownTrailingZeros(Value v, unsigned depth = 0);
+
+/// The trailing zeros of `expr`, an affine expression of `operands`
+/// (dims, then symbols).
+static unsigned knownTrailingZeros(AffineExpr expr, ValueRange operands,
+                                   unsigned numDims, unsigned depth) {
+  if (auto constant = dyn_cast<AffineConstantExpr>(expr))
+    return zerosOf(constant.getValue());
+  if (auto dim = dyn_cast<AffineDimExpr>(expr))
+    return knownTrailingZeros(operands[dim.getPosition()], depth + 1);
+  if (auto symbol = dyn_cast<AffineSymbolExpr>(expr))
+    return knownTrailingZeros(operands[numDims + symbol.getPosition()],
+                              depth + 1);
+  auto binary = cast<AffineBinaryOpExpr>(expr);
+  unsigned lhs = knownTrailingZeros(binary.getLHS(), operands, numDims, depth);
+  unsigned rhs = knownTrailingZeros(binary.getRHS(), operands, numDims, depth);
+  switch (expr.getKind()) {
+  case AffineExprKind::Add:
+    return std::min(lhs, rhs);
+  case AffineExprKind::Mul:
+    return std::min(kAll, lhs + rhs);
+  case AffineExprKind::Mod:
+    // x mod c = x - c * floor(x / c), c > 0.
+    return std::min(lhs, rhs);
+  default:
+    return 0;
+  }
+}
+
 /// The trailing zero bits `v` (an index or integer) is known to have: the
 /// greatest power of two known to divide it, as its log2.
-static unsigned knownTrailingZeros(Value v, unsigned depth = 0) {
+static unsigned knownTrailingZeros(Value v, unsigned depth) {
   APInt constant;
   if (matchPattern(v, m_ConstantInt(&constant)))
-    return constant.isZero() ? kAll : constant.countTrailingZeros();
-  Operation *def = v.getDefiningOp();
-  if (!def || depth == kMaxDepth)
+    return zerosOf(constant.getSExtValue());
+  if (depth == kMaxDepth)
     return 0;
+  // An scf.for's induction variable: its lower bound plus steps.
+  if (auto loop = scf::getForInductionVarOwner(v))
+    return std::min(knownTrailingZeros(loop.getLowerBound(), depth + 1),
+                    knownTrailingZeros(loop.getStep(), depth + 1));
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return 0;
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(def))
+    return knownTrailingZeros(apply.getAffineMap().getResult(0),
+                              apply.getMapOperands(),
+                              apply.getAffineMap().getNumDims(), depth);
   auto operand = [&](unsigned i) {
     return knownTrailingZeros(def->getOperand(i), depth + 1);
   };
@@ -61,46 +109,72 @@ static unsigned knownTrailingZeros(Value v, unsigned depth = 0) {
   return 0;
 }
 
-/// The element offset of `memref`'s first element from its kernel
-/// argument's aligned start, and its strides, as values or constants; none
-/// where `memref` is not a kernel argument or a reinterpret_cast of one.
-struct Layout {
-  OpFoldResult offset;
-  SmallVector<OpFoldResult> strides;
-};
-static std::optional<Layout> layoutFromKernelArgument(Value memref) {
-  auto isKernelArgument = [](Value v) {
-    auto arg = dyn_cast<BlockArgument>(v);
-    auto kernel =
-        arg ? dyn_cast<gpu::GPUFuncOp>(arg.getOwner()->getParentOp()) : nullptr;
-    return kernel && kernel.isKernel() && arg.getOwner()->isEntryBlock();
-  };
-  MLIRContext *ctx = memref.getContext();
-  if (auto cast = memref.getDefiningOp<memref::ReinterpretCastOp>()) {
-    if (!isKernelArgument(cast.getSource()))
-      return std::nullopt;
-    return Layout{cast.getMixedOffsets().front(), cast.getMixedStrides()};
-  }
-  if (!isKernelArgument(memref))
-    return std::nullopt;
-  int64_t offset;
-  SmallVector<int64_t> strides;
-  auto type = cast<MemRefType>(memref.getType());
-  if (failed(type.getStridesAndOffset(strides, offset)) ||
-      ShapedType::isDynamic(offset) ||
-      llvm::any_of(strides, ShapedType::isDynamic))
-    return std::nullopt;
-  return Layout{OpFoldResult(IntegerAttr::get(IndexType::get(ctx), offset)),
-                getAsIndexOpFoldResult(ctx, strides)};
-}
-
 /// The trailing zeros of `value` (an index value or attribute).
 static unsigned knownTrailingZeros(OpFoldResult value) {
-  if (auto attr = dyn_cast<Attribute>(value)) {
-    APInt constant = cast<IntegerAttr>(attr).getValue();
-    return constant.isZero() ? kAll : constant.countTrailingZeros();
-  }
+  if (auto attr = dyn_cast<Attribute>(value))
+    return zerosOf(cast<IntegerAttr>(attr).getInt());
   return knownTrailingZeros(cast<Value>(value));
+}
+
+/// Whether `v` is an argument of a kernel.
+static bool isKernelArgument(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto kernel =
+      arg ? dyn_cast<gpu::GPUFuncOp>(arg.getOwner()->getParentOp()) : nullptr;
+  return kernel && kernel.isKernel() && arg.getOwner()->isEntryBlock();
+}
+
+/// The static strides of `memref`'s type, if they are.
+static std::optional<SmallVector<int64_t>> staticStrides(Value memref) {
+  int64_t offset;
+  SmallVector<int64_t> strides;
+  if (failed(cast<MemRefType>(memref.getType())
+                 .getStridesAndOffset(strides, offset)) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
+  return strides;
+}
+
+/// The trailing zeros of the element offset of `memref`'s first element
+/// from the start of the kernel argument it is a view of; none where it is
+/// not such a view, or its offset or a stride it depends on is unknown.
+static std::optional<unsigned> offsetZeros(Value memref, unsigned depth = 0) {
+  if (depth == kMaxDepth)
+    return std::nullopt;
+  if (isKernelArgument(memref)) {
+    int64_t offset;
+    SmallVector<int64_t> strides;
+    if (failed(cast<MemRefType>(memref.getType())
+                   .getStridesAndOffset(strides, offset)) ||
+        ShapedType::isDynamic(offset))
+      return std::nullopt;
+    return zerosOf(offset);
+  }
+  Operation *def = memref.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (auto subview = dyn_cast<memref::SubViewOp>(def)) {
+    std::optional<unsigned> zeros = offsetZeros(subview.getSource(), depth + 1);
+    std::optional<SmallVector<int64_t>> strides =
+        staticStrides(subview.getSource());
+    if (!zeros || !strides)
+      return std::nullopt;
+    for (auto [offset, stride] :
+         llvm::zip(subview.getMixedOffsets(), *strides))
+      zeros = std::min(*zeros, std::min(kAll, knownTrailingZeros(offset) +
+                                                  zerosOf(stride)));
+    return zeros;
+  }
+  if (auto cast = dyn_cast<memref::ReinterpretCastOp>(def)) {
+    // A new offset from the same start.
+    if (!offsetZeros(cast.getSource(), depth + 1))
+      return std::nullopt;
+    return knownTrailingZeros(cast.getMixedOffsets().front());
+  }
+  if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp,
+          memref::AssumeAlignmentOp>(def))
+    return offsetZeros(def->getOperand(0), depth + 1);
+  return std::nullopt;
 }
 
 /// The alignment, in bytes, of the access of `vectorType` at `indices` of
@@ -121,18 +195,17 @@ static std::optional<int64_t> knownAlignment(Value memref, ValueRange indices,
   if (vectorType.getRank() != 1 || bytes > kMaxAccessBytes ||
       !llvm::isPowerOf2_64(bytes) || !llvm::isPowerOf2_64(elementBytes))
     return std::nullopt;
-  std::optional<Layout> layout = layoutFromKernelArgument(memref);
-  if (!layout || layout->strides.size() != indices.size() ||
-      getConstantIntValue(layout->strides.back()) != 1)
+  std::optional<unsigned> zeros = offsetZeros(memref);
+  std::optional<SmallVector<int64_t>> strides = staticStrides(memref);
+  if (!zeros || !strides || strides->back() != 1)
     return std::nullopt;
-  // The element offset: the layout's offset plus each index times its
+  // The element offset: the view's offset plus each index times its
   // stride; its bytes from an aligned start.
-  unsigned zeros = knownTrailingZeros(layout->offset);
-  for (auto [index, stride] : llvm::zip(indices, layout->strides))
-    zeros = std::min(zeros, std::min(kAll, knownTrailingZeros(index) +
-                                               knownTrailingZeros(stride)));
+  for (auto [index, stride] : llvm::zip(indices, *strides))
+    zeros = std::min(*zeros, std::min(kAll, knownTrailingZeros(index) +
+                                                zerosOf(stride)));
   unsigned log2 = std::min<unsigned>(
-      {kBufferAlignmentLog2, zeros + llvm::Log2_64(elementBytes),
+      {kBufferAlignmentLog2, *zeros + llvm::Log2_64(elementBytes),
        static_cast<unsigned>(llvm::Log2_64(bytes))});
   int64_t alignment = int64_t(1) << log2;
   if (alignment <= elementBytes)

@@ -229,6 +229,7 @@ static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
          "fuel-bool-memrefs-to-i8,"
          "gpu-launch-sink-index-computations,"
          "gpu-kernel-outlining,"
+         "gpu.module(fuel-gpu-align-vector-accesses),"
          "func.func(gpu-async-region),"
          "convert-scf-to-cf,"
          "convert-func-to-llvm,"
@@ -257,7 +258,6 @@ static std::string getGpuLoweringPipeline(const std::string &convertGpu) {
          "gpu.module(fuel-gpu-lower-all-reduce,"
          "canonicalize,"
          "strip-debuginfo,"
-         "fuel-gpu-align-vector-accesses,"
          "convert-vector-to-llvm{vector-contract-lowering=outerproduct}," +
          convertGpu +
          ","

@@ -2,6 +2,8 @@
 for sm_80 and sm_90 where a CUDA toolkit is installed; the row-wise ops get
 their GPU schedule (a block per row, reductions across the block)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -206,6 +208,11 @@ def test_linear_stages_tiles_in_shared_memory(dtype):
         assert "ld.shared" in kernel.ptx and "st.shared" in kernel.ptx
         assert ".local" not in kernel.ptx
         assert kernel.ptx.count("fma.rn.f32") >= 16 * 8
+        # The tiles are copied in chunks of consecutive columns, a vector
+        # load each: A's [64, 8] in 4s, B's [8, 32] in 2s (4 would leave the
+        # 128 threads 16 rows a pass); no global load of one element.
+        loads = re.findall(r"^\s*ld\.global(\.v\d)?\.", kernel.ptx, re.M)
+        assert sorted(loads) == [".v2", ".v4", ".v4"], loads  # B, A, the bias
         if HAVE_PTXAS:
             (report,) = gpu.ptxas(kernel.ptx, chip)
             # The A tile [64, 8] and the B tile [8, 32], f32.

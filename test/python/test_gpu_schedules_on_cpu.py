@@ -494,8 +494,10 @@ def test_causal_conv1d(fuel_opt, shape, silu, name, dtype):
 # of 32, K of 8): block tiles of 64 x 64, 32 x 64, 64 x 32 and 32 x 32, K
 # steps of 16 and 8, one and several steps, a leading dim. Read through
 # the caches: block tiles of 64 and smaller, K off the step.
+# The staged tiles are copied in chunks of consecutive columns (4 f32; 4 or,
+# for ((), 96, 48, 32)'s [32, 16] and [16, 32] tiles, 8 f16 or bf16).
 STAGED_LINEAR_SHAPES = [((), 64, 64, 64), ((), 256, 96, 512), ((2,), 96, 40, 32), ((), 32, 8, 192),
-                        ((3,), 64, 24, 96)]
+                        ((3,), 64, 24, 96), ((), 96, 48, 32)]
 LINEAR_SHAPES = [((3,), 12, 100, 20), ((), 4, 7, 4), ((), 64, 12, 64)]
 
 

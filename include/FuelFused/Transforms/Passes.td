@@ -420,16 +420,20 @@ def FuelGpuAlignVectorAccesses : Pass<"fuel-gpu-align-vector-accesses", "::mlir:
                 "with the alignment their addresses are known to have";
   let description = [{
     Each in-bounds 1-D `vector.transfer_read` and `vector.transfer_write` of
-    at most 16 bytes in a kernel, on a buffer that is a kernel argument (or a
-    `memref.reinterpret_cast` of one) with a unit innermost stride, becomes a
-    `vector.load` or `vector.store` whose `alignment` is what its address is
-    known to be a multiple of: the buffer's start is taken to be aligned to
-    16 bytes, and the element offset (the layout's offset plus each index
-    times its stride) is a multiple of the powers of two its constants,
-    sums, products and shifts give. The backends then emit one instruction
-    per vector (`ld.global.v4.b32`, `global_load_dwordx4`) where, at the
-    element's alignment, they split it into one per element: the row-wise
-    schedule's threads read and write chunks of 16 bytes this way.
+    at most 16 bytes in a kernel, along the innermost dim of a kernel
+    argument or a view of one (`memref.subview`, `expand_shape`,
+    `collapse_shape`, `reinterpret_cast`) with static strides and a unit
+    innermost one, becomes a `vector.load` or `vector.store` whose
+    `alignment` is what its address is known to be a multiple of: the
+    argument's start is taken to be aligned to 16 bytes, and the element
+    offset (the views' offsets and each index times its stride) is a
+    multiple of the powers of two that its constants, sums, products,
+    shifts, affine maps and `scf.for` induction variables (lower bound plus
+    steps) give. The backends then emit one instruction per vector
+    (`ld.global.v4.b32`, `global_load_dwordx4`) where, at the element's
+    alignment, they split it into one per element: the row-wise schedule's
+    threads read and write chunks of 16 bytes this way. It runs after
+    outlining, before the loops and views are lowered.
 
     The 16 bytes are an assumption: every buffer a kernel of these pipelines
     gets is a `gpu.alloc` (the device copies of the host function's

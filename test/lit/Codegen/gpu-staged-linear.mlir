@@ -19,14 +19,21 @@
 // CHECK:           %[[ACC:.*]] = scf.for %{{.*}} = %{{.*}} to %c1024{{.*}} step %c16{{.*}} iter_args(%{{.*}} = %[[ACC0]]) -> (tensor<16x16x4x4xf32>)
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x16xf32>
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf32>
-// Both tiles copied by one thread loop.
-// CHECK:             %[[AB:.*]]:2 = scf.forall {{.*}} -> (tensor<64x16xf32>, tensor<16x64xf32>)
-// CHECK:               tensor.extract %arg0
-// CHECK:               tensor.extract %arg1
+// Both tiles copied by one thread loop, 16 bytes a thread from each: the
+// tiles as [64, 4, 4] and [16, 16, 4], a thread's slice one chunk of 4
+// consecutive columns, read as one vector of a row of x and of w.
+// CHECK:             %[[AB:.*]]:2 = scf.forall {{.*}} -> (tensor<64x4x4xf32>, tensor<16x16x4xf32>)
+// CHECK:               %[[ACHUNK:.*]] = tensor.extract_slice %{{.*}} [1, 1, 4] [64, 1, 1] : tensor<64x4x4xf32> to tensor<1x1x4xf32>
+// CHECK:               %[[XV:.*]] = vector.transfer_read %arg0[{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<256x1024xf32>, vector<4xf32>
+// CHECK:               vector.transfer_write %[[XV]], %[[ACHUNK]]
+// CHECK:               vector.transfer_read %arg1[{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<1024x512xf32>, vector<4xf32>
+// CHECK-NOT:           tensor.extract %arg
 // CHECK:             } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+// CHECK:             %[[A:.*]] = tensor.collapse_shape %[[AB]]#0 {{\[}}[0], [1, 2]] : tensor<64x4x4xf32> into tensor<64x16xf32>
+// CHECK:             %[[B:.*]] = tensor.collapse_shape %[[AB]]#1 {{\[}}[0], [1, 2]] : tensor<16x16x4xf32> into tensor<16x64xf32>
 // CHECK:             scf.forall {{.*}} -> (tensor<16x16x4x4xf32>)
-// CHECK:               vector.transfer_read %[[AB]]#0{{.*}} : tensor<64x16xf32>, vector<4x16xf32>
-// CHECK:               vector.transfer_read %[[AB]]#1{{.*}} : tensor<16x64xf32>, vector<16x4xf32>
+// CHECK:               vector.transfer_read %[[A]]{{.*}} : tensor<64x16xf32>, vector<4x16xf32>
+// CHECK:               vector.transfer_read %[[B]]{{.*}} : tensor<16x64xf32>, vector<16x4xf32>
 // CHECK:               vector.contract {{.*}} : vector<4x16xf32>, vector<16x4xf32> into vector<4x4xf32>
 // CHECK:           scf.forall {{.*}} -> (tensor<64x64xf32>)
 // CHECK:             vector.transfer_read %[[ACC]]
@@ -52,11 +59,14 @@ func.func @linear(%x: tensor<256x1024xf32>, %w: tensor<1024x512xf32>, %b: tensor
 
 // A leading dim (the grid's z), 32 x 32 tiles, K in steps of 8; bf16
 // widened to f32 as it is staged, the result narrowed as it is written.
+// Chunks of 4 (8 bytes): 8 bf16 would leave the tiles' 64 threads more
+// rows a pass than the tiles have.
 // CHECK-LABEL: func.func @batched_bf16
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (3, 3, 1) shared_outs
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %c40{{.*}} step %c8
-// CHECK:             scf.forall {{.*}} -> (tensor<32x8xf32>, tensor<8x32xf32>)
-// CHECK:               arith.extf %{{.*}} : bf16 to f32
+// CHECK:             scf.forall {{.*}} -> (tensor<32x2x4xf32>, tensor<8x8x4xf32>)
+// CHECK:               vector.transfer_read %arg0{{.*}} : tensor<3x96x40xbf16>, vector<4xbf16>
+// CHECK:               arith.extf %{{.*}} : vector<4xbf16> to vector<4xf32>
 // CHECK:             vector.contract {{.*}} : vector<4x8xf32>, vector<8x4xf32> into vector<4x4xf32>
 // CHECK:           arith.truncf %{{.*}} : vector<4x4xf32> to vector<4x4xbf16>
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}

@@ -47,9 +47,9 @@ gpu.module @chunks {
 // -----
 
 // Left as they are: an offset of unknown alignment (the thread's index
-// itself), a vector wider than 16 bytes, workgroup memory, a buffer that
-// is not the kernel's argument, an access that may be out of bounds, and
-// a column of a row-major buffer (not its innermost dim).
+// itself; a view at an unknown column), a vector wider than 16 bytes,
+// workgroup memory, an access that may be out of bounds, and a column of a
+// row-major buffer (not its innermost dim).
 // CHECK-LABEL: gpu.func @unknown
 // CHECK-NOT:     vector.load
 // CHECK-NOT:     vector.store
@@ -63,10 +63,44 @@ gpu.module @unknown {
     %a = vector.transfer_read %x[%c0, %t], %pad {in_bounds = [true]} : memref<64x64xf32>, vector<4xf32>
     %b = vector.transfer_read %x[%c0, %c0], %pad {in_bounds = [true]} : memref<64x64xf32>, vector<8xf32>
     %c = vector.transfer_read %w[%c0], %pad {in_bounds = [true]} : memref<64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
-    %sub = memref.subview %x[%i, 0] [1, 64] [1, 1] : memref<64x64xf32> to memref<64xf32, strided<[1], offset: ?>>
-    %d = vector.transfer_read %sub[%c0], %pad {in_bounds = [true]} : memref<64xf32, strided<[1], offset: ?>>, vector<4xf32>
+    %sub = memref.subview %x[0, %i] [1, 8] [1, 1] : memref<64x64xf32> to memref<8xf32, strided<[1], offset: ?>>
+    %d = vector.transfer_read %sub[%c0], %pad {in_bounds = [true]} : memref<8xf32, strided<[1], offset: ?>>, vector<4xf32>
     %e = vector.transfer_read %x[%c0, %c4], %pad : memref<64x64xf32>, vector<4xf32>
     %f = vector.transfer_read %x[%c0, %c4], %pad {in_bounds = [true], permutation_map = affine_map<(d0, d1) -> (d0)>} : memref<64x64xf32>, vector<4xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// Before the loops are lowered: views of the argument (a subview at an
+// unknown row of 64 f32, expanded), affine maps of thread ids, and an
+// scf.for's induction variable (from 0 by 16).
+// CHECK-LABEL: gpu.func @views_and_loops
+// CHECK:         scf.for
+// CHECK:           vector.load %{{.*}} {alignment = 16 : i64} : memref<4x16xf32, strided<[16, 1], offset: ?>>, vector<4xf32>
+// From 2 by 16: 8 bytes.
+// CHECK:           vector.load %{{.*}} {alignment = 8 : i64} : memref<64x64xf32>, vector<4xf32>
+// CHECK:           vector.store %{{.*}} {alignment = 16 : i64} : memref<64x64xf32>, vector<4xf32>
+gpu.module @views {
+  gpu.func @views_and_loops(%x: memref<64x64xf32>, %i: index) kernel {
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %pad = ub.poison : f32
+    %t = gpu.thread_id x
+    %row = memref.subview %x[%i, 0] [1, 64] [1, 1] : memref<64x64xf32> to memref<64xf32, strided<[1], offset: ?>>
+    %tiles = memref.expand_shape %row [[0, 1]] output_shape [4, 16] : memref<64xf32, strided<[1], offset: ?>> into memref<4x16xf32, strided<[16, 1], offset: ?>>
+    scf.for %k = %c0 to %c64 step %c16 {
+      %col = affine.apply affine_map<(d0)[s0] -> (d0 mod 4 * 4)>(%t)[%k]
+      %r = affine.apply affine_map<(d0) -> (d0 floordiv 4)>(%t)
+      %a = vector.transfer_read %tiles[%r, %col], %pad {in_bounds = [true]} : memref<4x16xf32, strided<[16, 1], offset: ?>>, vector<4xf32>
+      %k2 = arith.addi %k, %c2 : index
+      %b = vector.transfer_read %x[%t, %k2], %pad {in_bounds = [true]} : memref<64x64xf32>, vector<4xf32>
+      %s = arith.addf %a, %b : vector<4xf32>
+      vector.transfer_write %s, %x[%t, %k] {in_bounds = [true]} : vector<4xf32>, memref<64x64xf32>
+    }
     gpu.return
   }
 }
