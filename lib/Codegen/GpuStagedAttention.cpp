@@ -38,7 +38,9 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
 
@@ -236,7 +238,7 @@ scf::ForOp StagedRows::stepLoop(
 
 SmallVector<Value>
 StagedRows::stage(Value head, Value x0, int64_t len,
-                  ArrayRef<std::pair<Value, bool>> operands) {
+                  ArrayRef<std::pair<Value, bool>> operands, bool chunked) {
   // The steps cover roundUp(len, 16) rows.
   bool pads = len % kStagedKeys != 0;
   // Element (j, c) of row x0 + j of `from`, as f32; 0 past len.
@@ -254,23 +256,63 @@ StagedRows::stage(Value head, Value x0, int64_t len,
                                        bb.index(len));
     return arith::SelectOp::create(b, loc, live, x, bb.constF(0.0));
   };
-  // The element functions outlive the loop below (WorkgroupTile holds
-  // references to them).
-  SmallVector<std::function<Value(Value, Value)>> elements;
+  // Columns c, ..., c + width - 1 of row x0 + j of `from`, as an f32
+  // vector read at once (the row is contiguous along them); 0 past len.
+  auto chunk = [&](Value from, Value j, Value c, int64_t width) -> Value {
+    Value at = arith::AddIOp::create(b, loc, x0, j);
+    Value row = pads ? arith::MinSIOp::create(b, loc, at, bb.index(len - 1))
+                           .getResult()
+                     : at;
+    Type elt = cast<RankedTensorType>(from.getType()).getElementType();
+    Value x = vector::TransferReadOp::create(
+        b, loc, VectorType::get({width}, elt), from,
+        ValueRange{bi, head, row, c}, ub::PoisonOp::create(b, loc, elt),
+        ArrayRef<bool>{true});
+    auto type = VectorType::get({width}, f32);
+    if (elt != f32)
+      x = arith::ExtFOp::create(b, loc, type, x);
+    if (!pads)
+      return x;
+    Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, at,
+                                       bb.index(len));
+    Value zeros = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(0.0)));
+    return arith::SelectOp::create(b, loc, live, x, zeros);
+  };
+  // The element and chunk functions outlive the loop below (WorkgroupTile
+  // holds references to them).
+  SmallVector<std::function<Value(Value, Value)>> elements, chunks;
+  SmallVector<int64_t> widths;
   for (auto [from, transposed] : operands) {
     Value t = from;
-    if (transposed)
+    auto type = cast<RankedTensorType>(from.getType());
+    int64_t cols = type.getDimSize(3);
+    if (transposed) {
       elements.push_back([&, t](Value c, Value j) { return element(t, j, c); });
-    else
-      elements.push_back([&, t](Value j, Value c) { return element(t, j, c); });
+      chunks.push_back({});
+      widths.push_back(1);
+      continue;
+    }
+    elements.push_back([&, t](Value j, Value c) { return element(t, j, c); });
+    // Rows as they are: chunks of up to 16 bytes of a row.
+    int64_t most = 128 / type.getElementType().getIntOrFloatBitWidth();
+    int64_t width =
+        chunked ? largestChunk({kStagedKeys, cols, false, {}}, rows, most)
+                : 1;
+    chunks.push_back([&, t, width](Value j, Value c) {
+      return chunk(t, j, c, width);
+    });
+    widths.push_back(width);
   }
   SmallVector<WorkgroupTile> tiles;
-  for (auto [operand, fn] : llvm::zip(operands, elements)) {
+  for (auto [operand, fn, chunkFn, width] :
+       llvm::zip(operands, elements, chunks, widths)) {
     auto [from, transposed] = operand;
     int64_t cols = cast<RankedTensorType>(from.getType()).getDimSize(3);
-    // Consecutive threads on consecutive columns of a row.
+    // Consecutive threads on consecutive columns (or chunks) of a row.
     tiles.push_back(transposed ? WorkgroupTile{cols, kStagedKeys, true, fn}
-                               : WorkgroupTile{kStagedKeys, cols, false, fn});
+                               : WorkgroupTile{kStagedKeys, cols, false, fn,
+                                               width, chunkFn});
   }
   return stageTiles(b, loc, {rows}, tiles);
 }
@@ -325,8 +367,9 @@ LogicalResult mlir::fuel::buildGpuStagedAttention(
                    {-INFINITY, 0.0, 0.0});
   auto [lo, hiKey] = keyRange(bb, s, hp.bp, g.row0, hp.off);
   auto keys = g.stepLoop(lo, hiKey, state, [&](Value j0, ValueRange carried) {
-    SmallVector<Value> staged = g.stage(
-        hp.kvHead, j0, s.sk, {{attn.getK(), true}, {attn.getV(), false}});
+    SmallVector<Value> staged =
+        g.stage(hp.kvHead, j0, s.sk,
+                {{attn.getK(), true}, {attn.getV(), false}}, /*chunked=*/true);
     auto update = g.rowThreads(carried, [&](Value r, ValueRange mine) {
       Value q = g.ownRow(attn.getQ(), g.hi, r, s.sq);
       Value scores =

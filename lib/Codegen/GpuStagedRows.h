@@ -103,9 +103,13 @@ public:
   /// Rows x0 to x0 + 16 of head `head` of each of `operands` ([B, H, len,
   /// cols]) in workgroup memory as f32, copied by one thread loop: [cols,
   /// 16] (transposed) where the bool says so, [16, cols] otherwise; 0 past
-  /// `len`.
+  /// `len`. With `chunked`, a [16, cols] block is copied in chunks of up to
+  /// 16 bytes of a row, each one vector read: the forward's values. The
+  /// backwards' kernels are at ptxas's register limit for sm_80 (dv at
+  /// D = 32: 128), where the chunks' vectors spill.
   SmallVector<Value> stage(Value head, Value x0, int64_t len,
-                           ArrayRef<std::pair<Value, bool>> operands);
+                           ArrayRef<std::pair<Value, bool>> operands,
+                           bool chunked = false);
 
   /// Row row0 + r of head `head` of `t` ([B, H, len, cols]) as [1, cols]
   /// of f32 (padded rows, past len, read the last row: their results are

@@ -1,11 +1,12 @@
-//===- GpuAlignVectorAccesses.cpp - Aligned short vector accesses ---------===//
+//===- GpuAlignVectorAccesses.cpp - Aligned vector accesses ---------------===//
 //
 // fuel-gpu-align-vector-accesses: a kernel's in-bounds 1-D vector transfers
-// of global memory, of at most 16 bytes, become vector.load and
-// vector.store with the alignment their address is known to have (see the
-// pass's description). Without it the conversion to LLVM gives every vector
-// access its element's alignment, and the NVPTX and AMDGPU backends split a
-// vector access that may be misaligned into one access per element.
+// of global memory of at most 16 bytes become vector.load and vector.store
+// with the alignment their address is known to have (see the pass's
+// description). Without it the conversion to LLVM
+// gives every vector access its element's alignment, and the NVPTX and
+// AMDGPU backends split a vector access that may be misaligned into one
+// access per element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,7 +31,8 @@ using namespace mlir;
 /// The alignment of a kernel's buffers assumed, in bytes: gpu.alloc
 /// allocations (aligned to 256 by the CUDA and HIP runtimes).
 static constexpr unsigned kBufferAlignmentLog2 = 4;
-/// The widest vector access given its alignment: one instruction's.
+/// The widest vector access given its alignment: one instruction's. Wider
+/// ones keep their element's (see the pass's description).
 static constexpr int64_t kMaxAccessBytes = 16;
 /// How far knownTrailingZeros looks through the ops defining a value.
 static constexpr unsigned kMaxDepth = 16;
@@ -179,9 +181,10 @@ static std::optional<unsigned> offsetZeros(Value memref, unsigned depth = 0) {
 
 /// The alignment, in bytes, of the access of `vectorType` at `indices` of
 /// `memref`, if it is known to be more than its element's and the access
-/// is a contiguous one of global memory of at most kMaxAccessBytes.
+/// is a contiguous one of global memory of at most `maxBytes`.
 static std::optional<int64_t> knownAlignment(Value memref, ValueRange indices,
-                                             VectorType vectorType) {
+                                             VectorType vectorType,
+                                             int64_t maxBytes) {
   auto type = cast<MemRefType>(memref.getType());
   if (auto space =
           dyn_cast_if_present<gpu::AddressSpaceAttr>(type.getMemorySpace());
@@ -192,8 +195,8 @@ static std::optional<int64_t> knownAlignment(Value memref, ValueRange indices,
     return std::nullopt;
   int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
   int64_t bytes = vectorType.getNumElements() * elementBytes;
-  if (vectorType.getRank() != 1 || bytes > kMaxAccessBytes ||
-      !llvm::isPowerOf2_64(bytes) || !llvm::isPowerOf2_64(elementBytes))
+  if (vectorType.getRank() != 1 || bytes > maxBytes ||
+      !llvm::isPowerOf2_64(elementBytes))
     return std::nullopt;
   std::optional<unsigned> zeros = offsetZeros(memref);
   std::optional<SmallVector<int64_t>> strides = staticStrides(memref);
@@ -204,9 +207,8 @@ static std::optional<int64_t> knownAlignment(Value memref, ValueRange indices,
   for (auto [index, stride] : llvm::zip(indices, *strides))
     zeros = std::min(*zeros, std::min(kAll, knownTrailingZeros(index) +
                                                 zerosOf(stride)));
-  unsigned log2 = std::min<unsigned>(
-      {kBufferAlignmentLog2, *zeros + llvm::Log2_64(elementBytes),
-       static_cast<unsigned>(llvm::Log2_64(bytes))});
+  unsigned log2 = std::min<unsigned>(kBufferAlignmentLog2,
+                                     *zeros + llvm::Log2_64(elementBytes));
   int64_t alignment = int64_t(1) << log2;
   if (alignment <= elementBytes)
     return std::nullopt;
@@ -233,8 +235,9 @@ struct FuelGpuAlignVectorAccessesPass
     getOperation().walk([&](vector::TransferReadOp read) {
       if (!isContiguous(read))
         return;
-      std::optional<int64_t> alignment = knownAlignment(
-          read.getBase(), read.getIndices(), read.getVectorType());
+      std::optional<int64_t> alignment =
+          knownAlignment(read.getBase(), read.getIndices(),
+                         read.getVectorType(), kMaxAccessBytes);
       if (!alignment)
         return;
       rewriter.setInsertionPoint(read);
@@ -245,8 +248,9 @@ struct FuelGpuAlignVectorAccessesPass
     getOperation().walk([&](vector::TransferWriteOp write) {
       if (!isContiguous(write) || write->getNumResults() != 0)
         return;
-      std::optional<int64_t> alignment = knownAlignment(
-          write.getBase(), write.getIndices(), write.getVectorType());
+      std::optional<int64_t> alignment =
+          knownAlignment(write.getBase(), write.getIndices(),
+                         write.getVectorType(), kMaxAccessBytes);
       if (!alignment)
         return;
       rewriter.setInsertionPoint(write);

@@ -442,7 +442,8 @@ def FuelGpuAlignVectorAccesses : Pass<"fuel-gpu-align-vector-accesses", "::mlir:
     element's alignment: told theirs, ptxas keeps all of a loop step's
     loads in flight at once (flash_attn's decoding kernel: 168 registers
     for sm_90, 70 without), a trade of occupancy for latency that needs a
-    GPU to judge.
+    GPU to judge; aligned, the staged dv's rows of output (D = 32) spill
+    for sm_80.
   }];
   let dependentDialects = ["::mlir::vector::VectorDialect"];
 }

@@ -33,9 +33,14 @@
 // CHECK:           scf.for %[[J0:.*]] = %{{.*}} to %{{.*}} step %c16{{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x16xf32>
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf32>
-// CHECK:             scf.forall (%[[T:.*]]) in (64) shared_outs({{.*}}) -> (tensor<64x16xf32>, tensor<16x64xf32>)
+// The keys transposed, consecutive threads on consecutive elements of a
+// key; the values as they are, [16, 64] as [16, 16, 4], a thread's 4
+// chunks of 4 consecutive elements each one vector read.
+// CHECK:             scf.forall (%[[T:.*]]) in (64) shared_outs({{.*}}) -> (tensor<64x16xf32>, tensor<16x16x4xf32>)
 // CHECK:               tensor.extract %{{.*}}[%{{.*}}, %{{.*}}, %[[J0]], %[[T]]] : tensor<2x4x256x64xf32>
+// CHECK-COUNT-4:       vector.transfer_read %arg2{{.*}} : tensor<2x4x256x64xf32>, vector<4xf32>
 // CHECK:             } {mapping = [#gpu.thread<x>]}
+// CHECK:             tensor.collapse_shape %{{.*}}#1 {{\[}}[0], [1, 2]] : tensor<16x16x4xf32> into tensor<16x64xf32>
 // CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
 // CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
 // CHECK:               math.exp

@@ -14,6 +14,8 @@
 // CHECK:         vector.load %{{.*}} {alignment = 16 : i64} : memref<64x2048xf16>, vector<8xf16>
 // A multiple of 2 elements only: 8 bytes.
 // CHECK:         vector.load %{{.*}} {alignment = 8 : i64} : memref<4096x4096xf32>, vector<4xf32>
+// A store wider than 16 bytes is left as it is.
+// CHECK:         vector.transfer_write %{{.*}} : vector<12xf32>, memref<4096x4096xf32>
 // CHECK-NOT:     vector.transfer_read
 // CHECK:         gpu.return
 gpu.module @chunks {
@@ -40,6 +42,8 @@ gpu.module @chunks {
     %hv = vector.transfer_read %h[%row, %hcol8], %hpad {in_bounds = [true]} : memref<64x2048xf16>, vector<8xf16>
     %col2 = arith.muli %t, %c2 : index
     %u = vector.transfer_read %x[%row, %col2], %pad {in_bounds = [true]} : memref<4096x4096xf32>, vector<4xf32>
+    %wide = arith.constant dense<1.0> : vector<12xf32>
+    vector.transfer_write %wide, %y[%row, %col] {in_bounds = [true]} : vector<12xf32>, memref<4096x4096xf32>
     gpu.return
   }
 }
@@ -47,7 +51,7 @@ gpu.module @chunks {
 // -----
 
 // Left as they are: an offset of unknown alignment (the thread's index
-// itself; a view at an unknown column), a vector wider than 16 bytes,
+// itself; a view at an unknown column), a load wider than 16 bytes,
 // workgroup memory, an access that may be out of bounds, and a column of a
 // row-major buffer (not its innermost dim).
 // CHECK-LABEL: gpu.func @unknown
