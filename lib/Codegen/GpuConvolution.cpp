@@ -25,7 +25,8 @@
 //   conv2d: i = oh * s_h + kh - pad_h; transposed: i = (oh + pad_h - kh *
 //   dil_h) / s_h where that divides; zero outside x), the weight's and the
 //   pixels' tiles copied into shared memory at each step along k
-//   (consecutive threads on consecutive k of the weight, on consecutive
+//   (consecutive threads on consecutive k of the weight, conv2d's in
+//   chunks of up to 16 bytes of a filter's row, on consecutive
 //   output columns of the pixels), the padding and a transposed
 //   convolution's gaps read as zeros where the pixels are copied (no padded
 //   or spread copy of the input), the bias added as the tile is written.
@@ -186,6 +187,20 @@ static std::optional<StagedContraction> stagedConvolution(FusedOp op) {
                                         ValueRange{first, second, r, s});
     return widenToF32(b, loc, v);
   };
+  // conv2d's weights are contiguous along k: [F, Cg * kh * kw] rows read
+  // 16 bytes at once.
+  if (!g.transposed) {
+    c.aChunk = 128 / wType.getElementType().getIntOrFloatBitWidth();
+    c.aChunks = [=](OpBuilder &b, Value lead, Value f, Value k,
+                    int64_t width) {
+      Value rows = tensor::CollapseShapeOp::create(
+          b, loc, g.w, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+      Value group = imageAndGroup(b, lead).second;
+      Value row = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, group, index(b, filters)), f);
+      return readChunkAsF32(b, loc, rows, {row, k}, width);
+    };
+  }
   c.b = [=](OpBuilder &b, Value lead, Value k, Value p) {
     auto [ch, r, s] = split(b, k);
     auto [image, group] = imageAndGroup(b, lead);

@@ -92,6 +92,11 @@ SmallVector<Value> stageTiles(RewriterBase &b, Location loc,
 /// `v` (a float scalar) as f32.
 Value widenToF32(OpBuilder &b, Location loc, Value v);
 
+/// `width` consecutive elements of `from` along its last dim from `at`, as
+/// an f32 vector read at once (a chunk of a staged tile).
+Value readChunkAsF32(OpBuilder &b, Location loc, Value from, ValueRange at,
+                     int64_t width);
+
 /// The usual finish of a thread's tile: `sums` (tensor<4x4xf32>) plus,
 /// where given, `addend` (an f32 scalar, or a tensor<4xT> slice with an
 /// element per row of the tile for `addendDim` 0, per column for 1),

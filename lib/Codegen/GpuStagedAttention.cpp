@@ -38,7 +38,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -263,14 +262,8 @@ StagedRows::stage(Value head, Value x0, int64_t len,
     Value row = pads ? arith::MinSIOp::create(b, loc, at, bb.index(len - 1))
                            .getResult()
                      : at;
-    Type elt = cast<RankedTensorType>(from.getType()).getElementType();
-    Value x = vector::TransferReadOp::create(
-        b, loc, VectorType::get({width}, elt), from,
-        ValueRange{bi, head, row, c}, ub::PoisonOp::create(b, loc, elt),
-        ArrayRef<bool>{true});
+    Value x = readChunkAsF32(b, loc, from, {bi, head, row, c}, width);
     auto type = VectorType::get({width}, f32);
-    if (elt != f32)
-      x = arith::ExtFOp::create(b, loc, type, x);
     if (!pads)
       return x;
     Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, at,

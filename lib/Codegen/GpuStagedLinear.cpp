@@ -431,6 +431,16 @@ Value mlir::fuel::widenToF32(OpBuilder &b, Location loc, Value v) {
              : arith::ExtFOp::create(b, loc, b.getF32Type(), v).getResult();
 }
 
+Value mlir::fuel::readChunkAsF32(OpBuilder &b, Location loc, Value from,
+                                 ValueRange at, int64_t width) {
+  Type elt = cast<RankedTensorType>(from.getType()).getElementType();
+  Value v = vector::TransferReadOp::create(
+      b, loc, VectorType::get({width}, elt), from, at,
+      ub::PoisonOp::create(b, loc, elt), ArrayRef<bool>{true});
+  auto f32 = VectorType::get({width}, b.getF32Type());
+  return elt.isF32() ? v : arith::ExtFOp::create(b, loc, f32, v).getResult();
+}
+
 Value mlir::fuel::finishTile(OpBuilder &b, Location loc, Value sums,
                              Value mine, Value addend, unsigned addendDim) {
   Type elt = cast<RankedTensorType>(mine.getType()).getElementType();
@@ -510,25 +520,15 @@ static std::optional<StagedContraction> stagedLinear(FusedOp op) {
     return read(b, wValue, {k, n});
   };
   // a along K and w along N: 16 bytes at once.
-  auto readChunk = [loc](OpBuilder &b, Value from, ValueRange at,
-                         int64_t width) -> Value {
-    Type elt = cast<RankedTensorType>(from.getType()).getElementType();
-    Value pad = ub::PoisonOp::create(b, loc, elt);
-    Value v = vector::TransferReadOp::create(
-        b, loc, VectorType::get({width}, elt), from, at, pad,
-        ArrayRef<bool>{true});
-    Type f32 = VectorType::get({width}, b.getF32Type());
-    return elt.isF32() ? v : arith::ExtFOp::create(b, loc, f32, v).getResult();
-  };
   c.aChunk = 128 / a.getElementType().getIntOrFloatBitWidth();
   c.bChunk = 128 / w.getElementType().getIntOrFloatBitWidth();
   c.aChunks = [=](OpBuilder &b, Value lead, Value m, Value k,
                   int64_t width) {
-    return batched ? readChunk(b, aValue, {lead, m, k}, width)
-                   : readChunk(b, aValue, {m, k}, width);
+    return batched ? readChunkAsF32(b, loc, aValue, {lead, m, k}, width)
+                   : readChunkAsF32(b, loc, aValue, {m, k}, width);
   };
   c.bChunks = [=](OpBuilder &b, Value, Value k, Value n, int64_t width) {
-    return readChunk(b, wValue, {k, n}, width);
+    return readChunkAsF32(b, loc, wValue, {k, n}, width);
   };
   c.finish = [=](OpBuilder &b, Value, Value, Value cols, Value sums,
                  Value mine) -> Value {

@@ -530,6 +530,11 @@ def test_conv2d_staged_is_one_kernel(dtype):
     no_device_malloc([kernel])
     assert kernel.ptx.count("bar.sync") >= 3 and "ld.shared" in kernel.ptx
     assert ".maxntid 16, 8, 1" in kernel.ptx
+    # A thread copies a chunk of 4 consecutive weights (one vector load)
+    # and 8 pixels (gathered one by one, zero in the padding); the bias is
+    # read 4 at once.
+    loads = re.findall(r"^\s*ld\.global(\.v\d)?\.", kernel.ptx, re.M)
+    assert sorted(loads) == [""] * 8 + [".v4"] * 2, loads
     if HAVE_PTXAS:
         (report,) = gpu.ptxas(kernel.ptx, "sm_90")
         assert report.shared_bytes == (32 * 16 + 16 * 64) * 4, report
