@@ -12,11 +12,11 @@
 //     each load and store of a warp touches consecutive addresses. V is as
 //     many elements as 16 bytes hold (of the row's widest element type) where
 //     the row is a multiple of T * V, else fewer, down to 1: a chunk is then
-//     one 16-byte load (ld.global.v4.f32) once the buffers' alignment is
-//     known (fuel-gpu-assume-alignment). The thread's slice of a row is the
-//     row expanded to [C, T * V], cut to its [C, V] columns and collapsed;
-//     once vectorized, its reads and writes are of the [C, V] tile itself
-//     (foldReshapesIntoTransfers);
+//     one 16-byte load or store (ld.global.v4.b32) once its alignment is
+//     known (fuel-gpu-align-vector-accesses). The thread's slice of a row is
+//     the row expanded to [C, T * V], cut to its [C, V] columns and
+//     collapsed; once vectorized, its reads and writes are of the [C, V]
+//     tile itself (populateFoldReshapesIntoTransfersPatterns);
 //   - each reduction over the row becomes the thread's partial (the step on
 //     its slice, from the reduction's identity) combined across the block by
 //     `gpu.all_reduce` (subgroup shuffles and shared memory once lowered),
