@@ -181,10 +181,9 @@ static std::optional<unsigned> offsetZeros(Value memref, unsigned depth = 0) {
 
 /// The alignment, in bytes, of the access of `vectorType` at `indices` of
 /// `memref`, if it is known to be more than its element's and the access
-/// is a contiguous one of global memory of at most `maxBytes`.
+/// is a contiguous one of global memory of at most kMaxAccessBytes.
 static std::optional<int64_t> knownAlignment(Value memref, ValueRange indices,
-                                             VectorType vectorType,
-                                             int64_t maxBytes) {
+                                             VectorType vectorType) {
   auto type = cast<MemRefType>(memref.getType());
   if (auto space =
           dyn_cast_if_present<gpu::AddressSpaceAttr>(type.getMemorySpace());
@@ -195,7 +194,7 @@ static std::optional<int64_t> knownAlignment(Value memref, ValueRange indices,
     return std::nullopt;
   int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
   int64_t bytes = vectorType.getNumElements() * elementBytes;
-  if (vectorType.getRank() != 1 || bytes > maxBytes ||
+  if (vectorType.getRank() != 1 || bytes > kMaxAccessBytes ||
       !llvm::isPowerOf2_64(elementBytes))
     return std::nullopt;
   std::optional<unsigned> zeros = offsetZeros(memref);
@@ -215,8 +214,8 @@ static std::optional<int64_t> knownAlignment(Value memref, ValueRange indices,
   return alignment;
 }
 
-/// Whether `op` is an unmasked, in-bounds transfer along the memref's
-/// innermost dim.
+/// Whether `op` is an unmasked, in-bounds transfer of a memref (a write
+/// then has no result) along its innermost dim.
 static bool isContiguous(VectorTransferOpInterface op) {
   return isa<MemRefType>(op.getBase().getType()) && !op.getMask() &&
          op.getPermutationMap().isMinorIdentity() &&
@@ -231,33 +230,28 @@ struct FuelGpuAlignVectorAccessesPass
   using Base::Base;
 
   void runOnOperation() override {
+    SmallVector<VectorTransferOpInterface> transfers;
+    getOperation().walk(
+        [&](VectorTransferOpInterface op) { transfers.push_back(op); });
     IRRewriter rewriter(&getContext());
-    getOperation().walk([&](vector::TransferReadOp read) {
-      if (!isContiguous(read))
-        return;
+    for (VectorTransferOpInterface op : transfers) {
+      if (!isContiguous(op))
+        continue;
       std::optional<int64_t> alignment =
-          knownAlignment(read.getBase(), read.getIndices(),
-                         read.getVectorType(), kMaxAccessBytes);
+          knownAlignment(op.getBase(), op.getIndices(), op.getVectorType());
       if (!alignment)
-        return;
-      rewriter.setInsertionPoint(read);
-      rewriter.replaceOpWithNewOp<vector::LoadOp>(
-          read, read.getVectorType(), read.getBase(), read.getIndices(),
-          /*nontemporal=*/false, llvm::MaybeAlign(*alignment));
-    });
-    getOperation().walk([&](vector::TransferWriteOp write) {
-      if (!isContiguous(write) || write->getNumResults() != 0)
-        return;
-      std::optional<int64_t> alignment =
-          knownAlignment(write.getBase(), write.getIndices(),
-                         write.getVectorType(), kMaxAccessBytes);
-      if (!alignment)
-        return;
-      rewriter.setInsertionPoint(write);
-      rewriter.replaceOpWithNewOp<vector::StoreOp>(
-          write, write.getVector(), write.getBase(), write.getIndices(),
-          /*nontemporal=*/false, llvm::MaybeAlign(*alignment));
-    });
+        continue;
+      rewriter.setInsertionPoint(op);
+      llvm::MaybeAlign align(*alignment);
+      if (auto read = dyn_cast<vector::TransferReadOp>(*op))
+        rewriter.replaceOpWithNewOp<vector::LoadOp>(
+            read, read.getVectorType(), read.getBase(), read.getIndices(),
+            /*nontemporal=*/false, align);
+      else
+        rewriter.replaceOpWithNewOp<vector::StoreOp>(
+            op, cast<vector::TransferWriteOp>(*op).getVector(), op.getBase(),
+            op.getIndices(), /*nontemporal=*/false, align);
+    }
   }
 };
 } // namespace
