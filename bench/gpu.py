@@ -2,11 +2,13 @@
 bench/all_ops.py compiled with `runner.compile(..., target="cuda")`, its
 result checked against the float64 numpy reference first, then timed
 interleaved with PyTorch on the GPU where it has the op (softmax, the
-norms, SDPA for attention, cuBLAS for fused_linear), and flash_attn at a
-decoding shape besides (one query against 4,096 keys: the split-keys
-form). fuel-mlir's run API copies the inputs to the device
-and the results back on every call, so PyTorch is timed both ways: on
-device-resident tensors, and with the same copies (`torch + copies`).
+norms, SDPA for attention, cuBLAS for fused_linear), and two shapes
+besides (bench/gpu_cases.py): flash_attn decoding (one query against
+4,096 keys: the split-keys form) and fused_linear at 2048 x 2048 x 2048
+(the 128 x 128 block tiles; cuBLAS in f32, PyTorch's default, not TF32).
+fuel-mlir's run API copies the inputs to the device and the results back
+on every call, so PyTorch is timed both ways: on device-resident
+tensors, and with the same copies (`torch + copies`).
 
     python bench/gpu.py [--ops softmax_last_dim ...] [--rounds 20] [--json out.json]
 

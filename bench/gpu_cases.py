@@ -6,16 +6,23 @@ import references as ref
 from all_ops import rand
 
 DECODE = "flash_attn (decode)"
+LARGE_LINEAR = "fused_linear (2048^3)"
 
 
 def gpu_only_cases(torch):
     """{label: (op, inputs, params, numpy f, PyTorch CUDA f or None)}: one
     query against 4,096 keys, 32 heads of 128 (flash_attn's split-keys
     form); without a causal mask, which for one query sees every key
-    bottom-right and only the first top-left (SDPA's is_causal)."""
+    bottom-right and only the first top-left (SDPA's is_causal). And a
+    2048 x 2048 x 2048 fused_linear, whose 256 tiles of 128 x 128 give
+    every SM of an A100 or H100 a block: the 8 x 8 thread tiles, against
+    cuBLAS."""
     q, k, v = rand((1, 32, 1, 128)), rand((1, 32, 4096, 128), 1), rand((1, 32, 4096, 128), 2)
-    sdpa = None
+    a, w, b = rand((2048, 2048)), rand((2048, 2048), 1, 0.02), rand((2048,), 2)
+    sdpa = addmm = None
     if torch is not None:
         sdpa = lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.125)  # noqa: E731
+        addmm = lambda a, w, b: torch.addmm(b, a, w)  # noqa: E731
     return {DECODE: ("flash_attn", [q, k, v], {"softmax_scale": 0.125},
-                     lambda q, k, v: ref.flash_attn(q, k, v, 0.125), sdpa)}
+                     lambda q, k, v: ref.flash_attn(q, k, v, 0.125), sdpa),
+            LARGE_LINEAR: ("fused_linear", [a, w, b], {}, lambda a, w, b: a @ w + b, addmm)}

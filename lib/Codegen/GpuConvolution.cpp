@@ -64,7 +64,7 @@ static std::optional<StagedContraction> stagedConvolution(FusedOp op);
 static std::optional<StagedContraction>
 stagedConvolution(FusedOp op, const GpuScheduleOptions &options) {
   std::optional<StagedContraction> staged = stagedConvolution(op);
-  if (staged && canStageContraction(*staged, options.maxThreads))
+  if (staged && canStageContraction(*staged, options))
     return staged;
   return std::nullopt;
 }
@@ -265,7 +265,7 @@ static std::optional<StagedContraction> stagedConvolution(FusedOp op) {
         rows);
     Value biasPart = tensor::ExtractSliceOp::create(
         b, loc, *g.bias, ArrayRef<OpFoldResult>{first},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(kStagedThreadTile)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(stagedThreadTile(sums))},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
     return finishTile(b, loc, sums, mine, biasPart, /*addendDim=*/0);
   };
@@ -279,8 +279,7 @@ LogicalResult mlir::fuel::buildGpuConvolutionSchedule(
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(op);
     Location loc = op.getLoc();
-    Value flat = buildStagedContraction(rewriter, loc, *staged,
-                                        options.maxThreads);
+    Value flat = buildStagedContraction(rewriter, loc, *staged, options);
     // [B * G, Fg, Ho * Wo] is [B, F, Ho, Wo] in the same order.
     auto yType = cast<RankedTensorType>(op->getResult(0).getType());
     Value all = tensor::CollapseShapeOp::create(

@@ -278,9 +278,9 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
   if (ranges.size() == 3 && ranges[0] > kMaxRows) {
     std::optional<StagedContraction> staged =
         stagedQuantized(contraction, *term, decomposition);
-    if (staged && canStageContraction(*staged, options.maxThreads)) {
-      rewriter.replaceOp(root, buildStagedContraction(rewriter, loc, *staged,
-                                                      options.maxThreads));
+    if (staged && canStageContraction(*staged, options)) {
+      rewriter.replaceOp(
+          root, buildStagedContraction(rewriter, loc, *staged, options));
       return success();
     }
     return scheduleGpuContraction(rewriter, root, decomposition, options, why);

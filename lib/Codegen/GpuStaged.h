@@ -6,12 +6,15 @@
 // rows (their weight decoded as it is staged) and the convolutions as
 // implicit matrix products per image and group (GpuConvolution.cpp). The
 // caller says how an element of A and of B is read (as f32) and how a
-// thread's 4 x 4 tile of sums becomes the output's.
+// thread's square tile of sums (4 x 4, or 8 x 8 in the largest block
+// tiles) becomes the output's.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FUEL_LIB_CODEGEN_GPUSTAGED_H
 #define FUEL_LIB_CODEGEN_GPUSTAGED_H
+
+#include "FuelFused/Codegen/Schedules.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -22,8 +25,9 @@
 namespace mlir {
 namespace fuel {
 
-/// The side of a thread's square tile of the output.
-constexpr int64_t kStagedThreadTile = 4;
+/// The side of a thread's square tile of the output in `sums` (the
+/// tensor a StagedContraction's `finish` gets).
+int64_t stagedThreadTile(Value sums);
 
 /// A contraction to stage: its sizes, its operands' elements, its output.
 struct StagedContraction {
@@ -48,9 +52,9 @@ struct StagedContraction {
   std::function<Value(OpBuilder &, Value lead, Value m, Value k,
                       int64_t width)>
       aChunks, bChunks;
-  /// The output's 4 x 4 tile at (`rows`, `cols`) from the thread's `sums`
-  /// (tensor<4x4xf32>), written into `mine` (its 4 x 4 slice of the
-  /// output) and returned.
+  /// The output's tile at (`rows`, `cols`) from the thread's `sums`
+  /// (tensor<TxTxf32>, T = stagedThreadTile(sums)), written into `mine`
+  /// (its T x T slice of the output) and returned.
   std::function<Value(OpBuilder &, Value lead, Value rows, Value cols,
                       Value sums, Value mine)>
       finish;
@@ -97,21 +101,24 @@ Value widenToF32(OpBuilder &b, Location loc, Value v);
 Value readChunkAsF32(OpBuilder &b, Location loc, Value from, ValueRange at,
                      int64_t width);
 
-/// The usual finish of a thread's tile: `sums` (tensor<4x4xf32>) plus,
-/// where given, `addend` (an f32 scalar, or a tensor<4xT> slice with an
+/// The usual finish of a thread's tile: `sums` (tensor<TxTxf32>) plus,
+/// where given, `addend` (an f32 scalar, or a tensor<TxE> slice with an
 /// element per row of the tile for `addendDim` 0, per column for 1),
 /// narrowed to the element type of `mine`, written into `mine`.
 Value finishTile(OpBuilder &b, Location loc, Value sums, Value mine,
                  Value addend = Value(), unsigned addendDim = 0);
 
-/// Whether `c` has block tiles with `maxThreads` threads at most: M and N
-/// multiples of 32, K of 8, at least 64 threads, a grid the GPU holds.
-bool canStageContraction(const StagedContraction &c, int64_t maxThreads);
+/// Whether `c` has block tiles with `options.maxThreads` threads at most:
+/// M and N multiples of 32, K of 8, at least 64 threads, a grid the GPU
+/// holds.
+bool canStageContraction(const StagedContraction &c,
+                         const GpuScheduleOptions &options);
 
 /// The staged form of `c` (canStageContraction holds) at the rewriter's
 /// insertion point: a tensor of `c.resultType`.
 Value buildStagedContraction(RewriterBase &rewriter, Location loc,
-                             const StagedContraction &c, int64_t maxThreads);
+                             const StagedContraction &c,
+                             const GpuScheduleOptions &options);
 
 } // namespace fuel
 } // namespace mlir

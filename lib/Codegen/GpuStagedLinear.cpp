@@ -3,30 +3,32 @@
 // A contraction on a GPU with its operands staged in shared memory
 // (GpuStaged.h: fused_linear, the quantized matmuls' prefill with their
 // weight decoded as it is staged, the convolutions): a block per TM x TN
-// tile of the output (and per leading index), TM/4 x TN/4 threads, each
-// owning a 4 x 4 tile of it. The block walks K in steps of
-// KT; at each step
+// tile of the output (and per leading index), TM/T x TN/T threads, each
+// owning a T x T tile of it: 64 x 64 (or down to 32 x 32) tiles of 4 x 4,
+// or 128 x 128 tiles of 8 x 8 where the grid of those still has a block
+// for every multiprocessor (GpuScheduleOptions::computeUnits). The block
+// walks K in steps of KT; at each step
 //   1. all its threads copy the A tile [TM, KT] and the B tile [KT, TN]
 //      from global memory into workgroup memory (widened to f32), a warp's
 //      loads consecutive in memory; where an operand is contiguous along
 //      the tile's columns (fused_linear's a and w), a thread copies chunks
 //      of up to 16 bytes of consecutive columns, one vector read each;
-//   2. each thread adds the products of its 4 rows of the A tile and its 4
+//   2. each thread adds the products of its T rows of the A tile and its T
 //      columns of the B tile to its accumulators (vector.contract: fused
 //      multiply-adds).
-// Each element of A is then read from global memory N/TN times, not N/4
-// times, and each element of B M/TM times, not M/4 times. After the last
+// Each element of A is then read from global memory N/TN times, not N/T
+// times, and each element of B M/TM times, not M/T times. After the last
 // step each thread finishes its tile (fused_linear: adds the bias) and
 // writes it.
 //
 // In the tensor form each of these is a thread loop whose iterations are
 // independent (so the form runs on the CPU, loop by loop): the copy is a
 // thread loop whose shared outputs are the two workgroup tiles, and the
-// accumulators are a tensor [TM/4, TN/4, 4, 4] carried by the K loop in
+// accumulators are a tensor [TM/T, TN/T, T, T] carried by the K loop in
 // the block's body, each thread loop touching the slice of its thread.
 // fuel-gpu-map-forall puts the barriers between the thread loops (inside
 // the K loop too), and fuel-gpu-private-allocs makes that tensor's buffer
-// the one 4 x 4 slice each thread uses (registers once promoted).
+// the one T x T slice each thread uses (registers once promoted).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,48 +51,65 @@ using namespace mlir;
 using namespace mlir::fuel;
 
 namespace {
-/// A thread's tile of the output.
-constexpr int64_t kThreadTile = kStagedThreadTile;
+/// A thread's tile of the output: 4 x 4, or 8 x 8 in the large tiles.
+constexpr int64_t kThreadTile = 4, kLargeThreadTile = 8;
+/// The large block tile's side: 16 x 16 threads of 8 x 8.
+constexpr int64_t kLargeTile = 128;
 
 /// The tiles of a staged contraction.
 struct StagedTiles {
   /// Leading extent (1 when a is 2-d), M, K, N.
   int64_t lead, m, k, n;
-  /// The block's tile of the output, and the K step.
-  int64_t tileM, tileN, stepK;
+  /// The block's tile of the output, a thread's (square), and the K step.
+  int64_t tileM, tileN, thread = kThreadTile, stepK;
   /// The columns of A's and B's tiles a thread copies at once.
   int64_t aChunk = 1, bChunk = 1;
 
-  int64_t threadsY() const { return tileM / kThreadTile; }
-  int64_t threadsX() const { return tileN / kThreadTile; }
+  int64_t threadsY() const { return tileM / thread; }
+  int64_t threadsX() const { return tileN / thread; }
   int64_t threads() const { return threadsY() * threadsX(); }
 
   /// The tiles for `c`, if some fit: M and N multiples of 32, K of 8, at
   /// least 64 threads, a grid the GPU holds.
   static std::optional<StagedTiles> of(const StagedContraction &c,
-                                       int64_t maxThreads) {
+                                       const GpuScheduleOptions &options) {
     StagedTiles t;
     t.lead = c.lead;
     t.m = c.m;
     t.k = c.k;
     t.n = c.n;
+    int64_t maxThreads = options.maxThreads;
     // Static sizes only (a dynamic one is negative).
     if (t.lead <= 0 || t.m <= 0 || t.n <= 0 || t.k <= 0)
       return std::nullopt;
-    // 64 x 64 tiles of 256 threads where the shape and max-threads allow,
-    // down to 32 x 32 (64 threads).
-    auto pick = [](int64_t size) -> int64_t {
-      return size % 64 == 0 ? 64 : size % 32 == 0 ? 32 : 0;
-    };
-    t.tileM = pick(t.m);
-    t.tileN = pick(t.n);
     t.stepK = t.k % 16 == 0 ? 16 : t.k % 8 == 0 ? 8 : 0;
-    while (t.tileM && t.tileN && t.threads() > maxThreads &&
-           std::max(t.tileM, t.tileN) > 32) {
-      if (t.tileM >= t.tileN)
-        t.tileM /= 2;
-      else
-        t.tileN /= 2;
+    // 128 x 128 tiles of 256 threads, 8 x 8 each, where the shape divides
+    // into them and they still give every multiprocessor a block: twice
+    // the products per element read from workgroup memory as 4 x 4, and
+    // each element of A and B read from global memory half as often.
+    int64_t largeThreads = (kLargeTile / kLargeThreadTile) *
+                           (kLargeTile / kLargeThreadTile);
+    if (t.m % kLargeTile == 0 && t.n % kLargeTile == 0 &&
+        largeThreads <= maxThreads &&
+        t.lead * (t.m / kLargeTile) * (t.n / kLargeTile) >=
+            options.computeUnits) {
+      t.tileM = t.tileN = kLargeTile;
+      t.thread = kLargeThreadTile;
+    } else {
+      // 64 x 64 tiles of 256 threads where the shape and max-threads
+      // allow, down to 32 x 32 (64 threads).
+      auto pick = [](int64_t size) -> int64_t {
+        return size % 64 == 0 ? 64 : size % 32 == 0 ? 32 : 0;
+      };
+      t.tileM = pick(t.m);
+      t.tileN = pick(t.n);
+      while (t.tileM && t.tileN && t.threads() > maxThreads &&
+             std::max(t.tileM, t.tileN) > 32) {
+        if (t.tileM >= t.tileN)
+          t.tileM /= 2;
+        else
+          t.tileN /= 2;
+      }
     }
     if (!t.tileM || !t.tileN || !t.stepK || t.threads() > maxThreads ||
         t.lead > 65535 || t.m / t.tileM > 65535)
@@ -127,7 +146,7 @@ private:
              function_ref<SmallVector<OpFoldResult>(Value, Value)> offsets,
              function_ref<Value(Value, Value, Value)> body);
 
-  /// Thread (y, x)'s slice of the accumulators: its 4 x 4 tile.
+  /// Thread (y, x)'s slice of the accumulators: its tile.
   SmallVector<OpFoldResult> accumulatorAt(Value y, Value x) {
     return {y, x, attr(0), attr(0)};
   }
@@ -284,7 +303,7 @@ Value StagedBuilder::build() {
   MLIRContext *ctx = b.getContext();
   Type elt = c.resultType.getElementType();
   int64_t tm = tiles.tileM, tn = tiles.tileN, tk = tiles.stepK;
-  int64_t ty = tiles.threadsY(), tx = tiles.threadsX();
+  int64_t ty = tiles.threadsY(), tx = tiles.threadsX(), tt = tiles.thread;
 
   // The block loop: (leading index,) row tile, column tile.
   SmallVector<OpFoldResult> grid;
@@ -302,14 +321,14 @@ Value StagedBuilder::build() {
   Value n0 = arith::MulIOp::create(b, loc, ivs.back(), index(tn));
 
   // The accumulators, zero.
-  auto tileType = RankedTensorType::get({kThreadTile, kThreadTile}, f32);
+  auto tileType = RankedTensorType::get({tt, tt}, f32);
   Value accInit = tensor::EmptyOp::create(
-      b, loc, ArrayRef<int64_t>{ty, tx, kThreadTile, kThreadTile}, f32);
-  SmallVector<int64_t> oneTile = {1, 1, kThreadTile, kThreadTile};
+      b, loc, ArrayRef<int64_t>{ty, tx, tt, tt}, f32);
+  SmallVector<int64_t> oneTile = {1, 1, tt, tt};
   SmallVector<int64_t> unit = {1, 1, 1, 1};
   auto accumulatorLoop = [&](Value init,
                              function_ref<Value(Value, Value, Value)> body) {
-    // The slice rank-reduced to the 4 x 4 tile.
+    // The slice rank-reduced to the thread's tile.
     auto loop = scf::ForallOp::create(
         b, loc, ArrayRef<OpFoldResult>{attr(ty), attr(tx)}, ValueRange{init},
         b.getArrayAttr(
@@ -368,15 +387,15 @@ Value StagedBuilder::build() {
         Value aTile = staged[0], bTile = staged[1];
         Value next = accumulatorLoop(
             carried[0], [&](Value y, Value x, Value mine) -> Value {
-              Value rows = arith::MulIOp::create(b, loc, y, index(kThreadTile));
-              Value cols = arith::MulIOp::create(b, loc, x, index(kThreadTile));
+              Value rows = arith::MulIOp::create(b, loc, y, index(tt));
+              Value cols = arith::MulIOp::create(b, loc, x, index(tt));
               Value aPart = tensor::ExtractSliceOp::create(
                   b, loc, aTile, ArrayRef<OpFoldResult>{rows, attr(0)},
-                  ArrayRef<OpFoldResult>{attr(kThreadTile), attr(tk)},
+                  ArrayRef<OpFoldResult>{attr(tt), attr(tk)},
                   ArrayRef<OpFoldResult>{attr(1), attr(1)});
               Value bPart = tensor::ExtractSliceOp::create(
                   b, loc, bTile, ArrayRef<OpFoldResult>{attr(0), cols},
-                  ArrayRef<OpFoldResult>{attr(tk), attr(kThreadTile)},
+                  ArrayRef<OpFoldResult>{attr(tk), attr(tt)},
                   ArrayRef<OpFoldResult>{attr(1), attr(1)});
               return linalg::MatmulOp::create(b, loc, ValueRange{aPart, bPart},
                                               ValueRange{mine})
@@ -400,10 +419,10 @@ Value StagedBuilder::build() {
       b, loc, RankedTensorType::get({tm, tn}, elt),
       blocks.getRegionIterArgs()[0], blockOffsets, blockSizes, blockStrides);
   Value written = threadLoop(
-      blockOut, {kThreadTile, kThreadTile}, {1, 1},
+      blockOut, {tt, tt}, {1, 1},
       [&](Value y, Value x) -> SmallVector<OpFoldResult> {
-        Value rows = arith::MulIOp::create(b, loc, y, index(kThreadTile));
-        Value cols = arith::MulIOp::create(b, loc, x, index(kThreadTile));
+        Value rows = arith::MulIOp::create(b, loc, y, index(tt));
+        Value cols = arith::MulIOp::create(b, loc, x, index(tt));
         return {rows, cols};
       },
       [&](Value y, Value x, Value mine) -> Value {
@@ -412,9 +431,9 @@ Value StagedBuilder::build() {
             getAsIndexOpFoldResult(ctx, oneTile),
             getAsIndexOpFoldResult(ctx, unit));
         Value rows = arith::AddIOp::create(
-            b, loc, m0, arith::MulIOp::create(b, loc, y, index(kThreadTile)));
+            b, loc, m0, arith::MulIOp::create(b, loc, y, index(tt)));
         Value cols = arith::AddIOp::create(
-            b, loc, n0, arith::MulIOp::create(b, loc, x, index(kThreadTile)));
+            b, loc, n0, arith::MulIOp::create(b, loc, x, index(tt)));
         return c.finish(b, lead, rows, cols, sums, mine);
       });
   b.setInsertionPointToStart(blocks.getTerminator().getBody());
@@ -422,6 +441,11 @@ Value StagedBuilder::build() {
                                         blocks.getRegionIterArgs()[0],
                                         blockOffsets, blockSizes, blockStrides);
   vectorizeInside(b, blocks, /*contractions=*/true);
+  // The finish reads and writes rows of its tile (an 8 x 8 tile's f32 rows
+  // are 32 bytes) in pieces of 16 bytes, each one aligned load or store.
+  RewritePatternSet split(b.getContext());
+  populateSplitWideTransfersPatterns(split, /*maxBytes=*/16);
+  applyInside(written.getDefiningOp(), std::move(split));
   return blocks.getResult(0);
 }
 
@@ -471,15 +495,19 @@ Value mlir::fuel::finishTile(OpBuilder &b, Location loc, Value sums,
       .getResult(0);
 }
 
+int64_t mlir::fuel::stagedThreadTile(Value sums) {
+  return cast<RankedTensorType>(sums.getType()).getDimSize(0);
+}
+
 bool mlir::fuel::canStageContraction(const StagedContraction &c,
-                                     int64_t maxThreads) {
-  return StagedTiles::of(c, maxThreads).has_value();
+                                     const GpuScheduleOptions &options) {
+  return StagedTiles::of(c, options).has_value();
 }
 
 Value mlir::fuel::buildStagedContraction(RewriterBase &rewriter, Location loc,
                                          const StagedContraction &c,
-                                         int64_t maxThreads) {
-  std::optional<StagedTiles> tiles = StagedTiles::of(c, maxThreads);
+                                         const GpuScheduleOptions &options) {
+  std::optional<StagedTiles> tiles = StagedTiles::of(c, options);
   assert(tiles && "a contraction canStageContraction rejects");
   OpBuilder::InsertionGuard guard(rewriter);
   return StagedBuilder(rewriter, loc, c, *tiles).build();
@@ -534,7 +562,7 @@ static std::optional<StagedContraction> stagedLinear(FusedOp op) {
                  Value mine) -> Value {
     Value biasPart = tensor::ExtractSliceOp::create(
         b, loc, bias, ArrayRef<OpFoldResult>{cols},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(kThreadTile)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(stagedThreadTile(sums))},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
     return finishTile(b, loc, sums, mine, biasPart, /*addendDim=*/1);
   };
@@ -544,7 +572,7 @@ static std::optional<StagedContraction> stagedLinear(FusedOp op) {
 bool mlir::fuel::canStageGpuLinear(FusedOp op,
                                    const GpuScheduleOptions &options) {
   std::optional<StagedContraction> c = stagedLinear(op);
-  return c && canStageContraction(*c, options.maxThreads);
+  return c && canStageContraction(*c, options);
 }
 
 LogicalResult mlir::fuel::buildGpuStagedLinear(
@@ -553,7 +581,7 @@ LogicalResult mlir::fuel::buildGpuStagedLinear(
   assert(c && "not a fused_linear canStageGpuLinear accepts");
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  rewriter.replaceOp(op, buildStagedContraction(rewriter, op.getLoc(), *c,
-                                                options.maxThreads));
+  rewriter.replaceOp(
+      op, buildStagedContraction(rewriter, op.getLoc(), *c, options));
   return success();
 }

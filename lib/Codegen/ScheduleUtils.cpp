@@ -110,6 +110,34 @@ void mlir::fuel::populateFoldReshapesIntoTransfersPatterns(
       patterns.getContext());
 }
 
+void mlir::fuel::populateSplitWideTransfersPatterns(
+    RewritePatternSet &patterns, int64_t maxBytes) {
+  auto pieceOf =
+      [maxBytes](Operation *op) -> std::optional<SmallVector<int64_t>> {
+    auto transfer = dyn_cast<VectorTransferOpInterface>(op);
+    if (!transfer)
+      return std::nullopt;
+    VectorType type = transfer.getVectorType();
+    int64_t bits = type.getElementTypeBitWidth();
+    if (type.getRank() == 0 || type.isScalable() || bits % 8 != 0)
+      return std::nullopt;
+    int64_t most = std::max<int64_t>(1, maxBytes / (bits / 8));
+    int64_t last = type.getShape().back();
+    if (last <= most || last % most != 0)
+      return std::nullopt;
+    SmallVector<int64_t> piece(type.getRank(), 1);
+    piece.back() = most;
+    return piece;
+  };
+  vector::populateVectorUnrollPatterns(
+      patterns,
+      vector::UnrollVectorOptions()
+          .setNativeShapeFn(pieceOf)
+          .setFilterConstraint([pieceOf](Operation *op) {
+            return success(pieceOf(op).has_value());
+          }));
+}
+
 void mlir::fuel::applyInside(Operation *loop, RewritePatternSet &&patterns) {
   SmallVector<Operation *> inside;
   loop->walk([&](Operation *op) {

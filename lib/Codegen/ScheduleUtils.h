@@ -45,6 +45,13 @@ void vectorizeInside(RewriterBase &rewriter, Operation *loop,
 /// and written as its tile, a row of it a contiguous vector.
 void populateFoldReshapesIntoTransfersPatterns(RewritePatternSet &patterns);
 
+/// Patterns that unroll each vector transfer whose innermost dim holds more
+/// than `maxBytes` into transfers of [1, ..., maxBytes / element size]
+/// (upstream's vector unrolling): what a GPU loads or stores at once, each
+/// a piece that fuel-gpu-align-vector-accesses can align.
+void populateSplitWideTransfersPatterns(RewritePatternSet &patterns,
+                                        int64_t maxBytes);
+
 /// Applies `patterns` greedily to the ops inside `loop` (not `loop`
 /// itself), and to the ops they create.
 void applyInside(Operation *loop, RewritePatternSet &&patterns);

@@ -90,6 +90,10 @@ struct FuelCodegenGPUPass
              << "fuel-codegen-gpu: max-staged-head-dim must be a multiple of "
                 "16 (0 for none), got "
              << static_cast<int64_t>(maxStagedHeadDim);
+    if (computeUnits < 1)
+      return emitError(UnknownLoc::get(context))
+             << "fuel-codegen-gpu: compute-units must be at least 1, got "
+             << static_cast<int64_t>(computeUnits);
     return success();
   }
 
@@ -97,6 +101,7 @@ struct FuelCodegenGPUPass
     GpuScheduleOptions options;
     options.maxThreads = maxThreads;
     options.maxStagedHeadDim = maxStagedHeadDim;
+    options.computeUnits = computeUnits;
     SmallVector<FusedOp> candidates;
     getOperation()->walk([&](FusedOp op) { candidates.push_back(op); });
     IRRewriter rewriter(&getContext());

@@ -5,6 +5,7 @@
 
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -192,11 +193,12 @@ static LogicalResult checkROCDLOptions(const fuel::FuelToROCDLOptions &o,
 /// (fuel-gpu-host-buffers), and the launches are outlined.
 static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
                                          int64_t maxStagedHeadDim,
+                                         int64_t computeUnits,
                                          bool privateAddressSpace) {
   std::string schedule =
       codegen ? llvm::formatv("fuel-codegen-gpu{{max-threads={0} "
-                              "max-staged-head-dim={1}},",
-                              maxThreads, maxStagedHeadDim)
+                              "max-staged-head-dim={1} compute-units={2}},",
+                              maxThreads, maxStagedHeadDim, computeUnits)
                     .str()
               : std::string();
   return schedule +
@@ -249,6 +251,18 @@ static int64_t stagedHeadDimFor(StringRef chip) {
   return fuel::GpuScheduleOptions().maxStagedHeadDim;
 }
 
+/// The multiprocessors of the largest GPU of `chip`'s generation (NVIDIA's
+/// SMs, AMD's compute units): H100 and H200 (sm_90), A100 (sm_80),
+/// MI300X (gfx942), MI250X's GCD (gfx90a); else fuel-codegen-gpu's
+/// default (A100's).
+static int64_t computeUnitsFor(StringRef chip) {
+  return llvm::StringSwitch<int64_t>(chip)
+      .StartsWith("sm_90", 132)
+      .Case("gfx942", 304)
+      .Case("gfx90a", 110)
+      .Default(fuel::GpuScheduleOptions().computeUnits);
+}
+
 /// After the target is attached: the kernels lowered with `convertGpu`
 /// (convert-gpu-to-nvvm or -rocdl, with its options), then the host. The
 /// kernels go first: a memref.dim whose index is still a constant lowers
@@ -288,6 +302,7 @@ static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
           : llvm::formatv(" toolkit={0}", o.toolkit.getValue()).str();
   return getGpuKernelsPipeline(o.codegen, o.maxThreads,
                                stagedHeadDimFor(o.chip.getValue()),
+                               computeUnitsFor(o.chip.getValue()),
                                /*privateAddressSpace=*/false) +
          "convert-nvvm-to-llvm," +
          llvm::formatv("nvvm-attach-target{{chip={0} features={1} O={2}},",
@@ -310,6 +325,7 @@ static std::string getFuelToROCDLPipeline(const fuel::FuelToROCDLOptions &o) {
           : llvm::formatv(" features={0}", o.features.getValue()).str();
   return getGpuKernelsPipeline(o.codegen, o.maxThreads,
                                fuel::GpuScheduleOptions().maxStagedHeadDim,
+                               computeUnitsFor(o.chip.getValue()),
                                /*privateAddressSpace=*/true) +
          llvm::formatv("rocdl-attach-target{{chip={0} wave64={1} O={2}{3}},",
                        o.chip.getValue(), o.wave64 ? "true" : "false",

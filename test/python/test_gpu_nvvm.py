@@ -221,6 +221,35 @@ def test_linear_stages_tiles_in_shared_memory(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+def test_linear_takes_large_tiles_where_they_fill_the_gpu(dtype):
+    # Held-out shape: 1536 x 1280 is 12 x 10 = 120 tiles of 128 x 128: a
+    # block for each of sm_80's 108 multiprocessors (A100), not for sm_90's
+    # 132 (H100), which keeps 64 x 64 tiles (480 blocks).
+    args = [np.zeros((1536, 384), dtype), np.zeros((384, 1280), dtype), np.zeros((1280,), dtype)]
+    for chip, large in (("sm_80", True), ("sm_90", False)):
+        (kernel,) = gpu.compile_nvvm(fused_text("fused_linear", args), chip=chip)
+        no_device_malloc([kernel])
+        assert ".maxntid 16, 16, 1" in kernel.ptx
+        # A step's products: 8 x 8 or 4 x 4 a thread, 16 deep.
+        assert kernel.ptx.count("fma.rn.f32") == (64 if large else 16) * 16
+        # Every global load and store moves 16 bytes: the chunks of the
+        # tiles, the bias and the output (f32: an 8 x 8 tile's rows in two
+        # halves). f16's 4 x 4 tiles move 8 (rows of 4; chunks of 4, as 8
+        # would leave the [64, 16] tile's 256 threads more rows than it
+        # has).
+        accesses = re.findall(r"^\s*(?:ld|st)\.global(\.v\d\.b\d+)", kernel.ptx, re.M)
+        if large or dtype == np.float32:
+            assert accesses and set(accesses) == {".v4.b32"}, accesses
+        if HAVE_PTXAS:
+            (report,) = gpu.ptxas(kernel.ptx, chip)
+            # The A tile [T, 16] and the B tile [16, T], f32.
+            tile = 128 if large else 64
+            assert report.shared_bytes == 2 * tile * 16 * 4, report
+            assert report.stack_bytes == 0 and report.spill_stores == 0, report
+            assert report.registers <= (128 if large else 64), report
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
 @pytest.mark.parametrize("d", [32, 64])
 def test_attention_stages_key_blocks_in_shared_memory(d, dtype):
     # Held-out shape: causal, GQA, sequences off the blocks (200 queries in

@@ -99,6 +99,22 @@ def test_linear_stages_tiles_in_lds():
 
 
 @pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
+def test_linear_takes_large_tiles_where_they_fill_the_gpu():
+    # Held-out shape: 2048 x 2048 is 256 tiles of 128 x 128: a block for
+    # each of gfx90a's 110 compute units (MI250X's GCD), not for gfx942's
+    # 304 (MI300X), which keeps 64 x 64 tiles.
+    args = [np.zeros((2048, 256), np.float32), np.zeros((256, 2048), np.float32), np.zeros((2048,), np.float32)]
+    for chip, tile in (("gfx90a", 128), ("gfx942", 64)):
+        (kernel,) = gpu.compile_rocdl(fused_text("fused_linear", args), chip=chip)
+        # The output's rows written 16 bytes at a time, aligned: an 8 x 8
+        # tile's in 16 halves, a 4 x 4 tile's in 4 rows.
+        stores = re.findall(r"store <4 x float> %\w+, ptr %\w+, align 16", kernel.llvm_ir)
+        assert len(stores) == (16 if tile == 128 else 4), stores
+        obj = gpu.amdgpu_code_object(kernel.llvm_ir, chip)
+        assert obj.lds_bytes == 2 * tile * 16 * 4 and obj.scratch_bytes == 0, obj
+
+
+@pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
 def test_attention_stages_key_blocks_in_lds():
     # Held-out shape: windowed, GQA, 96 queries (blocks of 32 rows), 72 keys.
     q = np.zeros((1, 4, 96, 64), np.float16)

@@ -423,6 +423,17 @@ def test_conv2d_staged(fuel_opt, xs, ws, stride, padding, bias):
     assert_close(out, want, "f32", loose=True)
 
 
+def test_conv2d_staged_large_tiles(fuel_opt):
+    # 128 filters by 16 x 16 pixels in 2 groups, tiles of 128 x 128, 8 x 8
+    # a thread (compute-units=1): the bias added per filter of the group.
+    x, w, b = rand((1, 16, 16, 16), np.float32, 1), rand((256, 8, 3, 3), np.float32, 2), rand((256,), np.float32, 3)
+    params = {"padding": (1, 1), "groups": 2}
+    text = gpu_form(fuel_opt, fused_text("conv2d", [x, w, b], params), "compute-units=1")
+    assert LARGE_TILES in text
+    out = runner.compile(text.replace(WORKGROUP, ""), "f", codegen=False)(x, w, b)
+    assert_close(out, conv_reference(x, w, b, (1, 1), (1, 1), 2), "f32", loose=True)
+
+
 def test_conv2d_staged_groups(fuel_opt):
     # 2 groups of 32 filters over 8 channels each: a block row per (image,
     # group).
@@ -512,6 +523,35 @@ def test_linear(fuel_opt, shape, name, dtype):
     assert_close(out, f64(a) @ f64(w) + f64(b), name, loose=True)
 
 
+# 128 x 128 block tiles of 8 x 8 thread tiles where the grid of those has a
+# block for each multiprocessor (compute-units, here 1 and 4): a leading
+# dim, K steps of 8 and 16, several tiles each way. The finish writes each
+# 8-float row in two 16-byte pieces.
+LARGE_TILE_LINEAR = [((), 128, 16, 128, 1), ((2,), 256, 40, 128, 4), ((), 128, 24, 512, 4)]
+LARGE_TILES = "tensor<16x16x8x8xf32>"
+
+
+@pytest.mark.parametrize("shape", LARGE_TILE_LINEAR, ids=lambda s: "x".join(map(str, s[0] + s[1:4])))
+@pytest.mark.parametrize("name,dtype", [("f32", np.float32)] + DTYPES, ids=lambda d: d if isinstance(d, str) else "")
+def test_linear_large_tiles(fuel_opt, shape, name, dtype):
+    lead, m, k, n, units = shape
+    a, w, b = rand(lead + (m, k), dtype), rand((k, n), dtype, 1), rand((n,), dtype, 2)
+    text = gpu_form(fuel_opt, fused_text("fused_linear", [a, w, b]), f"compute-units={units}")
+    assert LARGE_TILES in text and form_of(text) == "staged"
+    out = runner.compile(text.replace(WORKGROUP, ""), "f", codegen=False)(a, w, b)
+    f64 = lambda x: np.asarray(x, np.float64)  # noqa: E731
+    assert_close(out, f64(a) @ f64(w) + f64(b), name, loose=True)
+
+
+def test_large_tiles_need_a_block_per_multiprocessor(fuel_opt):
+    # 4 tiles of 128 x 128 against 5 multiprocessors: 64 x 64 tiles (16
+    # blocks) instead.
+    a, w, b = rand((256, 16), np.float32), rand((16, 256), np.float32, 1), rand((256,), np.float32, 2)
+    text = gpu_form(fuel_opt, fused_text("fused_linear", [a, w, b]), "compute-units=5")
+    assert LARGE_TILES not in text and "tensor<16x16x4x4xf32>" in text
+    assert LARGE_TILES in gpu_form(fuel_opt, fused_text("fused_linear", [a, w, b]), "compute-units=4")
+
+
 def serialized(text):
     """`text` (canonicalized) with each block's thread loop (an scf.forall
     whose shared output is a workgroup buffer of slots) run by one thread:
@@ -589,6 +629,19 @@ def test_quantized_staged(fuel_opt, qtype):
     out = run_gpu_form(fuel_opt, "qmatmul", [a, as_words(rows)], {"quant_type": qtype, "k": k, "n": n},
                        staged=True)
     assert_dot_close(out, a, dequant(qtype, rows, k), 1e-5)
+
+
+def test_quantized_staged_large_tiles(fuel_opt):
+    # 128 x 128 tiles of 8 x 8 (compute-units=1): the weight decoded along
+    # K as it is staged, as in the smaller tiles.
+    k, n = 256, 128
+    rows = random_blocks("q4_k", n, k, seed=7)
+    a = rand((128, k), np.float32, 4)
+    text = gpu_form(fuel_opt, fused_text("qmatmul", [a, as_words(rows)], {"quant_type": "q4_k", "k": k, "n": n}),
+                    "compute-units=1")
+    assert LARGE_TILES in text
+    out = runner.compile(text.replace(WORKGROUP, ""), "f", codegen=False)(a, as_words(rows))
+    assert_dot_close(out, a, dequant("q4_k", rows, k), 1e-5)
 
 
 def test_nf4_and_awq_staged(fuel_opt):

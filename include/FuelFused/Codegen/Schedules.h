@@ -140,6 +140,10 @@ struct GpuScheduleOptions {
   /// take more registers than some assemblers fit without spills: 64 suits
   /// sm_80 and gfx9, 128 sm_90.
   int64_t maxStagedHeadDim = 64;
+  /// The GPU's multiprocessors (NVIDIA's SMs, AMD's compute units): the
+  /// staged contractions take their largest block tiles (128 x 128, 8 x 8
+  /// a thread) only where those still give at least this many blocks.
+  int64_t computeUnits = 108;
 };
 
 /// Checks, changing nothing, that `op` has a GPU schedule and that its

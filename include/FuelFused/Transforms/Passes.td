@@ -305,6 +305,10 @@ def FuelCodegenGPU : Pass<"fuel-codegen-gpu"> {
            "Widest attention heads whose shared blocks are staged in "
            "workgroup memory (dq and dk: half as wide; a multiple of 16, 0 "
            "for none). fuel-to-nvvm sets 128 for sm_90 and later">,
+    Option<"computeUnits", "compute-units", "int64_t", /*default=*/"108",
+           "The GPU's multiprocessors (SMs, CUs): contractions take 128 x "
+           "128 block tiles only where those give at least this many "
+           "blocks. fuel-to-nvvm and fuel-to-rocdl set it from the chip">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Remark on each op left without a GPU schedule, and why">
   ];

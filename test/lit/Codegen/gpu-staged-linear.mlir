@@ -9,6 +9,11 @@
 // RUN:   | FileCheck %s --check-prefix=T128
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-threads=32" %s \
 // RUN:   | FileCheck %s --check-prefix=T32
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu="compute-units=8" %s \
+// RUN:   | FileCheck %s --check-prefix=LARGE
+// RUN: not fuel-opt --fuel-codegen-gpu="compute-units=0" %s -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BADOPT
+// BADOPT: fuel-codegen-gpu: compute-units must be at least 1, got 0
 
 // CHECK-LABEL: func.func @linear
 // CHECK-NOT:     fuel.fused
@@ -46,6 +51,23 @@
 // T128:            scf.forall (%{{.*}}, %{{.*}}) in (8, 16) {{.*}} -> (tensor<8x16x4x4xf32>)
 // T128:              tensor<32x16xf32>
 // T128:              tensor<16x64xf32>
+// With 8 multiprocessors the grid of 128 x 128 tiles (2 x 4) gives each a
+// block: 16 x 16 threads of 8 x 8 (with the default 108, 64 x 64 tiles as
+// above). The finish reads the bias and writes each 8-float row of the
+// thread's tile in two 16-byte pieces.
+// LARGE-LABEL: func.func @linear
+// LARGE:         scf.forall (%{{.*}}, %{{.*}}) in (2, 4) shared_outs
+// LARGE:           scf.forall (%{{.*}}, %{{.*}}) in (16, 16) {{.*}} -> (tensor<16x16x8x8xf32>)
+// LARGE:           scf.for %{{.*}} = %{{.*}} to %c1024{{.*}} step %c16
+// LARGE:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<128x16xf32>
+// LARGE:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x128xf32>
+// LARGE:             scf.forall {{.*}} -> (tensor<128x4x4xf32>, tensor<16x32x4xf32>)
+// LARGE:             vector.contract {{.*}} : vector<8x16xf32>, vector<16x8xf32> into vector<8x8xf32>
+// LARGE:           scf.forall {{.*}} -> (tensor<128x128xf32>)
+// LARGE-COUNT-2:     vector.transfer_read %arg2{{.*}} : tensor<512xf32>, vector<4xf32>
+// LARGE-COUNT-16:    vector.transfer_write {{.*}} : vector<1x4xf32>, tensor<8x8xf32>
+// LARGE-NOT:         vector<8xf32>
+// LARGE:         } {mapping = [#gpu.block<y>, #gpu.block<x>]}
 // At most 32 threads: too few to stage; the tiles read through the caches.
 // T32-LABEL:   func.func @linear
 // T32-NOT:       workgroup
