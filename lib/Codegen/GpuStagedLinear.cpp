@@ -15,7 +15,9 @@
 //      of up to 16 bytes of consecutive columns, one vector read each;
 //   2. each thread adds the products of its T rows of the A tile and its T
 //      columns of the B tile to its accumulators (vector.contract: fused
-//      multiply-adds).
+//      multiply-adds); in 8 x 8 tiles a thread's columns are two groups of
+//      4 in the B tile's two halves, so that shared loads do not conflict
+//      (StagedBuilder::bColumn).
 // Each element of A is then read from global memory N/TN times, not N/T
 // times, and each element of B M/TM times, not M/T times. After the last
 // step each thread finishes its tile (fused_linear: adds the bias) and
@@ -39,6 +41,7 @@
 
 #include "FuelFused/IR/FusedOpViews.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -118,9 +121,11 @@ struct StagedTiles {
     if (c.aChunks)
       t.aChunk = largestChunk({t.tileM, t.stepK, false, {}}, t.threads(),
                               c.aChunk);
+    // (In 8 x 8 tiles' B layout, bColumn's, 4 consecutive columns of B
+    // at most are consecutive in the tile.)
     if (c.bChunks && !c.bAlongK)
       t.bChunk = largestChunk({t.stepK, t.tileN, false, {}}, t.threads(),
-                              c.bChunk);
+                              std::min(c.bChunk, kThreadTile));
     return t;
   }
 };
@@ -149,6 +154,53 @@ private:
   /// Thread (y, x)'s slice of the accumulators: its tile.
   SmallVector<OpFoldResult> accumulatorAt(Value y, Value x) {
     return {y, x, attr(0), attr(0)};
+  }
+
+  /// The staged B tile's layout. Thread x's columns x * T, ..., x * T +
+  /// T - 1 are groups of 4 (16 bytes of f32), group h of every thread in
+  /// the tile's h-th part (TN / (T / 4) columns): the 8 threads that one
+  /// 16-byte shared load serves at a time (a quarter of a warp) read 128
+  /// consecutive bytes, a bank each, where 8 x 8 tiles stored whole would
+  /// put every other thread on the same banks. With 4 x 4 tiles the
+  /// layout is the output's. The column of B (in the block's tile) that
+  /// the B tile holds at `col`.
+  Value bColumn(Value col) {
+    int64_t groups = tiles.thread / kThreadTile;
+    if (groups == 1)
+      return col;
+    int64_t part = tiles.tileN / groups;
+    AffineExpr p = b.getAffineDimExpr(0);
+    AffineExpr column = (p % part).floorDiv(kThreadTile) * tiles.thread +
+                        p.floorDiv(part) * kThreadTile + p % kThreadTile;
+    return affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(1, 0, column), ValueRange{col});
+  }
+
+  /// Thread x's columns of the B tile, [KT, T] (bColumn's layout).
+  Value threadColumns(Value bTile, Value x) {
+    int64_t tk = tiles.stepK, tt = tiles.thread;
+    int64_t groups = tt / kThreadTile;
+    if (groups == 1)
+      return tensor::ExtractSliceOp::create(
+          b, loc, bTile,
+          ArrayRef<OpFoldResult>{attr(0),
+                                 arith::MulIOp::create(b, loc, x, index(tt))
+                                     .getResult()},
+          ArrayRef<OpFoldResult>{attr(tk), attr(tt)},
+          ArrayRef<OpFoldResult>{attr(1), attr(1)});
+    int64_t part = tiles.tileN / groups;
+    Value parts = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({tk, groups, part}, f32), bTile,
+        ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+    Value mine = tensor::ExtractSliceOp::create(
+        b, loc, parts,
+        ArrayRef<OpFoldResult>{
+            attr(0), attr(0),
+            arith::MulIOp::create(b, loc, x, index(kThreadTile)).getResult()},
+        ArrayRef<OpFoldResult>{attr(tk), attr(groups), attr(kThreadTile)},
+        ArrayRef<OpFoldResult>{attr(1), attr(1), attr(1)});
+    return tensor::CollapseShapeOp::create(
+        b, loc, mine, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
   }
 
   RewriterBase &b;
@@ -366,7 +418,7 @@ Value StagedBuilder::build() {
         };
         auto bElement = [&](Value row, Value col) {
           return c.b(b, lead, arith::AddIOp::create(b, loc, k0, row),
-                     arith::AddIOp::create(b, loc, n0, col));
+                     arith::AddIOp::create(b, loc, n0, bColumn(col)));
         };
         auto aChunk = [&](Value row, Value col) {
           return c.aChunks(b, lead, arith::AddIOp::create(b, loc, m0, row),
@@ -375,7 +427,7 @@ Value StagedBuilder::build() {
         };
         auto bChunk = [&](Value row, Value col) {
           return c.bChunks(b, lead, arith::AddIOp::create(b, loc, k0, row),
-                           arith::AddIOp::create(b, loc, n0, col),
+                           arith::AddIOp::create(b, loc, n0, bColumn(col)),
                            tiles.bChunk);
         };
         SmallVector<Value> staged = stageTiles(
@@ -388,15 +440,11 @@ Value StagedBuilder::build() {
         Value next = accumulatorLoop(
             carried[0], [&](Value y, Value x, Value mine) -> Value {
               Value rows = arith::MulIOp::create(b, loc, y, index(tt));
-              Value cols = arith::MulIOp::create(b, loc, x, index(tt));
               Value aPart = tensor::ExtractSliceOp::create(
                   b, loc, aTile, ArrayRef<OpFoldResult>{rows, attr(0)},
                   ArrayRef<OpFoldResult>{attr(tt), attr(tk)},
                   ArrayRef<OpFoldResult>{attr(1), attr(1)});
-              Value bPart = tensor::ExtractSliceOp::create(
-                  b, loc, bTile, ArrayRef<OpFoldResult>{attr(0), cols},
-                  ArrayRef<OpFoldResult>{attr(tk), attr(tt)},
-                  ArrayRef<OpFoldResult>{attr(1), attr(1)});
+              Value bPart = threadColumns(bTile, x);
               return linalg::MatmulOp::create(b, loc, ValueRange{aPart, bPart},
                                               ValueRange{mine})
                   .getResult(0);
@@ -446,6 +494,12 @@ Value StagedBuilder::build() {
   RewritePatternSet split(b.getContext());
   populateSplitWideTransfersPatterns(split, /*maxBytes=*/16);
   applyInside(written.getDefiningOp(), std::move(split));
+  // A thread's B columns in groups (bColumn) read as [KT, T / 4, 4].
+  if (tt != kThreadTile) {
+    RewritePatternSet groups(b.getContext());
+    populateFoldReshapesIntoTransfersPatterns(groups);
+    applyInside(blocks, std::move(groups));
+  }
   return blocks.getResult(0);
 }
 

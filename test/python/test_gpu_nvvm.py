@@ -232,14 +232,22 @@ def test_linear_takes_large_tiles_where_they_fill_the_gpu(dtype):
         assert ".maxntid 16, 16, 1" in kernel.ptx
         # A step's products: 8 x 8 or 4 x 4 a thread, 16 deep.
         assert kernel.ptx.count("fma.rn.f32") == (64 if large else 16) * 16
-        # Every global load and store moves 16 bytes: the chunks of the
-        # tiles, the bias and the output (f32: an 8 x 8 tile's rows in two
-        # halves). f16's 4 x 4 tiles move 8 (rows of 4; chunks of 4, as 8
-        # would leave the [64, 16] tile's 256 threads more rows than it
-        # has).
-        accesses = re.findall(r"^\s*(?:ld|st)\.global(\.v\d\.b\d+)", kernel.ptx, re.M)
-        if large or dtype == np.float32:
-            assert accesses and set(accesses) == {".v4.b32"}, accesses
+        # f32: every global load and store moves 16 bytes, the chunks of
+        # the tiles, the bias and the output (an 8 x 8 tile's rows in two
+        # halves). f16 in 8 x 8 tiles: the A chunks, the bias and the
+        # output's rows 16 bytes, the B chunks 8 (4 consecutive columns of
+        # B are consecutive in its shared tile); in 4 x 4 tiles the output's
+        # rows and all chunks 8 (8 would leave the [64, 16] tile's 256
+        # threads more rows than it has).
+        loads = re.findall(r"^\s*ld\.global(\.v\d\.b\d+)", kernel.ptx, re.M)
+        stores = re.findall(r"^\s*st\.global(\.v\d\.b\d+)", kernel.ptx, re.M)
+        if dtype == np.float32:
+            assert set(loads) == set(stores) == {".v4.b32"}, (loads, stores)
+        elif large:
+            assert sorted(loads) == [".v4.b16"] * 2 + [".v4.b32"] * 2, loads
+            assert stores == [".v4.b32"] * 8, stores
+        else:
+            assert set(loads) == {".v4.b16"} and set(stores) == {".v2.b32"}, (loads, stores)
         if HAVE_PTXAS:
             (report,) = gpu.ptxas(kernel.ptx, chip)
             # The A tile [T, 16] and the B tile [16, T], f32.

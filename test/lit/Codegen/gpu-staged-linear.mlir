@@ -53,8 +53,12 @@
 // T128:              tensor<16x64xf32>
 // With 8 multiprocessors the grid of 128 x 128 tiles (2 x 4) gives each a
 // block: 16 x 16 threads of 8 x 8 (with the default 108, 64 x 64 tiles as
-// above). The finish reads the bias and writes each 8-float row of the
-// thread's tile in two 16-byte pieces.
+// above). Thread x's 8 columns of B are 2 groups of 4, group h of every
+// thread in the B tile's h-th half: chunk c of a B row (4 columns) is
+// column group c % 16 * 2 + c / 16 of B, and thread x reads [16, 2, 4] at
+// column x * 4 of the halves. The finish reads the bias and writes each
+// 8-float row of the thread's tile in two 16-byte pieces.
+// LARGE-DAG:   #[[GROUP:.*]] = affine_map<(d0) -> (((d0 mod 64) floordiv 4) * 8 + (d0 floordiv 64) * 4 + d0 mod 4)>
 // LARGE-LABEL: func.func @linear
 // LARGE:         scf.forall (%{{.*}}, %{{.*}}) in (2, 4) shared_outs
 // LARGE:           scf.forall (%{{.*}}, %{{.*}}) in (16, 16) {{.*}} -> (tensor<16x16x8x8xf32>)
@@ -62,6 +66,13 @@
 // LARGE:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<128x16xf32>
 // LARGE:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x128xf32>
 // LARGE:             scf.forall {{.*}} -> (tensor<128x4x4xf32>, tensor<16x32x4xf32>)
+// LARGE:               %[[COL:.*]] = affine.apply #[[GROUP]](%{{.*}})
+// LARGE:               %[[AT:.*]] = arith.addi %{{.*}}, %[[COL]]
+// LARGE:               vector.transfer_read %arg1[%{{.*}}, %[[AT]]]{{.*}} : tensor<1024x512xf32>, vector<4xf32>
+// LARGE:             tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [16, 2, 64] : tensor<16x128xf32> into tensor<16x2x64xf32>
+// LARGE:             %[[X4:.*]] = arith.muli %{{.*}}, %c4
+// LARGE:             tensor.extract_slice %{{.*}}[0, 0, %[[X4]]] [16, 2, 4] [1, 1, 1] : tensor<16x2x64xf32> to tensor<16x2x4xf32>
+// LARGE:             vector.shape_cast %{{.*}} : vector<16x2x4xf32> to vector<16x8xf32>
 // LARGE:             vector.contract {{.*}} : vector<8x16xf32>, vector<16x8xf32> into vector<8x8xf32>
 // LARGE:           scf.forall {{.*}} -> (tensor<128x128xf32>)
 // LARGE-COUNT-2:     vector.transfer_read %arg2{{.*}} : tensor<512xf32>, vector<4xf32>
