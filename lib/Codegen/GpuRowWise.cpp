@@ -10,8 +10,11 @@
 //     `#gpu.thread<x>` in which thread t computes every step of the op on
 //     chunks t, t + T, t + 2T, ... of V consecutive elements of the row, so
 //     each load and store of a warp touches consecutive addresses. V is as
-//     many elements as 16 bytes hold (of the row's widest element type) where
-//     the row is a multiple of T * V, else fewer, down to 1: a chunk is then
+//     many elements as 16 bytes hold (of the row's widest element type) and
+//     T the most threads (a power of two from 32 to max-threads) whose
+//     chunks of V tile the row; where none do, T is the most threads that
+//     divide the row and V fewer, down to 1, so that T * V divides it (the
+//     chunks of a thread hold at most kMaxRowElementsPerThread): a chunk is then
 //     one 16-byte load or store (ld.global.v4.b32) once its alignment is
 //     known (fuel-gpu-align-vector-accesses). The thread's slice of a row is
 //     the row expanded to [C, T * V], cut to its [C, V] columns and
@@ -319,16 +322,35 @@ LogicalResult RowSplitter::check(std::string &why) {
   return success();
 }
 
-int64_t RowSplitter::chunkFor() {
-  // The rows in memory: those the loop reads (slices) and writes (the
-  // outputs' slices); the steps between them are in registers.
+/// The elements of the widest element type of the rows `rowLoop` reads
+/// (slices) and writes (the outputs' slices) that fill 16 bytes; the steps
+/// between them are in registers.
+static int64_t sixteenBytesOfRows(scf::ForallOp rowLoop, int64_t rowLength) {
   unsigned widest = 8;
   rowLoop.getBody()->walk([&](tensor::ExtractSliceOp slice) {
     Type element = slice.getType().getElementType();
     if (isRowType(slice.getType(), rowLength))
       widest = std::max(widest, element.getIntOrFloatBitWidth());
   });
-  int64_t elements = std::max<int64_t>(1, 128 / widest);
+  return std::max<int64_t>(1, 128 / widest);
+}
+
+/// Threads per row where each takes chunks of `elements` (16 bytes): the
+/// most, a power of two from 32 to `maxThreads`, whose chunks tile the row
+/// with at most kMaxRowElementsPerThread elements a thread; 0 when none.
+/// A row of 512 f32 takes 128 threads of 4 rather than 256 of 2, one of
+/// 768 64 of 4 x 3 rather than 256 of 3 single elements.
+static int64_t threadsForChunks(int64_t row, int64_t elements,
+                                int64_t maxThreads) {
+  for (int64_t threads = maxThreads; threads >= 32; threads /= 2)
+    if (row % (threads * elements) == 0 &&
+        row / threads <= kMaxRowElementsPerThread)
+      return threads;
+  return 0;
+}
+
+int64_t RowSplitter::chunkFor() {
+  int64_t elements = sixteenBytesOfRows(rowLoop, rowLength);
   while (elements > 1 && rowLength % (threads * elements) != 0)
     elements /= 2;
   return elements;
@@ -618,6 +640,13 @@ LogicalResult mlir::fuel::scheduleGpuRowWise(
     return failure();
   }
   scf::ForallOp rowLoop = *rows;
+
+  // Fewer threads where that gives each 16-byte chunks of the row (one
+  // load or store each) and the threads that divide it do not.
+  if (int64_t chunkThreads = threadsForChunks(
+          rowLength, sixteenBytesOfRows(rowLoop, rowLength),
+          options.maxThreads))
+    threads = chunkThreads;
 
   // Room for a step's result is the thread's own: a slice of a buffer shared
   // by the block would be written by every thread.

@@ -92,14 +92,18 @@ def test_row_ops_are_one_block_per_row(name):
 
 
 # Held-out shapes: (op, input shapes, dtype, bytes a thread's chunk loads).
-# A thread's elements of a row are chunks of 16 bytes where the row is a
-# multiple of the threads' chunks, fewer bytes where not, single elements
-# where the thread's part is odd.
+# A thread's elements of a row are chunks of 16 bytes where some number of
+# threads (32 to 256) takes the row in them, with fewer threads than divide
+# the row if need be; single elements where none does and the thread's part
+# is odd.
 CHUNKED_ROWS = [
     ("rms_norm_last_dim", [(5, 2048)], np.float32, 16),        # 256 threads x 2 x 4
     ("softmax_last_dim", [(3, 2, 4096)], np.float16, 16),      # 256 threads x 2 x 8
-    ("softmax_last_dim_backward", [(6, 768), (6, 768)], np.float32, 4),  # 256 threads x 3
-    ("layer_norm_last_dim", [(7, 512)], np.float32, 8),        # 256 threads x 2
+    ("softmax_last_dim_backward", [(6, 768), (6, 768)], np.float32, 16),  # 64 threads x 3 x 4
+    ("layer_norm_last_dim", [(7, 512)], np.float32, 16),       # 128 threads x 4
+    # 128 threads x 3 x 4: chunks of 16 bytes of f32, a row the loop
+    # slices being f32, so 8 bytes of the f16 input.
+    ("rms_norm_last_dim", [(3, 1536)], np.float16, 8),
     ("softmax_last_dim", [(9, 96)], np.float32, 4),             # 32 threads x 3
 ]
 

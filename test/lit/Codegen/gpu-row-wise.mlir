@@ -69,17 +69,18 @@ func.func @rms(%x: tensor<2x8x4096xf32>) -> tensor<2x8x4096xf32> {
 
 // A backward with two inputs: both read with the same thread slice; four
 // row sums (the mean, the variance, the mean of g, of g * x_hat). Rows of
-// 512 over 256 threads: chunks of 2 elements (8 bytes).
+// 512: 128 threads of one 16-byte chunk (4 f32), where 256 threads would
+// take chunks of 2 (8 bytes).
 // CHECK-LABEL: func.func @layer_norm_backward
 // CHECK:         scf.forall (%[[ROW:.*]]) in (16)
-// CHECK:           scf.forall (%[[T:.*]]) in (256)
+// CHECK:           scf.forall (%[[T:.*]]) in (128)
 // CHECK:             %[[X:.*]] = tensor.extract_slice %arg0[%[[ROW]], 0] [1, 512] [1, 1]
 // CHECK:             %[[XC:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [1, 1, 512]
-// CHECK:             vector.transfer_read %[[XC]]{{.*}} : tensor<1x1x512xf32>, vector<1x1x2xf32>
+// CHECK:             vector.transfer_read %[[XC]]{{.*}} : tensor<1x1x512xf32>, vector<1x1x4xf32>
 // CHECK-COUNT-2:     gpu.all_reduce add
 // CHECK:             %[[G:.*]] = tensor.extract_slice %arg1[%[[ROW]], 0] [1, 512] [1, 1]
 // CHECK:             %[[GC:.*]] = tensor.expand_shape %[[G]] {{\[}}[0], [1, 2]] output_shape [1, 1, 512]
-// CHECK:             vector.transfer_read %[[GC]]{{.*}} : tensor<1x1x512xf32>, vector<1x1x2xf32>
+// CHECK:             vector.transfer_read %[[GC]]{{.*}} : tensor<1x1x512xf32>, vector<1x1x4xf32>
 // CHECK-COUNT-2:     gpu.all_reduce add
 // CHECK-NOT:         gpu.all_reduce
 // CHECK:         } {mapping = [#gpu.block<x>]}
@@ -99,6 +100,20 @@ func.func @layer_norm_backward(%x: tensor<16x512xf32>, %g: tensor<16x512xf32>) -
 func.func @softmax_f16(%x: tensor<4x2048xf16>) -> tensor<4x2048xf16> {
   %y = fuel.fused softmax_last_dim (%x) : (tensor<4x2048xf16>) -> tensor<4x2048xf16>
   return %y : tensor<4x2048xf16>
+}
+
+// -----
+
+// Rows of 768 (a common hidden size): 64 threads of 3 16-byte chunks,
+// where the 256 threads that divide the row would take 3 single elements.
+// CHECK-LABEL: func.func @hidden_768
+// CHECK:         scf.forall (%[[T:.*]]) in (64)
+// CHECK:           tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [1, 3, 256]
+// CHECK:           vector.transfer_read {{.*}} : tensor<1x3x256xf32>, vector<1x3x4xf32>
+// CHECK:           gpu.all_reduce add
+func.func @hidden_768(%x: tensor<5x768xf32>) -> tensor<5x768xf32> {
+  %y = fuel.fused rms_norm_last_dim {eps = 1.0e-05 : f64} (%x) : (tensor<5x768xf32>) -> tensor<5x768xf32>
+  return %y : tensor<5x768xf32>
 }
 
 // -----
