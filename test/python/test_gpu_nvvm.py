@@ -616,7 +616,8 @@ def test_schedules_off_gives_a_kernel_per_loop_nest():
 
 
 def test_max_threads_sets_the_block():
-    text = fused_text("softmax_last_dim", [np.zeros((4, 1024), np.float32)])
+    # Rows of 2048 f32: 512 threads of one 16-byte chunk, or 64 of 8.
+    text = fused_text("softmax_last_dim", [np.zeros((4, 2048), np.float32)])
     (k64,) = gpu.compile_nvvm(text, max_threads=64)
     (k512,) = gpu.compile_nvvm(text, max_threads=512)
     # The launch bounds say how many threads the kernel was built for.
