@@ -3,10 +3,14 @@
 // qmatmul (every GGML type), nf4_matmul and awq_matmul with few rows of
 // activations (decode) on a GPU: a block per output element (row m of the
 // activations, column n of the weight), the K products split over the
-// block's T threads: thread t takes k = t, t + T, ... (a warp's loads of
-// activations and of quantized words are consecutive), decodes each weight
-// where it reads it, in registers, and keeps its partial sum; the partials
-// are combined across the block by `gpu.all_reduce`. The [N, K] f32 weight
+// block's T threads in chunks of up to 8 consecutive k: thread t takes
+// chunks t, t + T, ... (a warp's loads of activations and of quantized
+// words are consecutive), reads a chunk's activations at once (ChunkReads:
+// 16-byte vectors), decodes each weight where it reads it, in registers,
+// and keeps its partial sum; the partials are combined across the block by
+// `gpu.all_reduce`. What a chunk's weights share (a quant block's scale)
+// is the same index arithmetic on consecutive k, which LLVM folds and reads
+// once. The [N, K] f32 weight
 // the decomposition materializes never exists: each quantized byte is read
 // once per row of activations, from global memory or the cache.
 //
@@ -32,6 +36,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -41,6 +47,9 @@ using namespace mlir::fuel;
 /// Rows of activations a block-per-output schedule takes at most: each row
 /// decodes the whole weight again.
 static constexpr int64_t kMaxRows = 16;
+/// Consecutive k a thread of the block-per-output schedule takes at a time
+/// (at most).
+static constexpr int64_t kChunk = 8;
 
 LogicalResult mlir::fuel::canScheduleGpuQuantized(
     FusedOp op, const GpuScheduleOptions &options, std::string &why) {
@@ -67,24 +76,85 @@ LogicalResult mlir::fuel::canScheduleGpuQuantized(
 }
 
 namespace {
+/// The reads of a chunk of consecutive k (kBase, ..., kBase + width - 1,
+/// `ks` their index values): an element of a tensor whose last index is one
+/// of `ks` comes from one vector read of the chunk at kBase, in pieces of
+/// at most 16 bytes (one aligned load each once
+/// fuel-gpu-align-vector-accesses has run), shared by the chunk's points.
+struct ChunkReads {
+  Value kBase;
+  SmallVector<Value> ks;
+  /// A tensor's chunk read at some leading indices, in pieces.
+  struct Read {
+    Value tensor;
+    SmallVector<Value> leading, pieces;
+  };
+  SmallVector<Read> reads;
+
+  /// The element at `indices` of `tensor` where its last index is one of
+  /// `ks`, else null.
+  Value element(OpBuilder &b, Location loc, Value tensor,
+                ValueRange indices) {
+    if (indices.empty())
+      return Value();
+    auto at = llvm::find(ks, indices.back());
+    if (at == ks.end())
+      return Value();
+    int64_t j = at - ks.begin(), width = ks.size();
+    Type elt = cast<RankedTensorType>(tensor.getType()).getElementType();
+    int64_t piece = std::min<int64_t>(
+        width, std::max<int64_t>(1, 128 / elt.getIntOrFloatBitWidth()));
+    SmallVector<Value> leading(indices.drop_back());
+    auto known = llvm::find_if(reads, [&](const Read &r) {
+      return r.tensor == tensor && r.leading == leading;
+    });
+    if (known == reads.end()) {
+      reads.push_back({tensor, leading, {}});
+      known = std::prev(reads.end());
+    }
+    SmallVector<Value> &read = known->pieces;
+    if (read.empty()) {
+      Value pad = ub::PoisonOp::create(b, loc, elt);
+      for (int64_t first = 0; first < width; first += piece) {
+        SmallVector<Value> from(leading);
+        from.push_back(first ? arith::AddIOp::create(
+                                   b, loc, kBase,
+                                   arith::ConstantIndexOp::create(b, loc,
+                                                                  first))
+                                   .getResult()
+                             : kBase);
+        read.push_back(vector::TransferReadOp::create(
+            b, loc, VectorType::get({piece}, elt), tensor, from, pad,
+            ArrayRef<bool>{true}));
+      }
+    }
+    return vector::ExtractOp::create(b, loc, read[j / piece], j % piece);
+  }
+};
+
 /// Evaluates the linalg ops of a decomposition at one point of their
 /// iteration space, as scalar code at the builder's insertion point.
 class PointEvaluator {
 public:
   PointEvaluator(OpBuilder &b, Location loc,
-                 const llvm::SmallPtrSetImpl<Operation *> &decomposition)
-      : b(b), loc(loc), decomposition(decomposition) {}
+                 const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+                 ChunkReads *chunk = nullptr)
+      : b(b), loc(loc), decomposition(decomposition), chunk(chunk) {}
 
   /// The element of `value` at `indices`: a fill's value, the producer's
   /// body evaluated there where the decomposition computes `value`
-  /// elementwise, else a tensor.extract.
+  /// elementwise, else a tensor.extract (or the chunk's read of it).
   Value element(Value value, ValueRange indices) {
     if (auto fill = value.getDefiningOp<linalg::FillOp>();
         fill && decomposition.contains(fill))
       return fill.getInputs()[0];
     auto producer = value.getDefiningOp<linalg::GenericOp>();
-    if (!producer || !isElementwise(producer))
+    if (!producer || !isElementwise(producer)) {
+      if (chunk)
+        if (Value v = chunk->element(b, loc, value, indices))
+          return v;
       return tensor::ExtractOp::create(b, loc, value, indices);
+    }
     // The output map is a permutation: the loop indices are its inverse
     // applied to the element's indices.
     AffineMap inverse = inversePermutation(
@@ -159,6 +229,7 @@ private:
   OpBuilder &b;
   Location loc;
   const llvm::SmallPtrSetImpl<Operation *> &decomposition;
+  ChunkReads *chunk;
 };
 } // namespace
 
@@ -293,7 +364,13 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
   Value init = contraction.getDpsInitOperand(0)->get();
 
   BlockLoops build(rewriter, loc);
-  int64_t threads = threadsFor(k, options.maxThreads);
+  // Thread t takes chunks t, t + T, ... of up to 8 consecutive k: the
+  // activations of a chunk are read at once, and what its weights share
+  // (a quant block's scale, a word of quants) LLVM reads once.
+  int64_t chunk = kChunk;
+  while (chunk > 1 && k % chunk != 0)
+    chunk /= 2;
+  int64_t threads = threadsFor(k / chunk, options.maxThreads);
   Value flat = build.perBlock(outputs, [&](Value block) {
     // The block's output element: `block` in the output's row-major order.
     SmallVector<Value> ivs(outShape.size());
@@ -306,13 +383,26 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
     ivs[0] = rest;
     return build.onEveryThread(threads, [&](Value t) {
       Value sum = build.blockReduce(
-          t, threads, k, 0.0, gpu::AllReduceOperation::ADD,
-          [&](OpBuilder &b, Value kk, Value acc) -> Value {
-            SmallVector<Value> point(ivs);
-            point.push_back(kk);
-            PointEvaluator eval(b, loc, decomposition);
-            Value x = eval.valueAt(contraction, point, *term);
-            return arith::AddFOp::create(b, loc, acc, x);
+          t, threads, k / chunk, 0.0, gpu::AllReduceOperation::ADD,
+          [&](OpBuilder &b, Value c, Value acc) -> Value {
+            ChunkReads reads;
+            reads.kBase = arith::MulIOp::create(
+                b, loc, c, arith::ConstantIndexOp::create(b, loc, chunk));
+            for (int64_t j = 0; j < chunk; ++j)
+              reads.ks.push_back(
+                  j ? arith::AddIOp::create(
+                          b, loc, reads.kBase,
+                          arith::ConstantIndexOp::create(b, loc, j))
+                          .getResult()
+                    : reads.kBase);
+            for (Value kk : reads.ks) {
+              SmallVector<Value> point(ivs);
+              point.push_back(kk);
+              PointEvaluator eval(b, loc, decomposition, &reads);
+              Value x = eval.valueAt(contraction, point, *term);
+              acc = arith::AddFOp::create(b, loc, acc, x);
+            }
+            return acc;
           });
       // The output's initial value (the decomposition's fill) added once.
       Value start = PointEvaluator(rewriter, loc, decomposition)

@@ -160,6 +160,12 @@ def test_qmatmul_decodes_in_registers(qtype):
         (kernel,) = gpu.compile_nvvm(text, chip=chip)
         no_device_malloc([kernel])
         assert "shfl.sync.bfly" in kernel.ptx and ".maxntid 256, 1, 1" in kernel.ptx
+        # A thread's chunk of 8 consecutive k: its activations two 16-byte
+        # loads, the only vector loads; in q4_0 and q8_0 its 8 weights
+        # share their block's f16 scale, converted once.
+        assert re.findall(r"ld\.global\.v\d[.\w]*", kernel.ptx) == ["ld.global.v4.b32"] * 2
+        if qtype in ("q4_0", "q8_0"):
+            assert kernel.ptx.count("cvt.f32.f16") == 1
         if HAVE_PTXAS:
             (report,) = gpu.ptxas(kernel.ptx, chip)
             assert report.stack_bytes == 0 and report.spill_stores == 0, report

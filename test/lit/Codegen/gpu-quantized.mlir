@@ -1,22 +1,29 @@
 // The GPU quantized schedule: qmatmul, nf4_matmul and awq_matmul with up to
 // 16 rows of activations as a block per output element, thread t of the
-// block on k = t, t + T, ..., each weight decoded where it is read (the
-// decomposition's dequantization evaluated at (n, k)), the partial sums
-// combined by gpu.all_reduce. No [N, K] f32 weight.
+// block on chunks t, t + T, ... of 8 consecutive k (the activations of a
+// chunk read as vectors of 16 bytes), each weight decoded where it is read
+// (the decomposition's dequantization evaluated at (n, k)), the partial
+// sums combined by gpu.all_reduce. No [N, K] f32 weight.
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu --canonicalize %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu="report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 
 // Q8_0, 2 rows: 2 x 64 blocks; the block's row and column from its index.
+// K = 512 is 64 chunks of 8: 64 threads of one chunk, its 8 activations
+// two reads of 4 f32, then 8 weights decoded and summed.
 // CHECK-LABEL: func.func @q8_0
 // CHECK-NOT:     linalg.generic
 // CHECK:         scf.forall (%[[B:.*]]) in (128) shared_outs
 // CHECK-DAG:       %[[N:.*]] = arith.remui %[[B]], %c64
 // CHECK-DAG:       %[[M:.*]] = arith.divui %[[B]], %c64
-// CHECK:           bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<256xf32>
-// CHECK:           scf.forall (%[[T:.*]]) in (256)
-// CHECK:             scf.for %[[K:.*]] = %[[T]] to %c512 step %c256 iter_args(%{{.*}} = %cst) -> (f32)
-// CHECK:               tensor.extract %arg0[%[[M]], %[[K]]] : tensor<2x512xf32>
+// CHECK:           bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64xf32>
+// CHECK:           scf.forall (%[[T:.*]]) in (64)
+// CHECK:             scf.for %[[C:.*]] = %[[T]] to %c64 step %c64 iter_args(%{{.*}} = %cst) -> (f32)
+// CHECK:               %[[K:.*]] = arith.muli %[[C]], %c8
+// CHECK:               %[[A0:.*]] = vector.transfer_read %arg0[%[[M]], %[[K]]]{{.*}} : tensor<2x512xf32>, vector<4xf32>
+// CHECK:               %[[K4:.*]] = arith.addi %[[K]], %c4
+// CHECK:               %[[A1:.*]] = vector.transfer_read %arg0[%[[M]], %[[K4]]]{{.*}} : tensor<2x512xf32>, vector<4xf32>
+// CHECK:               vector.extract %[[A0]][0]
 // The block's f16 scale and the quant: 34-byte blocks, 16 per row of W.
 // CHECK:               arith.muli %[[N]], %c16
 // CHECK:               arith.muli %{{.*}}, %c34
@@ -25,6 +32,8 @@
 // CHECK:               arith.extsi %{{.*}} : i8 to i32
 // CHECK:               arith.mulf
 // CHECK:               arith.addf
+// CHECK:               vector.extract %[[A1]][3]
+// CHECK-NOT:           tensor.extract %arg0
 // CHECK:             gpu.all_reduce add %{{.*}} uniform
 // CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:         } {mapping = [#gpu.block<x>]}
@@ -37,11 +46,11 @@ func.func @q8_0(%a: tensor<2x512xf32>, %w: tensor<8704xi32>) -> tensor<2x64xf32>
 
 // -----
 
-// nf4: the code book's value and the block's absmax read per weight; 128
-// classes of k take 128 threads.
+// nf4: the code book's value and the block's absmax read per weight; 16
+// chunks of 8 k take a warp.
 // CHECK-LABEL: func.func @nf4
 // CHECK:         scf.forall (%{{.*}}) in (18)
-// CHECK:           scf.forall (%{{.*}}) in (128)
+// CHECK:           scf.forall (%{{.*}}) in (32)
 // CHECK:             tensor.extract %arg1[%{{.*}}, %{{.*}}] : tensor<6x64xi8>
 // CHECK:             tensor.extract %arg2[%{{.*}}, %{{.*}}] : tensor<6x2xf32>
 // CHECK:             gpu.all_reduce add
