@@ -14,8 +14,8 @@
 //     T the most threads (a power of two from 32 to max-threads) whose
 //     chunks of V tile the row; where none do, T is the most threads that
 //     divide the row and V fewer, down to 1, so that T * V divides it (the
-//     chunks of a thread hold at most kMaxRowElementsPerThread): a chunk is then
-//     one 16-byte load or store (ld.global.v4.b32) once its alignment is
+//     chunks of a thread hold at most kMaxRowElementsPerThread): a chunk is
+//     then one 16-byte load or store (ld.global.v4.b32) once its alignment is
 //     known (fuel-gpu-align-vector-accesses). The thread's slice of a row is
 //     the row expanded to [C, T * V], cut to its [C, V] columns and
 //     collapsed; once vectorized, its reads and writes are of the [C, V]

@@ -124,8 +124,9 @@ struct StagedTiles {
     // (In 8 x 8 tiles' B layout, bColumn's, 4 consecutive columns of B
     // at most are consecutive in the tile.)
     if (c.bChunks && !c.bAlongK)
-      t.bChunk = largestChunk({t.stepK, t.tileN, false, {}}, t.threads(),
-                              std::min(c.bChunk, kThreadTile));
+      t.bChunk = largestChunk(
+          {t.stepK, t.tileN, false, {}}, t.threads(),
+          t.thread == kThreadTile ? c.bChunk : std::min(c.bChunk, kThreadTile));
     return t;
   }
 };

@@ -267,6 +267,17 @@ def test_linear_takes_large_tiles_where_they_fill_the_gpu(dtype):
             assert report.registers <= (128 if large else 64), report
 
 
+def test_linear_f16_takes_16_byte_chunks_in_small_tiles():
+    # Held-out shape: 96 x 32 outputs in 32 x 32 tiles of 4 x 4 (64
+    # threads), K = 48: the [32, 16] A tile and the [16, 32] B tile each
+    # copied in chunks of 8 f16 (16 bytes), one per thread; the bias's 4
+    # f16 are 8 bytes.
+    args = [np.zeros((96, 48), np.float16), np.zeros((48, 32), np.float16), np.zeros((32,), np.float16)]
+    (kernel,) = gpu.compile_nvvm(fused_text("fused_linear", args), chip="sm_90")
+    loads = re.findall(r"^\s*ld\.global(\.v\d\.b\d+)", kernel.ptx, re.M)
+    assert sorted(loads) == [".v4.b16", ".v4.b32", ".v4.b32"], loads
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
 @pytest.mark.parametrize("d", [32, 64])
 def test_attention_stages_key_blocks_in_shared_memory(d, dtype):
