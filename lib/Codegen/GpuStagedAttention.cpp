@@ -240,37 +240,38 @@ StagedRows::stage(Value head, Value x0, int64_t len,
                   ArrayRef<std::pair<Value, bool>> operands, bool chunked) {
   // The steps cover roundUp(len, 16) rows.
   bool pads = len % kStagedKeys != 0;
-  // Element (j, c) of row x0 + j of `from`, as f32; 0 past len.
-  auto element = [&](Value from, Value j, Value c) -> Value {
+  // Row x0 + j, and the row read for it (the last where it is past len).
+  auto rowAt = [&](Value j) -> std::pair<Value, Value> {
     Value at = arith::AddIOp::create(b, loc, x0, j);
     Value row = pads ? arith::MinSIOp::create(b, loc, at, bb.index(len - 1))
                            .getResult()
                      : at;
-    Value x = widenToF32(b, loc,
-                         tensor::ExtractOp::create(
-                             b, loc, from, ValueRange{bi, head, row, c}));
+    return {at, row};
+  };
+  // `x`, read for row `at`, or zeros where that is past len.
+  auto masked = [&](Value at, Value x) -> Value {
     if (!pads)
       return x;
     Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, at,
                                        bb.index(len));
-    return arith::SelectOp::create(b, loc, live, x, bb.constF(0.0));
+    Value zero = arith::ConstantOp::create(
+        b, loc, cast<TypedAttr>(b.getZeroAttr(x.getType())));
+    return arith::SelectOp::create(b, loc, live, x, zero);
+  };
+  // Element (j, c) of row x0 + j of `from`, as f32; 0 past len.
+  auto element = [&](Value from, Value j, Value c) -> Value {
+    auto [at, row] = rowAt(j);
+    return masked(at, widenToF32(b, loc,
+                                 tensor::ExtractOp::create(
+                                     b, loc, from,
+                                     ValueRange{bi, head, row, c})));
   };
   // Columns c, ..., c + width - 1 of row x0 + j of `from`, as an f32
   // vector read at once (the row is contiguous along them); 0 past len.
   auto chunk = [&](Value from, Value j, Value c, int64_t width) -> Value {
-    Value at = arith::AddIOp::create(b, loc, x0, j);
-    Value row = pads ? arith::MinSIOp::create(b, loc, at, bb.index(len - 1))
-                           .getResult()
-                     : at;
-    Value x = readChunkAsF32(b, loc, from, {bi, head, row, c}, width);
-    auto type = VectorType::get({width}, f32);
-    if (!pads)
-      return x;
-    Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, at,
-                                       bb.index(len));
-    Value zeros = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(0.0)));
-    return arith::SelectOp::create(b, loc, live, x, zeros);
+    auto [at, row] = rowAt(j);
+    return masked(at,
+                  readChunkAsF32(b, loc, from, {bi, head, row, c}, width));
   };
   // The element and chunk functions outlive the loop below (WorkgroupTile
   // holds references to them).
