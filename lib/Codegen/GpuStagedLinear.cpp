@@ -6,7 +6,8 @@
 // tile of the output (and per leading index), TM/T x TN/T threads, each
 // owning a T x T tile of it: 64 x 64 (or down to 32 x 32) tiles of 4 x 4,
 // or 128 x 128 tiles of 8 x 8 where the grid of those still has a block
-// for every multiprocessor (GpuScheduleOptions::computeUnits). The block
+// for every multiprocessor (GpuScheduleOptions::computeUnits); where even
+// 64 x 64 tiles leave some without, halves of those (M first). The block
 // walks K in steps of KT; at each step
 //   1. all its threads copy the A tile [TM, KT] and the B tile [KT, TN]
 //      from global memory into workgroup memory (widened to f32), a warp's
@@ -106,13 +107,23 @@ struct StagedTiles {
       };
       t.tileM = pick(t.m);
       t.tileN = pick(t.n);
-      while (t.tileM && t.tileN && t.threads() > maxThreads &&
-             std::max(t.tileM, t.tileN) > 32) {
+      auto halve = [&] {
         if (t.tileM >= t.tileN)
           t.tileM /= 2;
         else
           t.tileN /= 2;
-      }
+      };
+      while (t.tileM && t.tileN && t.threads() > maxThreads &&
+             std::max(t.tileM, t.tileN) > 32)
+        halve();
+      // Where the grid leaves multiprocessors without a block, smaller
+      // tiles (M's first, to keep the rows of the output and of B wide),
+      // down to 32 x 32: each block's threads still own 4 x 4 tiles, and
+      // the blocks of a small grid share the multiprocessors.
+      while (t.tileM && t.tileN && std::max(t.tileM, t.tileN) > 32 &&
+             t.lead * (t.m / t.tileM) * (t.n / t.tileN) <
+                 options.computeUnits)
+        halve();
     }
     if (!t.tileM || !t.tileN || !t.stepK || t.threads() > maxThreads ||
         t.lead > 65535 || t.m / t.tileM > 65535)

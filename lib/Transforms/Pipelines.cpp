@@ -121,7 +121,12 @@ static int minimumPtxVersion(StringRef chip) {
 
 /// The checks both GPU pipelines make.
 static LogicalResult checkGpuOptions(int optLevel, int64_t maxThreads,
-                                     std::string &why) {
+                                     int64_t computeUnits, std::string &why) {
+  if (computeUnits < 0) {
+    why = "compute-units must be 0 (from the chip) or more, got " +
+          std::to_string(computeUnits);
+    return failure();
+  }
   if (optLevel < 0 || optLevel > 3) {
     why = "opt-level must be from 0 to 3, got " + std::to_string(optLevel);
     return failure();
@@ -145,7 +150,8 @@ static LogicalResult checkNVVMOptions(const fuel::FuelToNVVMOptions &o,
           format.str() + "'";
     return failure();
   }
-  if (failed(checkGpuOptions(o.optLevel, o.maxThreads, why)))
+  if (failed(
+          checkGpuOptions(o.optLevel, o.maxThreads, o.computeUnits, why)))
     return failure();
   if (!StringRef(o.chip.getValue()).starts_with("sm_")) {
     why = "chip must be an NVIDIA architecture (sm_80, sm_90, ...), got '" +
@@ -173,7 +179,8 @@ static LogicalResult checkNVVMOptions(const fuel::FuelToNVVMOptions &o,
 /// Checks the options of fuel-to-rocdl; the message says what is wrong.
 static LogicalResult checkROCDLOptions(const fuel::FuelToROCDLOptions &o,
                                        std::string &why) {
-  if (failed(checkGpuOptions(o.optLevel, o.maxThreads, why)))
+  if (failed(
+          checkGpuOptions(o.optLevel, o.maxThreads, o.computeUnits, why)))
     return failure();
   if (!StringRef(o.chip.getValue()).starts_with("gfx")) {
     why = "chip must be an AMD GPU architecture (gfx90a, gfx942, ...), got '" +
@@ -254,8 +261,10 @@ static int64_t stagedHeadDimFor(StringRef chip) {
 /// The multiprocessors of the largest GPU of `chip`'s generation (NVIDIA's
 /// SMs, AMD's compute units): H100 and H200 (sm_90), A100 (sm_80),
 /// MI300X (gfx942), MI250X's GCD (gfx90a); else fuel-codegen-gpu's
-/// default (A100's).
-static int64_t computeUnitsFor(StringRef chip) {
+/// default (A100's); `given` where it is set (above 0).
+static int64_t computeUnitsFor(StringRef chip, int64_t given) {
+  if (given > 0)
+    return given;
   return llvm::StringSwitch<int64_t>(chip)
       .StartsWith("sm_90", 132)
       .Case("gfx942", 304)
@@ -302,7 +311,7 @@ static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
           : llvm::formatv(" toolkit={0}", o.toolkit.getValue()).str();
   return getGpuKernelsPipeline(o.codegen, o.maxThreads,
                                stagedHeadDimFor(o.chip.getValue()),
-                               computeUnitsFor(o.chip.getValue()),
+                               computeUnitsFor(o.chip, o.computeUnits),
                                /*privateAddressSpace=*/false) +
          "convert-nvvm-to-llvm," +
          llvm::formatv("nvvm-attach-target{{chip={0} features={1} O={2}},",
@@ -325,7 +334,7 @@ static std::string getFuelToROCDLPipeline(const fuel::FuelToROCDLOptions &o) {
           : llvm::formatv(" features={0}", o.features.getValue()).str();
   return getGpuKernelsPipeline(o.codegen, o.maxThreads,
                                fuel::GpuScheduleOptions().maxStagedHeadDim,
-                               computeUnitsFor(o.chip.getValue()),
+                               computeUnitsFor(o.chip, o.computeUnits),
                                /*privateAddressSpace=*/true) +
          llvm::formatv("rocdl-attach-target{{chip={0} wave64={1} O={2}{3}},",
                        o.chip.getValue(), o.wave64 ? "true" : "false",

@@ -96,6 +96,7 @@ class CudaDevice:
     index: int
     name: str
     chip: str  # sm_XY, from the compute capability
+    compute_units: int = 0  # its multiprocessors (SMs); 0: unknown
 
 
 def cuda_devices() -> list[CudaDevice]:
@@ -124,7 +125,11 @@ def cuda_devices() -> list[CudaDevice]:
         # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR / _MINOR
         cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, handle)
         cuda.cuDeviceGetAttribute(ctypes.byref(minor), 76, handle)
-        devices.append(CudaDevice(i, name.value.decode(errors="replace"), f"sm_{major.value}{minor.value}"))
+        # CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+        sms = ctypes.c_int(0)
+        cuda.cuDeviceGetAttribute(ctypes.byref(sms), 16, handle)
+        devices.append(CudaDevice(i, name.value.decode(errors="replace"),
+                                  f"sm_{major.value}{minor.value}", sms.value))
     return devices
 
 
@@ -220,12 +225,13 @@ def _unescape(text: str) -> str:
 
 def nvvm_pipeline(chip: str = "sm_80", features: str = "+ptx80", opt_level: int = 3,
                   max_threads: int = 256, codegen: bool = True,
-                  toolkit: str | os.PathLike | None = None) -> str:
-    """The `--fuel-to-nvvm=...` option of fuel-opt for these settings."""
+                  toolkit: str | os.PathLike | None = None, compute_units: int = 0) -> str:
+    """The `--fuel-to-nvvm=...` option of fuel-opt for these settings
+    (`compute_units`: the GPU's SMs; 0: from the chip)."""
     toolkit = toolkit if toolkit is not None else cuda_toolkit()
     options = [f"chip={chip}", f"features={features}", f"opt-level={opt_level}",
                f"max-threads={max_threads}", f"codegen={'true' if codegen else 'false'}",
-               "format=isa"]
+               f"compute-units={compute_units}", "format=isa"]
     if toolkit:
         options.append(f"toolkit={toolkit}")
     return "--fuel-to-nvvm=" + " ".join(options)
@@ -233,11 +239,13 @@ def nvvm_pipeline(chip: str = "sm_80", features: str = "+ptx80", opt_level: int 
 
 def compile_nvvm(text: str, chip: str = "sm_80", features: str = "+ptx80",
                  opt_level: int = 3, max_threads: int = 256, codegen: bool = True,
-                 toolkit: str | os.PathLike | None = None) -> list[Kernel]:
+                 toolkit: str | os.PathLike | None = None,
+                 compute_units: int = 0) -> list[Kernel]:
     """Compiles a module (fuel and linalg on tensors) with fuel-to-nvvm;
     returns the PTX of each GPU module, in the order of the module."""
     result = subprocess.run(
-        [_fuel_opt(), nvvm_pipeline(chip, features, opt_level, max_threads, codegen, toolkit)],
+        [_fuel_opt(), nvvm_pipeline(chip, features, opt_level, max_threads, codegen, toolkit,
+                                    compute_units)],
         input=text, capture_output=True, text=True)
     if result.returncode != 0:
         raise CompileError(result.stderr.strip())
@@ -269,18 +277,22 @@ _OFFLOAD = re.compile(r'gpu\.binary @(\S+)\s.*?offload = "((?:[^"\\]|\\.)*)"', r
 
 
 def rocdl_pipeline(chip: str = "gfx942", wave64: bool = True, opt_level: int = 3,
-                   max_threads: int = 256, codegen: bool = True) -> str:
-    """The `--fuel-to-rocdl=...` option of fuel-opt for these settings."""
+                   max_threads: int = 256, codegen: bool = True, compute_units: int = 0) -> str:
+    """The `--fuel-to-rocdl=...` option of fuel-opt for these settings
+    (`compute_units`: the GPU's compute units; 0: from the chip)."""
     return (f"--fuel-to-rocdl=chip={chip} wave64={'true' if wave64 else 'false'} "
-            f"opt-level={opt_level} max-threads={max_threads} codegen={'true' if codegen else 'false'}")
+            f"opt-level={opt_level} max-threads={max_threads} codegen={'true' if codegen else 'false'} "
+            f"compute-units={compute_units}")
 
 
 def compile_rocdl(text: str, chip: str = "gfx942", wave64: bool = True, opt_level: int = 3,
-                  max_threads: int = 256, codegen: bool = True) -> list[RocdlKernel]:
+                  max_threads: int = 256, codegen: bool = True,
+                  compute_units: int = 0) -> list[RocdlKernel]:
     """Compiles a module with fuel-to-rocdl; returns each GPU module's device
     LLVM IR (for `amdgpu_code_object`)."""
     result = subprocess.run(
-        [_fuel_opt(), rocdl_pipeline(chip, wave64, opt_level, max_threads, codegen)],
+        [_fuel_opt(), rocdl_pipeline(chip, wave64, opt_level, max_threads, codegen,
+                                     compute_units)],
         input=text, capture_output=True, text=True)
     if result.returncode != 0:
         raise CompileError(result.stderr.strip())
@@ -313,13 +325,14 @@ def embed_code_objects(text: str, chip: str = "gfx942", opt_level: int = 3) -> s
 
 
 def rocm_module(text: str, chip: str = "gfx942", wave64: bool = True, opt_level: int = 3,
-                max_threads: int = 256, codegen: bool = True) -> str:
+                max_threads: int = 256, codegen: bool = True, compute_units: int = 0) -> str:
     """Compiles a module with fuel-to-rocdl and embeds each GPU module's
     code object (`embed_code_objects`): host code in the LLVM dialect that
     launches the kernels through MLIR's ROCm runtime wrappers
     (libmlir_rocm_runtime.so), for an ExecutionEngine or mlir-translate."""
     result = subprocess.run(
-        [_fuel_opt(), rocdl_pipeline(chip, wave64, opt_level, max_threads, codegen)],
+        [_fuel_opt(), rocdl_pipeline(chip, wave64, opt_level, max_threads, codegen,
+                                     compute_units)],
         input=text, capture_output=True, text=True)
     if result.returncode != 0:
         raise CompileError(result.stderr.strip())

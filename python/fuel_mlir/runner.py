@@ -241,12 +241,14 @@ class CompiledFunction:
         if target not in ("cpu", "cuda", "rocm"):
             raise RunnerError(f"target must be 'cpu', 'cuda' or 'rocm', got {target!r}")
         self.target = target
-        chip = None
+        chip, compute_units = None, 0
         if target in _GPU_TARGETS:
             from . import gpu
             vendor, find_devices, library, missing = _GPU_TARGETS[target]
             try:
-                chip = getattr(gpu, find_devices)()[0].chip
+                device = getattr(gpu, find_devices)()[0]
+                chip = device.chip
+                compute_units = getattr(device, "compute_units", 0)
             except gpu.NoDeviceError as e:
                 raise RunnerError(f"target={target!r}: no {vendor} GPU to run on: {e}") from None
             if _find_library(library) is None:
@@ -295,7 +297,8 @@ class CompiledFunction:
                 _pipeline(codegen=codegen, approximate_math=approximate_math,
                           out_params=self._out_params, threads=threads,
                           vector_registers=tuple(vector_registers))
-                if target == "cpu" else _cuda_pipeline(codegen=codegen, chip=chip)
+                if target == "cpu" else _cuda_pipeline(codegen=codegen, chip=chip,
+                                                       compute_units=compute_units)
                 if target == "cuda" else _rocm_pipeline(codegen=codegen, chip=chip))
             notes, errors = [], []
 
@@ -582,12 +585,13 @@ def _pipeline(*, codegen: bool, approximate_math: bool, out_params: bool,
     return "builtin.module(fuel-to-llvm{" + " ".join(options) + "})"
 
 
-def _cuda_pipeline(*, codegen: bool, chip: str) -> str:
-    """fuel-to-nvvm for the GPU the driver sees: PTX, which the driver
-    compiles when the module is loaded (no ptxas needed)."""
+def _cuda_pipeline(*, codegen: bool, chip: str, compute_units: int = 0) -> str:
+    """fuel-to-nvvm for the GPU the driver sees (its chip and SMs): PTX,
+    which the driver compiles when the module is loaded (no ptxas
+    needed)."""
     from . import gpu
 
-    options = [f"chip={chip}", "format=isa"]
+    options = [f"chip={chip}", f"compute-units={compute_units}", "format=isa"]
     toolkit = gpu.cuda_toolkit()
     if toolkit:
         options.append(f"toolkit={toolkit}")

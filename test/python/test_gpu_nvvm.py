@@ -184,12 +184,13 @@ def test_qmatmul_prefill_is_one_kernel_of_register_tiles(qtype):
         no_device_malloc([kernel])
         assert kernel.ptx.count("fma.rn.f32") >= 16
         # 64 rows: the activations and the decoded weight staged in shared
-        # memory, 64 x 32 block tiles; 20 rows: read through the caches.
+        # memory, 32 x 32 block tiles (3 of 64 x 32 would leave most SMs
+        # idle); 20 rows: read through the caches.
         assert ("bar.sync" in kernel.ptx) == (m == 64)
         if HAVE_PTXAS:
             (report,) = gpu.ptxas(kernel.ptx, "sm_90")
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
-            assert report.shared_bytes == ((64 * 16 + 16 * 32) * 4 if m == 64 else 0), report
+            assert report.shared_bytes == ((32 * 16 + 16 * 32) * 4 if m == 64 else 0), report
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
@@ -207,10 +208,11 @@ def test_linear_is_one_kernel_of_register_tiles(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
 def test_linear_stages_tiles_in_shared_memory(dtype):
-    # Held-out shape: a leading dim, 64 x 32 block tiles, K in 17 steps of 8.
+    # Held-out shape: a leading dim, 64 x 32 block tiles, K in 17 steps of 8
+    # (a grid of 18, for a GPU of 18 SMs: more would take 32 x 32 tiles).
     args = [np.zeros((2, 192, 136), dtype), np.zeros((136, 96), dtype), np.zeros((96,), dtype)]
     for chip in ("sm_80", "sm_90"):
-        (kernel,) = gpu.compile_nvvm(fused_text("fused_linear", args), chip=chip)
+        (kernel,) = gpu.compile_nvvm(fused_text("fused_linear", args), chip=chip, compute_units=18)
         no_device_malloc([kernel])
         # A step: copy the tiles, barrier, accumulate from shared memory,
         # barrier; the accumulators are registers (no local memory).
@@ -265,6 +267,29 @@ def test_linear_takes_large_tiles_where_they_fill_the_gpu(dtype):
             assert report.shared_bytes == 2 * tile * 16 * 4, report
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
             assert report.registers <= (128 if large else 64), report
+
+
+def test_compute_units_override_the_chip():
+    # The 12 x 10 grid of 128 x 128 tiles above, for a GPU of each
+    # generation with other SM counts: an sm_90 part with 108 SMs takes the
+    # large tiles, an sm_80 part with 132 does not; with 1,000, 480 blocks
+    # of 64 x 64 are short too, and 32 x 32 tiles (1,920 blocks) are taken.
+    args = [np.zeros((1536, 384), np.float32), np.zeros((384, 1280), np.float32),
+            np.zeros((1280,), np.float32)]
+    text = fused_text("fused_linear", args)
+    for chip, units, threads in (("sm_90", 108, "16, 16"), ("sm_80", 132, "16, 16"),
+                                 ("sm_80", 1000, "8, 8")):
+        (kernel,) = gpu.compile_nvvm(text, chip=chip, compute_units=units)
+        assert f".maxntid {threads}, 1" in kernel.ptx, (chip, units)
+        large = units == 108
+        assert kernel.ptx.count("fma.rn.f32") == (64 if large else 16) * 16, (chip, units)
+    # gfx942 (304 compute units by default) with 120: the large tiles, each
+    # thread's 8 x 8 tile written in 16 aligned 16-byte halves.
+    (kernel,) = gpu.compile_rocdl(text, chip="gfx942", compute_units=120)
+    stores = re.findall(r"store <4 x float> %\w+, ptr %\w+, align 16", kernel.llvm_ir)
+    assert len(stores) == 16, stores
+    with pytest.raises(gpu.CompileError, match="compute-units must be 0"):
+        gpu.compile_nvvm(text, compute_units=-1)
 
 
 def test_linear_f16_takes_16_byte_chunks_in_small_tiles():
@@ -582,9 +607,11 @@ def test_convolution_is_a_kernel_of_register_tiles(name, args, params, block):
 def test_conv2d_staged_is_one_kernel(dtype):
     # Held-out shape: 96 filters, stride 2, 8 x 8 output pixels, C * kh * kw
     # = 288: one kernel (no padded copy of the input, no transposed weight),
-    # 32 filters by 64 pixels a block, its tiles in shared memory.
+    # 32 filters by 64 pixels a block, its tiles in shared memory (6 blocks,
+    # for a GPU of 6 SMs: more would take 32 x 32 tiles).
     args = [np.zeros((2, 32, 16, 16), dtype), np.zeros((96, 32, 3, 3), dtype), np.zeros((96,), dtype)]
-    (kernel,) = gpu.compile_nvvm(fused_text("conv2d", args, {"padding": (1, 1), "stride": (2, 2)}), chip="sm_90")
+    (kernel,) = gpu.compile_nvvm(fused_text("conv2d", args, {"padding": (1, 1), "stride": (2, 2)}),
+                                 chip="sm_90", compute_units=6)
     no_device_malloc([kernel])
     assert kernel.ptx.count("bar.sync") >= 3 and "ld.shared" in kernel.ptx
     assert ".maxntid 16, 8, 1" in kernel.ptx
@@ -601,10 +628,12 @@ def test_conv2d_staged_is_one_kernel(dtype):
 
 def test_conv_transpose_2d_staged_is_one_kernel():
     # Held-out shape: 2 groups of 32 filters, stride 2, dilation 2: one
-    # kernel (no spread copy of the input), 32 filters by 64 pixels a block.
+    # kernel (no spread copy of the input), 32 filters by 64 pixels a block
+    # (32 blocks, for a GPU of 32 SMs: more would take 32 x 32 tiles).
     args = [np.zeros((1, 32, 15, 15), np.float32), np.zeros((32, 32, 3, 3), np.float32)]
     params = {"padding": (1, 1), "stride": (2, 2), "dilation": (2, 2), "groups": 2, "output_padding": (1, 1)}
-    (kernel,) = gpu.compile_nvvm(fused_text("conv_transpose_2d", args, params), chip="sm_80")
+    (kernel,) = gpu.compile_nvvm(fused_text("conv_transpose_2d", args, params), chip="sm_80",
+                                 compute_units=32)
     no_device_malloc([kernel])
     assert kernel.ptx.count("bar.sync") >= 3 and "ld.shared" in kernel.ptx
     if HAVE_PTXAS:

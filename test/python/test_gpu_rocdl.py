@@ -85,9 +85,10 @@ def test_row_op_reads_and_writes_16_byte_chunks():
 
 @pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
 def test_linear_stages_tiles_in_lds():
-    # Held-out shape: 32 x 64 block tiles, K in steps of 16.
+    # Held-out shape: 32 x 64 block tiles, K in steps of 16 (6 blocks, for a
+    # GPU of 6 compute units: more would take 32 x 32 tiles).
     args = [np.zeros((96, 80), np.float32), np.zeros((80, 128), np.float32), np.zeros((128,), np.float32)]
-    (kernel,) = gpu.compile_rocdl(fused_text("fused_linear", args), chip="gfx942")
+    (kernel,) = gpu.compile_rocdl(fused_text("fused_linear", args), chip="gfx942", compute_units=6)
     assert external_calls(kernel.llvm_ir) == []
     assert "llvm.amdgcn.s.barrier" in kernel.llvm_ir
     for chip in ("gfx90a", "gfx942"):
@@ -186,8 +187,9 @@ def test_conv2d_stages_tiles_in_lds():
     (kernel,) = gpu.compile_rocdl(fused_text("conv2d", args, {"padding": (1, 1)}), chip="gfx942")
     assert external_calls(kernel.llvm_ir) == []
     obj = gpu.amdgpu_code_object(kernel.llvm_ir, "gfx90a")
-    # 32 filters by 64 pixels, steps of 8: [32, 8] and [8, 64] f32.
-    assert obj.lds_bytes == (32 * 8 + 8 * 64) * 4, obj
+    # 32 filters by 32 pixels (one block of 32 by 64 would leave the other
+    # compute units idle), steps of 8: [32, 8] and [8, 32] f32.
+    assert obj.lds_bytes == (32 * 8 + 8 * 32) * 4, obj
     assert obj.scratch_bytes == 0, obj
 
 
@@ -205,6 +207,7 @@ def test_wave32_is_recorded():
 @pytest.mark.parametrize("options,message", [
     (dict(chip="sm_90"), "chip must be an AMD GPU architecture"),
     (dict(max_threads=16), "max-threads must be a power of two"),
+    (dict(compute_units=-1), "compute-units must be 0"),
 ])
 def test_bad_options_are_diagnosed(options, message):
     text = fused_text("softmax_last_dim", [np.zeros((4, 64), np.float32)])

@@ -117,6 +117,22 @@ def test_cuda_compile_half(monkeypatch):
     assert "mgpuMemcpy" in module and "mgpuMemAlloc" in module
 
 
+def test_cuda_compile_fits_the_tiles_to_the_devices_sms(monkeypatch):
+    """The run API compiles for the SMs the driver reports: a 256 x 512
+    output is 32 blocks of 64 x 64 (16 x 16 threads), enough for 8 SMs; for
+    sm_90's 132 (what the chip alone gives) 128 blocks of 32 x 32 (8 x 8)."""
+    monkeypatch.setattr(runner, "ExecutionEngine", _Engine)
+    args = [np.zeros((256, 16), np.float32), np.zeros((16, 512), np.float32), np.zeros((512,), np.float32)]
+    text = fused_text("fused_linear", args)
+    for sms, threads in ((8, "16, 16"), (0, "8, 8")):
+        device = gpu.CudaDevice(0, "stand-in", "sm_90", sms)
+        monkeypatch.setattr(gpu, "cuda_devices", lambda: [device])
+        _Engine.made.clear()
+        runner.compile(text, "f", target="cuda")
+        ((module, _),) = _Engine.made
+        assert f".maxntid {threads}, 1" in module, sms
+
+
 # Ops checked on the GPU, at shapes that take each path: the row-wise and
 # contraction schedules, and the decomposed lowering of the rest.
 GPU_CASES = {
@@ -124,6 +140,8 @@ GPU_CASES = {
     "rms_norm_last_dim": ([(3, 5, 2048)], {"eps": 1e-5}),
     "layer_norm_last_dim": ([(7, 768)], {"eps": 1e-5}),
     "fused_linear": ([(2, 64, 96), (96, 80), (80,)], {}),
+    # Its tiles staged in shared memory (32 x 32 a block).
+    "fused_linear/staged": ([(2, 64, 96), (96, 64), (64,)], {}),
 }
 
 
@@ -132,13 +150,14 @@ GPU_CASES = {
 def test_numerics_on_the_gpu(name):
     """Against the float64 numpy references of the CPU suite
     (test_all_ops.py), with its tolerances."""
-    make, params, reference, _ = CASES[name]
+    op = name.split("/")[0]
+    make, params, reference, _ = CASES[op]
     if name in GPU_CASES:
         shapes, params = GPU_CASES[name]
         inputs = [rand(s, np.float32, i) for i, s in enumerate(shapes)]
     else:
         inputs = make(np.float32)
-    got = runner.compile(fused_text(name, inputs, params), "f", target="cuda")(*inputs)
+    got = runner.compile(fused_text(op, inputs, params), "f", target="cuda")(*inputs)
     want = reference(*(np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f" else x
                        for x in inputs))
     for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):

@@ -512,13 +512,18 @@ STAGED_LINEAR_SHAPES = [((), 64, 64, 64), ((), 256, 96, 512), ((2,), 96, 40, 32)
 LINEAR_SHAPES = [((3,), 12, 100, 20), ((), 4, 7, 4), ((), 64, 12, 64)]
 
 
+# With one multiprocessor (compute-units=1) the largest tiles the shape
+# allows (128 x 128 for 256 x 512); with the default 108, the small grids
+# of these shapes take 32 x 32 tiles.
 @pytest.mark.parametrize("shape", STAGED_LINEAR_SHAPES + LINEAR_SHAPES,
                          ids=lambda s: "x".join(map(str, s[0] + s[1:])))
 @pytest.mark.parametrize("name,dtype", [("f32", np.float32)] + DTYPES, ids=lambda d: d if isinstance(d, str) else "")
-def test_linear(fuel_opt, shape, name, dtype):
+@pytest.mark.parametrize("units", [1, 108])
+def test_linear(fuel_opt, shape, name, dtype, units):
     lead, m, k, n = shape
     a, w, b = rand(lead + (m, k), dtype), rand((k, n), dtype, 1), rand((n,), dtype, 2)
-    out = run_gpu_form(fuel_opt, "fused_linear", [a, w, b], staged=shape in STAGED_LINEAR_SHAPES)
+    out = run_gpu_form(fuel_opt, "fused_linear", [a, w, b], staged=shape in STAGED_LINEAR_SHAPES,
+                       options=f"compute-units={units}")
     f64 = lambda x: np.asarray(x, np.float64)  # noqa: E731
     assert_close(out, f64(a) @ f64(w) + f64(b), name, loose=True)
 
@@ -550,6 +555,27 @@ def test_large_tiles_need_a_block_per_multiprocessor(fuel_opt):
     text = gpu_form(fuel_opt, fused_text("fused_linear", [a, w, b]), "compute-units=5")
     assert LARGE_TILES not in text and "tensor<16x16x4x4xf32>" in text
     assert LARGE_TILES in gpu_form(fuel_opt, fused_text("fused_linear", [a, w, b]), "compute-units=4")
+
+
+def test_small_grids_take_smaller_tiles(fuel_opt):
+    # 32 blocks of 64 x 64 (the output is 256 x 512): enough for up to 32
+    # multiprocessors; for more, 32 x 64 tiles (64 blocks, 8 x 16 threads),
+    # and for more than 64, 32 x 32 tiles (128 blocks, 8 x 8 threads), the
+    # smallest, however many there are.
+    a, w, b = rand((256, 16), np.float32), rand((16, 512), np.float32, 1), rand((512,), np.float32, 2)
+    text = fused_text("fused_linear", [a, w, b])
+    for units, threads in ((32, "16x16"), (33, "8x16"), (64, "8x16"), (65, "8x8"), (10000, "8x8")):
+        form = gpu_form(fuel_opt, text, f"compute-units={units}")
+        assert f"tensor<{threads}x4x4xf32>" in form and form_of(form) == "staged", units
+    # A leading dim counts: 3 x 16 blocks of 32 x 64 give 48 multiprocessors
+    # a block each; 49 take 32 x 32 tiles.
+    a, w, b = rand((3, 64, 24), np.float32), rand((24, 512), np.float32, 1), rand((512,), np.float32, 2)
+    f64 = lambda x: np.asarray(x, np.float64)  # noqa: E731
+    for units, threads in ((48, "8x16"), (49, "8x8")):
+        form = gpu_form(fuel_opt, fused_text("fused_linear", [a, w, b]), f"compute-units={units}")
+        assert f"tensor<{threads}x4x4xf32>" in form, units
+        out = runner.compile(form.replace(WORKGROUP, ""), "f", codegen=False)(a, w, b)
+        assert_close(out, f64(a) @ f64(w) + f64(b), "f32", loose=True)
 
 
 def serialized(text):

@@ -142,7 +142,8 @@ struct GpuScheduleOptions {
   int64_t maxStagedHeadDim = 64;
   /// The GPU's multiprocessors (NVIDIA's SMs, AMD's compute units): the
   /// staged contractions take their largest block tiles (128 x 128, 8 x 8
-  /// a thread) only where those still give at least this many blocks.
+  /// a thread) only where those still give at least this many blocks, and
+  /// halve their 64 x 64 ones (down to 32 x 32) until they do.
   int64_t computeUnits = 108;
 };
 

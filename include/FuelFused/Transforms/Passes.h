@@ -101,6 +101,12 @@ struct FuelToNVVMOptions : public PassPipelineOptions<FuelToNVVMOptions> {
       llvm::cl::desc("Threads per block at most (a power of two from 32 to "
                      "1024)"),
       llvm::cl::init(256)};
+  Option<int64_t> computeUnits{
+      *this, "compute-units",
+      llvm::cl::desc("The GPU's multiprocessors (SMs), which the "
+                     "contractions' block tiles are chosen to fill; 0: "
+                     "those of the largest GPU of the chip's generation"),
+      llvm::cl::init(0)};
   Option<bool> codegen{
       *this, "codegen",
       llvm::cl::desc("Schedule the ops that have a GPU schedule; off: every "
@@ -137,6 +143,12 @@ struct FuelToROCDLOptions : public PassPipelineOptions<FuelToROCDLOptions> {
       llvm::cl::desc("Threads per block at most (a power of two from 32 to "
                      "1024)"),
       llvm::cl::init(256)};
+  Option<int64_t> computeUnits{
+      *this, "compute-units",
+      llvm::cl::desc("The GPU's multiprocessors (compute units), which the "
+                     "contractions' block tiles are chosen to fill; 0: "
+                     "those of the largest GPU of the chip's generation"),
+      llvm::cl::init(0)};
   Option<bool> codegen{
       *this, "codegen",
       llvm::cl::desc("Schedule the ops that have a GPU schedule; off: every "

@@ -308,7 +308,8 @@ def FuelCodegenGPU : Pass<"fuel-codegen-gpu"> {
     Option<"computeUnits", "compute-units", "int64_t", /*default=*/"108",
            "The GPU's multiprocessors (SMs, CUs): contractions take 128 x "
            "128 block tiles only where those give at least this many "
-           "blocks. fuel-to-nvvm and fuel-to-rocdl set it from the chip">,
+           "blocks, and halve 64 x 64 ones (to 32 x 32 at most) until "
+           "they do. fuel-to-nvvm and fuel-to-rocdl set it from the chip">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Remark on each op left without a GPU schedule, and why">
   ];

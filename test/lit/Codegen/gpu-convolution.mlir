@@ -34,15 +34,17 @@ func.func @conv(%x: tensor<2x15x56x56xf32>, %w: tensor<64x15x3x3xf32>, %b: tenso
 // -----
 
 // One group, 64 filters, 56 x 56 output pixels, C * kh * kw = 144: an
-// implicit matrix product per image (z), 64 filters by 64 pixels a block,
-// the weight's [64, 16] and the pixels' [16, 64] tiles staged in workgroup
+// implicit matrix product per image (z), 32 filters by 64 pixels a block
+// (64 by 64 would give 98 blocks, fewer than the default 108
+// multiprocessors), the weight's [32, 16] and the pixels' [16, 64] tiles
+// staged in workgroup
 // memory at each step of 16 along (c, kh, kw), the padding read as zeros
 // (no padded copy of the input), the bias added as the tiles are written.
 // CHECK-LABEL: func.func @staged
 // CHECK-NOT:     tensor<2x16x58x58xf32>
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 1, 49) {{.*}} -> (tensor<2x64x3136xf32>)
-// CHECK:           scf.for {{.*}} to %c144{{.*}} step %c16{{.*}} -> (tensor<16x16x4x4xf32>)
-// CHECK:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x16xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 2, 49) {{.*}} -> (tensor<2x64x3136xf32>)
+// CHECK:           scf.for {{.*}} to %c144{{.*}} step %c16{{.*}} -> (tensor<8x16x4x4xf32>)
+// CHECK:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x16xf32>
 // CHECK:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf32>
 // CHECK:             arith.select {{.*}} : f32
 // CHECK:             vector.contract {{.*}} : vector<4x16xf32>, vector<16x4xf32> into vector<4x4xf32>
@@ -89,10 +91,12 @@ func.func @transposed(%x: tensor<1x16x14x14xf32>, %w: tensor<16x8x4x4xf32>) -> t
 
 // conv_transpose_2d of 2 groups with dilation 2 (which the register-tile
 // form declines): staged per (image, group) on z, the pixels a tap meets
-// between the strided inputs read as zeros (no spread copy of the input).
+// between the strided inputs read as zeros (no spread copy of the input);
+// 32 x 32 tiles, the smallest, where 64 blocks are fewer than the default
+// 108 multiprocessors.
 // CHECK-LABEL: func.func @transposed_staged
 // CHECK-NOT:     fuel.fused
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 1, 16) {{.*}} -> (tensor<2x32x1024xf32>)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 1, 32) {{.*}} -> (tensor<2x32x1024xf32>)
 // CHECK:           scf.for {{.*}} to %c144{{.*}} step %c16
 // CHECK:             arith.remsi
 // CHECK:             vector.contract {{.*}} : vector<4x16xf32>, vector<16x4xf32> into vector<4x4xf32>

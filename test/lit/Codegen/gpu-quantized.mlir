@@ -65,14 +65,15 @@ func.func @nf4(%a: tensor<3x128xf32>, %w: tensor<6x64xi8>, %absmax: tensor<6x2xf
 // threads stage the activations and the decoded weight (the quantized words
 // read where each weight is decoded, along K) in workgroup memory at each
 // step along K, then accumulate 4 x 4 tiles from them; no [N, K] f32
-// weight.
+// weight. Two blocks of 32 x 32, not one of 32 x 64: the grid short of
+// the multiprocessors takes the smaller tiles.
 // CHECK-LABEL: func.func @prefill
 // CHECK-NOT:     fuel.fused
 // CHECK-NOT:     tensor<64x512xf32>
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 1)
-// CHECK:           scf.for {{.*}} to %c512{{.*}} step %c16{{.*}} -> (tensor<8x16x4x4xf32>)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
+// CHECK:           scf.for {{.*}} to %c512{{.*}} step %c16{{.*}} -> (tensor<8x8x4x4xf32>)
 // CHECK:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x16xf32>
-// CHECK:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf32>
+// CHECK:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x32xf32>
 // CHECK:             scf.forall
 // CHECK:               tensor.extract %arg1{{.*}} : tensor<8704xi32>
 // CHECK:               arith.sitofp

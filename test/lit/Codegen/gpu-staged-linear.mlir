@@ -4,9 +4,15 @@
 // an scf.for along K stages the A and B tiles (a thread loop whose shared
 // outputs are workgroup tensors) and accumulates from them (a thread loop
 // of vector.contract); a last thread loop adds the bias and writes.
-// RUN: fuel-opt --split-input-file --fuel-codegen-gpu %s | FileCheck %s
-// RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-threads=128" %s \
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu="compute-units=32" %s \
+// RUN:   | FileCheck %s
+// RUN: fuel-opt --split-input-file \
+// RUN:   --fuel-codegen-gpu="max-threads=128 compute-units=32" %s \
 // RUN:   | FileCheck %s --check-prefix=T128
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu="compute-units=33" %s \
+// RUN:   | FileCheck %s --check-prefix=HALF
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu %s \
+// RUN:   | FileCheck %s --check-prefix=SMALL
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-threads=32" %s \
 // RUN:   | FileCheck %s --check-prefix=T32
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu="compute-units=8" %s \
@@ -51,9 +57,22 @@
 // T128:            scf.forall (%{{.*}}, %{{.*}}) in (8, 16) {{.*}} -> (tensor<8x16x4x4xf32>)
 // T128:              tensor<32x16xf32>
 // T128:              tensor<16x64xf32>
+// A grid of 64 x 64 tiles (32 blocks) short of the multiprocessors: the
+// tiles' halves, M's first. With 33, 32 x 64 tiles (64 blocks); with the
+// default 108, 32 x 32 tiles (128 blocks) of 8 x 8 threads.
+// HALF-LABEL:  func.func @linear
+// HALF:          scf.forall (%{{.*}}, %{{.*}}) in (8, 8) shared_outs
+// HALF:            scf.forall (%{{.*}}, %{{.*}}) in (8, 16) {{.*}} -> (tensor<8x16x4x4xf32>)
+// HALF:              tensor<32x16xf32>
+// HALF:              tensor<16x64xf32>
+// SMALL-LABEL: func.func @linear
+// SMALL:         scf.forall (%{{.*}}, %{{.*}}) in (8, 16) shared_outs
+// SMALL:           scf.forall (%{{.*}}, %{{.*}}) in (8, 8) {{.*}} -> (tensor<8x8x4x4xf32>)
+// SMALL:             tensor<32x16xf32>
+// SMALL:             tensor<16x32xf32>
+// SMALL:           scf.forall {{.*}} -> (tensor<32x32xf32>)
 // With 8 multiprocessors the grid of 128 x 128 tiles (2 x 4) gives each a
-// block: 16 x 16 threads of 8 x 8 (with the default 108, 64 x 64 tiles as
-// above). Thread x's 8 columns of B are 2 groups of 4, group h of every
+// block: 16 x 16 threads of 8 x 8 (with 32, 64 x 64 tiles as above). Thread x's 8 columns of B are 2 groups of 4, group h of every
 // thread in the B tile's h-th half: chunk c of a B row (4 columns) is
 // column group c % 16 * 2 + c / 16 of B, and thread x reads [16, 2, 4] at
 // column x * 4 of the halves. The finish reads the bias and writes each

@@ -4,8 +4,10 @@
 // RUN: fuel-opt --fuel-to-rocdl="chip=gfx90a" %s | FileCheck %s
 // RUN: not fuel-opt --fuel-to-rocdl="chip=sm_90" %s 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not fuel-opt --fuel-to-rocdl="max-threads=2048" %s 2>&1 | FileCheck %s --check-prefix=THREADS
+// RUN: not fuel-opt --fuel-to-rocdl="compute-units=-8" %s 2>&1 | FileCheck %s --check-prefix=UNITS
 // CHIP: fuel-to-rocdl: chip must be an AMD GPU architecture (gfx90a, gfx942, ...), got 'sm_90'
 // THREADS: fuel-to-rocdl: max-threads must be a power of two from 32 to 1024, got 2048
+// UNITS: fuel-to-rocdl: compute-units must be 0 (from the chip) or more, got -8
 
 // CHECK:       gpu.launch_func <%{{.*}} : !llvm.ptr> @softmax_kernel::@softmax_kernel
 // CHECK-NOT:   gpu.launch_func
