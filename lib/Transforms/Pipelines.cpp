@@ -281,7 +281,7 @@ static std::string getGpuLoweringPipeline(const std::string &convertGpu) {
          "gpu.module(fuel-gpu-lower-all-reduce,"
          "canonicalize,"
          "strip-debuginfo,"
-         "convert-vector-to-llvm{vector-contract-lowering=outerproduct}," +
+         "fuel-gpu-lower-vectors," +
          convertGpu +
          ","
          "canonicalize,"

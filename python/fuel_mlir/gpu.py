@@ -223,6 +223,13 @@ def _unescape(text: str) -> str:
     return re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), text)
 
 
+def _check_compiled(result: subprocess.CompletedProcess) -> None:
+    """Raises CompileError where fuel-opt failed or reported an error, even
+    one its pipeline recovered from."""
+    if result.returncode != 0 or "error:" in result.stderr:
+        raise CompileError(result.stderr.strip())
+
+
 def nvvm_pipeline(chip: str = "sm_80", features: str = "+ptx80", opt_level: int = 3,
                   max_threads: int = 256, codegen: bool = True,
                   toolkit: str | os.PathLike | None = None, compute_units: int = 0) -> str:
@@ -247,8 +254,7 @@ def compile_nvvm(text: str, chip: str = "sm_80", features: str = "+ptx80",
         [_fuel_opt(), nvvm_pipeline(chip, features, opt_level, max_threads, codegen, toolkit,
                                     compute_units)],
         input=text, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise CompileError(result.stderr.strip())
+    _check_compiled(result)
     kernels = []
     for match in _BINARY.finditer(result.stdout):
         ptx = _unescape(match.group(2))
@@ -294,8 +300,7 @@ def compile_rocdl(text: str, chip: str = "gfx942", wave64: bool = True, opt_leve
         [_fuel_opt(), rocdl_pipeline(chip, wave64, opt_level, max_threads, codegen,
                                      compute_units)],
         input=text, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise CompileError(result.stderr.strip())
+    _check_compiled(result)
     kernels = []
     for match in _OFFLOAD.finditer(result.stdout):
         ir = _unescape(match.group(2))
@@ -334,8 +339,7 @@ def rocm_module(text: str, chip: str = "gfx942", wave64: bool = True, opt_level:
         [_fuel_opt(), rocdl_pipeline(chip, wave64, opt_level, max_threads, codegen,
                                      compute_units)],
         input=text, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise CompileError(result.stderr.strip())
+    _check_compiled(result)
     return embed_code_objects(result.stdout, chip, opt_level)
 
 

@@ -133,6 +133,51 @@ def test_cuda_compile_fits_the_tiles_to_the_devices_sms(monkeypatch):
         assert f".maxntid {threads}, 1" in module, sms
 
 
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_op_compiles_in_process(monkeypatch, name):
+    """The run API's compile half for every op, in process as a run does:
+    no pass may report an error, even one the pipeline recovers from (a
+    vector access to workgroup memory converted by the wrong pass did, and
+    failed every staged op)."""
+    monkeypatch.setattr(gpu, "cuda_devices", lambda: [gpu.CudaDevice(0, "stand-in", "sm_90", 132)])
+    monkeypatch.setattr(runner, "ExecutionEngine", _Engine)
+    make, params, _, _ = CASES[name]
+    _Engine.made.clear()
+    runner.compile(fused_text(name, make(np.float32), params), "f", target="cuda")
+    ((module, _),) = _Engine.made
+    assert "gpu.launch_func" in module and ".target sm_90" in module
+
+
+@pytest.mark.parametrize("name,shapes", [
+    ("fused_linear", [(2, 64, 96), (96, 64), (64,)]),
+    ("flash_attn", [(1, 2, 64, 32), (1, 2, 80, 32), (1, 2, 80, 32)]),
+])
+def test_staged_forms_compile_in_process(monkeypatch, name, shapes):
+    """The forms that stage tiles in shared memory (their vector reads of
+    workgroup memory), through the run API."""
+    monkeypatch.setattr(gpu, "cuda_devices", lambda: [gpu.CudaDevice(0, "stand-in", "sm_80", 108)])
+    monkeypatch.setattr(runner, "ExecutionEngine", _Engine)
+    _Engine.made.clear()
+    params = {"softmax_scale": 0.2} if name == "flash_attn" else {}
+    runner.compile(fused_text(name, [np.zeros(s, np.float32) for s in shapes], params), "f",
+                   target="cuda")
+    ((module, _),) = _Engine.made
+    assert "bar.sync" in module and "ld.shared.v4" in module
+
+
+@pytest.mark.skipif(any(gpu.llvm_tool(t) is None for t in ("opt", "llc", "ld.lld")),
+                    reason="no LLVM with an AMDGPU backend (apt-get install llvm-22 lld-22)")
+def test_staged_form_compiles_in_process_for_rocm(monkeypatch):
+    stand_in_rocm(monkeypatch, "/stand-in/libmlir_rocm_runtime.so")
+    monkeypatch.setattr(runner, "ExecutionEngine", _Engine)
+    _Engine.made.clear()
+    shapes = [(2, 64, 96), (96, 64), (64,)]
+    runner.compile(fused_text("fused_linear", [np.zeros(s, np.float32) for s in shapes]), "f",
+                   target="rocm")
+    ((module, _),) = _Engine.made
+    assert 'bin = "\\7FELF' in module and "gpu.launch_func" in module
+
+
 # Ops checked on the GPU, at shapes that take each path: the row-wise and
 # contraction schedules, and the decomposed lowering of the rest.
 GPU_CASES = {

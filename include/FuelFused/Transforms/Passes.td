@@ -420,6 +420,27 @@ def FuelGpuLowerAllReduce : Pass<"fuel-gpu-lower-all-reduce", "::mlir::gpu::GPUM
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FuelGpuLowerVectors : Pass<"fuel-gpu-lower-vectors", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower the kernels' vector ops to those the GPU conversions "
+                "convert, contractions as outer products";
+  let description = [{
+    The vector-to-vector lowering that `convert-vector-to-llvm` applies
+    before it converts (contractions as outer products, transfers as loads
+    and stores, slices, broadcasts, transposes, shape casts and masks
+    unrolled), applied to a GPU module; `convert-gpu-to-nvvm` and
+    `convert-gpu-to-rocdl` then convert the vector ops left with the rest.
+    The gap it fills: `convert-vector-to-llvm`'s type converter has no
+    mapping for the GPU address spaces, so in a kernel it reports an error
+    for each vector access to workgroup memory (and leaves the access for
+    the GPU conversion, which maps them), and a pipeline run in process
+    fails on those errors; its first step is not a pass of its own.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def FuelGpuAlignVectorAccesses : Pass<"fuel-gpu-align-vector-accesses", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Load and store the kernels' short vectors of global memory "
                 "with the alignment their addresses are known to have";
