@@ -133,19 +133,28 @@ def test_cuda_compile_fits_the_tiles_to_the_devices_sms(monkeypatch):
         assert f".maxntid {threads}, 1" in module, sms
 
 
+HAVE_AMDGPU_LLVM = all(gpu.llvm_tool(t) is not None for t in ("opt", "llc", "ld.lld"))
+
+
+@pytest.mark.parametrize("target", ["cuda", "rocm"])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_every_op_compiles_in_process(monkeypatch, name):
+def test_every_op_compiles_in_process(monkeypatch, name, target):
     """The run API's compile half for every op, in process as a run does:
     no pass may report an error, even one the pipeline recovers from (a
     vector access to workgroup memory converted by the wrong pass did, and
     failed every staged op)."""
+    if target == "rocm":
+        if not HAVE_AMDGPU_LLVM:
+            pytest.skip("no LLVM with an AMDGPU backend (apt-get install llvm-22 lld-22)")
+        stand_in_rocm(monkeypatch, "/stand-in/libmlir_rocm_runtime.so")
     monkeypatch.setattr(gpu, "cuda_devices", lambda: [gpu.CudaDevice(0, "stand-in", "sm_90", 132)])
     monkeypatch.setattr(runner, "ExecutionEngine", _Engine)
     make, params, _, _ = CASES[name]
     _Engine.made.clear()
-    runner.compile(fused_text(name, make(np.float32), params), "f", target="cuda")
+    runner.compile(fused_text(name, make(np.float32), params), "f", target=target)
     ((module, _),) = _Engine.made
-    assert "gpu.launch_func" in module and ".target sm_90" in module
+    assert "gpu.launch_func" in module
+    assert (".target sm_90" in module) if target == "cuda" else ('bin = "\\7FELF' in module)
 
 
 @pytest.mark.parametrize("name,shapes", [
