@@ -85,10 +85,19 @@ bool canStageTile(const WorkgroupTile &tile, int64_t threads);
 /// threads can copy as chunks.
 int64_t largestChunk(WorkgroupTile tile, int64_t threads, int64_t most);
 
+/// The row stride of `tile` in workgroup memory: its columns, plus 4 where
+/// it is copied along rows and a multiple of 8 wide. A warp then writes 32
+/// rows of one column at banks 4 apart (4-way conflicts, where a stride of
+/// 16 words gives 16-way and of 32, 32-way), and each row still starts at
+/// a multiple of 16 bytes, for its readers' vector loads.
+int64_t workgroupRowStride(const WorkgroupTile &tile);
+
 /// `tiles` (canStageTile holds for each) in new workgroup tensors, copied
 /// by one scf.forall on the threads of `threadDims` (1 or 2 dims, the last
 /// on x) at the builder's insertion point; thread t = y * TX + x copies
 /// elements t, t + threads, ... of each tile in the order of its copy.
+/// A tile whose workgroupRowStride exceeds its columns is a slice of a
+/// wider workgroup tensor.
 SmallVector<Value> stageTiles(RewriterBase &b, Location loc,
                               ArrayRef<int64_t> threadDims,
                               ArrayRef<WorkgroupTile> tiles);

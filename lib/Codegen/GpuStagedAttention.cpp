@@ -4,7 +4,8 @@
 // memory: a block per (batch, head, query block) of Bq rows, a thread per
 // query row, and the key loop in the block's body rather than in each
 // thread. At each block of 16 keys
-//   1. all the block's threads copy the keys, transposed ([D, 16]), and
+//   1. all the block's threads copy the keys, transposed ([D, 16]; its
+//      rows 20 words apart, workgroupRowStride), and
 //      the values ([16, Dv]) from global memory into workgroup memory
 //      (widened to f32), consecutive threads on consecutive elements of a
 //      key's or value's row (coalesced loads);

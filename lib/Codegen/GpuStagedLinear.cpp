@@ -251,6 +251,10 @@ int64_t mlir::fuel::largestChunk(WorkgroupTile tile, int64_t threads,
   return 1;
 }
 
+int64_t mlir::fuel::workgroupRowStride(const WorkgroupTile &tile) {
+  return tile.alongRows && tile.cols % 8 == 0 ? tile.cols + 4 : tile.cols;
+}
+
 SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
                                           ArrayRef<int64_t> threadDims,
                                           ArrayRef<WorkgroupTile> tiles) {
@@ -265,7 +269,8 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
   SmallVector<Value> inits;
   for (const WorkgroupTile &tile : tiles) {
     assert(canStageTile(tile, threads) && "a tile the threads cannot copy");
-    Value init = workgroupTensor(b, loc, {tile.rows, tile.cols});
+    Value init =
+        workgroupTensor(b, loc, {tile.rows, workgroupRowStride(tile)});
     // Chunked: the tile as [rows, cols / chunk, chunk], a thread's slice
     // whole chunks.
     if (tile.chunk > 1)
@@ -354,12 +359,19 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
                                           slice[1], slice[2]);
   b.setInsertionPointAfter(loop);
   SmallVector<Value> results;
-  for (auto [tile, result] : llvm::zip(tiles, loop.getResults()))
-    results.push_back(
-        tile.chunk > 1
-            ? Value(tensor::CollapseShapeOp::create(
-                  b, loc, result, ArrayRef<ReassociationIndices>{{0}, {1, 2}}))
-            : Value(result));
+  for (auto [tile, result] : llvm::zip(tiles, loop.getResults())) {
+    if (tile.chunk > 1)
+      results.push_back(tensor::CollapseShapeOp::create(
+          b, loc, result, ArrayRef<ReassociationIndices>{{0}, {1, 2}}));
+    else if (workgroupRowStride(tile) != tile.cols)
+      results.push_back(tensor::ExtractSliceOp::create(
+          b, loc, result, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(tile.rows),
+                                 b.getIndexAttr(tile.cols)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)}));
+    else
+      results.push_back(result);
+  }
   return results;
 }
 

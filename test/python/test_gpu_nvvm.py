@@ -190,7 +190,9 @@ def test_qmatmul_prefill_is_one_kernel_of_register_tiles(qtype):
         if HAVE_PTXAS:
             (report,) = gpu.ptxas(kernel.ptx, "sm_90")
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
-            assert report.shared_bytes == ((32 * 16 + 16 * 32) * 4 if m == 64 else 0), report
+            # The activations' tile [32, 16] and the weight's [16, 32], its
+            # rows 36 words apart (written along K, down the columns).
+            assert report.shared_bytes == ((32 * 16 + 16 * 36) * 4 if m == 64 else 0), report
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
@@ -324,8 +326,9 @@ def test_attention_stages_key_blocks_in_shared_memory(d, dtype):
         assert ".local" not in main.ptx
         if HAVE_PTXAS:
             (report,) = gpu.ptxas(main.ptx, chip)
-            # The keys [D, 16] and the values [16, D], f32.
-            assert report.shared_bytes == 2 * d * 16 * 4, report
+            # The keys [D, 16] (rows of 20 words: written down the columns)
+            # and the values [16, D], f32.
+            assert report.shared_bytes == (d * 20 + 16 * d) * 4, report
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
@@ -500,9 +503,9 @@ def test_attention_backward_q_stages_key_blocks_in_shared_memory(dtype):
         assert "ld.shared" in main.ptx and "st.shared" in main.ptx
         if HAVE_PTXAS:
             (report,) = gpu.ptxas(main.ptx, chip)
-            # The first loop's keys and values [32, 16] (transposed), the
-            # second's and its keys [16, 32], f32.
-            assert report.shared_bytes == 5 * 32 * 16 * 4, report
+            # The first loop's keys and values [32, 16] (transposed, rows of
+            # 20 words), the second's and its keys [16, 32], f32.
+            assert report.shared_bytes == (4 * 32 * 20 + 16 * 32) * 4, report
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
@@ -526,13 +529,15 @@ def test_attention_backward_kv_stages_query_blocks_in_shared_memory(which, dtype
             assert "ld.shared" in kernel.ptx and "st.shared" in kernel.ptx
             assert ".local" not in kernel.ptx
         if HAVE_PTXAS:
-            # lse and D: the keys and values [32, 16] (transposed; dv needs
-            # no D, so no values); the gradient: the queries and do [32, 16]
-            # (transposed), and q [16, 32] (dk) or do [16, 32] (dv), f32.
-            tiles = {"k": (2, 3), "v": (1, 2)}[which]
-            for kernel, count in zip((stats, grads), tiles):
+            # lse and D: the keys and values [32, 16] (transposed, rows of
+            # 20 words; dv needs no D, so no values); the gradient: the
+            # queries and do [32, 16] (transposed) and q [16, 32] (dk), or
+            # the queries [32, 16] (transposed) and do [16, 32] (dv), f32.
+            # (Transposed tiles, others) a kernel.
+            tiles = {"k": ((2, 0), (2, 1)), "v": ((1, 0), (1, 1))}[which]
+            for kernel, (transposed, plain) in zip((stats, grads), tiles):
                 (report,) = gpu.ptxas(kernel.ptx, chip)
-                assert report.shared_bytes == count * 32 * 16 * 4, report
+                assert report.shared_bytes == (transposed * 32 * 20 + plain * 16 * 32) * 4, report
                 assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 

@@ -127,9 +127,9 @@ def test_attention_stages_key_blocks_in_lds():
     assert external_calls(main.llvm_ir) == []
     for chip in ("gfx90a", "gfx942"):
         obj = gpu.amdgpu_code_object(main.llvm_ir, chip)
-        # The keys [64, 16] and the values [16, 64], f32; the rows' state in
-        # registers, not scratch.
-        assert obj.lds_bytes == 2 * 64 * 16 * 4, obj
+        # The keys [64, 16] (rows of 20 words) and the values [16, 64], f32;
+        # the rows' state in registers, not scratch.
+        assert obj.lds_bytes == (64 * 20 + 16 * 64) * 4, obj
         assert obj.scratch_bytes == 0, obj
 
 
@@ -143,8 +143,9 @@ def test_attention_backward_q_stages_key_blocks_in_lds():
     (main,) = [k for k in kernels if "llvm.amdgcn.s.barrier" in k.llvm_ir]
     assert external_calls(main.llvm_ir) == []
     obj = gpu.amdgpu_code_object(main.llvm_ir, "gfx90a")
-    # Two key loops: [32, 16] keys and values, then those and [16, 32] keys.
-    assert obj.lds_bytes == 5 * 32 * 16 * 4, obj
+    # Two key loops: [32, 16] keys and values (transposed, rows of 20
+    # words), then those and [16, 32] keys.
+    assert obj.lds_bytes == (4 * 32 * 20 + 16 * 32) * 4, obj
 
 
 @pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
@@ -154,12 +155,13 @@ def test_attention_backward_k_stages_query_blocks_in_lds():
     kernels = gpu.compile_rocdl(fused_text("flash_attn_backward_k", [q, kv, kv, q],
                                            {"softmax_scale": 0.125, "causal": True}), chip="gfx942")
     stats, grads = [k for k in kernels if "llvm.amdgcn.s.barrier" in k.llvm_ir]
-    for kernel, tiles in ((stats, 2), (grads, 3)):
+    for kernel, (transposed, plain) in ((stats, (2, 0)), (grads, (2, 1))):
         assert external_calls(kernel.llvm_ir) == []
         obj = gpu.amdgpu_code_object(kernel.llvm_ir, "gfx90a")
-        # lse and D: keys and values [32, 16]; dk: queries and do [32, 16]
-        # and queries [16, 32]; f32, the rows' state not in scratch.
-        assert obj.lds_bytes == tiles * 32 * 16 * 4, obj
+        # lse and D: keys and values [32, 16] (transposed, rows of 20
+        # words); dk: queries and do [32, 16] (likewise) and queries [16,
+        # 32]; f32, the rows' state not in scratch.
+        assert obj.lds_bytes == (transposed * 32 * 20 + plain * 16 * 32) * 4, obj
         assert obj.scratch_bytes == 0, obj
 
 

@@ -15,14 +15,16 @@
 // body, a key loop whose blocks' keys and values (transposed) are staged
 // and each thread's row updates its running max, sum and sum of p * dp;
 // each row's lse and D; then a key loop that stages the keys (transposed
-// and not) and values, each row adding ds k to its dq.
+// and not) and values, each row adding ds k to its dq. The transposed
+// blocks' rows are 20 words apart, not 16 (a warp's stores down a column
+// 4-way bank-conflicted, not 16-way).
 // CHECK-LABEL: func.func @dq
 // CHECK-NOT:     fuel.fused
 // CHECK-NOT:     tensor<{{.*}}256x256
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 4)
 // CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
 // CHECK:           scf.for {{.*}} step %c16{{.*}} -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
-// CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<32x16xf32>, tensor<32x16xf32>)
+// CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<32x20xf32>, tensor<32x20xf32>)
 // CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
 // CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
 // CHECK:               math.exp
@@ -31,7 +33,7 @@
 // CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64x32xf32>)
 // CHECK:           scf.for {{.*}} step %c16{{.*}} -> (tensor<64x32xf32>)
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x32xf32>
-// CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<32x16xf32>, tensor<32x16xf32>, tensor<16x32xf32>)
+// CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<32x20xf32>, tensor<32x20xf32>, tensor<16x32xf32>)
 // CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64x32xf32>)
 // CHECK:               math.exp
 // CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x32xf32> into vector<1x32xf32>
@@ -110,7 +112,7 @@ func.func @dk(%q: tensor<1x4x256x64xf32>, %k: tensor<1x2x256x64xf32>, %v: tensor
 // CHECK-NOT:     tensor<{{.*}}256x256
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 4) {{.*}} -> (tensor<1x4x256xf32>, tensor<1x4x256xf32>)
 // CHECK:           scf.for {{.*}} step %c16{{.*}} -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
-// CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<32x16xf32>, tensor<32x16xf32>)
+// CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<32x20xf32>, tensor<32x20xf32>)
 // CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>)
 // CHECK:             math.log
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
@@ -118,7 +120,7 @@ func.func @dk(%q: tensor<1x4x256x64xf32>, %k: tensor<1x2x256x64xf32>, %v: tensor
 // CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c1{{.*}} -> (tensor<64x32xf32>)
 // CHECK:             scf.for {{.*}} step %c16{{.*}} -> (tensor<64x32xf32>)
 // CHECK:               bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x32xf32>
-// CHECK:               scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<32x16xf32>, tensor<32x16xf32>, tensor<16x32xf32>)
+// CHECK:               scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<32x20xf32>, tensor<32x20xf32>, tensor<16x32xf32>)
 // CHECK:               scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64x32xf32>)
 // CHECK:                 vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
 // CHECK:                 math.exp
@@ -138,7 +140,7 @@ func.func @dk_staged(%q: tensor<1x4x256x32xf32>, %k: tensor<1x2x256x32xf32>, %v:
 // CHECK-LABEL: func.func @dv_staged
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, 3) {{.*}} -> (tensor<1x1x96x16xf32>)
 // CHECK:             scf.for {{.*}} step %c16{{.*}} -> (tensor<32x16xf32>)
-// CHECK:               scf.forall (%{{.*}}) in (32) shared_outs({{.*}}) -> (tensor<32x16xf32>, tensor<16x16xf32>)
+// CHECK:               scf.forall (%{{.*}}) in (32) shared_outs({{.*}}) -> (tensor<32x20xf32>, tensor<16x16xf32>)
 // CHECK:               scf.forall (%{{.*}}) in (32) shared_outs({{.*}}) -> (tensor<32x16xf32>)
 // CHECK:                 vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
 // CHECK:                 math.exp

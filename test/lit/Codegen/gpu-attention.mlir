@@ -31,17 +31,20 @@
 // CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
 // CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:           scf.for %[[J0:.*]] = %{{.*}} to %{{.*}} step %c16{{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
-// CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x16xf32>
+// CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x20xf32>
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf32>
 // The keys transposed, consecutive threads on consecutive elements of a
 // key; the values as they are, [16, 64] as [16, 16, 4], a thread's 4
 // chunks of 4 consecutive elements each one vector read.
-// CHECK:             scf.forall (%[[T:.*]]) in (64) shared_outs({{.*}}) -> (tensor<64x16xf32>, tensor<16x16x4xf32>)
+// CHECK:             scf.forall (%[[T:.*]]) in (64) shared_outs({{.*}}) -> (tensor<64x20xf32>, tensor<16x16x4xf32>)
 // CHECK:               tensor.extract %{{.*}}[%{{.*}}, %{{.*}}, %[[J0]], %[[T]]] : tensor<2x4x256x64xf32>
 // CHECK-COUNT-4:       vector.transfer_read %arg2{{.*}} : tensor<2x4x256x64xf32>, vector<4xf32>
 // CHECK:             } {mapping = [#gpu.thread<x>]}
 // CHECK:             tensor.collapse_shape %{{.*}}#1 {{\[}}[0], [1, 2]] : tensor<16x16x4xf32> into tensor<16x64xf32>
+// The keys' rows are 20 words apart (a warp's stores down a column of the
+// tile 4-way bank-conflicted, not 16-way); a row reads its 16 keys.
 // CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
+// CHECK:               vector.transfer_read %{{.*}}#0[%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true, true]} : tensor<64x20xf32>, vector<16x16xf32>
 // CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
 // CHECK:               math.exp
 // CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x64xf32> into vector<1x64xf32>
@@ -84,7 +87,7 @@ func.func @unstaged(%q: tensor<2x4x256x48xf32>, %k: tensor<2x4x256x48xf32>, %v: 
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 8, 1) {{.*}} -> (tensor<1x8x64x32xf16>)
 // CHECK:           scf.forall (%{{.*}}) in (64)
 // CHECK:           scf.for {{.*}} = %c0 to %c32 step %c16
-// CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x16xf32>
+// CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x20xf32>
 // CHECK:         tensor.extract_slice {{.*}} to tensor<1x8x40x32xf16>
 // CHECK-NOT:     tensor<{{.*}}40x24
 func.func @gqa(%q: tensor<1x8x40x32xf16>, %k: tensor<1x2x24x32xf16>, %v: tensor<1x2x24x32xf16>) -> tensor<1x8x40x32xf16> {
@@ -108,7 +111,7 @@ func.func @big_block(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>, %v: t
 // CHECK-LABEL: func.func @wide_heads
 // CHECK-NOT:     workgroup
 // WIDE-LABEL: func.func @wide_heads
-// WIDE:         bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<128x16xf32>
+// WIDE:         bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<128x20xf32>
 // WIDE:         bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x128xf32>
 func.func @wide_heads(%q: tensor<1x2x64x128xf32>, %k: tensor<1x2x64x128xf32>, %v: tensor<1x2x64x128xf32>) -> tensor<1x2x64x128xf32> {
   %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v) : (tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>, tensor<1x2x64x128xf32>) -> tensor<1x2x64x128xf32>

@@ -66,18 +66,21 @@ func.func @nf4(%a: tensor<3x128xf32>, %w: tensor<6x64xi8>, %absmax: tensor<6x2xf
 // read where each weight is decoded, along K) in workgroup memory at each
 // step along K, then accumulate 4 x 4 tiles from them; no [N, K] f32
 // weight. Two blocks of 32 x 32, not one of 32 x 64: the grid short of
-// the multiprocessors takes the smaller tiles.
+// the multiprocessors takes the smaller tiles. The weight's tile, written
+// along K (a warp down a column), has rows of 36 words, not 32: 4-way
+// bank conflicts, not 32-way; its readers take the [16, 32] slice.
 // CHECK-LABEL: func.func @prefill
 // CHECK-NOT:     fuel.fused
 // CHECK-NOT:     tensor<64x512xf32>
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
 // CHECK:           scf.for {{.*}} to %c512{{.*}} step %c16{{.*}} -> (tensor<8x8x4x4xf32>)
 // CHECK:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x16xf32>
-// CHECK:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x32xf32>
+// CHECK:             alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x36xf32>
 // CHECK:             scf.forall
 // CHECK:               tensor.extract %arg1{{.*}} : tensor<8704xi32>
 // CHECK:               arith.sitofp
 // CHECK:             } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+// CHECK:             vector.transfer_read %{{.*}} : tensor<16x36xf32>, vector<16x4xf32>
 // CHECK:             vector.contract {{.*}} : vector<4x16xf32>, vector<16x4xf32> into vector<4x4xf32>
 // CHECK:         } {mapping = [#gpu.block<y>, #gpu.block<x>]}
 func.func @prefill(%a: tensor<32x512xf32>, %w: tensor<8704xi32>) -> tensor<32x64xf32> {
