@@ -364,8 +364,10 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
       results.push_back(tensor::CollapseShapeOp::create(
           b, loc, result, ArrayRef<ReassociationIndices>{{0}, {1, 2}}));
     else if (workgroupRowStride(tile) != tile.cols)
+      // The tile's columns of the wider tensor.
       results.push_back(tensor::ExtractSliceOp::create(
-          b, loc, result, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+          b, loc, result,
+          ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
           ArrayRef<OpFoldResult>{b.getIndexAttr(tile.rows),
                                  b.getIndexAttr(tile.cols)},
           ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)}));
