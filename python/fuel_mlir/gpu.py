@@ -139,6 +139,7 @@ class RocmDevice:
 
     index: int
     chip: str  # gfxNNN
+    compute_units: int = 0  # its compute units; 0: unknown (from the chip)
 
 
 def rocm_devices() -> list[RocmDevice]:

@@ -248,7 +248,7 @@ class CompiledFunction:
             try:
                 device = getattr(gpu, find_devices)()[0]
                 chip = device.chip
-                compute_units = getattr(device, "compute_units", 0)
+                compute_units = device.compute_units
             except gpu.NoDeviceError as e:
                 raise RunnerError(f"target={target!r}: no {vendor} GPU to run on: {e}") from None
             if _find_library(library) is None:
@@ -299,7 +299,8 @@ class CompiledFunction:
                           vector_registers=tuple(vector_registers))
                 if target == "cpu" else _cuda_pipeline(codegen=codegen, chip=chip,
                                                        compute_units=compute_units)
-                if target == "cuda" else _rocm_pipeline(codegen=codegen, chip=chip))
+                if target == "cuda" else _rocm_pipeline(codegen=codegen, chip=chip,
+                                                        compute_units=compute_units))
             notes, errors = [], []
 
             def collect(diagnostic):
@@ -600,10 +601,11 @@ def _cuda_pipeline(*, codegen: bool, chip: str, compute_units: int = 0) -> str:
     return "builtin.module(fuel-to-nvvm{" + " ".join(options) + "})"
 
 
-def _rocm_pipeline(*, codegen: bool, chip: str) -> str:
-    """fuel-to-rocdl for the GPU HIP sees: each kernel module's device IR,
-    made a code object afterwards (gpu.embed_code_objects)."""
-    return ("builtin.module(fuel-to-rocdl{" + f"chip={chip}"
+def _rocm_pipeline(*, codegen: bool, chip: str, compute_units: int = 0) -> str:
+    """fuel-to-rocdl for the GPU HIP sees (its chip; compute units from the
+    chip, as rocm_devices does not read them): each kernel module's device
+    IR, made a code object afterwards (gpu.embed_code_objects)."""
+    return ("builtin.module(fuel-to-rocdl{" + f"chip={chip} compute-units={compute_units}"
             + ("" if codegen else " codegen=false") + "})")
 
 
