@@ -139,7 +139,7 @@ class RocmDevice:
 
     index: int
     chip: str  # gfxNNN
-    compute_units: int = 0  # its compute units; 0: unknown (from the chip)
+    compute_units: int = 0  # its compute units (CUs); 0: unknown (from the chip)
 
 
 def rocm_devices() -> list[RocmDevice]:
@@ -156,9 +156,17 @@ def rocm_devices() -> list[RocmDevice]:
     count = ctypes.c_int(0)
     if hip.hipGetDeviceCount(ctypes.byref(count)) != 0 or count.value == 0:
         raise NoDeviceError("the HIP runtime sees no GPU")
+    units = []
+    for i in range(count.value):
+        # hipDeviceAttributeMultiprocessorCount (63 since HIP 5.0's
+        # hipDeviceAttribute_t); 0 when the runtime declines it.
+        cus = ctypes.c_int(0)
+        if hip.hipDeviceGetAttribute(ctypes.byref(cus), 63, i) != 0:
+            cus.value = 0
+        units.append(max(cus.value, 0))
     chip = os.environ.get("FUEL_ROCM_CHIP")
     if chip:
-        return [RocmDevice(i, chip) for i in range(count.value)]
+        return [RocmDevice(i, chip, units[i]) for i in range(count.value)]
     tool = shutil.which("rocm_agent_enumerator") or "/opt/rocm/bin/rocm_agent_enumerator"
     try:
         listed = subprocess.run([tool], capture_output=True, text=True, check=True).stdout
@@ -168,7 +176,7 @@ def rocm_devices() -> list[RocmDevice]:
     if len(chips) < count.value:
         raise NoDeviceError(f"rocm_agent_enumerator names {len(chips)} GPUs, HIP sees "
                             f"{count.value}; set FUEL_ROCM_CHIP")
-    return [RocmDevice(i, c) for i, c in enumerate(chips[:count.value])]
+    return [RocmDevice(i, c, units[i]) for i, c in enumerate(chips[:count.value])]
 
 
 def _has_libdevice(root: Path) -> bool:
