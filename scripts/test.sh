@@ -31,4 +31,4 @@ ninja -C "$build" check-fuel
 
 echo "==> pytest against the installed package"
 (cd /tmp && FUEL_SOURCE_DIR="$root" FUEL_OPT="$(command -v fuel-opt)" \
-  python -m pytest -q "$root/test/python")
+  python -m pytest -q -n auto "$root/test/python")
