@@ -350,6 +350,10 @@ class CompiledFunction:
                     + ([_find_library(_GPU_TARGETS[target][2])] if target in _GPU_TARGETS else []))
             except RuntimeError as e:
                 raise RunnerError(f"cannot compile {function!r}: {e}") from None
+            # The module's global constructors: on a GPU, those that load the
+            # kernels' modules (gpu.binary) before the first launch; an
+            # engine does not run them by itself.
+            self._engine.initialize()
 
     def _invoke(self, pointers):
         """Calls the compiled function's packed entry point with `pointers`
@@ -602,9 +606,9 @@ def _cuda_pipeline(*, codegen: bool, chip: str, compute_units: int = 0) -> str:
 
 
 def _rocm_pipeline(*, codegen: bool, chip: str, compute_units: int = 0) -> str:
-    """fuel-to-rocdl for the GPU HIP sees (its chip; compute units from the
-    chip, as rocm_devices does not read them): each kernel module's device
-    IR, made a code object afterwards (gpu.embed_code_objects)."""
+    """fuel-to-rocdl for the GPU HIP sees (its chip and compute units; 0:
+    from the chip): each kernel module's device IR, made a code object
+    afterwards (gpu.embed_code_objects)."""
     return ("builtin.module(fuel-to-rocdl{" + f"chip={chip} compute-units={compute_units}"
             + ("" if codegen else " codegen=false") + "})")
 

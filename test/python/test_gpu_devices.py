@@ -1,64 +1,29 @@
-"""How the run API finds GPUs: `gpu.cuda_devices()` and `gpu.rocm_devices()`
-asked of stand-in driver libraries (libcuda.so.1, libamdhip64.so built here
-from a few lines of C), so the ctypes calls a real GPU will meet first run
-on every machine: the names, chips and multiprocessor counts read, and what
-is said when a driver has no GPU."""
+"""The run API against stand-in GPU drivers (test/python/stand_in: a
+libcuda.so.1 and a libamdhip64.so built here from C), so that what a real
+GPU meets first runs on every machine: the device queries of
+`gpu.cuda_devices()` and `gpu.rocm_devices()` (names, chips, multiprocessor
+counts, and what is said without a GPU), and a compiled function's host
+side on the CUDA driver through MLIR's CUDA runtime wrappers: its kernels'
+modules loaded, its buffers allocated, copied and freed, its kernels
+launched with sane sizes and device pointers (the stand-in runs no kernel;
+the numerics need a GPU: test_gpu_run.py)."""
 
 import json
 import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
+
+from test_all_ops import CASES
 
 CC = shutil.which("cc") or shutil.which("gcc")
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler to build the stand-in drivers")
 
-# Two GPUs: an H100 (sm_90, 132 SMs) and an A10 (sm_86, 72 SMs). The
-# attributes are CUDA's CU_DEVICE_ATTRIBUTE_* numbers; any other is declined.
-CUDA = r"""
-#include <stdio.h>
-#include <stdlib.h>
-int cuInit(unsigned flags) {
-  const char *s = getenv("STUB_CUINIT");
-  return s ? atoi(s) : 0;
-}
-int cuDeviceGetCount(int *count) {
-  const char *s = getenv("STUB_COUNT");
-  *count = s ? atoi(s) : 2;
-  return 0;
-}
-int cuDeviceGet(int *device, int ordinal) { *device = 100 + ordinal; return 0; }
-int cuDeviceGetName(char *name, int len, int device) {
-  snprintf(name, len, "%s", device == 100 ? "Stand-in H100" : "Stand-in A10");
-  return 0;
-}
-int cuDeviceGetAttribute(int *value, int attribute, int device) {
-  int first = device == 100;
-  switch (attribute) {
-  case 75: *value = first ? 9 : 8; return 0;    /* compute capability major */
-  case 76: *value = first ? 0 : 6; return 0;    /* minor */
-  case 16: *value = first ? 132 : 72; return 0; /* multiprocessor count */
-  }
-  return 1;
-}
-"""
-
-# Two GPUs: the first has 304 compute units (hipDeviceAttribute_t's
-# hipDeviceAttributeMultiprocessorCount, 63); the second declines the query.
-HIP = r"""
-#include <stdlib.h>
-int hipGetDeviceCount(int *count) {
-  const char *s = getenv("STUB_COUNT");
-  *count = s ? atoi(s) : 2;
-  return 0;
-}
-int hipDeviceGetAttribute(int *value, int attribute, int device) {
-  if (attribute == 63 && device == 0) { *value = 304; return 0; }
-  return 1;
-}
-"""
+STAND_IN = Path(__file__).resolve().parent / "stand_in"
 
 LIST = """
 import json, sys
@@ -75,10 +40,10 @@ else:
 @pytest.fixture(scope="module")
 def drivers(tmp_path_factory):
     root = tmp_path_factory.mktemp("drivers")
-    for source, library in [(CUDA, "libcuda.so.1"), (HIP, "libamdhip64.so")]:
-        c = root / (library.split(".")[0] + ".c")
-        c.write_text(source)
-        subprocess.run([CC, "-shared", "-fPIC", "-o", str(root / library), str(c)], check=True)
+    for library in ("libcuda.so.1", "libamdhip64.so"):
+        source = STAND_IN / (library.split(".")[0] + ".c")
+        subprocess.run([CC, "-shared", "-fPIC", "-o", str(root / library), str(source)],
+                       check=True)
     # ROCm's enumerator lists the CPU agent (gfx000) first.
     tool = root / "bin" / "rocm_agent_enumerator"
     tool.parent.mkdir()
@@ -87,15 +52,20 @@ def drivers(tmp_path_factory):
     return root
 
 
-def devices(drivers, function, **env):
+def python(drivers, script, *args, timeout=60, **env):
+    """The JSON that `script` prints, run with the stand-in drivers."""
     environ = dict(os.environ, LD_LIBRARY_PATH=str(drivers),
                    PATH=f"{drivers / 'bin'}:{os.environ.get('PATH', '')}")
     environ.pop("FUEL_ROCM_CHIP", None)
     environ.update(env)
-    out = subprocess.run([sys.executable, "-c", LIST, function], env=environ,
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
+    out = subprocess.run([sys.executable, "-c", script, *args], env=environ,
+                         capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, out.stderr[-4000:]
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def devices(drivers, function, **env):
+    return python(drivers, LIST, function, **env)
 
 
 def test_cuda_devices_read_from_the_driver(drivers):
@@ -135,3 +105,81 @@ def test_rocm_more_gpus_than_the_enumerator_names(drivers):
 def test_rocm_runtime_without_gpus(drivers):
     assert devices(drivers, "rocm_devices", STUB_COUNT="0") == {
         "error": "the HIP runtime sees no GPU"}
+
+
+# Compiles and calls each op of test_all_ops.CASES named on the command line
+# (f32) for target="cuda", the stand-in's log per op in <dir>/<op>.log;
+# prints per op the results' shapes and dtypes, and softmax's values.
+RUN = """
+import json, os, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from numerics import fused_text
+from test_all_ops import CASES
+from fuel_mlir import runner
+out = {}
+for name in sys.argv[3:]:
+    make, params, _, _ = CASES[name]
+    args = make(np.float32)
+    os.environ["STUB_CUDA_LOG"] = os.path.join(sys.argv[2], name + ".log")
+    fn = runner.compile(fused_text(name, args, params), "f", target="cuda")
+    results = fn(*args)
+    results = list(results) if isinstance(results, tuple) else [results]
+    out[name] = dict(results=[[list(r.shape), str(r.dtype)] for r in results],
+                     values=sorted(set(float(v) for v in results[0].ravel()))[:4])
+print(json.dumps(out))
+"""
+
+CASE_NAMES = sorted(CASES)
+
+
+def stand_in_log(path):
+    """The stand-in's log as (call, fields) pairs."""
+    return [(line.split()[0], line.split()[1:]) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def every_op_run(drivers, tmp_path_factory):
+    logs = tmp_path_factory.mktemp("logs")
+    ran = python(drivers, RUN, str(Path(__file__).resolve().parent), str(logs), *CASE_NAMES,
+                 timeout=600)
+    return ran, logs
+
+
+@pytest.mark.parametrize("name", CASE_NAMES)
+def test_every_op_runs_its_host_side_on_the_cuda_driver(every_op_run, name):
+    """Each op's host code, called through the run API on the stand-in
+    CUDA driver: the kernels' PTX modules (for the device's sm_90) loaded
+    before any launch, every kernel asked for by a name its module has,
+    every launch's grid and block within CUDA's limits and given pointers
+    into device memory, every result copied back from device memory, and
+    every buffer freed."""
+    ran, logs = every_op_run
+    calls = stand_in_log(logs / f"{name}.log")
+    assert [c for c in calls if c[0] == "error"] == []
+    modules = [i for i, c in enumerate(calls) if c[0] == "module"]
+    launches = [c[1] for c in calls if c[0] == "launch"]
+    assert modules and launches
+    assert all(calls[i][1][1] == "sm_90" for i in modules)
+    assert modules[-1] < [i for i, c in enumerate(calls) if c[0] == "launch"][0]
+    for fields in launches:
+        at = dict(zip(fields[1::2], fields[2::2]))
+        assert int(at["params"]) >= 2 and int(at["device"]) >= 1, fields
+    allocated = sorted(int(c[1][0]) for c in calls if c[0] == "alloc")
+    assert sorted(int(c[1][0]) for c in calls if c[0] == "free") == allocated
+    back = [int(c[1][1]) for c in calls if c[0] == "copy" and c[1][0] == "d2h"]
+    for shape, dtype in ran[name]["results"]:
+        nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        assert nbytes in back, (shape, dtype, back)
+
+
+def test_a_result_comes_back_from_its_device_buffer(every_op_run):
+    """The stand-in runs no kernel and fills new device memory with 1.0:
+    softmax's result reads as ones, in the input's shape and dtype, so it
+    is the copy of the device buffer the kernel writes."""
+    ran, logs = every_op_run
+    assert ran["softmax_last_dim"] == dict(results=[[[3, 4, 8], "float32"]], values=[1.0])
+    calls = stand_in_log(logs / "softmax_last_dim.log")
+    assert [c for c in calls if c[0] == "copy"] == [("copy", ["h2d", "384"]),
+                                                   ("copy", ["d2h", "384"])]
+

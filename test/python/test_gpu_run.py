@@ -100,6 +100,9 @@ class _Engine:
     def __init__(self, module, opt_level, shared_libs):
         _Engine.made.append((str(module), shared_libs))
 
+    def initialize(self):
+        """The module's constructors (which load the kernels) run here."""
+
 
 def test_cuda_compile_half(monkeypatch):
     """Everything but loading and running: the module lowers in process
