@@ -11,7 +11,9 @@
  *   launch <kernel> grid <x> <y> <z> block <x> <y> <z> smem <bytes>
  *          params <count> device <how many point into device memory>
  *   alloc <bytes> | free <bytes> | copy <h2d|d2h|d2d|h2h> <bytes>
- *   error <what>   (a call the real driver would refuse)
+ *   error <what>   (a call the real driver would refuse: a launch past
+ *                   CUDA's limits or the kernel's .maxntid, a copy past
+ *                   the end of an allocation, ...)
  *
  * New device memory is filled with the f32 1.0, so a result that comes back
  * unchanged by the (absent) kernels reads as ones.
@@ -286,6 +288,21 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
       (unsigned long long)bx * by * bz > 1024 || gy > 65535 || gz > 65535) {
     note("error launch of %s with grid %u %u %u block %u %u %u", name, gx, gy,
          gz, bx, by, bz);
+    return 1;
+  }
+  /* A block larger than the kernel's .maxntid (the product of its
+   * extents) fails to launch on a GPU. */
+  char entry[300];
+  snprintf(entry, sizeof entry, ".entry %s(", name);
+  const char *body = strstr(ptx, entry);
+  const char *limit = body ? strstr(body, ".maxntid ") : NULL;
+  const char *open = body ? strchr(body, '{') : NULL;
+  unsigned mx = 1, my = 1, mz = 1;
+  if (limit && (!open || limit < open) &&
+      sscanf(limit, ".maxntid %u, %u, %u", &mx, &my, &mz) >= 1 &&
+      (unsigned long long)bx * by * bz > (unsigned long long)mx * my * mz) {
+    note("error launch of %s with block %u %u %u past its .maxntid %u %u %u",
+         name, bx, by, bz, mx, my, mz);
     return 1;
   }
   int wide[1024];
