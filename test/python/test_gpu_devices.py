@@ -10,6 +10,7 @@ the numerics need a GPU: test_gpu_run.py)."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -183,3 +184,98 @@ def test_a_result_comes_back_from_its_device_buffer(every_op_run):
     assert [c for c in calls if c[0] == "copy"] == [("copy", ["h2d", "384"]),
                                                    ("copy", ["d2h", "384"])]
 
+
+
+REPO = Path(__file__).resolve().parents[2]
+REPLAYED = ["softmax_last_dim/wide-rows", "fused_linear/staged", "flash_attn", "qmatmul"]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    """test/gpu/prepare.py's bundle of a few cases: a row kernel, a staged
+    contraction, attention's kernels, a quantized matmul."""
+    folder = tmp_path_factory.mktemp("bundle") / "b"
+    out = subprocess.run([sys.executable, str(REPO / "test" / "gpu" / "prepare.py"), str(folder),
+                          "--cases", *REPLAYED], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-4000:]
+    return folder
+
+
+def replay(drivers, bundle, tmp_path, *args, **env):
+    environ = dict(os.environ, LD_LIBRARY_PATH=str(drivers), **env)
+    report = tmp_path / "report.json"
+    out = subprocess.run([sys.executable, str(REPO / "test" / "gpu" / "replay.py"), str(bundle),
+                          "--json", str(report), *args],
+                         env=environ, capture_output=True, text=True, timeout=300)
+    return out, json.loads(report.read_text()) if report.exists() else None
+
+
+def test_prepared_bundle(bundle):
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert [c["name"] for c in manifest["cases"]] == REPLAYED
+    staged = bundle / "fused_linear-staged"
+    (ptx,) = staged.glob("module*.ptx")
+    assert ".target sm_90" in ptx.read_text() and "bar.sync" in ptx.read_text()
+    assert (staged / "reference0.npy").exists()
+    assert manifest["cases"][1]["results"] == [dict(shape=[2, 64, 64], dtype="float32",
+                                                    reference="reference0.npy", rtol=1e-4, atol=1e-5)]
+
+
+def test_replay_makes_the_device_calls_of_the_run_api(drivers, bundle, tmp_path):
+    """replay.py, on the stand-in, makes the calls the run API's host code
+    made while the bundle was traced, in order, with the same sizes,
+    grids, blocks and parameters (its frees come at the end); the results
+    (the stand-in ran no kernel: ones) are off their references, and it
+    says so."""
+    again = tmp_path / "again"
+    again.mkdir()
+    out, report = replay(drivers, bundle, tmp_path, "--rounds", "0", STUB_CUDA_TRACE=str(again))
+    assert out.returncode == 1
+    assert [r["case"] for r in report] == REPLAYED
+    assert all(not r["ok"] and "error" not in r and r["excess"] > 0 for r in report)
+    traced = []
+    for name in REPLAYED:
+        traced += (bundle / name.replace("/", "-") / "trace.txt").read_text().splitlines()
+
+    def calls(lines):
+        return [line for line in lines if not line.startswith("free ")]
+
+    replayed = (again / "trace.txt").read_text().splitlines()
+    assert calls(replayed) == calls(traced)
+    assert sum(line.startswith("launch ") for line in traced) == sum(r["kernels"] for r in report)
+    assert sorted(line for line in replayed if line.startswith("free ")) == \
+        sorted(line for line in traced if line.startswith("free "))
+
+
+def test_replay_checks_and_times_a_result_that_matches(drivers, bundle, tmp_path):
+    """A case whose reference is what the stand-in gives back (ones) is ok
+    and timed: its launches made once more per round, and one to warm up."""
+    case = bundle / "softmax_last_dim-wide-rows"
+    saved = np.load(case / "reference0.npy")
+    np.save(case / "reference0.npy", np.ones_like(saved))
+    try:
+        log = tmp_path / "calls.log"
+        out, report = replay(drivers, bundle, tmp_path, "--rounds", "3", STUB_CUDA_LOG=str(log))
+    finally:
+        np.save(case / "reference0.npy", saved)
+    assert report[0]["ok"] and report[0]["median_ms"] == 0.0, report[0]
+    assert "softmax_last_dim/wide-rows" in out.stdout and "1 of 4 cases ok" in out.stdout
+    launches = [line for line in log.read_text().splitlines() if line.startswith("launch ")]
+    kernels = report[0]["kernels"]
+    assert kernels >= 1 and launches[:kernels] * 5 == launches[:5 * kernels]
+
+
+def test_replay_says_a_driver_error(drivers, bundle, tmp_path):
+    """A driver call that fails ends the case with the call and the
+    driver's error named."""
+    broken = tmp_path / "broken"
+    shutil.copytree(bundle, broken)
+    trace = broken / "fused_linear-staged" / "trace.txt"
+    # A kernel its module does not have.
+    trace.write_text(re.sub(r"^(launch \d+ )f_kernel", r"\1no_such_kernel", trace.read_text(),
+                            count=1, flags=re.M))
+    out, report = replay(drivers, broken, tmp_path, "--rounds", "0")
+    staged = report[1]
+    assert out.returncode == 1 and not staged["ok"]
+    assert staged["error"] == "cuModuleGetFunction failed: CUDA_ERROR_STAND_IN (500)"
+    assert "fused_linear/staged" in out.stdout and "cuModuleGetFunction failed" in out.stdout

@@ -190,47 +190,65 @@ def test_staged_form_compiles_in_process_for_rocm(monkeypatch):
     assert 'bin = "\\7FELF' in module and "gpu.launch_func" in module
 
 
-# Ops checked on the GPU, at shapes that take each path: the row-wise and
-# contraction schedules, and the decomposed lowering of the rest.
+# Ops checked on the GPU at shapes that take each path: the row-wise and
+# contraction schedules here, every op at the CPU suite's shapes besides
+# (most of them decomposed there).
 GPU_CASES = {
-    "softmax_last_dim": ([(6, 1024)], {}),
-    "rms_norm_last_dim": ([(3, 5, 2048)], {"eps": 1e-5}),
-    "layer_norm_last_dim": ([(7, 768)], {"eps": 1e-5}),
-    "fused_linear": ([(2, 64, 96), (96, 80), (80,)], {}),
+    "softmax_last_dim/wide-rows": ([(6, 1024)], {}),
+    "rms_norm_last_dim/wide-rows": ([(3, 5, 2048)], {"eps": 1e-5}),
+    "layer_norm_last_dim/wide-rows": ([(7, 768)], {"eps": 1e-5}),
+    "fused_linear/register-tiles": ([(2, 64, 96), (96, 80), (80,)], {}),
     # Its tiles staged in shared memory (32 x 32 a block).
     "fused_linear/staged": ([(2, 64, 96), (96, 64), (64,)], {}),
 }
 
 
-@pytest.mark.skipif(not HAVE_GPU, reason="no NVIDIA GPU attached")
-@pytest.mark.parametrize("name", sorted(GPU_CASES) + sorted(CASES))
-def test_numerics_on_the_gpu(name):
-    """Against the float64 numpy references of the CPU suite
-    (test_all_ops.py), with its tolerances."""
-    op = name.split("/")[0]
-    make, params, reference, _ = CASES[op]
-    if name in GPU_CASES:
-        shapes, params = GPU_CASES[name]
-        inputs = [rand(s, np.float32, i) for i, s in enumerate(shapes)]
-    else:
-        inputs = make(np.float32)
-    got = runner.compile(fused_text(op, inputs, params), "f", target="cuda")(*inputs)
-    want = reference(*(np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f" else x
-                       for x in inputs))
-    for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
-        assert_close(g, w, "f32", loose=True)
-
-
 # flash_attn's forms at decoding shapes (GpuSplitKeysAttention.cpp): one
 # query and three, causal, GQA, keys off the blocks of 16; the heads of 128
 # in f16.
+SPLIT_KEYS = {"flash_attn/split-keys-1x3000": ((2, 8, 2, 1, 3000, 64, 64), np.float32),
+              "flash_attn/split-keys-3x777": ((1, 4, 4, 3, 777, 32, 32), np.float32),
+              "flash_attn/split-keys-1x2048-f16": ((1, 8, 2, 1, 2048, 128, 128), np.float16)}
+
+NUMERICS = sorted(GPU_CASES) + sorted(CASES) + sorted(SPLIT_KEYS)
+
+
+def test_numerics_cases_are_distinct():
+    assert len(set(NUMERICS)) == len(NUMERICS)
+
+
+def numerics_case(name):
+    """Case `name` of NUMERICS: (op, inputs, params, the float64 numpy
+    references (a tuple), the tolerance's dtype name): the CPU suite's
+    references (test_all_ops.py) and its loose tolerances. Also what
+    test/gpu/prepare.py bundles for a replay on a GPU."""
+    op = name.split("/")[0]
+    make, params, reference, _ = CASES[op]
+    tol = "f32"
+    if name in SPLIT_KEYS:
+        shape, dtype = SPLIT_KEYS[name]
+        inputs = list(attention_inputs(*shape, dtype))
+        params = dict(softmax_scale=0.125, causal=True)
+        want = attention_reference(*inputs, params)
+        tol = "f16" if dtype == np.float16 else "f32"
+    else:
+        if name in GPU_CASES:
+            shapes, params = GPU_CASES[name]
+            inputs = [rand(s, np.float32, i) for i, s in enumerate(shapes)]
+        else:
+            inputs = make(np.float32)
+        want = reference(*(np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f" else x
+                           for x in inputs))
+    return op, inputs, params, want if isinstance(want, tuple) else (want,), tol
+
+
 @pytest.mark.skipif(not HAVE_GPU, reason="no NVIDIA GPU attached")
-@pytest.mark.parametrize("shape,dtype", [((2, 8, 2, 1, 3000, 64, 64), np.float32),
-                                         ((1, 4, 4, 3, 777, 32, 32), np.float32),
-                                         ((1, 8, 2, 1, 2048, 128, 128), np.float16)],
-                         ids=["1x3000", "3x777", "1x2048-f16"])
-def test_attention_split_keys_on_the_gpu(shape, dtype):
-    q, k, v = attention_inputs(*shape, dtype)
-    params = dict(softmax_scale=0.125, causal=True)
-    got = runner.compile(fused_text("flash_attn", [q, k, v], params), "f", target="cuda")(q, k, v)
-    assert_close(got, attention_reference(q, k, v, params), "f16" if dtype == np.float16 else "f32", loose=True)
+@pytest.mark.parametrize("name", NUMERICS)
+def test_numerics_on_the_gpu(name):
+    """Against the float64 numpy references of the CPU suite
+    (test_all_ops.py), with its tolerances; flash_attn's split-keys forms
+    against the attention reference."""
+    op, inputs, params, want, tol = numerics_case(name)
+    got = runner.compile(fused_text(op, inputs, params), "f", target="cuda")(*inputs)
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want):
+        assert_close(g, w, tol, loose=True)

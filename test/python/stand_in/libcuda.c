@@ -2,8 +2,8 @@
  *
  * It answers the device queries of fuel_mlir.gpu.cuda_devices() for two
  * GPUs (an sm_90 with 132 SMs, an sm_86 with 72) and carries out what MLIR's
- * CUDA runtime wrappers (libmlir_cuda_runtime.so) ask of the driver when
- * compiled host code runs: "device" memory is host memory, copies are
+ * CUDA runtime wrappers (libmlir_cuda_runtime.so) and test/gpu/replay.py ask
+ * of the driver when they run: "device" memory is host memory, copies are
  * memcpy, and a kernel launch runs nothing but is checked and written to
  * the log named by STUB_CUDA_LOG, a line per call:
  *
@@ -17,6 +17,23 @@
  *
  * New device memory is filled with the f32 1.0, so a result that comes back
  * unchanged by the (absent) kernels reads as ones.
+ *
+ * With STUB_CUDA_TRACE=<folder> it also writes there what a GPU would have
+ * to do, for test/gpu/replay.py to do on one: trace.txt, a line per device
+ * call, with the modules' PTX (module<N>.ptx) and the bytes copied in
+ * (blob<N>.bin) beside it:
+ *
+ *   module <N>
+ *   alloc <A> <bytes>                     (A: the allocation's number)
+ *   free <A>
+ *   h2d <A> <offset> <bytes> <N>          (the bytes: blob<N>.bin)
+ *   d2h <A> <offset> <bytes>
+ *   d2d <A> <offset> <B> <offset> <bytes>
+ *   memset32|memset16 <A> <offset> <value> <count>
+ *   launch <N> <kernel> <gx> <gy> <gz> <bx> <by> <bz> <smem> <params...>
+ *
+ * where each kernel parameter is d:<A>:<offset> (a pointer into device
+ * memory) or x:<its bytes in hex>.
  *
  * STUB_CUINIT=<status> makes cuInit fail; STUB_COUNT=<n> sets the GPUs.
  */
@@ -43,6 +60,41 @@ static void note(const char *format, ...) {
   va_end(args);
   fputc('\n', log);
   fclose(log);
+}
+
+/* The trace (STUB_CUDA_TRACE), and a file beside it. */
+static FILE *traceFile(void) {
+  static FILE *trace;
+  static char tracing[4096];
+  const char *dir = getenv("STUB_CUDA_TRACE");
+  if (!dir)
+    dir = "";
+  if (strcmp(dir, tracing)) { /* a new folder: a new trace */
+    if (trace)
+      fclose(trace);
+    trace = NULL;
+    snprintf(tracing, sizeof tracing, "%s", dir);
+    if (*dir) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/trace.txt", dir);
+      trace = fopen(path, "w");
+      if (trace)
+        setvbuf(trace, NULL, _IOLBF, 0);
+    }
+  }
+  return trace;
+}
+
+static void traceBlob(const char *name, int n, const void *bytes,
+                      size_t size) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s%d.%s", getenv("STUB_CUDA_TRACE"), name,
+           n, !strcmp(name, "module") ? "ptx" : "bin");
+  FILE *f = fopen(path, "wb");
+  if (f) {
+    fwrite(bytes, 1, size, f);
+    fclose(f);
+  }
 }
 
 /* --- Devices --------------------------------------------------------- */
@@ -98,6 +150,8 @@ CUresult cuCtxPopCurrent_v2(void **ctx) {
     *ctx = &context;
   return 0;
 }
+CUresult cuCtxSetCurrent(void *ctx) { return ctx == &context ? 0 : 201; }
+CUresult cuCtxSynchronize(void) { return 0; }
 CUresult cuStreamCreate(void **s, unsigned flags) {
   *s = &stream;
   return 0;
@@ -112,6 +166,10 @@ CUresult cuEventCreate(void **e, unsigned flags) {
 CUresult cuEventDestroy_v2(void *e) { return 0; }
 CUresult cuEventRecord(void *e, void *s) { return 0; }
 CUresult cuEventSynchronize(void *e) { return 0; }
+CUresult cuEventElapsedTime(float *ms, void *start, void *stop) {
+  *ms = 0.0f;
+  return 0;
+}
 
 /* --- Memory ---------------------------------------------------------- */
 
@@ -119,7 +177,9 @@ CUresult cuEventSynchronize(void *e) { return 0; }
 static struct {
   char *base;
   size_t size;
+  int serial; /* the trace's number for it */
 } allocs[MAX_ALLOCS];
+static int allocCount;
 
 static int allocation(const void *p) {
   for (int i = 0; i < MAX_ALLOCS; ++i)
@@ -141,8 +201,12 @@ CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t size) {
       memcpy(p + at, &one, sizeof one);
     allocs[i].base = p;
     allocs[i].size = size ? size : 1;
+    allocs[i].serial = allocCount++;
     *ptr = (CUdeviceptr)(uintptr_t)p;
     note("alloc %zu", size);
+    if (traceFile())
+      fprintf(traceFile(), "alloc %d %zu\n", allocs[i].serial,
+              allocs[i].size);
     return 0;
   }
   return 2;
@@ -159,6 +223,8 @@ CUresult cuMemFree_v2(CUdeviceptr ptr) {
     return 1;
   }
   note("free %zu", allocs[i].size);
+  if (traceFile())
+    fprintf(traceFile(), "free %d\n", allocs[i].serial);
   free(allocs[i].base);
   allocs[i].base = NULL;
   return 0;
@@ -174,6 +240,20 @@ static CUresult copy(CUdeviceptr dst, CUdeviceptr src, size_t n) {
   }
   note("copy %s %zu", si >= 0 ? (di >= 0 ? "d2d" : "d2h")
                               : (di >= 0 ? "h2d" : "h2h"), n);
+  FILE *trace = traceFile();
+  if (trace && di >= 0 && si >= 0)
+    fprintf(trace, "d2d %d %td %d %td %zu\n", allocs[di].serial,
+            (char *)d - allocs[di].base, allocs[si].serial,
+            (char *)s - allocs[si].base, n);
+  else if (trace && si >= 0)
+    fprintf(trace, "d2h %d %td %zu\n", allocs[si].serial,
+            (char *)s - allocs[si].base, n);
+  else if (trace && di >= 0) {
+    static int blobs;
+    traceBlob("blob", blobs, s, n);
+    fprintf(trace, "h2d %d %td %zu %d\n", allocs[di].serial,
+            (char *)d - allocs[di].base, n, blobs++);
+  }
   memmove(d, s, n);
   return 0;
 }
@@ -184,14 +264,44 @@ CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) {
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, void *s) {
   return copy(dst, src, n);
 }
+static void traceMemset(int bits, CUdeviceptr dst, unsigned value,
+                        size_t count) {
+  int i = allocation((void *)(uintptr_t)dst);
+  if (traceFile() && i >= 0)
+    fprintf(traceFile(), "memset%d %d %td %u %zu\n", bits, allocs[i].serial,
+            (char *)(uintptr_t)dst - allocs[i].base, value, count);
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+  return copy(dst, (CUdeviceptr)(uintptr_t)src, n);
+}
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+  return copy((CUdeviceptr)(uintptr_t)dst, src, n);
+}
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  return copy(dst, src, n);
+}
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned value, size_t count,
+                          void *s);
+CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value,
+                          size_t count, void *s);
+CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned value, size_t count) {
+  return cuMemsetD32Async(dst, value, count, NULL);
+}
+CUresult cuMemsetD16_v2(CUdeviceptr dst, unsigned short value, size_t count) {
+  return cuMemsetD16Async(dst, value, count, NULL);
+}
+
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned value, size_t count,
                           void *s) {
+  traceMemset(32, dst, value, count);
   for (size_t i = 0; i < count; ++i)
     memcpy((char *)(uintptr_t)dst + 4 * i, &value, 4);
   return 0;
 }
 CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value,
                           size_t count, void *s) {
+  traceMemset(16, dst, value, count);
   for (size_t i = 0; i < count; ++i)
     memcpy((char *)(uintptr_t)dst + 2 * i, &value, 2);
   return 0;
@@ -208,6 +318,8 @@ static struct {
   char name[256];
   const char *ptx; /* the module's text, kept while it is loaded */
 } functions[MAX_FUNCTIONS];
+/* Each loaded module: its number in the trace, then its text. */
+static int moduleCount;
 static int functionCount;
 
 CUresult cuModuleLoadData(void **module, const void *image) {
@@ -220,10 +332,16 @@ CUresult cuModuleLoadData(void **module, const void *image) {
   char chip[32] = "";
   sscanf(target, "\n.target %31[^ \n,]", chip);
   size_t size = strlen(text) + 1;
-  char *kept = malloc(size);
-  memcpy(kept, text, size);
-  *module = kept;
+  char *kept = malloc(sizeof(int) + size);
+  memcpy(kept, &moduleCount, sizeof(int));
+  memcpy(kept + sizeof(int), text, size);
+  *module = kept + sizeof(int);
   note("module %zu %s", size, chip);
+  if (traceFile()) {
+    traceBlob("module", moduleCount, text, size - 1);
+    fprintf(traceFile(), "module %d\n", moduleCount);
+  }
+  ++moduleCount;
   return 0;
 }
 
@@ -253,9 +371,10 @@ CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
   return 0;
 }
 
-/* The parameters of kernel `name` in `ptx`, at most `most`: whether each
- * is 8 bytes (.u64, .b64, .s64), in `wide`; returns their number. */
-static int parameters(const char *ptx, const char *name, int *wide,
+/* The parameters of kernel `name` in `ptx`, at most `most`: each one's
+ * bytes in `sizes` (.u64: 8, .b8 name[16]: 16, ...); returns their number,
+ * or -1 for a declaration it cannot size. */
+static int parameters(const char *ptx, const char *name, int *sizes,
                       int most) {
   char entry[300];
   snprintf(entry, sizeof entry, ".entry %s(", name);
@@ -267,8 +386,24 @@ static int parameters(const char *ptx, const char *name, int *wide,
     if (!at || at > end)
       break;
     at += strlen(".param ");
-    wide[count++] = !strncmp(at, ".u64", 4) || !strncmp(at, ".b64", 4) ||
-                    !strncmp(at, ".s64", 4);
+    const char *stop = strpbrk(at, ",)");
+    const char *bracket = memchr(at, '[', stop - at);
+    int size = 0, width = 0;
+    /* The type: .u64, .b32, .f16, ... (.b8 in an array's declaration). */
+    for (const char *t = at; t && t < stop; t = strchr(t + 1, '.')) {
+      if (strchr("usbf", t[1]) && sscanf(t + 2, "%d", &width) == 1 &&
+          width % 8 == 0)
+        break;
+      width = 0;
+    }
+    if (bracket && width)
+      size = width / 8 * atoi(bracket + 1);
+    else
+      size = width / 8;
+    if (!size)
+      return -1;
+    sizes[count++] = size;
+    at = stop;
   }
   return count;
 }
@@ -305,16 +440,37 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
          name, bx, by, bz, mx, my, mz);
     return 1;
   }
-  int wide[1024];
-  int count = parameters(ptx, name, wide, 1024), device = 0;
+  int sizes[1024];
+  int count = parameters(ptx, name, sizes, 1024), device = 0;
+  if (count < 0) {
+    note("error a parameter of %s of no size the stand-in knows", name);
+    return 1;
+  }
+  int module;
+  memcpy(&module, ptx - sizeof(int), sizeof(int));
+  FILE *trace = traceFile();
+  if (trace)
+    fprintf(trace, "launch %d %s %u %u %u %u %u %u %u", module, name, gx, gy,
+            gz, bx, by, bz, smem);
   for (int i = 0; i < count; ++i) {
     /* An 8-byte parameter that points into device memory is counted. */
     void *value = NULL;
-    if (wide[i])
+    if (sizes[i] == 8)
       memcpy(&value, params[i], sizeof value);
-    if (value && allocation(value) >= 0)
+    int a = value ? allocation(value) : -1;
+    if (a >= 0)
       ++device;
+    if (trace && a >= 0)
+      fprintf(trace, " d:%d:%td", allocs[a].serial,
+              (char *)value - allocs[a].base);
+    else if (trace) {
+      fputs(" x:", trace);
+      for (int b = 0; b < sizes[i]; ++b)
+        fprintf(trace, "%02x", ((unsigned char *)params[i])[b]);
+    }
   }
+  if (trace)
+    fputc('\n', trace);
   note("launch %s grid %u %u %u block %u %u %u smem %u params %d device %d",
        name, gx, gy, gz, bx, by, bz, smem, count, device);
   return 0;
