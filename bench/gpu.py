@@ -32,19 +32,8 @@ from fuel_mlir import gpu, runner  # noqa: E402
 
 from all_ops import cases, to_np  # noqa: E402
 from gpu_cases import gpu_only_cases  # noqa: E402
+import torch_cuda  # noqa: E402
 from harness import time_interleaved  # noqa: E402
-
-
-def torch_contenders(torch):
-    """PyTorch CUDA for the ops with a GPU schedule: {op: f(*cuda tensors)}."""
-    F = torch.nn.functional
-    return {
-        "softmax_last_dim": lambda x: torch.softmax(x, -1),
-        "rms_norm_last_dim": lambda x: F.rms_norm(x, (x.shape[-1],), eps=1e-5),
-        "layer_norm_last_dim": lambda x: F.layer_norm(x, (x.shape[-1],), eps=1e-5),
-        "fused_linear": lambda a, w, b: torch.addmm(b, a, w),
-        "flash_attn": lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.125),
-    }
 
 
 def on_device(torch_f, torch, inputs):
@@ -76,7 +65,7 @@ def main():
         return 0
     try:
         import torch
-        gpu_torch = torch_contenders(torch) if torch.cuda.is_available() else {}
+        gpu_torch = torch_cuda.contenders(torch) if torch.cuda.is_available() else {}
     except ImportError:
         torch, gpu_torch = None, {}
     print(f"{device.name} ({device.chip})")

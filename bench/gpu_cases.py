@@ -4,9 +4,7 @@ times them, bench/gpu_static.py reports their kernels)."""
 import references as ref
 
 from all_ops import rand
-
-DECODE = "flash_attn (decode)"
-LARGE_LINEAR = "fused_linear (2048^3)"
+from torch_cuda import DECODE, LARGE_LINEAR, contenders
 
 
 def gpu_only_cases(torch):
@@ -21,8 +19,7 @@ def gpu_only_cases(torch):
     a, w, b = rand((2048, 2048)), rand((2048, 2048), 1, 0.02), rand((2048,), 2)
     sdpa = addmm = None
     if torch is not None:
-        sdpa = lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.125)  # noqa: E731
-        addmm = lambda a, w, b: torch.addmm(b, a, w)  # noqa: E731
+        sdpa, addmm = contenders(torch)[DECODE], contenders(torch)[LARGE_LINEAR]
     return {DECODE: ("flash_attn", [q, k, v], {"softmax_scale": 0.125},
                      lambda q, k, v: ref.flash_attn(q, k, v, 0.125), sdpa),
             LARGE_LINEAR: ("fused_linear", [a, w, b], {}, lambda a, w, b: a @ w + b, addmm)}

@@ -61,22 +61,92 @@ def trace(bundle, names):
     (bundle / "manifest.json").write_text(json.dumps(dict(chip="sm_90", cases=cases), indent=1))
 
 
+BENCH = HERE.parents[1] / "bench"
+# Integer inputs up to this size travel (block tables, targets); larger
+# ones (quantized weights) are drawn as random bits there, like the floats.
+CARRIED = 1 << 20
+
+
+def bench_names():
+    sys.path.insert(0, str(BENCH))
+    from all_ops import cases
+    from gpu_cases import gpu_only_cases
+    return sorted(cases()) + sorted(gpu_only_cases(None))
+
+
+def trace_bench(bundle, names):
+    """bench/gpu.py's cases (bench/all_ops.py's shapes and
+    bench/gpu_cases.py's), traced for timing: the float inputs (and the
+    large integer ones) are not carried but made on the GPU machine, so
+    each traced copy of one names the input it copies."""
+    sys.path.insert(0, str(TESTS))
+    sys.path.insert(0, str(BENCH))
+    import numpy as np
+    from all_ops import cases
+    from gpu_cases import gpu_only_cases
+    from numerics import fused_text
+    from torch_cuda import contenders
+
+    from fuel_mlir import runner
+
+    table = {name: (name, inputs, params) for name, (inputs, params, _, _) in cases().items()}
+    table.update({label: case[:3] for label, case in gpu_only_cases(None).items()})
+    timed_by_torch = set(contenders(None))
+    listed = []
+    for name in names:
+        op, inputs, params = table[name]
+        folder = "bench-" + "".join(c if c.isalnum() else "-" for c in name)
+        (bundle / folder).mkdir(parents=True)
+        os.environ["STUB_CUDA_TRACE"] = str(bundle / folder)
+        runner.compile(fused_text(op, inputs, params), "f", target="cuda")(*inputs)
+        os.environ["STUB_CUDA_TRACE"] = ""
+        arrays = [np.ascontiguousarray(x) for x in inputs]
+        specs = [dict(shape=list(x.shape), dtype=str(x.dtype),
+                      make="normal" if x.dtype.kind == "f" else "bits" if x.nbytes > CARRIED else "blob")
+                 for x in arrays]
+        copies = {}
+        for line in (bundle / folder / "trace.txt").read_text().splitlines():
+            if not line.startswith("h2d "):
+                continue
+            blob = line.split()[4]
+            path = bundle / folder / f"blob{blob}.bin"
+            data = path.read_bytes()
+            match = [i for i, x in enumerate(arrays) if x.nbytes == len(data) and x.tobytes() == data]
+            if not match and len(data) > CARRIED:
+                raise SystemExit(f"{name}: a copy of {len(data)} bytes that is no input")
+            if match:
+                copies[blob] = match[0]
+                if specs[match[0]]["make"] == "blob":
+                    specs[match[0]]["blob"] = blob
+                else:
+                    path.unlink()
+        listed.append(dict(name=name, folder=folder, inputs=specs, copies=copies,
+                           torch=name if name in timed_by_torch else None))
+        print(f"{name}: traced", flush=True)
+    (bundle / "manifest.json").write_text(json.dumps(dict(kind="bench", chip="sm_90", cases=listed),
+                                                     indent=1))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("bundle")
     parser.add_argument("--cases", nargs="+", default=None,
-                        help="names of test_gpu_run.NUMERICS (default: all)")
+                        help="names of test_gpu_run.NUMERICS, or with --bench of bench/gpu.py's "
+                             "cases (default: all)")
+    parser.add_argument("--bench", action="store_true",
+                        help="bench/gpu.py's cases, for timing against PyTorch there")
     parser.add_argument("--traced", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     bundle = Path(args.bundle)
     if args.traced:
-        trace(bundle, args.cases)
+        (trace_bench if args.bench else trace)(bundle, args.cases)
         return 0
     sys.path.insert(0, str(TESTS))
     from test_gpu_run import NUMERICS
 
-    names = args.cases or NUMERICS
-    unknown = sorted(set(names) - set(NUMERICS))
+    known = bench_names() if args.bench else NUMERICS
+    names = args.cases or known
+    unknown = sorted(set(names) - set(known))
     if unknown:
         parser.error(f"no such case: {', '.join(unknown)}")
     cc = shutil.which("cc") or shutil.which("gcc")
@@ -89,8 +159,8 @@ def main(argv=None):
         subprocess.run([cc, "-shared", "-fPIC", "-o", f"{driver}/libcuda.so.1",
                         str(TESTS / "stand_in" / "libcuda.c")], check=True)
         env = dict(os.environ, LD_LIBRARY_PATH=driver)
-        return subprocess.run([sys.executable, __file__, str(bundle), "--traced", "--cases", *names],
-                              env=env).returncode
+        return subprocess.run([sys.executable, __file__, str(bundle), "--traced", "--cases", *names]
+                              + (["--bench"] if args.bench else []), env=env).returncode
 
 
 if __name__ == "__main__":

@@ -2,12 +2,15 @@
 driver, numpy and this file: for a machine with a GPU but without the MLIR
 toolchain that builds fuel-mlir (see prepare.py, which makes the bundle).
 
-For each case of the bundle it loads the kernels' PTX (the driver compiles
-it for the GPU), allocates, copies the inputs in, launches every kernel
-with the grid, block and parameters the run API's host code gave them,
-copies the results back and compares them with the float64 numpy
+For each case of a numerics bundle it loads the kernels' PTX (the driver
+compiles it for the GPU), allocates, copies the inputs in, launches every
+kernel with the grid, block and parameters the run API's host code gave
+them, copies the results back and compares them with the float64 numpy
 references; then it times the case's launches alone (CUDA events, the
-median of --rounds). It writes a JSON report and prints a line per case.
+median of --rounds). A bench bundle (prepare.py --bench) is timed only,
+its inputs made here, interleaved with PyTorch CUDA on the same inputs
+where PyTorch has the op (bench/torch_cuda.py): medians and PyTorch's time
+over fuel-mlir's. It writes a JSON report and prints a line per case.
 
     python3 test/gpu/replay.py BUNDLE [--rounds 20] [--json report.json]
 
@@ -64,8 +67,10 @@ def parameter(field, pointers):
 class Replay:
     """One case's trace on the driver."""
 
-    def __init__(self, driver, folder):
+    def __init__(self, driver, folder, blobs=None):
         self.driver, self.folder = driver, Path(folder)
+        # Bytes to copy in for some blobs, in place of blob<N>.bin.
+        self.blobs = blobs or {}
         self.lines = [line.split() for line in (self.folder / "trace.txt").read_text().splitlines()]
         self.modules, self.functions, self.pointers = {}, {}, {}
         self.launches = []  # (function, dims, parameter array, kept buffers)
@@ -86,7 +91,7 @@ class Replay:
                 check("cuMemAlloc_v2", ctypes.byref(ptr), ctypes.c_size_t(int(f[1])))
                 self.pointers[int(f[0])] = ptr.value
             elif op == "h2d":
-                data = (self.folder / f"blob{f[3]}.bin").read_bytes()
+                data = self.blobs.get(f[3]) or (self.folder / f"blob{f[3]}.bin").read_bytes()
                 check("cuMemcpyHtoD_v2", ctypes.c_uint64(self.pointers[int(f[0])] + int(f[1])),
                       data, ctypes.c_size_t(int(f[2])))
             elif op == "d2h":
@@ -128,27 +133,31 @@ class Replay:
         function, dims, params, _ = launch
         self.driver.check("cuLaunchKernel", function, *dims, None, params, None)
 
+    def time_once(self):
+        """Milliseconds of the case's launches, in order (CUDA events)."""
+        check = self.driver.check
+        if not hasattr(self, "events"):
+            self.events = ctypes.c_void_p(), ctypes.c_void_p()
+            for event in self.events:
+                check("cuEventCreate", ctypes.byref(event), 0)
+        start, stop = self.events
+        check("cuEventRecord", start, None)
+        for launch in self.launches:
+            self.launch(launch)
+        check("cuEventRecord", stop, None)
+        check("cuEventSynchronize", stop)
+        ms = ctypes.c_float()
+        check("cuEventElapsedTime", ctypes.byref(ms), start, stop)
+        return ms.value
+
     def time(self, rounds):
-        """The median milliseconds of the case's launches, in order."""
-        cu, check = self.driver.cu, self.driver.check
-        start, stop = ctypes.c_void_p(), ctypes.c_void_p()
-        check("cuEventCreate", ctypes.byref(start), 0)
-        check("cuEventCreate", ctypes.byref(stop), 0)
-        times = []
-        for _ in range(rounds + 1):  # the first warms up
-            check("cuEventRecord", start, None)
-            for launch in self.launches:
-                self.launch(launch)
-            check("cuEventRecord", stop, None)
-            check("cuEventSynchronize", stop)
-            ms = ctypes.c_float()
-            check("cuEventElapsedTime", ctypes.byref(ms), start, stop)
-            times.append(ms.value)
-        check("cuEventDestroy_v2", start)
-        check("cuEventDestroy_v2", stop)
-        return float(np.median(times[1:]))
+        """The median milliseconds of the case's launches (after one pass
+        that warms up)."""
+        return float(np.median([self.time_once() for _ in range(rounds + 1)][1:]))
 
     def close(self):
+        for event in getattr(self, "events", ()):
+            self.driver.cu.cuEventDestroy_v2(event)
         for ptr in self.pointers.values():
             self.driver.cu.cuMemFree_v2(ctypes.c_uint64(ptr))
         for module in self.modules.values():
@@ -166,6 +175,65 @@ def compare(got, result, folder):
     return bool(np.all(np.isfinite(value) == np.isfinite(want)) and worst <= 0), worst
 
 
+def bench_inputs(case, folder):
+    """A bench case's inputs, made here (float ones drawn from a normal
+    distribution, large integer ones as random bits; the few small integer
+    ones, block tables and targets, came in the bundle), and the bytes each
+    traced copy of one takes."""
+    inputs = []
+    for i, spec in enumerate(case["inputs"]):
+        rng = np.random.default_rng(1000 + i)
+        dtype, shape = np.dtype(spec["dtype"]), tuple(spec["shape"])
+        if spec["make"] == "normal":
+            x = rng.standard_normal(shape).astype(dtype)
+        elif spec["make"] == "bits":
+            x = rng.integers(0, 256, int(np.prod(shape)) * dtype.itemsize, np.uint8).view(dtype).reshape(shape)
+        else:
+            x = np.frombuffer((folder / f"blob{spec['blob']}.bin").read_bytes(), dtype).reshape(shape)
+        inputs.append(x)
+    return inputs, {n: inputs[i].tobytes() for n, i in case["copies"].items()}
+
+
+def bench_case(driver, case, folder, rounds, torch):
+    """fuel-mlir's launches and PyTorch's op (where it has it) on the same
+    device-resident inputs, timed interleaved: medians and their ratio."""
+    inputs, blobs = bench_inputs(case, folder)
+    replay = Replay(driver, folder, blobs)
+    row = {"case": case["name"], "device": driver.name}
+    try:
+        replay.run()
+        row["kernels"] = len(replay.launches)
+        torch_f = None
+        if torch is not None and case.get("torch"):
+            sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+            import torch_cuda
+            f = torch_cuda.contenders(torch)[case["torch"]]
+            tensors = [torch.from_numpy(np.ascontiguousarray(x)).cuda() for x in inputs]
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+            def torch_f():
+                begin.record()
+                f(*tensors)
+                end.record()
+                end.synchronize()
+                return begin.elapsed_time(end)
+        fuel, theirs = [], []
+        for _ in range(rounds + 1):  # the first warms up
+            fuel.append(replay.time_once())
+            if torch_f is not None:
+                theirs.append(torch_f())
+        row["ok"] = True
+        row["median_ms"] = {"fuel": float(np.median(fuel[1:]))}
+        if theirs:
+            row["median_ms"]["torch"] = float(np.median(theirs[1:]))
+            row["torch_over_fuel"] = row["median_ms"]["torch"] / row["median_ms"]["fuel"]
+    except DriverError as e:
+        row["ok"], row["error"] = False, str(e)
+    finally:
+        replay.close()
+    return row
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("bundle")
@@ -178,6 +246,25 @@ def main(argv=None):
     driver = Driver(args.driver)
     print(f"{driver.name}: {len(manifest['cases'])} cases", flush=True)
     report, failed = [], 0
+    if manifest.get("kind") == "bench":
+        try:
+            import torch
+            if not torch.cuda.is_available():
+                torch = None
+        except ImportError:
+            torch = None
+        for case in manifest["cases"]:
+            row = bench_case(driver, case, bundle / case["folder"], args.rounds, torch)
+            failed += not row["ok"]
+            ms = row.get("median_ms", {})
+            said = row.get("error") or "  ".join(
+                [f"fuel {ms['fuel']:.4f} ms"] + ([f"torch {ms['torch']:.4f} ms "
+                                                   f"({row['torch_over_fuel']:.2f}x)"] if "torch" in ms else []))
+            print(f"{case['name']:32s} {said}", flush=True)
+            report.append(row)
+        if args.json:
+            Path(args.json).write_text(json.dumps(report, indent=1))
+        return 1 if failed else 0
     for case in manifest["cases"]:
         folder = bundle / case["folder"]
         row = {"case": case["name"], "device": driver.name}

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -279,3 +280,54 @@ def test_replay_says_a_driver_error(drivers, bundle, tmp_path):
     assert out.returncode == 1 and not staged["ok"]
     assert staged["error"] == "cuModuleGetFunction failed: CUDA_ERROR_STAND_IN (500)"
     assert "fused_linear/staged" in out.stdout and "cuModuleGetFunction failed" in out.stdout
+
+
+@pytest.fixture(scope="module")
+def bench_bundle(tmp_path_factory):
+    """prepare.py --bench for a row op PyTorch has and paged attention
+    (whose block tables must travel)."""
+    folder = tmp_path_factory.mktemp("bench") / "b"
+    out = subprocess.run([sys.executable, str(REPO / "test" / "gpu" / "prepare.py"), str(folder),
+                          "--bench", "--cases", "softmax_last_dim", "paged_attn"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-4000:]
+    return folder
+
+
+def test_bench_bundle_carries_only_what_it_cannot_make(bench_bundle):
+    manifest = json.loads((bench_bundle / "manifest.json").read_text())
+    assert manifest["kind"] == "bench"
+    softmax, paged = manifest["cases"]
+    assert softmax["torch"] == "softmax_last_dim" and paged["torch"] is None
+    assert softmax["inputs"] == [dict(shape=[4096, 1024], dtype="float32", make="normal")]
+    assert [i["make"] for i in paged["inputs"]] == ["normal", "normal", "normal", "blob", "blob"]
+    # The 16 MiB of softmax's input is not in the bundle; the tables are.
+    assert not list((bench_bundle / softmax["folder"]).glob("blob*"))
+    assert sum(f.stat().st_size for f in bench_bundle.rglob("*")) < 1 << 20
+    for spec in paged["inputs"][3:]:
+        assert (bench_bundle / paged["folder"] / f"blob{spec['blob']}.bin").exists()
+
+
+def test_bench_replay_times_the_traced_launches(drivers, bench_bundle, tmp_path):
+    again = tmp_path / "again"
+    again.mkdir()
+    out, report = replay(drivers, bench_bundle, tmp_path, "--rounds", "2",
+                         STUB_CUDA_TRACE=str(again))
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert [(r["case"], r["ok"]) for r in report] == [("softmax_last_dim", True), ("paged_attn", True)]
+    assert all(r["median_ms"]["fuel"] == 0.0 and r["kernels"] >= 1 for r in report)
+    traced = []
+    for case in json.loads((bench_bundle / "manifest.json").read_text())["cases"]:
+        traced += (bench_bundle / case["folder"] / "trace.txt").read_text().splitlines()
+    replayed = (again / "trace.txt").read_text().splitlines()
+
+    def calls(lines):
+        return [line for line in lines if not line.startswith(("free ", "launch "))]
+
+    def launches(lines):
+        return Counter(line for line in lines if line.startswith("launch "))
+
+    # The same copies (of inputs made there), and each launch once more
+    # for each timing round and the one that warms up.
+    assert calls(replayed) == calls(traced)
+    assert launches(replayed) == Counter({k: 4 * n for k, n in launches(traced).items()})
