@@ -28,6 +28,23 @@ HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent / "python"
 
 
+def traced_call(folder, run):
+    """`run()` with the stand-in writing its trace into `folder`; raises
+    if the stand-in refused a call (its log's `error` lines)."""
+    os.environ["STUB_CUDA_TRACE"] = str(folder)
+    os.environ["STUB_CUDA_LOG"] = str(folder / "calls.log")
+    try:
+        return run()
+    finally:
+        os.environ["STUB_CUDA_TRACE"] = os.environ["STUB_CUDA_LOG"] = ""
+        log = folder / "calls.log"
+        refused = ([line for line in log.read_text().splitlines() if line.startswith("error")]
+                   if log.exists() else [])
+        log.unlink(missing_ok=True)
+        if refused:
+            raise SystemExit(f"{folder.name}: the stand-in driver refused: {'; '.join(refused)}")
+
+
 def trace(bundle, names):
     """In the process that loads the stand-in: each case into its folder."""
     sys.path.insert(0, str(TESTS))
@@ -41,10 +58,9 @@ def trace(bundle, names):
     for name in names:
         folder = name.replace("/", "-")
         (bundle / folder).mkdir(parents=True)
-        os.environ["STUB_CUDA_TRACE"] = str(bundle / folder)
         op, inputs, params, want, tol = numerics_case(name)
-        got = runner.compile(fused_text(op, inputs, params), "f", target="cuda")(*inputs)
-        os.environ["STUB_CUDA_TRACE"] = ""
+        got = traced_call(bundle / folder, lambda: runner.compile(
+            fused_text(op, inputs, params), "f", target="cuda")(*inputs))
         got = got if isinstance(got, tuple) else (got,)
         copies = [line.split() for line in (bundle / folder / "trace.txt").read_text().splitlines()
                   if line.startswith("d2h ")]
@@ -97,9 +113,8 @@ def trace_bench(bundle, names):
         op, inputs, params = table[name]
         folder = "bench-" + "".join(c if c.isalnum() else "-" for c in name)
         (bundle / folder).mkdir(parents=True)
-        os.environ["STUB_CUDA_TRACE"] = str(bundle / folder)
-        runner.compile(fused_text(op, inputs, params), "f", target="cuda")(*inputs)
-        os.environ["STUB_CUDA_TRACE"] = ""
+        traced_call(bundle / folder, lambda: runner.compile(
+            fused_text(op, inputs, params), "f", target="cuda")(*inputs))
         arrays = [np.ascontiguousarray(x) for x in inputs]
         specs = [dict(shape=list(x.shape), dtype=str(x.dtype),
                       make="normal" if x.dtype.kind == "f" else "bits" if x.nbytes > CARRIED else "blob")

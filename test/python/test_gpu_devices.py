@@ -331,3 +331,21 @@ def test_bench_replay_times_the_traced_launches(drivers, bench_bundle, tmp_path)
     # for each timing round and the one that warms up.
     assert calls(replayed) == calls(traced)
     assert launches(replayed) == Counter({k: 4 * n for k, n in launches(traced).items()})
+
+
+def test_prepare_stops_at_a_call_the_stand_in_refuses(drivers, tmp_path):
+    """What the stand-in refuses (a GPU would too) fails the bundle rather
+    than leaving a trace that cannot replay."""
+    said = python(drivers, f"""
+import ctypes, json, sys
+from pathlib import Path
+sys.path.insert(0, {str(REPO / "test" / "gpu")!r})
+import prepare
+try:
+    prepare.traced_call(Path(sys.argv[1]),
+                        lambda: ctypes.CDLL("libcuda.so.1").cuMemFree_v2(ctypes.c_uint64(4096)))
+except SystemExit as e:
+    print(json.dumps(str(e)))
+""", str(tmp_path))
+    assert said == f"{tmp_path.name}: the stand-in driver refused: error free of memory not allocated"
+    assert not (tmp_path / "calls.log").exists()

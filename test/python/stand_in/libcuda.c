@@ -313,7 +313,7 @@ CUresult cuMemHostUnregister(void *p) { return 0; }
 
 /* --- Modules and launches -------------------------------------------- */
 
-#define MAX_FUNCTIONS 256
+#define MAX_FUNCTIONS 4096
 static struct {
   char name[256];
   const char *ptx; /* the module's text, kept while it is loaded */
