@@ -188,7 +188,8 @@ def test_a_result_comes_back_from_its_device_buffer(every_op_run):
 
 
 REPO = Path(__file__).resolve().parents[2]
-REPLAYED = ["softmax_last_dim/wide-rows", "fused_linear/staged", "flash_attn", "qmatmul"]
+REPLAYED = ["softmax_last_dim/wide-rows", "fused_linear/staged", "flash_attn", "qmatmul",
+            "softmax_last_dim/bf16"]
 
 
 @pytest.fixture(scope="module")
@@ -214,6 +215,7 @@ def replay(drivers, bundle, tmp_path, *args, **env):
 def test_prepared_bundle(bundle):
     manifest = json.loads((bundle / "manifest.json").read_text())
     assert [c["name"] for c in manifest["cases"]] == REPLAYED
+    assert manifest["cases"][4]["results"][0]["dtype"] == "bfloat16"
     staged = bundle / "fused_linear-staged"
     (ptx,) = staged.glob("module*.ptx")
     assert ".target sm_90" in ptx.read_text() and "bar.sync" in ptx.read_text()
@@ -250,17 +252,22 @@ def test_replay_makes_the_device_calls_of_the_run_api(drivers, bundle, tmp_path)
 
 def test_replay_checks_and_times_a_result_that_matches(drivers, bundle, tmp_path):
     """A case whose reference is what the stand-in gives back (ones) is ok
-    and timed: its launches made once more per round, and one to warm up."""
-    case = bundle / "softmax_last_dim-wide-rows"
-    saved = np.load(case / "reference0.npy")
-    np.save(case / "reference0.npy", np.ones_like(saved))
+    and timed: its launches made once more per round, and one to warm up.
+    A bf16 result is read as such: the stand-in's f32 ones are the bf16
+    pairs 0, 1."""
+    cases = [bundle / "softmax_last_dim-wide-rows", bundle / "softmax_last_dim-bf16"]
+    saved = [np.load(case / "reference0.npy") for case in cases]
+    np.save(cases[0] / "reference0.npy", np.ones_like(saved[0]))
+    np.save(cases[1] / "reference0.npy", np.resize([0.0, 1.0], saved[1].shape))
     try:
         log = tmp_path / "calls.log"
         out, report = replay(drivers, bundle, tmp_path, "--rounds", "3", STUB_CUDA_LOG=str(log))
     finally:
-        np.save(case / "reference0.npy", saved)
+        for case, reference in zip(cases, saved):
+            np.save(case / "reference0.npy", reference)
     assert report[0]["ok"] and report[0]["median_ms"] == 0.0, report[0]
-    assert "softmax_last_dim/wide-rows" in out.stdout and "1 of 4 cases ok" in out.stdout
+    assert report[4]["ok"] and report[4]["case"] == "softmax_last_dim/bf16", report[4]
+    assert "softmax_last_dim/wide-rows" in out.stdout and "2 of 5 cases ok" in out.stdout
     launches = [line for line in log.read_text().splitlines() if line.startswith("launch ")]
     kernels = report[0]["kernels"]
     assert kernels >= 1 and launches[:kernels] * 5 == launches[:5 * kernels]

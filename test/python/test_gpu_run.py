@@ -6,7 +6,7 @@ against the float64 numpy references and tolerances of the CPU suite."""
 import numpy as np
 import pytest
 
-from numerics import assert_close, fused_text, rand
+from numerics import BF16, assert_close, fused_text, rand
 from test_all_ops import CASES
 from test_codegen_attention import inputs as attention_inputs, reference as attention_reference
 
@@ -210,7 +210,11 @@ SPLIT_KEYS = {"flash_attn/split-keys-1x3000": ((2, 8, 2, 1, 3000, 64, 64), np.fl
               "flash_attn/split-keys-3x777": ((1, 4, 4, 3, 777, 32, 32), np.float32),
               "flash_attn/split-keys-1x2048-f16": ((1, 8, 2, 1, 2048, 128, 128), np.float16)}
 
-NUMERICS = sorted(GPU_CASES) + sorted(CASES) + sorted(SPLIT_KEYS)
+# Every op in the narrow float types too: <op>/f16, <op>/bf16.
+NARROW = {"f16": np.float16, **({"bf16": BF16} if BF16 is not None else {})}
+
+NUMERICS = (sorted(GPU_CASES) + sorted(CASES) + [f"{op}/{t}" for t in NARROW for op in sorted(CASES)]
+            + sorted(SPLIT_KEYS))
 
 
 def test_numerics_cases_are_distinct():
@@ -220,7 +224,8 @@ def test_numerics_cases_are_distinct():
 def numerics_case(name):
     """Case `name` of NUMERICS: (op, inputs, params, the float64 numpy
     references (a tuple), the tolerance's dtype name): the CPU suite's
-    references (test_all_ops.py) and its loose tolerances. Also what
+    inputs (in f32, or the type the name ends in), references
+    (test_all_ops.py) and loose tolerances. Also what
     test/gpu/prepare.py bundles for a replay on a GPU."""
     op = name.split("/")[0]
     make, params, reference, _ = CASES[op]
@@ -236,8 +241,10 @@ def numerics_case(name):
             shapes, params = GPU_CASES[name]
             inputs = [rand(s, np.float32, i) for i, s in enumerate(shapes)]
         else:
-            inputs = make(np.float32)
-        want = reference(*(np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f" else x
+            tol = name.split("/")[1] if "/" in name else "f32"
+            inputs = make(NARROW.get(tol, np.float32))
+        want = reference(*(np.asarray(x, np.float64)
+                           if np.asarray(x).dtype.kind == "f" or np.asarray(x).dtype == BF16 else x
                            for x in inputs))
     return op, inputs, params, want if isinstance(want, tuple) else (want,), tol
 
