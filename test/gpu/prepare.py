@@ -5,10 +5,12 @@ suite (test_gpu_run.NUMERICS) compiled and called here through the run API
 (test/python/stand_in/libcuda.c), which writes down every device call: the
 kernels' PTX, the allocations, the bytes copied in, each launch's grid,
 block and parameters, the copies back. With the float64 numpy references
-and tolerances beside each trace, the folder (a few MiB) is all that
+and tolerances beside each trace, the folder (about 14 MiB) is all that
 test/gpu/replay.py needs on the GPU machine, with numpy and its driver.
+With --bench, bench/gpu.py's cases instead, for timing there against
+PyTorch CUDA (about 1.3 MiB: their inputs are made there).
 
-    python test/gpu/prepare.py BUNDLE [--cases NAME ...]
+    python test/gpu/prepare.py BUNDLE [--bench] [--cases NAME ...]
     # there: python3 test/gpu/replay.py BUNDLE --json report.json
 
 Needs a C compiler (for the stand-in), fuel_mlir and the test suite's
