@@ -30,9 +30,8 @@ from numerics import fused_text  # noqa: E402
 
 from fuel_mlir import gpu, runner  # noqa: E402
 
-from all_ops import cases, to_np  # noqa: E402
-from gpu_cases import gpu_only_cases  # noqa: E402
-import torch_cuda  # noqa: E402
+from all_ops import to_np  # noqa: E402
+from gpu_cases import gpu_bench_cases  # noqa: E402
 from harness import time_interleaved  # noqa: E402
 
 
@@ -65,13 +64,12 @@ def main():
         return 0
     try:
         import torch
-        gpu_torch = torch_cuda.contenders(torch) if torch.cuda.is_available() else {}
+        if not torch.cuda.is_available():
+            torch = None
     except ImportError:
-        torch, gpu_torch = None, {}
+        torch = None
     print(f"{device.name} ({device.chip})")
-    table = {name: (name, inputs, params, np_f, gpu_torch.get(name))
-             for name, (inputs, params, np_f, _) in cases().items()}
-    table.update(gpu_only_cases(torch if gpu_torch else None))
+    table = gpu_bench_cases(torch)
     results = []
     for name in args.ops or sorted(table):
         op, inputs, params, np_f, torch_f = table[name]

@@ -3,7 +3,7 @@ times them, bench/gpu_static.py reports their kernels)."""
 
 import references as ref
 
-from all_ops import rand
+from all_ops import cases, rand
 from torch_cuda import DECODE, LARGE_LINEAR, contenders
 
 
@@ -19,7 +19,20 @@ def gpu_only_cases(torch):
     a, w, b = rand((2048, 2048)), rand((2048, 2048), 1, 0.02), rand((2048,), 2)
     sdpa = addmm = None
     if torch is not None:
-        sdpa, addmm = contenders(torch)[DECODE], contenders(torch)[LARGE_LINEAR]
+        timed = contenders(torch)
+        sdpa, addmm = timed[DECODE], timed[LARGE_LINEAR]
     return {DECODE: ("flash_attn", [q, k, v], {"softmax_scale": 0.125},
                      lambda q, k, v: ref.flash_attn(q, k, v, 0.125), sdpa),
             LARGE_LINEAR: ("fused_linear", [a, w, b], {}, lambda a, w, b: a @ w + b, addmm)}
+
+
+def gpu_bench_cases(torch=None):
+    """Every case the GPU benchmarks take: {label: (op, inputs, params,
+    numpy f, PyTorch CUDA f or None)}, each op at bench/all_ops.py's shapes
+    and gpu_only_cases' (in that order, each sorted); without `torch`, no
+    PyTorch f."""
+    timed = contenders(torch) if torch is not None else {}
+    table = {name: (name, inputs, params, np_f, timed.get(name))
+             for name, (inputs, params, np_f, _) in sorted(cases().items())}
+    table.update(sorted(gpu_only_cases(torch).items()))
+    return table

@@ -28,8 +28,7 @@ from numerics import fused_text  # noqa: E402
 
 from fuel_mlir import gpu  # noqa: E402
 
-from all_ops import cases  # noqa: E402  (the shapes bench/all_ops.py times)
-from gpu_cases import gpu_only_cases  # noqa: E402
+from gpu_cases import gpu_bench_cases  # noqa: E402  (bench/all_ops.py's shapes and more)
 
 # Per SM: warps, registers, shared memory (bytes), blocks.
 SM_LIMITS = {"sm_80": (64, 65536, 164 * 1024, 32), "sm_90": (64, 65536, 228 * 1024, 32)}
@@ -47,8 +46,7 @@ def occupancy(chip, threads, registers, shared):
 
 def main():
     rows = []
-    bench = {name: (name, inputs, params) for name, (inputs, params, _, _) in cases().items()}
-    bench.update({label: case[:3] for label, case in gpu_only_cases(None).items()})
+    bench = {label: case[:3] for label, case in gpu_bench_cases().items()}
     for name, (op, inputs, params) in sorted(bench.items()):
         text = fused_text(op, inputs, params)
         for chip in ("sm_80", "sm_90"):
