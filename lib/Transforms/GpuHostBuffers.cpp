@@ -2,7 +2,8 @@
 //
 // fuel-gpu-host-buffers: after the loops became launches, a function's
 // memref arguments and allocations are still host memory, which a kernel
-// cannot read. Each argument gets a device copy (copied in at entry, and
+// cannot read. Each argument, and each global the host side reads (a
+// table of constants), gets a device copy (copied in where it is read, and
 // back at each return when something writes it), each host allocation
 // becomes a device allocation, each returned buffer is copied into a new
 // host buffer, and the device buffers are freed at each return.
@@ -99,7 +100,7 @@ static LogicalResult moveBuffersToDevice(func::FuncOp func) {
   }
 
   // Arguments get device copies.
-  // (host, device, the copy in).
+  // (host, device, the copy in), of arguments and globals.
   SmallVector<std::tuple<Value, Value, Operation *>> copiedArgs;
   b.setInsertionPointToStart(&entry);
   for (BlockArgument arg : entry.getArguments()) {
@@ -126,8 +127,36 @@ static LogicalResult moveBuffersToDevice(func::FuncOp func) {
     deviceBuffers.push_back(device.getMemref());
   }
 
-  // At each return: written arguments back, results to new host buffers,
-  // device buffers freed.
+  // Globals read on the host side get device copies, made where they are
+  // read.
+  SmallVector<memref::GetGlobalOp> globals;
+  func.walk([&](memref::GetGlobalOp get) {
+    if (!get->getParentOfType<gpu::LaunchOp>())
+      globals.push_back(get);
+  });
+  for (memref::GetGlobalOp get : globals) {
+    if (get->getParentRegion() != &func.getBody())
+      return get.emitError("fuel-gpu-host-buffers: a global read inside "
+                           "host control flow");
+    MemRefType type = get.getType();
+    if (!type.getLayout().isIdentity())
+      return get.emitError("fuel-gpu-host-buffers: global ")
+             << get.getNameAttr()
+             << " is not contiguous (an identity layout is needed to copy "
+                "it to the device)";
+    b.setInsertionPointAfter(get);
+    auto device = gpu::AllocOp::create(b, get.getLoc(), type, Type(),
+                                       ValueRange(), ValueRange(),
+                                       ValueRange(), nullptr);
+    auto copyIn = gpu::MemcpyOp::create(b, get.getLoc(), Type(), ValueRange(),
+                                        device.getMemref(), get.getResult());
+    get.getResult().replaceAllUsesExcept(device.getMemref(), copyIn);
+    copiedArgs.push_back({get.getResult(), device.getMemref(), copyIn});
+    deviceBuffers.push_back(device.getMemref());
+  }
+
+  // At each return: written arguments and globals back, results to new
+  // host buffers, device buffers freed.
   SmallVector<func::ReturnOp> returns;
   func.walk([&](func::ReturnOp ret) { returns.push_back(ret); });
   for (func::ReturnOp ret : returns) {

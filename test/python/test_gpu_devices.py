@@ -154,8 +154,9 @@ def test_every_op_runs_its_host_side_on_the_cuda_driver(every_op_run, name):
     CUDA driver: the kernels' PTX modules (for the device's sm_90) loaded
     before any launch, every kernel asked for by a name its module has,
     every launch's grid and block within CUDA's limits and given pointers
-    into device memory, every result copied back from device memory, and
-    every buffer freed."""
+    into device memory (and no pointer parameter, .ptr in the PTX, into
+    host memory: nf4_matmul's table of codes was), every result copied back
+    from device memory, and every buffer freed."""
     ran, logs = every_op_run
     calls = stand_in_log(logs / f"{name}.log")
     assert [c for c in calls if c[0] == "error"] == []

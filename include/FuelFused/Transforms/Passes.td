@@ -495,9 +495,11 @@ def FuelGpuHostBuffers : Pass<"fuel-gpu-host-buffers", "::mlir::ModuleOp"> {
   let description = [{
     After the loops became `gpu.launch` ops, every function's memref
     arguments and allocations are still host memory, which a kernel cannot
-    read. Each memref argument gets a device copy (`gpu.alloc`, copied in
-    at entry with `gpu.memcpy`, and copied back at each return when
-    anything writes it), each `memref.alloc` outside a launch becomes a
+    read. Each memref argument, and each `memref.get_global` outside a
+    launch (a table of constants a kernel reads), gets a device copy
+    (`gpu.alloc`, copied in at entry or where the global is read with
+    `gpu.memcpy`, and copied back at each return when anything writes it),
+    each `memref.alloc` outside a launch becomes a
     `gpu.alloc`, each returned buffer is copied into a new host buffer, and
     the device buffers are freed at each return. Arguments and results must
     be contiguous (identity layouts, as the GPU pipelines' bufferization

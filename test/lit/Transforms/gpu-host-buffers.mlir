@@ -79,3 +79,66 @@ func.func @nested(%c: i1) {
   }
   return
 }
+
+// -----
+
+// A table of constants the host side reads (a decoding table): a kernel
+// reads the device copy, made where the global is read; nothing writes it,
+// so nothing is copied back; freed at the return.
+memref.global "private" constant @table : memref<16xf32> = dense<1.0>
+// CHECK-LABEL: func.func @constant_table
+// CHECK:         %[[T:.*]] = memref.get_global @table : memref<16xf32>
+// CHECK-NEXT:    %[[DT:.*]] = gpu.alloc  () : memref<16xf32>
+// CHECK-NEXT:    gpu.memcpy  %[[DT]], %[[T]]
+// CHECK:         gpu.launch
+// CHECK:           memref.load %[[DT]]
+// CHECK-NOT:     gpu.memcpy  %[[T]]
+// CHECK:         gpu.dealloc  %[[DT]] :
+// CHECK:         return
+func.func @constant_table(%y: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = memref.get_global @table : memref<16xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %t[%c0] : memref<16xf32>
+    memref.store %v, %y[%c0] : memref<16xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A global a kernel writes: copied back at the return.
+memref.global "private" @state : memref<4xf32> = dense<0.0>
+// CHECK-LABEL: func.func @written_global
+// CHECK:         %[[S:.*]] = memref.get_global @state : memref<4xf32>
+// CHECK-NEXT:    %[[DS:.*]] = gpu.alloc  () : memref<4xf32>
+// CHECK-NEXT:    gpu.memcpy  %[[DS]], %[[S]]
+// CHECK:         gpu.launch
+// CHECK:           memref.store %{{.*}}, %[[DS]]
+// CHECK:         gpu.memcpy  %[[S]], %[[DS]]
+// CHECK-NEXT:    gpu.dealloc  %[[DS]] :
+// CHECK-NEXT:    return
+func.func @written_global() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  %s = memref.get_global @state : memref<4xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.store %f, %s[%c0] : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+memref.global "private" constant @table2 : memref<4xf32> = dense<1.0>
+func.func @global_in_control_flow(%c: i1) {
+  scf.if %c {
+    // expected-error @+1 {{fuel-gpu-host-buffers: a global read inside host control flow}}
+    %t = memref.get_global @table2 : memref<4xf32>
+  }
+  return
+}

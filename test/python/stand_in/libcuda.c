@@ -11,9 +11,10 @@
  *   launch <kernel> grid <x> <y> <z> block <x> <y> <z> smem <bytes>
  *          params <count> device <how many point into device memory>
  *   alloc <bytes> | free <bytes> | copy <h2d|d2h|d2d|h2h> <bytes>
- *   error <what>   (a call the real driver would refuse: a launch past
- *                   CUDA's limits or the kernel's .maxntid, a copy past
- *                   the end of an allocation, ...)
+ *   error <what>   (a call the real driver would refuse, or a launch that
+ *                   would fault: past CUDA's limits or the kernel's
+ *                   .maxntid, a pointer parameter (.ptr) not into device
+ *                   memory, a copy past the end of an allocation, ...)
  *
  * New device memory is filled with the f32 1.0, so a result that comes back
  * unchanged by the (absent) kernels reads as ones.
@@ -372,10 +373,11 @@ CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
 }
 
 /* The parameters of kernel `name` in `ptx`, at most `most`: each one's
- * bytes in `sizes` (.u64: 8, .b8 name[16]: 16, ...); returns their number,
- * or -1 for a declaration it cannot size. */
+ * bytes in `sizes` (.u64: 8, .b8 name[16]: 16, ...) and whether it is a
+ * pointer (.ptr) in `pointer`; returns their number, or -1 for a
+ * declaration it cannot size. */
 static int parameters(const char *ptx, const char *name, int *sizes,
-                      int most) {
+                      int *pointer, int most) {
   char entry[300];
   snprintf(entry, sizeof entry, ".entry %s(", name);
   const char *at = strstr(ptx, entry);
@@ -402,6 +404,8 @@ static int parameters(const char *ptx, const char *name, int *sizes,
       size = width / 8;
     if (!size)
       return -1;
+    const char *ptr = strstr(at, ".ptr");
+    pointer[count] = ptr && ptr < stop;
     sizes[count++] = size;
     at = stop;
   }
@@ -440,37 +444,48 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
          name, bx, by, bz, mx, my, mz);
     return 1;
   }
-  int sizes[1024];
-  int count = parameters(ptx, name, sizes, 1024), device = 0;
+  int sizes[1024], pointer[1024];
+  int count = parameters(ptx, name, sizes, pointer, 1024), device = 0;
   if (count < 0) {
     note("error a parameter of %s of no size the stand-in knows", name);
     return 1;
   }
-  int module;
-  memcpy(&module, ptx - sizeof(int), sizeof(int));
-  FILE *trace = traceFile();
-  if (trace)
-    fprintf(trace, "launch %d %s %u %u %u %u %u %u %u", module, name, gx, gy,
-            gz, bx, by, bz, smem);
+  /* Each parameter's allocation, where it is an 8-byte pointer into device
+   * memory (-1 where not). */
+  int into[1024];
   for (int i = 0; i < count; ++i) {
-    /* An 8-byte parameter that points into device memory is counted. */
     void *value = NULL;
     if (sizes[i] == 8)
       memcpy(&value, params[i], sizeof value);
-    int a = value ? allocation(value) : -1;
-    if (a >= 0)
-      ++device;
-    if (trace && a >= 0)
-      fprintf(trace, " d:%d:%td", allocs[a].serial,
-              (char *)value - allocs[a].base);
-    else if (trace) {
+    into[i] = value ? allocation(value) : -1;
+    device += into[i] >= 0;
+    if (into[i] < 0 && pointer[i] && value) {
+      /* A kernel would read host memory (or no memory) through it. */
+      note("error launch of %s: pointer parameter %d is %p, not device "
+           "memory", name, i, value);
+      return 1;
+    }
+  }
+  FILE *trace = traceFile();
+  if (trace) {
+    int module;
+    memcpy(&module, ptx - sizeof(int), sizeof(int));
+    fprintf(trace, "launch %d %s %u %u %u %u %u %u %u", module, name, gx, gy,
+            gz, bx, by, bz, smem);
+    for (int i = 0; i < count; ++i) {
+      if (into[i] >= 0) {
+        char *value;
+        memcpy(&value, params[i], sizeof value);
+        fprintf(trace, " d:%d:%td", allocs[into[i]].serial,
+                value - allocs[into[i]].base);
+        continue;
+      }
       fputs(" x:", trace);
       for (int b = 0; b < sizes[i]; ++b)
         fprintf(trace, "%02x", ((unsigned char *)params[i])[b]);
     }
-  }
-  if (trace)
     fputc('\n', trace);
+  }
   note("launch %s grid %u %u %u block %u %u %u smem %u params %d device %d",
        name, gx, gy, gz, bx, by, bz, smem, count, device);
   return 0;
