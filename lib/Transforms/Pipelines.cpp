@@ -144,9 +144,9 @@ static LogicalResult checkGpuOptions(int optLevel, int64_t maxThreads,
 static LogicalResult checkNVVMOptions(const fuel::FuelToNVVMOptions &o,
                                       std::string &why) {
   StringRef format = o.format.getValue();
-  if (!llvm::is_contained({"isa", "bin", "fatbin", "llvm", "offload"},
-                          format)) {
-    why = "format must be isa, bin, fatbin, llvm or offload, got '" +
+  if (!llvm::is_contained(
+          {"isa", "bin", "fatbin", "llvm", "offload", "emulator"}, format)) {
+    why = "format must be isa, bin, fatbin, llvm, offload or emulator, got '" +
           format.str() + "'";
     return failure();
   }
@@ -319,9 +319,11 @@ static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
                        o.optLevel.getValue())
              .str() +
          getGpuLoweringPipeline("convert-gpu-to-nvvm") +
-         llvm::formatv("gpu-module-to-binary{{format={0}{1}},",
-                       o.format.getValue(), toolkit)
-             .str() +
+         (o.format.getValue() == "emulator"
+              ? std::string("fuel-gpu-emulated-kernels,")
+              : llvm::formatv("gpu-module-to-binary{{format={0}{1}},",
+                              o.format.getValue(), toolkit)
+                    .str()) +
          kGpuHostTail;
 }
 

@@ -85,10 +85,13 @@ def main(argv=None) -> int:
                         help="call libm for f32 math on vectors instead of polynomial approximations")
     parser.add_argument("--threads", type=int, default=1,
                         help="threads the scheduled loops run on (default: 1)")
-    parser.add_argument("--target", choices=("cpu", "cuda", "rocm"), default="cpu",
+    parser.add_argument("--target", choices=("cpu", "cuda", "rocm", "cuda-emulator"),
+                        default="cpu",
                         help="where to run: the CPU, the first NVIDIA GPU (fuel-to-nvvm and the "
-                             "MLIR CUDA runtime) or the first AMD GPU (fuel-to-rocdl, llvm-22 and "
-                             "MLIR's ROCm runtime wrappers); an error says why when there is none")
+                             "MLIR CUDA runtime), the first AMD GPU (fuel-to-rocdl, llvm-22 and "
+                             "MLIR's ROCm runtime wrappers), an error saying why when there is "
+                             "none; or cuda-emulator: the kernels fuel-to-nvvm makes for an H100 "
+                             "(sm_90), run on the CPU by the GPU emulator, to check them")
     args = parser.parse_args(argv)
     try:
         text = sys.stdin.read() if args.module == "-" else open(args.module).read()

@@ -221,6 +221,66 @@ _GPU_TARGETS = {
 }
 
 
+# target="cuda-emulator": the kernels fuel-to-nvvm makes for this chip (with
+# this many SMs: an H100's), run on the CPU by the GPU emulator.
+_EMULATOR_CHIP, _EMULATOR_SMS = "sm_90", 132
+_TARGETS = ("cpu", "cuda", "rocm", "cuda-emulator")
+
+
+def _emulator_library() -> Optional[str]:
+    """The GPU emulator (runtime/GpuEmulator.c), built with the
+    package, or None."""
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_lib",
+                        "libfuel_gpu_emulator.so")
+    return path if os.path.isfile(path) else None
+
+
+_emulator = None
+
+
+def _emulator_runtime():
+    """The GPU emulator, loaded once into the process (the engines load the
+    same library, with the same state)."""
+    global _emulator
+    if _emulator is None:
+        path = _emulator_library()
+        if path is None:
+            raise RunnerError("the GPU emulator (fuel_mlir/_lib/libfuel_gpu_emulator.so) "
+                              "is not installed")
+        lib = ctypes.CDLL(path)
+        lib.fuel_emu_last_error.restype = ctypes.c_char_p
+        lib.fuel_emu_set_order.argtypes = [ctypes.c_int, ctypes.c_uint64]
+        _emulator = lib
+    return _emulator
+
+
+def emulator_order(order) -> None:
+    """The order in which the GPU emulator runs a block's threads between
+    two barriers, and the blocks of a launch: "forward", "reverse", or an
+    int seed of a shuffled order. A result that changes with the order
+    reads memory another thread writes with no barrier between them."""
+    lib = _emulator_runtime()
+    if order == "forward":
+        lib.fuel_emu_set_order(0, 1)
+    elif order == "reverse":
+        lib.fuel_emu_set_order(1, 1)
+    elif isinstance(order, int) and not isinstance(order, bool) and order > 0:
+        lib.fuel_emu_set_order(2, order)
+    else:
+        raise RunnerError(f"order must be 'forward', 'reverse' or a positive int seed, got {order!r}")
+
+
+def emulator_counts() -> dict:
+    """Launches, blocks run, device allocations and frees the GPU emulator
+    has seen in this process."""
+    lib = _emulator_runtime()
+    counts = (ctypes.c_uint64 * 4)()
+    lib.fuel_emu_counts(counts)
+    return dict(zip(("launches", "blocks", "allocs", "frees"), counts))
+
+
 class CompiledFunction:
     """A function compiled for the CPU or a GPU; call it with numpy arrays."""
 
@@ -238,10 +298,15 @@ class CompiledFunction:
                 or vector_registers[1] % 32):
             raise RunnerError("vector_registers must be (count >= 4, bits: a multiple "
                               f"of 32 >= 64), got {vector_registers!r}")
-        if target not in ("cpu", "cuda", "rocm"):
-            raise RunnerError(f"target must be 'cpu', 'cuda' or 'rocm', got {target!r}")
+        if target not in _TARGETS:
+            raise RunnerError("target must be " + ", ".join(f"'{t}'" for t in _TARGETS[:-1])
+                              + f" or '{_TARGETS[-1]}', got {target!r}")
         self.target = target
         chip, compute_units = None, 0
+        if target == "cuda-emulator":
+            _emulator_runtime()
+            chip, compute_units = _EMULATOR_CHIP, _EMULATOR_SMS
+            threads = 1
         if target in _GPU_TARGETS:
             from . import gpu
             vendor, find_devices, library, missing = _GPU_TARGETS[target]
@@ -299,7 +364,10 @@ class CompiledFunction:
                           vector_registers=tuple(vector_registers))
                 if target == "cpu" else _cuda_pipeline(codegen=codegen, chip=chip,
                                                        compute_units=compute_units)
-                if target == "cuda" else _rocm_pipeline(codegen=codegen, chip=chip,
+                if target == "cuda" else _cuda_pipeline(codegen=codegen, chip=chip,
+                                                        compute_units=compute_units,
+                                                        emulator=True)
+                if target == "cuda-emulator" else _rocm_pipeline(codegen=codegen, chip=chip,
                                                         compute_units=compute_units))
             notes, errors = [], []
 
@@ -347,7 +415,8 @@ class CompiledFunction:
                 self._engine = ExecutionEngine(
                     self._module, opt_level=opt_level,
                     shared_libs=runtime_libraries(threads)
-                    + ([_find_library(_GPU_TARGETS[target][2])] if target in _GPU_TARGETS else []))
+                    + ([_find_library(_GPU_TARGETS[target][2])] if target in _GPU_TARGETS else [])
+                    + ([_emulator_library()] if target == "cuda-emulator" else []))
             except RuntimeError as e:
                 raise RunnerError(f"cannot compile {function!r}: {e}") from None
             # The module's global constructors: on a GPU, those that load the
@@ -362,7 +431,16 @@ class CompiledFunction:
             self._entry = self._engine.lookup(self.name)
         packed = (ctypes.c_void_p * len(pointers))(
             *[ctypes.cast(p, ctypes.c_void_p) for p in pointers])
+        if self.target != "cuda-emulator":
+            self._entry(packed)
+            return
+        emulator = _emulator_runtime()
+        emulator.fuel_emu_clear_error()
         self._entry(packed)
+        error = emulator.fuel_emu_last_error()
+        if error:
+            emulator.fuel_emu_clear_error()
+            raise RunnerError(f"{self.name}: the GPU emulator stopped: {error.decode()}")
 
     def _non_llvm_ops(self):
         names = set()
@@ -590,14 +668,16 @@ def _pipeline(*, codegen: bool, approximate_math: bool, out_params: bool,
     return "builtin.module(fuel-to-llvm{" + " ".join(options) + "})"
 
 
-def _cuda_pipeline(*, codegen: bool, chip: str, compute_units: int = 0) -> str:
+def _cuda_pipeline(*, codegen: bool, chip: str, compute_units: int = 0,
+                   emulator: bool = False) -> str:
     """fuel-to-nvvm for the GPU the driver sees (its chip and SMs): PTX,
     which the driver compiles when the module is loaded (no ptxas
-    needed)."""
+    needed); with `emulator`, the same kernels compiled for the host."""
     from . import gpu
 
-    options = [f"chip={chip}", f"compute-units={compute_units}", "format=isa"]
-    toolkit = gpu.cuda_toolkit()
+    options = [f"chip={chip}", f"compute-units={compute_units}",
+               "format=emulator" if emulator else "format=isa"]
+    toolkit = None if emulator else gpu.cuda_toolkit()
     if toolkit:
         options.append(f"toolkit={toolkit}")
     if not codegen:
@@ -639,8 +719,15 @@ def compile(module, function: str, *, opt_level: int = 2, codegen: bool = True,
     with `fuel-to-rocdl`, code objects made by LLVM's AMDGPU backend
     (`gpu.embed_code_objects`: Debian's llvm-22 and lld-22) and MLIR's ROCm
     runtime wrappers (libmlir_rocm_runtime.so, which the MLIR wheels do not
-    ship: build them from MLIR's sources). `threads` and `approximate_math`
-    apply to the CPU only.
+    ship: build them from MLIR's sources). `target="cuda-emulator"` needs no
+    GPU: the kernels `fuel-to-nvvm` makes for an H100 (sm_90, 132 SMs) are
+    compiled for the host and run by the GPU emulator
+    (libfuel_gpu_emulator.so, built with the package), each block's threads
+    as fibers that meet at barriers and warp shuffles, so the kernels'
+    numerics are checked on the CPU; it raises RunnerError for what a GPU
+    would not report (a barrier some threads skip, an access past a device
+    buffer; docs/GPU.md). Slow: it is a checker. `threads` and
+    `approximate_math` apply to the CPU only.
     """
     return CompiledFunction(module, function, opt_level=opt_level, codegen=codegen,
                             approximate_math=approximate_math, threads=threads,

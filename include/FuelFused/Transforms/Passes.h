@@ -84,7 +84,9 @@ struct FuelToNVVMOptions : public PassPipelineOptions<FuelToNVVMOptions> {
       *this, "format",
       llvm::cl::desc("What each GPU module becomes: isa (PTX text), bin "
                      "(cubin: needs ptxas), fatbin, llvm (LLVM IR), offload "
-                     "(LLVM bitcode)"),
+                     "(LLVM bitcode), emulator (host code for the CPU "
+                     "emulator of the GPU runtime: fuel-gpu-emulated-"
+                     "kernels)"),
       llvm::cl::init("isa")};
   Option<int> optLevel{*this, "opt-level",
                        llvm::cl::desc("LLVM optimization level of the "

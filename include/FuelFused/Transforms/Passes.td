@@ -490,6 +490,46 @@ def FuelGpuModuleToLLVMIR : Pass<"fuel-gpu-module-to-llvm-ir", "::mlir::ModuleOp
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def FuelGpuEmulatedKernels
+    : Pass<"fuel-gpu-emulated-kernels", "::mlir::ModuleOp"> {
+  let summary = "Compile NVVM kernels for the host, to run on the CPU "
+                "emulator of the GPU runtime";
+  let description = [{
+    Takes the place of `gpu-module-to-binary` in `fuel-to-nvvm` with
+    `format=emulator`. The functions and globals of each `gpu.module` (with
+    an NVVM target, lowered to the LLVM dialect) move into the host module
+    under the prefix `__fuel_emu.<module>.`; what only a GPU has becomes a
+    call into the emulator (`libfuel_gpu_emulator.so`, built with the
+    Python package):
+
+    - the special registers (`nvvm.read.ptx.sreg.tid.x`, `ntid`, `ctaid`,
+      `nctaid`, `laneid`, `warpsize`): `fuel_emu_sreg(code)`;
+    - `nvvm.barrier0`: `fuel_emu_barrier()`;
+    - `nvvm.shfl.sync` (of i32 or f32): `fuel_emu_shfl(kind, mask, value,
+      offset, clamp)`, with PTX's rules for the source lane and the valid
+      bit;
+    - workgroup memory (address space 3) and the other address spaces:
+      plain host memory;
+    - libdevice's functions (`__nv_expf`, ...): the emulator defines them
+      with the C library's.
+
+    Any other NVVM operation is an error that names it. Each
+    `gpu.module` becomes a `gpu.binary` whose object names the module, so
+    the host side is the one a GPU gets: it loads the module, looks up the
+    kernel and launches it through the runtime functions of MLIR's CUDA
+    runtime wrappers, which the emulator implements on host memory. Each
+    kernel gets an entry that takes the launch's `void **params`, and a
+    global constructor registers the entries and the workgroup buffers
+    with the emulator.
+
+    Upstream can run a GPU kernel only on a GPU; this runs the kernels
+    `fuel-to-nvvm` makes, barriers and warp shuffles included, on the CPU,
+    so that their numerics are checked where there is no GPU.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def FuelGpuHostBuffers : Pass<"fuel-gpu-host-buffers", "::mlir::ModuleOp"> {
   let summary = "Keep the host side's buffers on the device";
   let description = [{

@@ -10,7 +10,7 @@
 // RUN: not fuel-opt --fuel-to-nvvm="compute-units=-1" %s 2>&1 | FileCheck %s --check-prefix=UNITS
 // PTX: fuel-to-nvvm: sm_80 needs PTX 7.0 at least (features=+ptx70), got '+ptx60'
 // CHIP: fuel-to-nvvm: chip must be an NVIDIA architecture (sm_80, sm_90, ...), got 'gfx942'
-// FORMAT: fuel-to-nvvm: format must be isa, bin, fatbin, llvm or offload, got 'elf'
+// FORMAT: fuel-to-nvvm: format must be isa, bin, fatbin, llvm, offload or emulator, got 'elf'
 // THREADS: fuel-to-nvvm: max-threads must be a power of two from 32 to 1024, got 100
 // OPT: fuel-to-nvvm: opt-level must be from 0 to 3, got 4
 // UNITS: fuel-to-nvvm: compute-units must be 0 (from the chip) or more, got -1

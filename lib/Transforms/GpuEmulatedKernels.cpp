@@ -1,0 +1,363 @@
+//===- GpuEmulatedKernels.cpp - NVVM kernels compiled for the host --------===//
+//
+// fuel-gpu-emulated-kernels: the kernels of each NVVM gpu.module, lowered to
+// the LLVM dialect, move into the host module, where the GPU emulator
+// (runtime/GpuEmulator.c) runs them on the CPU: each thread of a block
+// is a fiber, and the NVVM operations that read a thread's position, wait
+// at a barrier or exchange values across a warp become calls into the
+// emulator. The gpu.module becomes a gpu.binary naming the module, so the
+// host code is exactly what it is for a GPU (gpu-to-llvm, the runtime
+// calls of libmlir_cuda_runtime's interface, which the emulator provides).
+// Upstream has no way to run a GPU kernel with barriers and shuffles on
+// the CPU; this is how the kernels' numerics are checked without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuelFused/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::fuel {
+#define GEN_PASS_DEF_FUELGPUEMULATEDKERNELS
+#include "FuelFused/Transforms/Passes.h.inc"
+} // namespace mlir::fuel
+
+using namespace mlir;
+
+namespace {
+
+/// What `fuel_emu_sreg` returns for each special register the kernels read.
+const llvm::StringMap<int32_t> &specialRegisters() {
+  static const llvm::StringMap<int32_t> codes = {
+      {"nvvm.read.ptx.sreg.tid.x", 0},     {"nvvm.read.ptx.sreg.tid.y", 1},
+      {"nvvm.read.ptx.sreg.tid.z", 2},     {"nvvm.read.ptx.sreg.ntid.x", 3},
+      {"nvvm.read.ptx.sreg.ntid.y", 4},    {"nvvm.read.ptx.sreg.ntid.z", 5},
+      {"nvvm.read.ptx.sreg.ctaid.x", 6},   {"nvvm.read.ptx.sreg.ctaid.y", 7},
+      {"nvvm.read.ptx.sreg.ctaid.z", 8},   {"nvvm.read.ptx.sreg.nctaid.x", 9},
+      {"nvvm.read.ptx.sreg.nctaid.y", 10}, {"nvvm.read.ptx.sreg.nctaid.z", 11},
+      {"nvvm.read.ptx.sreg.laneid", 12},   {"nvvm.read.ptx.sreg.warpsize", 13},
+  };
+  return codes;
+}
+
+/// The emulator's entry points, declared in `top` once.
+struct Runtime {
+  ModuleOp top;
+  OpBuilder builder;
+
+  explicit Runtime(ModuleOp top)
+      : top(top), builder(OpBuilder::atBlockEnd(top.getBody())) {}
+
+  LLVM::LLVMFuncOp declare(StringRef name, Type result,
+                           ArrayRef<Type> params) {
+    if (auto fn = top.lookupSymbol<LLVM::LLVMFuncOp>(name))
+      return fn;
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(top.getBody());
+    return LLVM::LLVMFuncOp::create(
+        builder, top.getLoc(), name,
+        LLVM::LLVMFunctionType::get(result, params));
+  }
+};
+
+/// Replaces the NVVM operations of `fn` by calls into the emulator; fails
+/// (with a diagnostic) on one it has no emulation for.
+LogicalResult emulateNVVM(LLVM::LLVMFuncOp fn, Runtime &rt) {
+  MLIRContext *ctx = fn.getContext();
+  Type i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
+  Type voidTy = LLVM::LLVMVoidType::get(ctx);
+  SmallVector<Operation *> nvvmOps;
+  fn.walk([&](Operation *op) {
+    if (isa<NVVM::NVVMDialect>(op->getDialect()))
+      nvvmOps.push_back(op);
+  });
+  for (Operation *op : nvvmOps) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    auto constant = [&](int64_t v, Type t) -> Value {
+      return LLVM::ConstantOp::create(b, loc, t, b.getIntegerAttr(t, v));
+    };
+    StringRef name = op->getName().getStringRef();
+    auto code = specialRegisters().find(name);
+    if (code != specialRegisters().end()) {
+      LLVM::LLVMFuncOp callee = rt.declare("fuel_emu_sreg", i32, {i32});
+      Value v = LLVM::CallOp::create(b, loc, callee,
+                                     ValueRange{constant(code->second, i32)})
+                    .getResult();
+      Type type = op->getResult(0).getType();
+      if (type != i32) {
+        if (!isa<IntegerType>(type))
+          return op->emitError("fuel-gpu-emulated-kernels: ")
+                 << name << " of type " << type << " is not emulated";
+        v = LLVM::ZExtOp::create(b, loc, type, v);
+      }
+      op->getResult(0).replaceAllUsesWith(v);
+      op->erase();
+      continue;
+    }
+    if (isa<NVVM::Barrier0Op>(op) ||
+        (isa<NVVM::BarrierOp>(op) && op->getNumOperands() == 0)) {
+      LLVM::LLVMFuncOp callee = rt.declare("fuel_emu_barrier", voidTy, {});
+      LLVM::CallOp::create(b, loc, callee, ValueRange{});
+      op->erase();
+      continue;
+    }
+    if (auto shfl = dyn_cast<NVVM::ShflOp>(op)) {
+      // fuel_emu_shfl(kind, mask, value, offset, clamp): the value read in
+      // the low 32 bits, whether its lane was in range in bit 32.
+      // (The op takes i32 and f32 only.)
+      Type valType = shfl.getVal().getType();
+      Value val = shfl.getVal();
+      if (valType.isF32())
+        val = LLVM::BitcastOp::create(b, loc, i32, val);
+      LLVM::LLVMFuncOp callee =
+          rt.declare("fuel_emu_shfl", i64, {i32, i32, i32, i32, i32});
+      Value kind = constant(static_cast<int64_t>(shfl.getKind()), i32);
+      Value packed =
+          LLVM::CallOp::create(b, loc, callee,
+                               ValueRange{kind, shfl.getThreadMask(), val,
+                                          shfl.getOffset(),
+                                          shfl.getMaskAndClamp()})
+              .getResult();
+      Value read = LLVM::TruncOp::create(b, loc, i32, packed);
+      if (valType.isF32())
+        read = LLVM::BitcastOp::create(b, loc, valType, read);
+      Value result = read;
+      if (shfl.getReturnValueAndIsValid()) {
+        Value valid = LLVM::TruncOp::create(
+            b, loc, IntegerType::get(ctx, 1),
+            LLVM::LShrOp::create(b, loc, packed, constant(32, i64)));
+        Type structType = shfl.getResult().getType();
+        Value s = LLVM::PoisonOp::create(b, loc, structType);
+        s = LLVM::InsertValueOp::create(b, loc, s, read, ArrayRef<int64_t>{0});
+        result = LLVM::InsertValueOp::create(b, loc, s, valid,
+                                             ArrayRef<int64_t>{1});
+      }
+      shfl.getResult().replaceAllUsesWith(result);
+      op->erase();
+      continue;
+    }
+    return op->emitError("fuel-gpu-emulated-kernels: ")
+           << name << " has no emulation on the CPU";
+  }
+  return success();
+}
+
+/// Host memory has one address space: pointers into workgroup memory (3)
+/// and the rest become plain pointers, and casts between them vanish.
+void dropAddressSpaces(Operation *root) {
+  AttrTypeReplacer replacer;
+  replacer.addReplacement(
+      [](LLVM::LLVMPointerType type) -> std::optional<Type> {
+        if (type.getAddressSpace() == 0)
+          return std::nullopt;
+        return LLVM::LLVMPointerType::get(type.getContext());
+      });
+  replacer.recursivelyReplaceElementsIn(root, /*replaceAttrs=*/true,
+                                        /*replaceLocs=*/false,
+                                        /*replaceTypes=*/true);
+  root->walk([](LLVM::AddrSpaceCastOp cast) {
+    if (cast.getArg().getType() == cast.getType()) {
+      cast.replaceAllUsesWith(cast.getArg());
+      cast.erase();
+    }
+  });
+}
+
+/// A NUL-terminated string constant in `top`, and its address.
+Value addressOfString(OpBuilder &b, Location loc, ModuleOp top,
+                      StringRef symbol, StringRef text) {
+  MLIRContext *ctx = b.getContext();
+  if (!top.lookupSymbol(symbol)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(top.getBody());
+    std::string bytes = text.str();
+    bytes.push_back('\0');
+    auto type = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8),
+                                         bytes.size());
+    LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true,
+                           LLVM::Linkage::Internal, symbol,
+                           b.getStringAttr(bytes));
+  }
+  return LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx),
+                                   symbol);
+}
+
+struct FuelGpuEmulatedKernelsPass
+    : public fuel::impl::FuelGpuEmulatedKernelsBase<
+          FuelGpuEmulatedKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+};
+
+void FuelGpuEmulatedKernelsPass::runOnOperation() {
+  ModuleOp top = getOperation();
+  MLIRContext *ctx = &getContext();
+  Runtime rt(top);
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i64 = IntegerType::get(ctx, 64);
+  Type voidTy = LLVM::LLVMVoidType::get(ctx);
+  // What the registration constructor records: each kernel's entry, and
+  // each workgroup buffer (which the emulator poisons before every block).
+  SmallVector<std::tuple<std::string, std::string, LLVM::LLVMFuncOp>> entries;
+  SmallVector<std::tuple<std::string, std::string, int64_t>> sharedBuffers;
+
+  SmallVector<gpu::GPUModuleOp> modules(top.getOps<gpu::GPUModuleOp>());
+  for (gpu::GPUModuleOp module : modules) {
+    std::optional<ArrayAttr> targets = module.getTargets();
+    if (!targets || targets->size() != 1 ||
+        !isa<NVVM::NVVMTargetAttr>((*targets)[0])) {
+      module.emitError("fuel-gpu-emulated-kernels: the GPU module needs one "
+                       "NVVM target (nvvm-attach-target)");
+      return signalPassFailure();
+    }
+    std::string prefix = ("__fuel_emu." + module.getName() + ".").str();
+    DataLayout layout = DataLayout::closest(module);
+    SmallVector<Operation *> moved;
+    for (Operation &op :
+         llvm::make_early_inc_range(module.getBody()->getOperations())) {
+      auto fn = dyn_cast<LLVM::LLVMFuncOp>(op);
+      if (fn && fn.isExternal()) {
+        // A declaration (libdevice's __nv_expf, ...): the emulator
+        // defines it; one declaration in the host module serves all.
+        Operation *existing = top.lookupSymbol(fn.getName());
+        if (existing) {
+          auto other = dyn_cast<LLVM::LLVMFuncOp>(existing);
+          if (!other || other.getFunctionType() != fn.getFunctionType()) {
+            fn.emitError("fuel-gpu-emulated-kernels: declared differently "
+                         "in the host module");
+            return signalPassFailure();
+          }
+          fn.erase();
+          continue;
+        }
+        moved.push_back(fn);
+        continue;
+      }
+      if (!fn && !isa<LLVM::GlobalOp>(op)) {
+        op.emitError("fuel-gpu-emulated-kernels: the GPU module is not "
+                     "lowered to LLVM functions and globals");
+        return signalPassFailure();
+      }
+      auto symbol = cast<SymbolOpInterface>(op);
+      auto newName = StringAttr::get(ctx, prefix + symbol.getName().str());
+      if (failed(SymbolTable::replaceAllSymbolUses(&op, newName, module))) {
+        op.emitError("fuel-gpu-emulated-kernels: cannot rename uses");
+        return signalPassFailure();
+      }
+      bool isKernel =
+          fn && (fn->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()) ||
+                 fn->hasAttr(gpu::GPUDialect::getKernelFuncAttrName()));
+      if (isKernel)
+        entries.emplace_back(module.getName().str(), fn.getName().str(), fn);
+      if (auto global = dyn_cast<LLVM::GlobalOp>(op)) {
+        if (global.getAddrSpace() == 3)
+          sharedBuffers.emplace_back(
+              module.getName().str(), newName.str(),
+              layout.getTypeSize(global.getGlobalType()));
+        global.setAddrSpace(0);
+      }
+      SymbolTable::setSymbolName(&op, newName);
+      moved.push_back(&op);
+    }
+    for (Operation *op : moved) {
+      if (auto fn = dyn_cast<LLVM::LLVMFuncOp>(op)) {
+        for (StringRef attr : {"nvvm.kernel", "nvvm.maxntid", "nvvm.reqntid",
+                               "nvvm.minctasm", "nvvm.maxnreg", "gpu.kernel",
+                               "gpu.known_block_size", "gpu.known_grid_size"})
+          fn->removeAttr(attr);
+        if (!fn.isExternal() && failed(emulateNVVM(fn, rt)))
+          return signalPassFailure();
+      }
+      dropAddressSpaces(op);
+      op->moveBefore(module);
+    }
+    // The host code loads the module by this name (mgpuModuleLoad).
+    OpBuilder b(module);
+    std::string object = "fuel-gpu-emulator:" + module.getName().str();
+    object.push_back('\0');
+    auto attr = gpu::ObjectAttr::get(ctx, (*targets)[0],
+                                     gpu::CompilationTarget::Binary,
+                                     b.getStringAttr(object), nullptr,
+                                     nullptr);
+    gpu::BinaryOp::create(b, module.getLoc(), module.getName(),
+                          /*offloadingHandler=*/nullptr,
+                          b.getArrayAttr({attr}));
+    module.erase();
+  }
+  if (entries.empty())
+    return;
+
+  // Each kernel's entry takes the launch's `void **params`, as the driver
+  // does, and calls the kernel with the arguments they point to.
+  OpBuilder b = OpBuilder::atBlockEnd(top.getBody());
+  Location loc = top.getLoc();
+  SmallVector<LLVM::LLVMFuncOp> trampolines;
+  for (auto &[moduleName, kernelName, kernel] : entries) {
+    auto fnType = LLVM::LLVMFunctionType::get(voidTy, {ptr});
+    auto entry = LLVM::LLVMFuncOp::create(
+        b, loc, (kernel.getName() + ".params").str(), fnType,
+        LLVM::Linkage::Internal);
+    OpBuilder body = OpBuilder::atBlockEnd(entry.addEntryBlock(b));
+    Value params = entry.getArgument(0);
+    SmallVector<Value> args;
+    for (auto [i, type] :
+         llvm::enumerate(kernel.getFunctionType().getParams())) {
+      Value slot = LLVM::GEPOp::create(body, loc, ptr, ptr, params,
+                                       ArrayRef<LLVM::GEPArg>{int32_t(i)});
+      Value at = LLVM::LoadOp::create(body, loc, ptr, slot);
+      args.push_back(LLVM::LoadOp::create(body, loc, type, at));
+    }
+    LLVM::CallOp::create(body, loc, kernel, args);
+    LLVM::ReturnOp::create(body, loc, ValueRange{});
+    trampolines.push_back(entry);
+  }
+
+  // A constructor registers the entries and the workgroup buffers.
+  auto ctorType = LLVM::LLVMFunctionType::get(voidTy, {});
+  auto ctor = LLVM::LLVMFuncOp::create(b, loc, "__fuel_emu.register",
+                                       ctorType, LLVM::Linkage::Internal);
+  OpBuilder body = OpBuilder::atBlockEnd(ctor.addEntryBlock(b));
+  LLVM::LLVMFuncOp registerKernel =
+      rt.declare("fuel_emu_register_kernel", voidTy, {ptr, ptr, ptr});
+  LLVM::LLVMFuncOp registerShared =
+      rt.declare("fuel_emu_register_shared", voidTy, {ptr, ptr, i64});
+  for (auto [i, entry] : llvm::enumerate(entries)) {
+    auto &[moduleName, kernelName, kernel] = entry;
+    std::string tag = "__fuel_emu.name." + std::to_string(i);
+    Value moduleString =
+        addressOfString(body, loc, top, tag + ".module", moduleName);
+    Value kernelString =
+        addressOfString(body, loc, top, tag + ".kernel", kernelName);
+    Value fnPtr = LLVM::AddressOfOp::create(body, loc, ptr,
+                                            trampolines[i].getName());
+    LLVM::CallOp::create(body, loc, registerKernel,
+                         ValueRange{moduleString, kernelString, fnPtr});
+  }
+  for (auto [i, buffer] : llvm::enumerate(sharedBuffers)) {
+    auto &[moduleName, name, bytes] = buffer;
+    Value moduleString = addressOfString(
+        body, loc, top, "__fuel_emu.shared." + std::to_string(i),
+        moduleName);
+    Value at = LLVM::AddressOfOp::create(body, loc, ptr, name);
+    Value size = LLVM::ConstantOp::create(body, loc, i64,
+                                          body.getI64IntegerAttr(bytes));
+    LLVM::CallOp::create(body, loc, registerShared,
+                         ValueRange{moduleString, at, size});
+  }
+  LLVM::ReturnOp::create(body, loc, ValueRange{});
+  LLVM::GlobalCtorsOp::create(
+      b, loc, b.getArrayAttr({FlatSymbolRefAttr::get(ctor.getNameAttr())}),
+      b.getI32ArrayAttr({0}), b.getArrayAttr({LLVM::ZeroAttr::get(ctx)}));
+}
+
+} // namespace
