@@ -14,6 +14,10 @@ tensors, and with the same copies (`torch + copies`).
 
 Without a GPU it says why and points to the static figures
 (`python bench/gpu_static.py`: registers, shared memory, occupancy).
+With `--emulator` it needs no GPU and times nothing: each case's kernels,
+as fuel-to-nvvm makes them for an H100, run on the CPU (the GPU emulator,
+`target="cuda-emulator"`) and their result is checked the same way, at
+the bench's shapes (minutes: the emulator is a checker).
 """
 
 import argparse
@@ -51,12 +55,46 @@ def on_device(torch_f, torch, inputs):
     return resident, copying
 
 
+def check(name, f, inputs, np_f, where):
+    """Runs `f` once and stops the bench if its result is off the float64
+    reference (relative to the largest magnitude) by 1e-3 or more; returns
+    that error (None without a reference)."""
+    got = to_np(f(*inputs)).astype(np.float64)
+    if np_f is None:
+        return None
+    want = to_np(np_f(*[i.astype(np.float64) if i.dtype == np.float32 else i for i in inputs]))
+    err = np.abs(got - want).max() / max(np.abs(want).max(), 1e-30)
+    if not err < 1e-3:
+        raise SystemExit(f"fuel-mlir computes {name} wrong {where}: relative error {err:.2e}")
+    return err
+
+
+def emulate(names, table):
+    """Each case checked on the GPU emulator (no timing)."""
+    import time
+
+    print("the GPU emulator: the kernels of fuel-to-nvvm for an H100 (sm_90), on the CPU")
+    for name in names:
+        op, inputs, params, np_f, _ = table[name]
+        start = time.perf_counter()
+        f = runner.compile(fused_text(op, inputs, params), "f", target="cuda-emulator")
+        err = check(name, f, inputs, np_f, "on the GPU emulator")
+        said = "no reference" if err is None else f"relative error {err:.1e}"
+        print(f"{name:32s} {said} ({time.perf_counter() - start:.0f} s)", flush=True)
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--ops", nargs="+", default=None)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--emulator", action="store_true",
+                        help="check each case on the GPU emulator instead (no GPU, no timing)")
     args = parser.parse_args()
+    if args.emulator:
+        table = gpu_bench_cases(None)
+        return emulate(args.ops or sorted(table), table)
     try:
         device = gpu.cuda_devices()[0]
     except gpu.NoDeviceError as e:
@@ -74,12 +112,7 @@ def main():
     for name in args.ops or sorted(table):
         op, inputs, params, np_f, torch_f = table[name]
         f = runner.compile(fused_text(op, inputs, params), "f", target="cuda")
-        got = to_np(f(*inputs)).astype(np.float64)
-        if np_f is not None:
-            want = to_np(np_f(*[i.astype(np.float64) if i.dtype == np.float32 else i for i in inputs]))
-            err = np.abs(got - want).max() / max(np.abs(want).max(), 1e-30)
-            if not err < 1e-3:
-                raise SystemExit(f"fuel-mlir computes {name} wrong on the GPU: relative error {err:.2e}")
+        check(name, f, inputs, np_f, "on the GPU")
         contenders = {"fuel (with copies)": lambda: f(*inputs)}
         if torch_f is not None:
             resident, copying = on_device(torch_f, torch, inputs)
