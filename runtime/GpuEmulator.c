@@ -84,6 +84,7 @@ typedef void (*Entry)(void **params);
 typedef struct {
   char *module, *name;
   Entry entry;
+  int warpSize; /* 32 (NVIDIA's warps, AMD's wave32) or 64 (wave64) */
 } Kernel;
 
 typedef struct {
@@ -98,12 +99,13 @@ static Shared *shared;
 static size_t numShared, capShared;
 
 EXPORT void fuel_emu_register_kernel(const char *module, const char *name,
-                                     Entry entry) {
+                                     Entry entry, int32_t warpSize) {
   if (numKernels == capKernels) {
     capKernels = capKernels ? 2 * capKernels : 16;
     kernels = realloc(kernels, capKernels * sizeof *kernels);
   }
-  kernels[numKernels++] = (Kernel){strdup(module), strdup(name), entry};
+  kernels[numKernels++] =
+      (Kernel){strdup(module), strdup(name), entry, warpSize};
 }
 
 EXPORT void fuel_emu_register_shared(const char *module, void *at,
@@ -339,19 +341,20 @@ EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
 
 /*===--- Fibers -----------------------------------------------------------===*/
 
-enum { kWarp = 32, kMaxThreads = 1024, kStack = 256 * 1024 };
+enum { kMaxWarp = 64, kMaxThreads = 1024, kStack = 256 * 1024 };
 enum { kWaitNone, kWaitBarrier, kWaitShuffle };
 
 typedef struct {
   ucontext_t context;
   int done;
   int waits;
+  unsigned generation; /* of the barrier it waits at */
   int x, y, z;
 } Fiber;
 
 typedef struct {
-  uint32_t arrived, read, mask;
-  uint32_t value[kWarp];
+  uint64_t arrived, read, mask;
+  uint32_t value[kMaxWarp];
 } Warp;
 
 static struct {
@@ -364,7 +367,8 @@ static struct {
   int progress;
   int arrived;
   unsigned generation;
-  Warp warps[kMaxThreads / kWarp];
+  Warp warps[kMaxThreads / 32];
+  int warpSize;
   ucontext_t scheduler;
   Entry entry;
   void **params;
@@ -441,8 +445,8 @@ EXPORT int32_t fuel_emu_sreg(int32_t code) {
   case 3: case 4: case 5: return emu.block[code - 3];
   case 6: case 7: case 8: return emu.blockId[code - 6];
   case 9: case 10: case 11: return emu.grid[code - 9];
-  case 12: return linearThread() % kWarp;
-  case 13: return kWarp;
+  case 12: return linearThread() % emu.warpSize;
+  case 13: return emu.warpSize;
   default: fail("fuel_emu_sreg: unknown register %d", code); return 0;
   }
 }
@@ -457,6 +461,7 @@ EXPORT void fuel_emu_barrier(void) {
     return;
   }
   emu.fibers[emu.current].waits = kWaitBarrier;
+  emu.fibers[emu.current].generation = generation;
   while (emu.generation == generation && !failed)
     yield();
   emu.fibers[emu.current].waits = kWaitNone;
@@ -466,9 +471,14 @@ EXPORT void fuel_emu_barrier(void) {
    read, and in bit 32 whether the source lane was in range. */
 EXPORT uint64_t fuel_emu_shfl(int32_t kind, uint32_t mask, uint32_t value,
                               int32_t offset, int32_t clamp) {
-  int lane = linearThread() % kWarp;
-  Warp *w = &emu.warps[linearThread() / kWarp];
-  uint32_t bit = 1u << lane;
+  int lane = linearThread() % emu.warpSize;
+  Warp *w = &emu.warps[linearThread() / emu.warpSize];
+  uint64_t bit = (uint64_t)1 << lane;
+  if (emu.warpSize != 32) {
+    fail("kernel %s: shfl.sync in a wave of %d lanes", emu.function->name,
+         emu.warpSize);
+    return value;
+  }
   if (!(mask & bit)) {
     fail("kernel %s: lane %d of a warp shuffles with a mask (0x%x) that "
          "leaves it out",
@@ -483,7 +493,7 @@ EXPORT uint64_t fuel_emu_shfl(int32_t kind, uint32_t mask, uint32_t value,
   if (w->arrived && w->mask != mask && !failed)
     fail("kernel %s: lanes of a warp shuffle together with masks 0x%x and "
          "0x%x",
-         emu.function->name, w->mask, mask);
+         emu.function->name, (uint32_t)w->mask, mask);
   w->mask = mask;
   w->value[lane] = value;
   w->arrived |= bit;
@@ -514,8 +524,91 @@ EXPORT uint64_t fuel_emu_shfl(int32_t kind, uint32_t mask, uint32_t value,
   if (w->read == w->mask) {
     w->arrived = 0;
     w->read = 0;
+    w->mask = 0;
   }
   return (uint64_t)read | ((uint64_t)(valid != 0) << 32);
+}
+
+/* mbcnt.lo / mbcnt.hi (AMD): the bits of `mask` for the lanes below this
+   one, among lanes 0-31 (lo) or 32-63 (hi), plus `base`. */
+EXPORT int32_t fuel_emu_mbcnt(int32_t high, uint32_t mask, int32_t base) {
+  int lane = linearThread() % emu.warpSize;
+  int below = high ? lane - 32 : lane;
+  if (below <= 0)
+    return base;
+  uint32_t lanes = below >= 32 ? mask : mask & ((1u << below) - 1);
+  return base + __builtin_popcount(lanes);
+}
+
+/* A lane exchange of AMD's wave (ds_bpermute, ds_swizzle): every active
+   lane offers `value`, each reads lane j's. A lane is active if it reaches
+   this; one that waits at a barrier or has returned is not (reading it is
+   an error: the wave would read 0). */
+static int32_t exchange(int j, int32_t value, const char *what) {
+  int lane = linearThread() % emu.warpSize;
+  int wave = linearThread() / emu.warpSize;
+  Warp *w = &emu.warps[wave];
+  uint64_t bit = (uint64_t)1 << lane;
+  Fiber *f = &emu.fibers[emu.current];
+  f->waits = kWaitShuffle;
+  while ((w->arrived & bit) && !failed)
+    yield();
+  w->value[lane] = (uint32_t)value;
+  w->arrived |= bit;
+  emu.progress = 1;
+  /* Everyone else of the wave has arrived, returned, or waits at a
+     barrier not yet released (inactive here). */
+  for (;;) {
+    uint64_t others = 0;
+    int first = wave * emu.warpSize;
+    for (int l = 0; l < emu.warpSize && first + l < emu.threads; ++l) {
+      const Fiber *o = &emu.fibers[first + l];
+      int blocked =
+          o->waits == kWaitBarrier && o->generation == emu.generation;
+      if (!(w->arrived >> l & 1) && !o->done && !blocked)
+        others |= (uint64_t)1 << l;
+    }
+    if (!others || failed)
+      break;
+    yield();
+  }
+  if (!w->mask)
+    w->mask = w->arrived;
+  f->waits = kWaitNone;
+  if (!(w->mask >> j & 1))
+    fail("kernel %s: lane %d reads lane %d, which is not active in the %s",
+         emu.function->name, lane, j, what);
+  uint32_t read = w->value[j];
+  w->read |= bit;
+  emu.progress = 1;
+  if (w->read == w->mask) {
+    w->arrived = 0;
+    w->read = 0;
+    w->mask = 0;
+  }
+  return (int32_t)read;
+}
+
+EXPORT int32_t fuel_emu_bpermute(int32_t address, int32_t value) {
+  return exchange((int)(((uint32_t)address >> 2) % (uint32_t)emu.warpSize),
+                  value, "ds_bpermute");
+}
+
+/* ds_swizzle (AMD), both of its modes: with bit 15 set, each group of four
+   lanes reads the lanes its 2-bit fields name; else, within each group of
+   32 lanes, ((lane & and) | or) ^ xor, the masks in bits 0-4, 5-9 and
+   10-14. */
+EXPORT int32_t fuel_emu_swizzle(int32_t value, int32_t pattern) {
+  int lane = linearThread() % emu.warpSize;
+  int j;
+  if (pattern & 0x8000) {
+    j = (lane & ~3) | ((pattern >> (2 * (lane & 3))) & 3);
+  } else {
+    int andMask = pattern & 31, orMask = (pattern >> 5) & 31;
+    int xorMask = (pattern >> 10) & 31;
+    j = (lane & ~31) | ((((lane & 31) & andMask) | orMask) ^ xorMask);
+  }
+  return exchange(j, value, "ds_swizzle");
 }
 
 /*===--- Faults -----------------------------------------------------------===*/
@@ -701,9 +794,12 @@ EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     return;
   }
   Entry entry = NULL;
+  int warpSize = 32;
   for (size_t i = 0; i < f->module->numKernels; ++i)
-    if (!strcmp(f->module->kernels[i].name, f->name))
+    if (!strcmp(f->module->kernels[i].name, f->name)) {
       entry = f->module->kernels[i].entry;
+      warpSize = f->module->kernels[i].warpSize;
+    }
   if (!entry) {
     fail("mgpuLaunchKernel: no kernel %s in module %s (was it compiled "
          "with fuel-to-nvvm{format=emulator}?)",
@@ -743,6 +839,7 @@ EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     emu.grid[1] = (int)gridY;
     emu.grid[2] = (int)gridZ;
     emu.entry = entry;
+    emu.warpSize = warpSize;
     emu.params = params;
     emu.function = f;
     for (intptr_t k = 0; k < blocks && !failed; ++k) {

@@ -1,15 +1,16 @@
-//===- GpuEmulatedKernels.cpp - NVVM kernels compiled for the host --------===//
+//===- GpuEmulatedKernels.cpp - GPU kernels compiled for the host ---------===//
 //
-// fuel-gpu-emulated-kernels: the kernels of each NVVM gpu.module, lowered to
-// the LLVM dialect, move into the host module, where the GPU emulator
-// (runtime/GpuEmulator.c) runs them on the CPU: each thread of a block
-// is a fiber, and the NVVM operations that read a thread's position, wait
-// at a barrier or exchange values across a warp become calls into the
-// emulator. The gpu.module becomes a gpu.binary naming the module, so the
-// host code is exactly what it is for a GPU (gpu-to-llvm, the runtime
-// calls of libmlir_cuda_runtime's interface, which the emulator provides).
-// Upstream has no way to run a GPU kernel with barriers and shuffles on
-// the CPU; this is how the kernels' numerics are checked without a GPU.
+// fuel-gpu-emulated-kernels: the kernels of each NVVM or ROCDL gpu.module,
+// lowered to the LLVM dialect, move into the host module, where the GPU
+// emulator (runtime/GpuEmulator.c) runs them on the CPU: each thread of a
+// block is a fiber, and the operations that read a thread's position, wait
+// at a barrier or exchange values across a warp (or an AMD wave) become
+// calls into the emulator. The gpu.module becomes a gpu.binary naming the
+// module, so the host code is exactly what it is for a GPU (gpu-to-llvm,
+// the runtime calls of MLIR's GPU runtime wrappers, which the emulator
+// provides). Upstream has no way to run a GPU kernel with barriers and
+// shuffles on the CPU; this is how the kernels' numerics are checked
+// without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -34,7 +36,8 @@ using namespace mlir;
 
 namespace {
 
-/// What `fuel_emu_sreg` returns for each special register the kernels read.
+/// The code `fuel_emu_sreg` takes for each special register the kernels
+/// read (a thread's position, the block's and grid's sizes, its lane).
 const llvm::StringMap<int32_t> &specialRegisters() {
   static const llvm::StringMap<int32_t> codes = {
       {"nvvm.read.ptx.sreg.tid.x", 0},     {"nvvm.read.ptx.sreg.tid.y", 1},
@@ -44,6 +47,13 @@ const llvm::StringMap<int32_t> &specialRegisters() {
       {"nvvm.read.ptx.sreg.ctaid.z", 8},   {"nvvm.read.ptx.sreg.nctaid.x", 9},
       {"nvvm.read.ptx.sreg.nctaid.y", 10}, {"nvvm.read.ptx.sreg.nctaid.z", 11},
       {"nvvm.read.ptx.sreg.laneid", 12},   {"nvvm.read.ptx.sreg.warpsize", 13},
+      {"rocdl.workitem.id.x", 0},          {"rocdl.workitem.id.y", 1},
+      {"rocdl.workitem.id.z", 2},          {"rocdl.workgroup.dim.x", 3},
+      {"rocdl.workgroup.dim.y", 4},        {"rocdl.workgroup.dim.z", 5},
+      {"rocdl.workgroup.id.x", 6},         {"rocdl.workgroup.id.y", 7},
+      {"rocdl.workgroup.id.z", 8},         {"rocdl.grid.dim.x", 9},
+      {"rocdl.grid.dim.y", 10},            {"rocdl.grid.dim.z", 11},
+      {"rocdl.wavefrontsize", 13},
   };
   return codes;
 }
@@ -68,15 +78,15 @@ struct Runtime {
   }
 };
 
-/// Replaces the NVVM operations of `fn` by calls into the emulator; fails
-/// (with a diagnostic) on one it has no emulation for.
-LogicalResult emulateNVVM(LLVM::LLVMFuncOp fn, Runtime &rt) {
+/// Replaces the NVVM or ROCDL operations of `fn` by calls into the
+/// emulator; fails (with a diagnostic) on one it has no emulation for.
+LogicalResult emulateDeviceOps(LLVM::LLVMFuncOp fn, Runtime &rt) {
   MLIRContext *ctx = fn.getContext();
   Type i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
   Type voidTy = LLVM::LLVMVoidType::get(ctx);
   SmallVector<Operation *> nvvmOps;
   fn.walk([&](Operation *op) {
-    if (isa<NVVM::NVVMDialect>(op->getDialect()))
+    if (isa<NVVM::NVVMDialect, ROCDL::ROCDLDialect>(op->getDialect()))
       nvvmOps.push_back(op);
   });
   for (Operation *op : nvvmOps) {
@@ -92,18 +102,20 @@ LogicalResult emulateNVVM(LLVM::LLVMFuncOp fn, Runtime &rt) {
       Value v = LLVM::CallOp::create(b, loc, callee,
                                      ValueRange{constant(code->second, i32)})
                     .getResult();
-      Type type = op->getResult(0).getType();
-      if (type != i32) {
-        if (!isa<IntegerType>(type))
-          return op->emitError("fuel-gpu-emulated-kernels: ")
-                 << name << " of type " << type << " is not emulated";
+      auto type = dyn_cast<IntegerType>(op->getResult(0).getType());
+      if (!type)
+        return op->emitError("fuel-gpu-emulated-kernels: ")
+               << name << " of type " << op->getResult(0).getType()
+               << " is not emulated";
+      if (type.getWidth() > 32)
         v = LLVM::ZExtOp::create(b, loc, type, v);
-      }
+      else if (type.getWidth() < 32)
+        v = LLVM::TruncOp::create(b, loc, type, v);
       op->getResult(0).replaceAllUsesWith(v);
       op->erase();
       continue;
     }
-    if (isa<NVVM::Barrier0Op>(op) ||
+    if (isa<NVVM::Barrier0Op, ROCDL::BarrierOp, ROCDL::SBarrierOp>(op) ||
         (isa<NVVM::BarrierOp>(op) && op->getNumOperands() == 0)) {
       LLVM::LLVMFuncOp callee = rt.declare("fuel_emu_barrier", voidTy, {});
       LLVM::CallOp::create(b, loc, callee, ValueRange{});
@@ -142,6 +154,45 @@ LogicalResult emulateNVVM(LLVM::LLVMFuncOp fn, Runtime &rt) {
                                              ArrayRef<int64_t>{1});
       }
       shfl.getResult().replaceAllUsesWith(result);
+      op->erase();
+      continue;
+    }
+    if (isa<ROCDL::MbcntLoOp, ROCDL::MbcntHiOp>(op)) {
+      // fuel_emu_mbcnt(high half, mask, base): the mask's bits below the
+      // lane, in the low or high 32 lanes, plus base.
+      LLVM::LLVMFuncOp callee =
+          rt.declare("fuel_emu_mbcnt", i32, {i32, i32, i32});
+      Value high = constant(isa<ROCDL::MbcntHiOp>(op) ? 1 : 0, i32);
+      Value v = LLVM::CallOp::create(
+                    b, loc, callee,
+                    ValueRange{high, op->getOperand(0), op->getOperand(1)})
+                    .getResult();
+      op->getResult(0).replaceAllUsesWith(v);
+      op->erase();
+      continue;
+    }
+    if (isa<ROCDL::DsBpermuteOp>(op)) {
+      // fuel_emu_bpermute(byte address, value): the value of lane
+      // address / 4 of the wave.
+      LLVM::LLVMFuncOp callee =
+          rt.declare("fuel_emu_bpermute", i32, {i32, i32});
+      Value v = LLVM::CallOp::create(
+                    b, loc, callee,
+                    ValueRange{op->getOperand(0), op->getOperand(1)})
+                    .getResult();
+      op->getResult(0).replaceAllUsesWith(v);
+      op->erase();
+      continue;
+    }
+    if (isa<ROCDL::DsSwizzleOp>(op)) {
+      // fuel_emu_swizzle(value, pattern).
+      LLVM::LLVMFuncOp callee =
+          rt.declare("fuel_emu_swizzle", i32, {i32, i32});
+      Value v = LLVM::CallOp::create(
+                    b, loc, callee,
+                    ValueRange{op->getOperand(0), op->getOperand(1)})
+                    .getResult();
+      op->getResult(0).replaceAllUsesWith(v);
       op->erase();
       continue;
     }
@@ -208,18 +259,28 @@ void FuelGpuEmulatedKernelsPass::runOnOperation() {
   Type voidTy = LLVM::LLVMVoidType::get(ctx);
   // What the registration constructor records: each kernel's entry, and
   // each workgroup buffer (which the emulator poisons before every block).
-  SmallVector<std::tuple<std::string, std::string, LLVM::LLVMFuncOp>> entries;
+  struct KernelEntry {
+    std::string module, name;
+    LLVM::LLVMFuncOp fn;
+    int64_t warpSize;
+  };
+  SmallVector<KernelEntry> entries;
   SmallVector<std::tuple<std::string, std::string, int64_t>> sharedBuffers;
 
   SmallVector<gpu::GPUModuleOp> modules(top.getOps<gpu::GPUModuleOp>());
   for (gpu::GPUModuleOp module : modules) {
     std::optional<ArrayAttr> targets = module.getTargets();
     if (!targets || targets->size() != 1 ||
-        !isa<NVVM::NVVMTargetAttr>((*targets)[0])) {
+        !isa<NVVM::NVVMTargetAttr, ROCDL::ROCDLTargetAttr>((*targets)[0])) {
       module.emitError("fuel-gpu-emulated-kernels: the GPU module needs one "
-                       "NVVM target (nvvm-attach-target)");
+                       "NVVM or ROCDL target (nvvm-attach-target, "
+                       "rocdl-attach-target)");
       return signalPassFailure();
     }
+    // The lanes a warp (NVIDIA) or wave (AMD) has.
+    int64_t warpSize = 32;
+    if (auto rocdl = dyn_cast<ROCDL::ROCDLTargetAttr>((*targets)[0]))
+      warpSize = rocdl.hasWave64() ? 64 : 32;
     std::string prefix = ("__fuel_emu." + module.getName() + ".").str();
     DataLayout layout = DataLayout::closest(module);
     SmallVector<Operation *> moved;
@@ -258,7 +319,8 @@ void FuelGpuEmulatedKernelsPass::runOnOperation() {
           fn && (fn->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()) ||
                  fn->hasAttr(gpu::GPUDialect::getKernelFuncAttrName()));
       if (isKernel)
-        entries.emplace_back(module.getName().str(), fn.getName().str(), fn);
+        entries.push_back(
+            {module.getName().str(), fn.getName().str(), fn, warpSize});
       if (auto global = dyn_cast<LLVM::GlobalOp>(op)) {
         if (global.getAddrSpace() == 3)
           sharedBuffers.emplace_back(
@@ -271,11 +333,14 @@ void FuelGpuEmulatedKernelsPass::runOnOperation() {
     }
     for (Operation *op : moved) {
       if (auto fn = dyn_cast<LLVM::LLVMFuncOp>(op)) {
-        for (StringRef attr : {"nvvm.kernel", "nvvm.maxntid", "nvvm.reqntid",
-                               "nvvm.minctasm", "nvvm.maxnreg", "gpu.kernel",
-                               "gpu.known_block_size", "gpu.known_grid_size"})
-          fn->removeAttr(attr);
-        if (!fn.isExternal() && failed(emulateNVVM(fn, rt)))
+        // The targets' kernel attributes (nvvm.kernel, rocdl.kernel,
+        // nvvm.maxntid, rocdl.flat_work_group_size, gpu.known_block_size,
+        // ...) mean nothing on the host.
+        for (NamedAttribute attr : llvm::to_vector(fn->getDiscardableAttrs()))
+          if (llvm::is_contained({"nvvm", "rocdl", "gpu"},
+                                 attr.getName().strref().split('.').first))
+            fn->removeAttr(attr.getName());
+        if (!fn.isExternal() && failed(emulateDeviceOps(fn, rt)))
           return signalPassFailure();
       }
       dropAddressSpaces(op);
@@ -302,7 +367,8 @@ void FuelGpuEmulatedKernelsPass::runOnOperation() {
   OpBuilder b = OpBuilder::atBlockEnd(top.getBody());
   Location loc = top.getLoc();
   SmallVector<LLVM::LLVMFuncOp> trampolines;
-  for (auto &[moduleName, kernelName, kernel] : entries) {
+  for (KernelEntry &e : entries) {
+    LLVM::LLVMFuncOp kernel = e.fn;
     auto fnType = LLVM::LLVMFunctionType::get(voidTy, {ptr});
     auto entry = LLVM::LLVMFuncOp::create(
         b, loc, (kernel.getName() + ".params").str(), fnType,
@@ -327,21 +393,24 @@ void FuelGpuEmulatedKernelsPass::runOnOperation() {
   auto ctor = LLVM::LLVMFuncOp::create(b, loc, "__fuel_emu.register",
                                        ctorType, LLVM::Linkage::Internal);
   OpBuilder body = OpBuilder::atBlockEnd(ctor.addEntryBlock(b));
+  Type i32 = IntegerType::get(ctx, 32);
   LLVM::LLVMFuncOp registerKernel =
-      rt.declare("fuel_emu_register_kernel", voidTy, {ptr, ptr, ptr});
+      rt.declare("fuel_emu_register_kernel", voidTy, {ptr, ptr, ptr, i32});
   LLVM::LLVMFuncOp registerShared =
       rt.declare("fuel_emu_register_shared", voidTy, {ptr, ptr, i64});
-  for (auto [i, entry] : llvm::enumerate(entries)) {
-    auto &[moduleName, kernelName, kernel] = entry;
+  for (auto [i, e] : llvm::enumerate(entries)) {
     std::string tag = "__fuel_emu.name." + std::to_string(i);
     Value moduleString =
-        addressOfString(body, loc, top, tag + ".module", moduleName);
+        addressOfString(body, loc, top, tag + ".module", e.module);
     Value kernelString =
-        addressOfString(body, loc, top, tag + ".kernel", kernelName);
+        addressOfString(body, loc, top, tag + ".kernel", e.name);
     Value fnPtr = LLVM::AddressOfOp::create(body, loc, ptr,
                                             trampolines[i].getName());
-    LLVM::CallOp::create(body, loc, registerKernel,
-                         ValueRange{moduleString, kernelString, fnPtr});
+    Value warp = LLVM::ConstantOp::create(body, loc, i32,
+                                          body.getI32IntegerAttr(e.warpSize));
+    LLVM::CallOp::create(
+        body, loc, registerKernel,
+        ValueRange{moduleString, kernelString, fnPtr, warp});
   }
   for (auto [i, buffer] : llvm::enumerate(sharedBuffers)) {
     auto &[moduleName, name, bytes] = buffer;

@@ -187,6 +187,10 @@ static LogicalResult checkROCDLOptions(const fuel::FuelToROCDLOptions &o,
           o.chip.getValue() + "'";
     return failure();
   }
+  if (o.format.getValue() != "llvm" && o.format.getValue() != "emulator") {
+    why = "format must be llvm or emulator, got '" + o.format.getValue() + "'";
+    return failure();
+  }
   return success();
 }
 
@@ -346,7 +350,9 @@ static std::string getFuelToROCDLPipeline(const fuel::FuelToROCDLOptions &o) {
              llvm::formatv("convert-gpu-to-rocdl{{chipset={0}}",
                            o.chip.getValue())
                  .str()) +
-         "fuel-gpu-module-to-llvm-ir," + kGpuHostTail;
+         (o.format.getValue() == "emulator" ? "fuel-gpu-emulated-kernels,"
+                                             : "fuel-gpu-module-to-llvm-ir,") +
+         kGpuHostTail;
 }
 
 LogicalResult

@@ -85,13 +85,15 @@ def main(argv=None) -> int:
                         help="call libm for f32 math on vectors instead of polynomial approximations")
     parser.add_argument("--threads", type=int, default=1,
                         help="threads the scheduled loops run on (default: 1)")
-    parser.add_argument("--target", choices=("cpu", "cuda", "rocm", "cuda-emulator"),
+    parser.add_argument("--target",
+                        choices=("cpu", "cuda", "rocm", "cuda-emulator", "rocm-emulator"),
                         default="cpu",
                         help="where to run: the CPU, the first NVIDIA GPU (fuel-to-nvvm and the "
                              "MLIR CUDA runtime), the first AMD GPU (fuel-to-rocdl, llvm-22 and "
                              "MLIR's ROCm runtime wrappers), an error saying why when there is "
-                             "none; or cuda-emulator: the kernels fuel-to-nvvm makes for an H100 "
-                             "(sm_90), run on the CPU by the GPU emulator, to check them")
+                             "none; or cuda-emulator (rocm-emulator): the kernels fuel-to-nvvm "
+                             "(fuel-to-rocdl) makes for an H100 (an MI300X), run on the CPU by the "
+                             "GPU emulator, to check them")
     args = parser.parse_args(argv)
     try:
         text = sys.stdin.read() if args.module == "-" else open(args.module).read()

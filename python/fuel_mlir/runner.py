@@ -221,10 +221,11 @@ _GPU_TARGETS = {
 }
 
 
-# target="cuda-emulator": the kernels fuel-to-nvvm makes for this chip (with
-# this many SMs: an H100's), run on the CPU by the GPU emulator.
-_EMULATOR_CHIP, _EMULATOR_SMS = "sm_90", 132
-_TARGETS = ("cpu", "cuda", "rocm", "cuda-emulator")
+# target="cuda-emulator" and "rocm-emulator": the kernels fuel-to-nvvm and
+# fuel-to-rocdl make for this chip with this many multiprocessors (an
+# H100's, an MI300X's), run on the CPU by the GPU emulator.
+_EMULATORS = {"cuda-emulator": ("sm_90", 132), "rocm-emulator": ("gfx942", 304)}
+_TARGETS = ("cpu", "cuda", "rocm", "cuda-emulator", "rocm-emulator")
 
 
 def _emulator_library() -> Optional[str]:
@@ -303,9 +304,9 @@ class CompiledFunction:
                               + f" or '{_TARGETS[-1]}', got {target!r}")
         self.target = target
         chip, compute_units = None, 0
-        if target == "cuda-emulator":
+        if target in _EMULATORS:
             _emulator_runtime()
-            chip, compute_units = _EMULATOR_CHIP, _EMULATOR_SMS
+            chip, compute_units = _EMULATORS[target]
             threads = 1
         if target in _GPU_TARGETS:
             from . import gpu
@@ -368,7 +369,8 @@ class CompiledFunction:
                                                         compute_units=compute_units,
                                                         emulator=True)
                 if target == "cuda-emulator" else _rocm_pipeline(codegen=codegen, chip=chip,
-                                                        compute_units=compute_units))
+                                                        compute_units=compute_units,
+                                                        emulator=target == "rocm-emulator"))
             notes, errors = [], []
 
             def collect(diagnostic):
@@ -416,7 +418,7 @@ class CompiledFunction:
                     self._module, opt_level=opt_level,
                     shared_libs=runtime_libraries(threads)
                     + ([_find_library(_GPU_TARGETS[target][2])] if target in _GPU_TARGETS else [])
-                    + ([_emulator_library()] if target == "cuda-emulator" else []))
+                    + ([_emulator_library()] if target in _EMULATORS else []))
             except RuntimeError as e:
                 raise RunnerError(f"cannot compile {function!r}: {e}") from None
             # The module's global constructors: on a GPU, those that load the
@@ -431,7 +433,7 @@ class CompiledFunction:
             self._entry = self._engine.lookup(self.name)
         packed = (ctypes.c_void_p * len(pointers))(
             *[ctypes.cast(p, ctypes.c_void_p) for p in pointers])
-        if self.target != "cuda-emulator":
+        if self.target not in _EMULATORS:
             self._entry(packed)
             return
         emulator = _emulator_runtime()
@@ -685,11 +687,14 @@ def _cuda_pipeline(*, codegen: bool, chip: str, compute_units: int = 0,
     return "builtin.module(fuel-to-nvvm{" + " ".join(options) + "})"
 
 
-def _rocm_pipeline(*, codegen: bool, chip: str, compute_units: int = 0) -> str:
+def _rocm_pipeline(*, codegen: bool, chip: str, compute_units: int = 0,
+                   emulator: bool = False) -> str:
     """fuel-to-rocdl for the GPU HIP sees (its chip and compute units; 0:
     from the chip): each kernel module's device IR, made a code object
-    afterwards (gpu.embed_code_objects)."""
+    afterwards (gpu.embed_code_objects); with `emulator`, the same kernels
+    compiled for the host."""
     return ("builtin.module(fuel-to-rocdl{" + f"chip={chip} compute-units={compute_units}"
+            + (" format=emulator" if emulator else "")
             + ("" if codegen else " codegen=false") + "})")
 
 

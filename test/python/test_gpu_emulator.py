@@ -26,22 +26,26 @@ pytestmark = pytest.mark.skipif(runner._emulator_library() is None,
                                 reason="the GPU emulator is not built")
 
 
-@pytest.mark.parametrize("order", ["forward", "reverse"])
+@pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
 @pytest.mark.parametrize("name", NUMERICS)
-def test_numerics_on_the_emulator(name, order):
+def test_numerics_on_the_emulator(name, target):
+    """The NVIDIA kernels (fuel-to-nvvm for an H100: warps of 32, shfl.sync)
+    and the AMD ones (fuel-to-rocdl for an MI300X: waves of 64,
+    ds_bpermute), each block's threads run forward, then in reverse."""
     op, inputs, params, want, tol = numerics_case(name)
-    fn = runner.compile(fused_text(op, inputs, params), "f", target="cuda-emulator")
-    runner.emulator_order(order)
-    before = runner.emulator_counts()
-    try:
-        got = fn(*inputs)
-    finally:
-        runner.emulator_order("forward")
-    after = runner.emulator_counts()
-    assert after["launches"] > before["launches"]
-    assert after["allocs"] - before["allocs"] == after["frees"] - before["frees"] > 0
-    for g, w in zip(got if isinstance(got, tuple) else (got,), want):
-        assert_close(g, w, tol, loose=True)
+    fn = runner.compile(fused_text(op, inputs, params), "f", target=target)
+    for order in ("forward", "reverse"):
+        runner.emulator_order(order)
+        before = runner.emulator_counts()
+        try:
+            got = fn(*inputs)
+        finally:
+            runner.emulator_order("forward")
+        after = runner.emulator_counts()
+        assert after["launches"] > before["launches"]
+        assert after["allocs"] - before["allocs"] == after["frees"] - before["frees"] > 0
+        for g, w in zip(got if isinstance(got, tuple) else (got,), want):
+            assert_close(g, w, tol, loose=True)
 
 
 def test_shuffled_order_and_errors_of_the_order():
@@ -70,25 +74,28 @@ def test_fuel_run_on_the_emulator(tmp_path):
 
 
 # Kernels written here: one function @f that fills its memref argument
-# from a gpu.launch, lowered as fuel-to-nvvm lowers its kernels, with the
-# emulator in place of gpu-module-to-binary.
+# from a gpu.launch, lowered as fuel-to-nvvm (fuel-to-rocdl) lowers its
+# kernels, with the emulator in place of gpu-module-to-binary.
 PIPELINE = ("builtin.module(gpu-kernel-outlining,func.func(gpu-async-region),"
-            "convert-scf-to-cf,convert-func-to-llvm,"
-            "expand-strided-metadata,nvvm-attach-target{chip=sm_90},lower-affine,"
-            "gpu.module(convert-gpu-to-nvvm,canonicalize,reconcile-unrealized-casts),"
+            "convert-scf-to-cf,convert-func-to-llvm,expand-strided-metadata,{attach},lower-affine,"
+            "gpu.module({convert},canonicalize,reconcile-unrealized-casts),"
             "convert-arith-to-llvm,convert-index-to-llvm,gpu-to-llvm,"
             "fuel-gpu-emulated-kernels,convert-math-to-llvm,"
             "reconcile-unrealized-casts)")
+LOWERING = {"cuda": {"attach": "nvvm-attach-target{chip=sm_90}", "convert": "convert-gpu-to-nvvm"},
+            "rocm": {"attach": "rocdl-attach-target{chip=gfx942}",
+                     "convert": "convert-gpu-to-rocdl{chipset=gfx942}"}}
 
 
-def run_kernel(body, out_shape, *, threads=64, blocks=1, workgroup="", host_alloc=False):
+def run_kernel(body, out_shape, *, threads=64, blocks=1, workgroup="", host_alloc=False,
+               target="cuda"):
     """Runs @f(%out: memref<out_shape x f32>) whose one launch has `blocks` x
     `threads` and runs `body` (it sees %tx, %bx, %out, and %sh with
     `workgroup`'s memref type if given); with `host_alloc`, the kernel
     writes a gpu.alloc'd buffer, copied into %out after. Returns the
     output and the emulator's error (None if none)."""
     shape = "x".join(map(str, out_shape)) + "xf32"
-    target = "%dev" if host_alloc else "%out"
+    written = "%dev" if host_alloc else "%out"
     alloc = f"%dev = gpu.alloc () : memref<{shape}>" if host_alloc else ""
     copy = (f"gpu.memcpy %out, %dev : memref<{shape}>, memref<{shape}>\n"
             f"    gpu.dealloc %dev : memref<{shape}>") if host_alloc else ""
@@ -104,7 +111,7 @@ module attributes {{gpu.container_module}} {{
                                          %gz = %launch_one)
                threads(%tx, %ty, %tz) in (%sx = %launch_threads, %sy = %launch_one,
                                           %sz = %launch_one) {wg} {{
-      {body.replace("%out", target)}
+      {body.replace("%out", written)}
       gpu.terminator
     }}
     {copy}
@@ -113,7 +120,7 @@ module attributes {{gpu.container_module}} {{
 }}"""
     with ir.Context():
         module = ir.Module.parse(text)
-        passmanager.PassManager.parse(PIPELINE).run(module.operation)
+        passmanager.PassManager.parse(PIPELINE.format(**LOWERING[target])).run(module.operation)
         engine = ExecutionEngine(module, opt_level=2, shared_libs=runner.runtime_libraries()
                                  + [runner._emulator_library()])
         engine.initialize()
@@ -171,6 +178,33 @@ def test_shuffles_follow_ptx(kind, offset, width):
         np.testing.assert_array_equal(out[1, lanes], valid)
 
 
+@pytest.mark.parametrize("kind,offset", [("xor", 1), ("xor", 32), ("xor", 63), ("idx", 5),
+                                          ("idx", 40)])
+def test_amd_waves_of_64_shuffle(kind, offset):
+    """On AMD (ds_bpermute), a wave is 64 lanes: two waves of 128 threads,
+    each lane shuffling its thread id (every source lane in range), and
+    each lane's id (gpu.lane_id: mbcnt.lo and mbcnt.hi)."""
+    body = f"""
+      %lane = arith.index_cast %tx : index to i32
+      %v = arith.sitofp %lane : i32 to f32
+      %off = arith.constant {offset} : i32
+      %w = arith.constant 64 : i32
+      %r, %ok = gpu.shuffle {kind} %v, %off, %w : f32
+      %id = gpu.lane_id
+      %idi = arith.index_cast %id : index to i32
+      %idf = arith.sitofp %idi : i32 to f32
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      memref.store %r, %out[%c0, %tx] : memref<2x128xf32>
+      memref.store %idf, %out[%c1, %tx] : memref<2x128xf32>"""
+    out, error = run_kernel(body, (2, 128), threads=128, target="rocm")
+    assert error is None
+    lanes = np.arange(128) % 64
+    source = lanes ^ offset if kind == "xor" else np.full(128, offset)
+    np.testing.assert_array_equal(out[0], source + 64 * (np.arange(128) // 64))
+    np.testing.assert_array_equal(out[1], lanes)
+
+
 NEIGHBOUR = """
       %c1 = arith.constant 1 : index
       %c64 = arith.constant 64 : index
@@ -185,11 +219,13 @@ NEIGHBOUR = """
 SHARED = "memref<64xf32, #gpu.address_space<workgroup>>"
 
 
+@pytest.mark.parametrize("target", ["cuda", "rocm"])
 @pytest.mark.parametrize("order", ["forward", "reverse", 99])
-def test_a_barrier_orders_shared_memory(order):
+def test_a_barrier_orders_shared_memory(order, target):
     runner.emulator_order(order)
     try:
-        out, error = run_kernel(NEIGHBOUR.format(barrier="gpu.barrier"), (64,), workgroup=SHARED)
+        out, error = run_kernel(NEIGHBOUR.format(barrier="gpu.barrier"), (64,), workgroup=SHARED,
+                                target=target)
     finally:
         runner.emulator_order("forward")
     assert error is None

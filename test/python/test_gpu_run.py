@@ -40,7 +40,7 @@ def test_fuel_run_says_no_gpu(tmp_path, capsys):
 
 
 def test_bad_target():
-    with pytest.raises(runner.RunnerError, match="target must be 'cpu', 'cuda', 'rocm' or 'cuda-emulator'"):
+    with pytest.raises(runner.RunnerError, match="target must be 'cpu', 'cuda', 'rocm', 'cuda-emulator' or 'rocm-emulator'"):
         runner.compile(SOFTMAX, "f", target="tpu")
 
 

@@ -156,6 +156,13 @@ struct FuelToROCDLOptions : public PassPipelineOptions<FuelToROCDLOptions> {
       llvm::cl::desc("Schedule the ops that have a GPU schedule; off: every "
                      "op as decomposed, one kernel per loop nest"),
       llvm::cl::init(true)};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What each GPU module becomes: llvm (its device LLVM "
+                     "IR, for llc-22 and ld.lld-22), emulator (host code "
+                     "for the CPU emulator of the GPU runtime: "
+                     "fuel-gpu-emulated-kernels)"),
+      llvm::cl::init("llvm")};
 };
 
 /// Adds the fuel-to-rocdl pipeline: fuel-to-nvvm's steps up to the GPU

@@ -492,38 +492,44 @@ def FuelGpuModuleToLLVMIR : Pass<"fuel-gpu-module-to-llvm-ir", "::mlir::ModuleOp
 
 def FuelGpuEmulatedKernels
     : Pass<"fuel-gpu-emulated-kernels", "::mlir::ModuleOp"> {
-  let summary = "Compile NVVM kernels for the host, to run on the CPU "
-                "emulator of the GPU runtime";
+  let summary = "Compile NVVM or ROCDL kernels for the host, to run on the "
+                "CPU emulator of the GPU runtime";
   let description = [{
-    Takes the place of `gpu-module-to-binary` in `fuel-to-nvvm` with
-    `format=emulator`. The functions and globals of each `gpu.module` (with
-    an NVVM target, lowered to the LLVM dialect) move into the host module
-    under the prefix `__fuel_emu.<module>.`; what only a GPU has becomes a
-    call into the emulator (`libfuel_gpu_emulator.so`, built with the
-    Python package):
+    Takes the place of `gpu-module-to-binary` in `fuel-to-nvvm` and of
+    `fuel-gpu-module-to-llvm-ir` in `fuel-to-rocdl` with `format=emulator`.
+    The functions and globals of each `gpu.module` (with an NVVM or a ROCDL
+    target, lowered to the LLVM dialect) move into the host module under
+    the prefix `__fuel_emu.<module>.`; what only a GPU has becomes a call
+    into the emulator (`runtime/GpuEmulator.c`, built with the Python
+    package as `libfuel_gpu_emulator.so`):
 
-    - the special registers (`nvvm.read.ptx.sreg.tid.x`, `ntid`, `ctaid`,
-      `nctaid`, `laneid`, `warpsize`): `fuel_emu_sreg(code)`;
-    - `nvvm.barrier0`: `fuel_emu_barrier()`;
-    - `nvvm.shfl.sync` (of i32 or f32): `fuel_emu_shfl(kind, mask, value,
-      offset, clamp)`, with PTX's rules for the source lane and the valid
-      bit;
-    - workgroup memory (address space 3) and the other address spaces:
-      plain host memory;
+    - a thread's position and the block's and grid's sizes
+      (`nvvm.read.ptx.sreg.tid.x`, `ntid`, `ctaid`, `nctaid`, `laneid`,
+      `warpsize`; `rocdl.workitem.id.x`, `workgroup.id`, `workgroup.dim`,
+      `grid.dim`, `wavefrontsize`): `fuel_emu_sreg(code)`;
+    - `nvvm.barrier0`, `rocdl.barrier`, `rocdl.s.barrier`:
+      `fuel_emu_barrier()`;
+    - `nvvm.shfl.sync`: `fuel_emu_shfl(kind, mask, value, offset, clamp)`,
+      with PTX's rules for the source lane and the valid bit;
+    - `rocdl.ds_bpermute`, `rocdl.ds_swizzle` (lane exchanges of a wave)
+      and `rocdl.mbcnt.lo`/`hi` (the lane's number): `fuel_emu_bpermute`,
+      `fuel_emu_swizzle`, `fuel_emu_mbcnt`;
+    - workgroup (3) and private (5) memory: plain host memory;
     - libdevice's functions (`__nv_expf`, ...): the emulator defines them
       with the C library's.
 
-    Any other NVVM operation is an error that names it. Each
+    Any other NVVM or ROCDL operation is an error that names it. Each
     `gpu.module` becomes a `gpu.binary` whose object names the module, so
     the host side is the one a GPU gets: it loads the module, looks up the
-    kernel and launches it through the runtime functions of MLIR's CUDA
+    kernel and launches it through the runtime functions of MLIR's GPU
     runtime wrappers, which the emulator implements on host memory. Each
     kernel gets an entry that takes the launch's `void **params`, and a
-    global constructor registers the entries and the workgroup buffers
-    with the emulator.
+    global constructor registers the entries (with the lanes of a warp:
+    32, or 64 for a wave64 ROCDL target) and the workgroup buffers with the
+    emulator.
 
-    Upstream can run a GPU kernel only on a GPU; this runs the kernels
-    `fuel-to-nvvm` makes, barriers and warp shuffles included, on the CPU,
+    Upstream can run a GPU kernel only on a GPU; this runs the kernels the
+    GPU pipelines make, barriers and lane exchanges included, on the CPU,
     so that their numerics are checked where there is no GPU.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",

@@ -76,10 +76,67 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Only NVVM kernels are emulated.
+// An AMD kernel: the work-item and workgroup ids, the lane count (mbcnt),
+// the wave's lane exchanges (ds_bpermute, ds_swizzle) and the barrier
+// become calls; private (5) and workgroup (3) pointers become plain ones;
+// the kernel registers with waves of 64 lanes (32 with wave64 off).
+// CHECK-LABEL: llvm.func @__fuel_emu.a.kern(
+// CHECK-NOT:     rocdl.
+// CHECK:         llvm.call @fuel_emu_sreg(%{{.*}}) : (i32) -> i32
+// CHECK:         llvm.call @fuel_emu_sreg(%{{.*}}) : (i32) -> i32
+// CHECK:         %[[ALL:.*]] = llvm.mlir.constant(-1 : i32) : i32
+// CHECK-NEXT:    %[[BASE:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[HI:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[LO:.*]] = llvm.call @fuel_emu_mbcnt(%[[HI]], %[[ALL]], %[[BASE]]) : (i32, i32, i32) -> i32
+// CHECK-NEXT:    %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:    llvm.call @fuel_emu_mbcnt(%[[ONE]], %[[ALL]], %[[LO]])
+// CHECK:         llvm.alloca %{{.*}} x f32 : (i32) -> !llvm.ptr
+// CHECK:         llvm.call @fuel_emu_bpermute(%{{.*}}, %{{.*}}) : (i32, i32) -> i32
+// CHECK:         llvm.call @fuel_emu_swizzle(%{{.*}}, %{{.*}}) : (i32, i32) -> i32
+// CHECK:         llvm.call @fuel_emu_barrier()
+// CHECK:       gpu.binary @a [#gpu.object<#rocdl.target<chip = "gfx942">, bin = "fuel-gpu-emulator:a\00">]
+// CHECK:       llvm.func internal @__fuel_emu.register()
+// CHECK:         %[[WAVE:.*]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK-NEXT:    llvm.call @fuel_emu_register_kernel(%{{.*}}, %{{.*}}, %{{.*}}, %[[WAVE]])
+// CHECK:         %[[WAVE32:.*]] = llvm.mlir.constant(32 : i32) : i32
+// CHECK-NEXT:    llvm.call @fuel_emu_register_kernel(%{{.*}}, %{{.*}}, %{{.*}}, %[[WAVE32]])
 module attributes {gpu.container_module} {
-  // expected-error @+1 {{fuel-gpu-emulated-kernels: the GPU module needs one NVVM target (nvvm-attach-target)}}
-  gpu.module @k [#rocdl.target<chip = "gfx942">] {
+  gpu.module @a [#rocdl.target<chip = "gfx942">] {
+    llvm.func @kern(%out: !llvm.ptr) attributes {gpu.kernel, rocdl.kernel, rocdl.flat_work_group_size = "1,64"} {
+      %t = rocdl.workitem.id.x : i32
+      %b = rocdl.workgroup.id.y : i32
+      %all = llvm.mlir.constant(-1 : i32) : i32
+      %zero = llvm.mlir.constant(0 : i32) : i32
+      %lo = rocdl.mbcnt.lo %all, %zero : (i32, i32) -> i32
+      %lane = rocdl.mbcnt.hi %all, %lo : (i32, i32) -> i32
+      %one = llvm.mlir.constant(1 : i32) : i32
+      %p = llvm.alloca %one x f32 : (i32) -> !llvm.ptr<5>
+      %x = llvm.sitofp %b : i32 to f32
+      llvm.store %x, %p : f32, !llvm.ptr<5>
+      %four = llvm.mlir.constant(4 : i32) : i32
+      %addr = llvm.mul %lane, %four : i32
+      %y = rocdl.ds_bpermute %addr, %t : (i32, i32) -> i32
+      %pattern = llvm.mlir.constant(1055 : i32) : i32
+      %z = rocdl.ds_swizzle %y, %pattern : (i32, i32) -> i32
+      rocdl.barrier
+      %o = llvm.getelementptr %out[%t] : (!llvm.ptr, i32) -> !llvm.ptr, i32
+      llvm.store %z, %o : i32, !llvm.ptr
+      llvm.return
+    }
+  }
+  gpu.module @b [#rocdl.target<chip = "gfx1100", flags = {no_wave64}>] {
+    llvm.func @kern() attributes {gpu.kernel, rocdl.kernel} {
+      llvm.return
+    }
+  }
+}
+
+// -----
+
+// Only NVVM and ROCDL kernels are emulated.
+module attributes {gpu.container_module} {
+  // expected-error @+1 {{fuel-gpu-emulated-kernels: the GPU module needs one NVVM or ROCDL target (nvvm-attach-target, rocdl-attach-target)}}
+  gpu.module @k [#nvvm.target<chip = "sm_90">, #rocdl.target<chip = "gfx942">] {
     llvm.func @kern() attributes {gpu.kernel} {
       llvm.return
     }
