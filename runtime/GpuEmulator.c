@@ -467,6 +467,20 @@ EXPORT void fuel_emu_barrier(void) {
   emu.fibers[emu.current].waits = kWaitNone;
 }
 
+/* Lane j's value of the warp's exchange, read by the lane of `bit`; the
+   last lane to read ends the exchange. */
+static uint32_t readLane(Warp *w, int j, uint64_t bit) {
+  uint32_t read = w->value[j];
+  w->read |= bit;
+  emu.progress = 1;
+  if (w->read == w->mask) {
+    w->arrived = 0;
+    w->read = 0;
+    w->mask = 0;
+  }
+  return read;
+}
+
 /* shfl.sync.{bfly,up,down,idx}.b32 with PTX's rules: returns the value
    read, and in bit 32 whether the source lane was in range. */
 EXPORT uint64_t fuel_emu_shfl(int32_t kind, uint32_t mask, uint32_t value,
@@ -518,15 +532,7 @@ EXPORT uint64_t fuel_emu_shfl(int32_t kind, uint32_t mask, uint32_t value,
     fail("kernel %s: lane %d reads lane %d, outside the shuffle's mask "
          "(0x%x)",
          emu.function->name, lane, j, mask);
-  uint32_t read = w->value[j];
-  w->read |= bit;
-  emu.progress = 1;
-  if (w->read == w->mask) {
-    w->arrived = 0;
-    w->read = 0;
-    w->mask = 0;
-  }
-  return (uint64_t)read | ((uint64_t)(valid != 0) << 32);
+  return (uint64_t)readLane(w, j, bit) | ((uint64_t)(valid != 0) << 32);
 }
 
 /* mbcnt.lo / mbcnt.hi (AMD): the bits of `mask` for the lanes below this
@@ -578,15 +584,7 @@ static int32_t exchange(int j, int32_t value, const char *what) {
   if (!(w->mask >> j & 1))
     fail("kernel %s: lane %d reads lane %d, which is not active in the %s",
          emu.function->name, lane, j, what);
-  uint32_t read = w->value[j];
-  w->read |= bit;
-  emu.progress = 1;
-  if (w->read == w->mask) {
-    w->arrived = 0;
-    w->read = 0;
-    w->mask = 0;
-  }
-  return (int32_t)read;
+  return (int32_t)readLane(w, j, bit);
 }
 
 EXPORT int32_t fuel_emu_bpermute(int32_t address, int32_t value) {

@@ -157,43 +157,29 @@ LogicalResult emulateDeviceOps(LLVM::LLVMFuncOp fn, Runtime &rt) {
       op->erase();
       continue;
     }
+    // A call of `callee` (returning i32) on `args` in place of `op`.
+    auto replaceByCall = [&](StringRef callee, ValueRange args) {
+      SmallVector<Type> types(args.size(), i32);
+      Value v = LLVM::CallOp::create(b, loc, rt.declare(callee, i32, types),
+                                     args)
+                    .getResult();
+      op->getResult(0).replaceAllUsesWith(v);
+      op->erase();
+    };
+    // fuel_emu_mbcnt(high half, mask, base): the mask's bits below the
+    // lane, in the low or high 32 lanes, plus base.
     if (isa<ROCDL::MbcntLoOp, ROCDL::MbcntHiOp>(op)) {
-      // fuel_emu_mbcnt(high half, mask, base): the mask's bits below the
-      // lane, in the low or high 32 lanes, plus base.
-      LLVM::LLVMFuncOp callee =
-          rt.declare("fuel_emu_mbcnt", i32, {i32, i32, i32});
       Value high = constant(isa<ROCDL::MbcntHiOp>(op) ? 1 : 0, i32);
-      Value v = LLVM::CallOp::create(
-                    b, loc, callee,
-                    ValueRange{high, op->getOperand(0), op->getOperand(1)})
-                    .getResult();
-      op->getResult(0).replaceAllUsesWith(v);
-      op->erase();
+      replaceByCall("fuel_emu_mbcnt",
+                    {high, op->getOperand(0), op->getOperand(1)});
       continue;
     }
-    if (isa<ROCDL::DsBpermuteOp>(op)) {
-      // fuel_emu_bpermute(byte address, value): the value of lane
-      // address / 4 of the wave.
-      LLVM::LLVMFuncOp callee =
-          rt.declare("fuel_emu_bpermute", i32, {i32, i32});
-      Value v = LLVM::CallOp::create(
-                    b, loc, callee,
-                    ValueRange{op->getOperand(0), op->getOperand(1)})
-                    .getResult();
-      op->getResult(0).replaceAllUsesWith(v);
-      op->erase();
-      continue;
-    }
-    if (isa<ROCDL::DsSwizzleOp>(op)) {
-      // fuel_emu_swizzle(value, pattern).
-      LLVM::LLVMFuncOp callee =
-          rt.declare("fuel_emu_swizzle", i32, {i32, i32});
-      Value v = LLVM::CallOp::create(
-                    b, loc, callee,
-                    ValueRange{op->getOperand(0), op->getOperand(1)})
-                    .getResult();
-      op->getResult(0).replaceAllUsesWith(v);
-      op->erase();
+    // fuel_emu_bpermute(byte address, value): the value of lane
+    // address / 4 of the wave; fuel_emu_swizzle(value, pattern).
+    if (isa<ROCDL::DsBpermuteOp>(op) || isa<ROCDL::DsSwizzleOp>(op)) {
+      replaceByCall(isa<ROCDL::DsBpermuteOp>(op) ? "fuel_emu_bpermute"
+                                                 : "fuel_emu_swizzle",
+                    op->getOperands());
       continue;
     }
     return op->emitError("fuel-gpu-emulated-kernels: ")
