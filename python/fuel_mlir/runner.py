@@ -287,7 +287,8 @@ class CompiledFunction:
 
     def __init__(self, module, function: str, *, opt_level: int = 2,
                  codegen: bool = True, approximate_math: bool = True,
-                 threads: int = 1, target: str = "cpu", vector_registers=None):
+                 threads: int = 1, target: str = "cpu", vector_registers=None,
+                 chip: Optional[str] = None):
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise RunnerError(f"threads must be a positive int, got {threads!r}")
         if vector_registers is None:
@@ -303,10 +304,22 @@ class CompiledFunction:
             raise RunnerError("target must be " + ", ".join(f"'{t}'" for t in _TARGETS[:-1])
                               + f" or '{_TARGETS[-1]}', got {target!r}")
         self.target = target
-        chip, compute_units = None, 0
+        wanted_chip, chip, compute_units = chip, None, 0
+        if wanted_chip is not None and target not in _EMULATORS:
+            raise RunnerError(f"chip= is for the emulator targets; target={target!r} "
+                              + ("compiles for the host" if target == "cpu"
+                                 else "compiles for the device's chip"))
         if target in _EMULATORS:
             _emulator_runtime()
-            chip, compute_units = _EMULATORS[target]
+            default_chip, default_units = _EMULATORS[target]
+            vendor = "sm_" if target == "cuda-emulator" else "gfx"
+            if wanted_chip is not None and (not isinstance(wanted_chip, str)
+                                            or not wanted_chip.startswith(vendor)):
+                raise RunnerError(f"target={target!r} takes a chip {vendor}..., "
+                                  f"got {wanted_chip!r}")
+            # Another chip: the multiprocessors of its generation's largest GPU.
+            chip, compute_units = ((default_chip, default_units)
+                                   if wanted_chip in (None, default_chip) else (wanted_chip, 0))
             threads = 1
         if target in _GPU_TARGETS:
             from . import gpu
@@ -700,7 +713,8 @@ def _rocm_pipeline(*, codegen: bool, chip: str, compute_units: int = 0,
 
 def compile(module, function: str, *, opt_level: int = 2, codegen: bool = True,
             approximate_math: bool = True, threads: int = 1,
-            target: str = "cpu", vector_registers=None) -> CompiledFunction:
+            target: str = "cpu", vector_registers=None,
+            chip: Optional[str] = None) -> CompiledFunction:
     """Compiles `function` of `module` (text or ir.Module) for the CPU, or
     with `target="cuda"` for the first NVIDIA GPU the CUDA driver sees.
 
@@ -731,9 +745,12 @@ def compile(module, function: str, *, opt_level: int = 2, codegen: bool = True,
     as fibers that meet at barriers and warp shuffles, so the kernels'
     numerics are checked on the CPU; it raises RunnerError for what a GPU
     would not report (a barrier some threads skip, an access past a device
-    buffer; docs/GPU.md). Slow: it is a checker. `threads` and
-    `approximate_math` apply to the CPU only.
+    buffer; docs/GPU.md). Slow: it is a checker. `target="rocm-emulator"`
+    does the same with `fuel-to-rocdl` for an MI300X (gfx942, waves of 64).
+    `chip` (the emulator targets only) compiles for another chip (`sm_80`,
+    `gfx90a`, ...), with the multiprocessors of its generation's largest
+    GPU. `threads` and `approximate_math` apply to the CPU only.
     """
     return CompiledFunction(module, function, opt_level=opt_level, codegen=codegen,
                             approximate_math=approximate_math, threads=threads,
-                            target=target, vector_registers=vector_registers)
+                            target=target, vector_registers=vector_registers, chip=chip)

@@ -48,6 +48,34 @@ def test_numerics_on_the_emulator(name, target):
             assert_close(g, w, tol, loose=True)
 
 
+# The cases whose kernels change with the chip: attention (heads staged up
+# to 64 before sm_90), the contractions' tiles (fit to the SMs), and a
+# row op.
+OTHER_CHIPS = [n for n in NUMERICS
+               if n.split("/")[0] in ("flash_attn", "flash_attn_backward_q", "flash_attn_backward_k",
+                                      "flash_attn_backward_v", "fused_linear", "conv2d",
+                                      "qmatmul", "softmax_last_dim")]
+
+
+@pytest.mark.parametrize("target,chip", [("cuda-emulator", "sm_80"), ("rocm-emulator", "gfx90a")])
+@pytest.mark.parametrize("name", OTHER_CHIPS)
+def test_numerics_for_other_chips(name, target, chip):
+    op, inputs, params, want, tol = numerics_case(name)
+    got = runner.compile(fused_text(op, inputs, params), "f", target=target, chip=chip)(*inputs)
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want):
+        assert_close(g, w, tol, loose=True)
+
+
+def test_chip_is_for_the_emulators():
+    text = fused_text("softmax_last_dim", [np.zeros((4, 64), np.float32)])
+    with pytest.raises(runner.RunnerError, match="chip= is for the emulator targets; "
+                                                 "target='cpu' compiles for the host"):
+        runner.compile(text, "f", chip="sm_80")
+    with pytest.raises(runner.RunnerError, match=r"target='rocm-emulator' takes a chip gfx\.\.\., "
+                                                 r"got 'sm_80'"):
+        runner.compile(text, "f", target="rocm-emulator", chip="sm_80")
+
+
 def test_shuffled_order_and_errors_of_the_order():
     op, inputs, params, want, tol = numerics_case("fused_linear/staged")
     fn = runner.compile(fused_text(op, inputs, params), "f", target="cuda-emulator")
