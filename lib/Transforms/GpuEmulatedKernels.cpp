@@ -228,6 +228,51 @@ Value addressOfString(OpBuilder &b, Location loc, ModuleOp top,
                                    symbol);
 }
 
+/// Whether emulateDeviceOps replaces `op` (an NVVM or ROCDL operation).
+bool hasEmulation(Operation *op) {
+  return specialRegisters().contains(op->getName().getStringRef()) ||
+         isa<NVVM::Barrier0Op, NVVM::ShflOp, ROCDL::BarrierOp,
+             ROCDL::SBarrierOp, ROCDL::MbcntLoOp, ROCDL::MbcntHiOp,
+             ROCDL::DsBpermuteOp, ROCDL::DsSwizzleOp>(op) ||
+         (isa<NVVM::BarrierOp>(op) && op->getNumOperands() == 0);
+}
+
+/// Checks, before anything changes, that `module` can be emulated: one
+/// NVVM or ROCDL target, only LLVM functions and globals, declarations
+/// that agree with the host module's, and no device operation without an
+/// emulation.
+LogicalResult checkModule(gpu::GPUModuleOp module, ModuleOp top) {
+  std::optional<ArrayAttr> targets = module.getTargets();
+  if (!targets || targets->size() != 1 ||
+      !isa<NVVM::NVVMTargetAttr, ROCDL::ROCDLTargetAttr>((*targets)[0]))
+    return module.emitError("fuel-gpu-emulated-kernels: the GPU module needs "
+                            "one NVVM or ROCDL target (nvvm-attach-target, "
+                            "rocdl-attach-target)");
+  for (Operation &op : module.getBody()->getOperations()) {
+    auto fn = dyn_cast<LLVM::LLVMFuncOp>(op);
+    if (!fn && !isa<LLVM::GlobalOp>(op))
+      return op.emitError("fuel-gpu-emulated-kernels: the GPU module is not "
+                          "lowered to LLVM functions and globals");
+    if (fn && fn.isExternal()) {
+      Operation *existing = top.lookupSymbol(fn.getName());
+      auto other = dyn_cast_or_null<LLVM::LLVMFuncOp>(existing);
+      if (existing &&
+          (!other || other.getFunctionType() != fn.getFunctionType()))
+        return fn.emitError("fuel-gpu-emulated-kernels: declared "
+                            "differently in the host module");
+    }
+  }
+  WalkResult walk = module.walk([](Operation *op) {
+    if (!isa<NVVM::NVVMDialect, ROCDL::ROCDLDialect>(op->getDialect()) ||
+        hasEmulation(op))
+      return WalkResult::advance();
+    op->emitError("fuel-gpu-emulated-kernels: ")
+        << op->getName() << " has no emulation on the CPU";
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 struct FuelGpuEmulatedKernelsPass
     : public fuel::impl::FuelGpuEmulatedKernelsBase<
           FuelGpuEmulatedKernelsPass> {
@@ -254,15 +299,12 @@ void FuelGpuEmulatedKernelsPass::runOnOperation() {
   SmallVector<std::tuple<std::string, std::string, int64_t>> sharedBuffers;
 
   SmallVector<gpu::GPUModuleOp> modules(top.getOps<gpu::GPUModuleOp>());
+  // Nothing changes unless every module can be emulated.
+  for (gpu::GPUModuleOp module : modules)
+    if (failed(checkModule(module, top)))
+      return signalPassFailure();
   for (gpu::GPUModuleOp module : modules) {
     std::optional<ArrayAttr> targets = module.getTargets();
-    if (!targets || targets->size() != 1 ||
-        !isa<NVVM::NVVMTargetAttr, ROCDL::ROCDLTargetAttr>((*targets)[0])) {
-      module.emitError("fuel-gpu-emulated-kernels: the GPU module needs one "
-                       "NVVM or ROCDL target (nvvm-attach-target, "
-                       "rocdl-attach-target)");
-      return signalPassFailure();
-    }
     // The lanes a warp (NVIDIA) or wave (AMD) has.
     int64_t warpSize = 32;
     if (auto rocdl = dyn_cast<ROCDL::ROCDLTargetAttr>((*targets)[0]))
@@ -276,24 +318,13 @@ void FuelGpuEmulatedKernelsPass::runOnOperation() {
       if (fn && fn.isExternal()) {
         // A declaration (libdevice's __nv_expf, ...): the emulator
         // defines it; one declaration in the host module serves all.
-        Operation *existing = top.lookupSymbol(fn.getName());
-        if (existing) {
-          auto other = dyn_cast<LLVM::LLVMFuncOp>(existing);
-          if (!other || other.getFunctionType() != fn.getFunctionType()) {
-            fn.emitError("fuel-gpu-emulated-kernels: declared differently "
-                         "in the host module");
-            return signalPassFailure();
-          }
+        // (checkModule: the same type.)
+        if (top.lookupSymbol(fn.getName())) {
           fn.erase();
           continue;
         }
         moved.push_back(fn);
         continue;
-      }
-      if (!fn && !isa<LLVM::GlobalOp>(op)) {
-        op.emitError("fuel-gpu-emulated-kernels: the GPU module is not "
-                     "lowered to LLVM functions and globals");
-        return signalPassFailure();
       }
       auto symbol = cast<SymbolOpInterface>(op);
       auto newName = StringAttr::get(ctx, prefix + symbol.getName().str());

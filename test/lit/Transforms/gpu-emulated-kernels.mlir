@@ -167,3 +167,14 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A declaration the host module has with another type.
+module attributes {gpu.container_module} {
+  llvm.func @__nv_expf(f64) -> f64
+  gpu.module @k [#nvvm.target<chip = "sm_90">] {
+    // expected-error @+1 {{fuel-gpu-emulated-kernels: declared differently in the host module}}
+    llvm.func @__nv_expf(f32) -> f32
+  }
+}
