@@ -8,7 +8,7 @@
  * (fuel_emu_shfl).
  *
  * A launch runs its blocks one after another, in one OS thread; a block's
- * threads are fibers (ucontext), each running until it waits at a barrier
+ * threads are fibers, each running until it waits at a barrier
  * or a shuffle, so every thread of a block really is between the same two
  * barriers at once, as on a GPU. What a GPU would not report, the emulator
  * does, as an error the run API raises (fuel_emu_last_error):
@@ -342,10 +342,80 @@ EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
 /*===--- Fibers -----------------------------------------------------------===*/
 
 enum { kMaxWarp = 64, kMaxThreads = 1024, kStack = 256 * 1024 };
+
+static void fiberMain(void);
+
+/* A fiber's saved state, and the switch between two. On x86-64 a switch
+   saves the callee-saved registers and the floating-point control words on
+   the stack it leaves and restores them from the one it enters (no system
+   call: ucontext's swapcontext saves the signal mask, two system calls a
+   switch, most of a large launch's time); elsewhere, ucontext. */
+#if defined(__x86_64__) && defined(__linux__) && !defined(FUEL_EMU_UCONTEXT)
+#define FUEL_EMU_STACK_SWITCH 1
+typedef struct {
+  void *sp;
+} Context;
+
+/* fuel_emu_switch(&from->sp, to->sp) */
+__asm__(".text\n"
+        ".globl fuel_emu_switch\n"
+        ".hidden fuel_emu_switch\n"
+        ".type fuel_emu_switch,@function\n"
+        "fuel_emu_switch:\n"
+        "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n"
+        "  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+        "  subq $8, %rsp\n  stmxcsr (%rsp)\n  fnstcw 4(%rsp)\n"
+        "  movq %rsp, (%rdi)\n  movq %rsi, %rsp\n"
+        "  ldmxcsr (%rsp)\n  fldcw 4(%rsp)\n  addq $8, %rsp\n"
+        "  popq %r15\n  popq %r14\n  popq %r13\n"
+        "  popq %r12\n  popq %rbx\n  popq %rbp\n"
+        "  ret\n"
+        ".size fuel_emu_switch, .-fuel_emu_switch\n");
+void fuel_emu_switch(void **from, void *to);
+
+static void switchContext(Context *from, Context *to) {
+  fuel_emu_switch(&from->sp, to->sp);
+}
+
+/* A stack whose first switch "returns" into fiberMain, aligned as a call
+   would leave it, with this thread's floating-point control words. */
+static void startContext(Context *c, char *stack) {
+  uint64_t *top = (uint64_t *)(stack + kStack);
+  uint32_t mxcsr;
+  uint16_t fpucw;
+  __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+  __asm__ volatile("fnstcw %0" : "=m"(fpucw));
+  top[-1] = 0;                        /* fiberMain's return address: none */
+  top[-2] = (uint64_t)(uintptr_t)fiberMain;
+  for (int i = 3; i <= 8; ++i)        /* rbp, rbx, r12-r15 */
+    top[-i] = 0;
+  top[-9] = mxcsr | ((uint64_t)fpucw << 32);
+  c->sp = &top[-9];
+}
+#else
+typedef struct {
+  ucontext_t uc;
+} Context;
+
+static ucontext_t *schedulerContext(void);
+
+static void switchContext(Context *from, Context *to) {
+  swapcontext(&from->uc, &to->uc);
+}
+
+static void startContext(Context *c, char *stack) {
+  getcontext(&c->uc);
+  c->uc.uc_stack.ss_sp = stack;
+  c->uc.uc_stack.ss_size = kStack;
+  c->uc.uc_link = schedulerContext();
+  makecontext(&c->uc, fiberMain, 0);
+}
+#endif
+
 enum { kWaitNone, kWaitBarrier, kWaitShuffle };
 
 typedef struct {
-  ucontext_t context;
+  Context context;
   int done;
   int waits;
   unsigned generation; /* of the barrier it waits at */
@@ -369,11 +439,15 @@ static struct {
   unsigned generation;
   Warp warps[kMaxThreads / 32];
   int warpSize;
-  ucontext_t scheduler;
+  Context scheduler;
   Entry entry;
   void **params;
   const Function *function;
 } emu;
+
+#if !FUEL_EMU_STACK_SWITCH
+static ucontext_t *schedulerContext(void) { return &emu.scheduler.uc; }
+#endif
 
 static int order = -1;      /* 0: forward, 1: reverse, 2: shuffled */
 static uint64_t seed = 1;
@@ -422,13 +496,17 @@ static void permutation(int *out, int n) {
 
 static void yield(void) {
   Fiber *f = &emu.fibers[emu.current];
-  swapcontext(&f->context, &emu.scheduler);
+  switchContext(&f->context, &emu.scheduler);
 }
 
 static void fiberMain(void) {
   emu.entry(emu.params);
   emu.fibers[emu.current].done = 1;
   emu.progress = 1;
+#if FUEL_EMU_STACK_SWITCH
+  /* Back to the scheduler, for good. */
+  switchContext(&emu.fibers[emu.current].context, &emu.scheduler);
+#endif
 }
 
 static int linearThread(void) {
@@ -627,7 +705,8 @@ static void onFault(int signal, siginfo_t *info, void *unused) {
   faultAddress = info->si_addr;
   inKernel = 0;
   /* The faulting fiber is abandoned: back to the scheduler. */
-  setcontext(&emu.scheduler);
+  Context abandoned;
+  switchContext(&abandoned, &emu.scheduler);
 }
 
 static void describeFault(void) {
@@ -743,11 +822,7 @@ static void runBlock(int *threadOrder) {
     f->x = t % emu.block[0];
     f->y = t / emu.block[0] % emu.block[1];
     f->z = t / (emu.block[0] * emu.block[1]);
-    getcontext(&f->context);
-    f->context.uc_stack.ss_sp = emu.stacks + (size_t)t * kStack;
-    f->context.uc_stack.ss_size = kStack;
-    f->context.uc_link = &emu.scheduler;
-    makecontext(&f->context, fiberMain, 0);
+    startContext(&f->context, emu.stacks + (size_t)t * kStack);
   }
   for (;;) {
     int live = 0;
@@ -760,7 +835,7 @@ static void runBlock(int *threadOrder) {
       ++live;
       emu.current = t;
       inKernel = 1;
-      swapcontext(&emu.scheduler, &emu.fibers[t].context);
+      switchContext(&emu.scheduler, &emu.fibers[t].context);
       if (!inKernel) { /* it faulted */
         describeFault();
         return;
