@@ -262,18 +262,22 @@ EXPORT void mgpuSetDefaultDevice(int32_t device) { (void)device; }
 
 static const char kObjectPrefix[] = "fuel-gpu-emulator:";
 
+typedef struct Function Function;
+
 typedef struct {
   char name[256];
   Kernel *kernels;
   size_t numKernels;
   Shared *shared;
   size_t numShared;
+  Function *functions; /* the handles mgpuModuleGetFunction gave out */
 } Module;
 
-typedef struct {
+struct Function {
   const Module *module;
   char name[256];
-} Function;
+  Function *next;
+};
 
 static void *loadModule(const void *data) {
   if (!data || strncmp(data, kObjectPrefix, sizeof kObjectPrefix - 1)) {
@@ -325,17 +329,28 @@ EXPORT void mgpuModuleUnload(void *module) {
   }
   for (size_t i = 0; i < m->numShared; ++i)
     free(m->shared[i].module);
+  while (m->functions) {
+    Function *next = m->functions->next;
+    free(m->functions);
+    m->functions = next;
+  }
   free(m->kernels);
   free(m->shared);
   free(m);
 }
 
 EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
-  if (!module)
+  Module *m = module;
+  if (!m)
     return NULL;
+  for (Function *f = m->functions; f; f = f->next)
+    if (!strcmp(f->name, name))
+      return f;
   Function *f = calloc(1, sizeof *f);
-  f->module = module;
+  f->module = m;
   snprintf(f->name, sizeof f->name, "%s", name);
+  f->next = m->functions;
+  m->functions = f;
   return f;
 }
 
