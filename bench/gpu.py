@@ -17,7 +17,8 @@ Without a GPU it says why and points to the static figures
 With `--emulator` it needs no GPU and times nothing: each case's kernels,
 as fuel-to-nvvm makes them for an H100, run on the CPU (the GPU emulator,
 `target="cuda-emulator"`) and their result is checked the same way, at
-the bench's shapes (minutes: the emulator is a checker).
+the bench's shapes (minutes: the emulator is a checker); `--emulator=rocm`
+does the same with fuel-to-rocdl's kernels for an MI300X.
 """
 
 import argparse
@@ -69,15 +70,17 @@ def check(name, f, inputs, np_f, where):
     return err
 
 
-def emulate(names, table):
+def emulate(names, table, vendor):
     """Each case checked on the GPU emulator (no timing)."""
     import time
 
-    print("the GPU emulator: the kernels of fuel-to-nvvm for an H100 (sm_90), on the CPU")
+    print("the GPU emulator: the kernels of "
+          + ("fuel-to-nvvm for an H100 (sm_90)" if vendor == "cuda"
+             else "fuel-to-rocdl for an MI300X (gfx942)") + ", on the CPU")
     for name in names:
         op, inputs, params, np_f, _ = table[name]
         start = time.perf_counter()
-        f = runner.compile(fused_text(op, inputs, params), "f", target="cuda-emulator")
+        f = runner.compile(fused_text(op, inputs, params), "f", target=f"{vendor}-emulator")
         err = check(name, f, inputs, np_f, "on the GPU emulator")
         said = "no reference" if err is None else f"relative error {err:.1e}"
         print(f"{name:32s} {said} ({time.perf_counter() - start:.0f} s)", flush=True)
@@ -89,12 +92,13 @@ def main():
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--ops", nargs="+", default=None)
     parser.add_argument("--json", default=None)
-    parser.add_argument("--emulator", action="store_true",
-                        help="check each case on the GPU emulator instead (no GPU, no timing)")
+    parser.add_argument("--emulator", nargs="?", const="cuda", choices=("cuda", "rocm"),
+                        help="check each case on the GPU emulator instead (no GPU, no timing): "
+                             "the NVIDIA kernels (cuda, the default) or the AMD ones (rocm)")
     args = parser.parse_args()
     if args.emulator:
         table = gpu_bench_cases(None)
-        return emulate(args.ops or sorted(table), table)
+        return emulate(args.ops or sorted(table), table, args.emulator)
     try:
         device = gpu.cuda_devices()[0]
     except gpu.NoDeviceError as e:
