@@ -18,7 +18,12 @@ With `--emulator` it needs no GPU and times nothing: each case's kernels,
 as fuel-to-nvvm makes them for an H100, run on the CPU (the GPU emulator,
 `target="cuda-emulator"`) and their result is checked the same way, at
 the bench's shapes (minutes: the emulator is a checker); `--emulator=rocm`
-does the same with fuel-to-rocdl's kernels for an MI300X.
+does the same with fuel-to-rocdl's kernels for an MI300X. With
+`--memory-profile` besides, the emulator also counts each case's memory
+requests (fuel_mlir.memory_profile, 8 blocks a launch): how much of the
+device memory sectors moved the lanes asked for (loads, stores), and the
+workgroup memory's bank conflicts (wavefronts over the fewest possible);
+`--json` saves them, per kernel.
 """
 
 import argparse
@@ -70,20 +75,49 @@ def check(name, f, inputs, np_f, where):
     return err
 
 
-def emulate(names, table, vendor):
-    """Each case checked on the GPU emulator (no timing)."""
+def emulate(names, table, vendor, profile_memory=False, json_path=None):
+    """Each case checked on the GPU emulator (no timing); with
+    `profile_memory`, its kernels' memory requests counted too."""
+    import contextlib
     import time
+
+    from fuel_mlir import memory_profile
 
     print("the GPU emulator: the kernels of "
           + ("fuel-to-nvvm for an H100 (sm_90)" if vendor == "cuda"
              else "fuel-to-rocdl for an MI300X (gfx942)") + ", on the CPU")
+    if profile_memory:
+        print(f"{'':32s} {'':22s} {'ld eff':>7s} {'st eff':>7s} {'wg ld':>6s} {'wg st':>6s}")
+    results = []
     for name in names:
         op, inputs, params, np_f, _ = table[name]
         start = time.perf_counter()
-        f = runner.compile(fused_text(op, inputs, params), "f", target=f"{vendor}-emulator")
-        err = check(name, f, inputs, np_f, "on the GPU emulator")
+        f = runner.compile(fused_text(op, inputs, params), "f", target=f"{vendor}-emulator",
+                           memory_profile=profile_memory)
+        with (memory_profile.record(blocks=8) if profile_memory
+              else contextlib.nullcontext()) as profile:
+            err = check(name, f, inputs, np_f, "on the GPU emulator")
         said = "no reference" if err is None else f"relative error {err:.1e}"
-        print(f"{name:32s} {said} ({time.perf_counter() - start:.0f} s)", flush=True)
+        figures = ""
+        if profile is not None:
+            def show(v, fmt):
+                return f"{'-':>{len(fmt.format(1.0))}s}" if v is None else fmt.format(v)
+
+            figures = (f"{show(profile.efficiency('load'), '{:7.0%}')} "
+                       f"{show(profile.efficiency('store'), '{:7.0%}')} "
+                       f"{show(profile.conflicts('load'), '{:5.2f}x')} "
+                       f"{show(profile.conflicts('store'), '{:5.2f}x')} ")
+            results.append({"op": name, "target": f"{vendor}-emulator", "kernels": [
+                {"kernel": k.module, "launches": k.launches, "blocks": k.blocks,
+                 "load_efficiency": k.efficiency("load"),
+                 "store_efficiency": k.efficiency("store"),
+                 "workgroup_load_conflicts": k.conflicts("load"),
+                 "workgroup_store_conflicts": k.conflicts("store")}
+                for k in profile.kernels]})
+        print(f"{name:32s} {said:22s} {figures}({time.perf_counter() - start:.0f} s)",
+              flush=True)
+    if json_path:
+        Path(json_path).write_text(json.dumps(results, indent=1))
     return 0
 
 
@@ -95,10 +129,16 @@ def main():
     parser.add_argument("--emulator", nargs="?", const="cuda", choices=("cuda", "rocm"),
                         help="check each case on the GPU emulator instead (no GPU, no timing): "
                              "the NVIDIA kernels (cuda, the default) or the AMD ones (rocm)")
+    parser.add_argument("--memory-profile", action="store_true",
+                        help="with --emulator: count each case's memory requests too "
+                             "(coalescing, bank conflicts)")
     args = parser.parse_args()
+    if args.memory_profile and not args.emulator:
+        parser.error("--memory-profile needs --emulator")
     if args.emulator:
         table = gpu_bench_cases(None)
-        return emulate(args.ops or sorted(table), table, args.emulator)
+        return emulate(args.ops or sorted(table), table, args.emulator, args.memory_profile,
+                       args.json)
     try:
         device = gpu.cuda_devices()[0]
     except gpu.NoDeviceError as e:

@@ -47,14 +47,14 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#define EXPORT __attribute__((visibility("default")))
+#include "GpuEmulator.h"
 
 /*===--- Errors -----------------------------------------------------------===*/
 
 static char error[1024];
 static int failed;
 
-static void fail(const char *format, ...) {
+void fail(const char *format, ...) {
   if (failed)
     return;
   failed = 1;
@@ -93,10 +93,18 @@ typedef struct {
   size_t size;
 } Shared;
 
+/* The table of a module's profiled accesses (fuel_emu_access's sites):
+   one line each. */
+typedef struct {
+  char *module, *table;
+} Sites;
+
 static Kernel *kernels;
 static size_t numKernels, capKernels;
 static Shared *shared;
 static size_t numShared, capShared;
+static Sites *sites;
+static size_t numSites, capSites;
 
 EXPORT void fuel_emu_register_kernel(const char *module, const char *name,
                                      Entry entry, int32_t warpSize) {
@@ -115,6 +123,14 @@ EXPORT void fuel_emu_register_shared(const char *module, void *at,
     shared = realloc(shared, capShared * sizeof *shared);
   }
   shared[numShared++] = (Shared){strdup(module), at, (size_t)size};
+}
+
+EXPORT void fuel_emu_register_sites(const char *module, const char *table) {
+  if (numSites == capSites) {
+    capSites = capSites ? 2 * capSites : 16;
+    sites = realloc(sites, capSites * sizeof *sites);
+  }
+  sites[numSites++] = (Sites){strdup(module), strdup(table)};
 }
 
 /*===--- Device memory ----------------------------------------------------===*/
@@ -270,6 +286,7 @@ typedef struct {
   size_t numKernels;
   Shared *shared;
   size_t numShared;
+  char *sites; /* the profiled accesses' table, or NULL */
   Function *functions; /* the handles mgpuModuleGetFunction gave out */
 } Module;
 
@@ -306,6 +323,16 @@ static void *loadModule(const void *data) {
       shared[kept++] = shared[i];
   }
   numShared = kept;
+  kept = 0;
+  for (size_t i = 0; i < numSites; ++i) {
+    if (!strcmp(sites[i].module, m->name) && !m->sites) {
+      m->sites = sites[i].table;
+      free(sites[i].module);
+    } else {
+      sites[kept++] = sites[i];
+    }
+  }
+  numSites = kept;
   return m;
 }
 
@@ -329,6 +356,7 @@ EXPORT void mgpuModuleUnload(void *module) {
   }
   for (size_t i = 0; i < m->numShared; ++i)
     free(m->shared[i].module);
+  free(m->sites);
   while (m->functions) {
     Function *next = m->functions->next;
     free(m->functions);
@@ -356,7 +384,7 @@ EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
 
 /*===--- Fibers -----------------------------------------------------------===*/
 
-enum { kMaxWarp = 64, kMaxThreads = 1024, kStack = 256 * 1024 };
+enum { kStack = 256 * 1024 };
 
 static void fiberMain(void);
 
@@ -529,6 +557,26 @@ static int linearThread(void) {
   return f->x + emu.block[0] * (f->y + emu.block[1] * f->z);
 }
 
+int emuSpaceOf(const void *at) {
+  if (findAllocation(at))
+    return kSpaceDevice;
+  const Module *m = emu.function->module;
+  for (size_t i = 0; i < m->numShared; ++i)
+    if ((const char *)at >= (const char *)m->shared[i].at &&
+        (const char *)at < (const char *)m->shared[i].at + m->shared[i].size)
+      return kSpaceWorkgroup;
+  return kSpaceOther;
+}
+
+int emuCurrentThread(void) { return linearThread(); }
+int emuBlockThreads(void) { return emu.threads; }
+int emuWarpSize(void) { return emu.warpSize; }
+int emuThreadDone(int t) { return emu.fibers[t].done; }
+void emuYield(void) {
+  emu.progress = 1;
+  yield();
+}
+
 EXPORT int32_t fuel_emu_sreg(int32_t code) {
   const Fiber *f = &emu.fibers[emu.current];
   switch (code) {
@@ -549,6 +597,7 @@ EXPORT void fuel_emu_barrier(void) {
   unsigned generation = emu.generation;
   emu.progress = 1;
   if (++emu.arrived == emu.threads) {
+    profileFlush();
     emu.arrived = 0;
     ++emu.generation;
     return;
@@ -857,8 +906,10 @@ static void runBlock(int *threadOrder) {
       }
       inKernel = 0;
     }
-    if (failed || !live)
+    if (failed || !live) {
+      profileFlush();
       return;
+    }
     if (!emu.progress) {
       describeDeadlock();
       return;
@@ -930,11 +981,13 @@ EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     emu.warpSize = warpSize;
     emu.params = params;
     emu.function = f;
+    profileLaunch(f->module->name, f->name, f->module->sites, blocks);
     for (intptr_t k = 0; k < blocks && !failed; ++k) {
       intptr_t b = blockOrder ? blockOrder[k] : k;
       emu.blockId[0] = (int)(b % gridX);
       emu.blockId[1] = (int)(b / gridX % gridY);
       emu.blockId[2] = (int)(b / (gridX * gridY));
+      profileBlock(b);
       runBlock(threadOrder);
       ++blocksRun;
     }

@@ -27,6 +27,8 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <algorithm>
+
 namespace mlir::fuel {
 #define GEN_PASS_DEF_FUELGPUEMULATEDKERNELS
 #include "FuelFused/Transforms/Passes.h.inc"
@@ -188,6 +190,72 @@ LogicalResult emulateDeviceOps(LLVM::LLVMFuncOp fn, Runtime &rt) {
   return success();
 }
 
+/// Whether `ptr` points into a thread's private memory: an alloca (through
+/// GEPs and casts), or address space 5.
+bool isPrivate(Value ptr) {
+  for (;;) {
+    auto type = dyn_cast<LLVM::LLVMPointerType>(ptr.getType());
+    if (type && type.getAddressSpace() == 5)
+      return true;
+    Operation *def = ptr.getDefiningOp();
+    if (auto gep = dyn_cast_or_null<LLVM::GEPOp>(def))
+      ptr = gep.getBase();
+    else if (auto cast = dyn_cast_or_null<LLVM::AddrSpaceCastOp>(def))
+      ptr = cast.getArg();
+    else
+      return isa_and_nonnull<LLVM::AllocaOp>(def);
+  }
+}
+
+/// Calls fuel_emu_access(site, address, bytes) before each load and store
+/// of `fn` but those of private memory, numbering the sites from
+/// `numSites` on, and adds each one's line to `table`: the function
+/// (`name`), load or store, the type, the location.
+void instrumentAccesses(LLVM::LLVMFuncOp fn, StringRef name, Runtime &rt,
+                        const DataLayout &layout, int32_t &numSites,
+                        std::string &table) {
+  MLIRContext *ctx = fn.getContext();
+  Type i32 = IntegerType::get(ctx, 32);
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  LLVM::LLVMFuncOp callee = rt.declare(
+      "fuel_emu_access", LLVM::LLVMVoidType::get(ctx), {i32, ptr, i32});
+  SmallVector<Operation *> accesses;
+  fn.walk([&](Operation *op) {
+    if (isa<LLVM::LoadOp, LLVM::StoreOp>(op))
+      accesses.push_back(op);
+  });
+  for (Operation *op : accesses) {
+    auto load = dyn_cast<LLVM::LoadOp>(op);
+    auto store = dyn_cast<LLVM::StoreOp>(op);
+    Value address = load ? load.getAddr() : store.getAddr();
+    Type type = load ? load.getType() : store.getValue().getType();
+    if (isPrivate(address))
+      continue;
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    // (The cast vanishes with the address spaces.)
+    if (address.getType() != ptr)
+      address = LLVM::AddrSpaceCastOp::create(b, loc, ptr, address);
+    auto constant = [&](int64_t v) -> Value {
+      return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
+    };
+    LLVM::CallOp::create(
+        b, loc, callee,
+        ValueRange{constant(numSites++), address,
+                   constant(layout.getTypeSize(type).getFixedValue())});
+    std::string line;
+    llvm::raw_string_ostream os(line);
+    os << name << '\t' << (load ? "load" : "store") << '\t' << type << '\t'
+       << loc;
+    // One line a site: no tabs or newlines but the separators.
+    std::replace_if(
+        line.begin() + name.size() + 1, line.end(),
+        [](char c) { return c == '\n'; }, ' ');
+    table += line;
+    table += '\n';
+  }
+}
+
 /// Host memory has one address space: pointers into workgroup memory (3)
 /// and the rest become plain pointers, and casts between them vanish.
 void dropAddressSpaces(Operation *root) {
@@ -297,6 +365,8 @@ void FuelGpuEmulatedKernelsPass::runOnOperation() {
   };
   SmallVector<KernelEntry> entries;
   SmallVector<std::tuple<std::string, std::string, int64_t>> sharedBuffers;
+  // With memory-profile: each module's table of sites.
+  SmallVector<std::pair<std::string, std::string>> siteTables;
 
   SmallVector<gpu::GPUModuleOp> modules(top.getOps<gpu::GPUModuleOp>());
   // Nothing changes unless every module can be emulated.
@@ -311,6 +381,8 @@ void FuelGpuEmulatedKernelsPass::runOnOperation() {
       warpSize = rocdl.hasWave64() ? 64 : 32;
     std::string prefix = ("__fuel_emu." + module.getName() + ".").str();
     DataLayout layout = DataLayout::closest(module);
+    int32_t numSites = 0;
+    std::string table;
     SmallVector<Operation *> moved;
     for (Operation &op :
          llvm::make_early_inc_range(module.getBody()->getOperations())) {
@@ -359,10 +431,15 @@ void FuelGpuEmulatedKernelsPass::runOnOperation() {
             fn->removeAttr(attr.getName());
         if (!fn.isExternal() && failed(emulateDeviceOps(fn, rt)))
           return signalPassFailure();
+        if (!fn.isExternal() && memoryProfile)
+          instrumentAccesses(fn, fn.getName().drop_front(prefix.size()), rt,
+                             layout, numSites, table);
       }
       dropAddressSpaces(op);
       op->moveBefore(module);
     }
+    if (numSites)
+      siteTables.emplace_back(module.getName().str(), std::move(table));
     // The host code loads the module by this name (mgpuModuleLoad).
     OpBuilder b(module);
     std::string object = "fuel-gpu-emulator:" + module.getName().str();
@@ -439,6 +516,17 @@ void FuelGpuEmulatedKernelsPass::runOnOperation() {
                                           body.getI64IntegerAttr(bytes));
     LLVM::CallOp::create(body, loc, registerShared,
                          ValueRange{moduleString, at, size});
+  }
+  for (auto [i, sites] : llvm::enumerate(siteTables)) {
+    LLVM::LLVMFuncOp registerSites =
+        rt.declare("fuel_emu_register_sites", voidTy, {ptr, ptr});
+    std::string tag = "__fuel_emu.sites." + std::to_string(i);
+    Value moduleString =
+        addressOfString(body, loc, top, tag + ".module", sites.first);
+    Value tableString =
+        addressOfString(body, loc, top, tag + ".table", sites.second);
+    LLVM::CallOp::create(body, loc, registerSites,
+                         ValueRange{moduleString, tableString});
   }
   LLVM::ReturnOp::create(body, loc, ValueRange{});
   LLVM::GlobalCtorsOp::create(

@@ -145,8 +145,11 @@ static LogicalResult checkNVVMOptions(const fuel::FuelToNVVMOptions &o,
                                       std::string &why) {
   StringRef format = o.format.getValue();
   if (!llvm::is_contained(
-          {"isa", "bin", "fatbin", "llvm", "offload", "emulator"}, format)) {
-    why = "format must be isa, bin, fatbin, llvm, offload or emulator, got '" +
+          {"isa", "bin", "fatbin", "llvm", "offload", "emulator",
+           "emulator-profile"},
+          format)) {
+    why = "format must be isa, bin, fatbin, llvm, offload, emulator or "
+          "emulator-profile, got '" +
           format.str() + "'";
     return failure();
   }
@@ -187,8 +190,10 @@ static LogicalResult checkROCDLOptions(const fuel::FuelToROCDLOptions &o,
           o.chip.getValue() + "'";
     return failure();
   }
-  if (o.format.getValue() != "llvm" && o.format.getValue() != "emulator") {
-    why = "format must be llvm or emulator, got '" + o.format.getValue() + "'";
+  if (!llvm::is_contained({"llvm", "emulator", "emulator-profile"},
+                          o.format.getValue())) {
+    why = "format must be llvm, emulator or emulator-profile, got '" +
+          o.format.getValue() + "'";
     return failure();
   }
   return success();
@@ -304,6 +309,15 @@ static const char *const kGpuHostTail = "convert-math-to-llvm,"
                                         "cse,"
                                         "reconcile-unrealized-casts";
 
+/// The last step of format=emulator and emulator-profile: the kernels
+/// compiled for the host, for the GPU emulator (with each load and store
+/// counted by its memory-access profile).
+static std::string getEmulatedKernels(StringRef format) {
+  return format == "emulator-profile"
+             ? "fuel-gpu-emulated-kernels{memory-profile},"
+             : "fuel-gpu-emulated-kernels,";
+}
+
 /// fuel (and linalg) on tensors -> GPU kernels for NVIDIA GPUs, serialized
 /// (PTX by default), and host code that launches them through the GPU
 /// runtime (libmlir_cuda_runtime); lowered as upstream's
@@ -323,8 +337,8 @@ static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
                        o.optLevel.getValue())
              .str() +
          getGpuLoweringPipeline("convert-gpu-to-nvvm") +
-         (o.format.getValue() == "emulator"
-              ? std::string("fuel-gpu-emulated-kernels,")
+         (StringRef(o.format.getValue()).starts_with("emulator")
+              ? getEmulatedKernels(o.format.getValue())
               : llvm::formatv("gpu-module-to-binary{{format={0}{1}},",
                               o.format.getValue(), toolkit)
                     .str()) +
@@ -350,8 +364,9 @@ static std::string getFuelToROCDLPipeline(const fuel::FuelToROCDLOptions &o) {
              llvm::formatv("convert-gpu-to-rocdl{{chipset={0}}",
                            o.chip.getValue())
                  .str()) +
-         (o.format.getValue() == "emulator" ? "fuel-gpu-emulated-kernels,"
-                                             : "fuel-gpu-module-to-llvm-ir,") +
+         (StringRef(o.format.getValue()).starts_with("emulator")
+              ? getEmulatedKernels(o.format.getValue())
+              : std::string("fuel-gpu-module-to-llvm-ir,")) +
          kGpuHostTail;
 }
 

@@ -6,18 +6,22 @@
 Inputs are `@file.npy`, inline `SHAPExTYPE=v,v,...` values (`f32=1.5` for
 rank 0; a single value fills the whole shape) or `index=N`. Without
 `--output`, results are printed; `--output=@file.npy` (one per result)
-saves them instead.
+saves them instead. With `--memory-profile` (the emulator targets), the
+kernels' memory requests are counted while it runs, and a table of their
+coalescing and bank conflicts follows the results
+(fuel_mlir.memory_profile).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 
 import numpy as np
 
-from . import ir
+from . import ir, memory_profile
 from .runner import RunnerError, compile, numpy_dtype
 
 _INLINE = re.compile(r"^(?:(?P<shape>(?:\d+x)*)(?P<type>[a-z]+\d+))=(?P<values>.*)$")
@@ -94,6 +98,10 @@ def main(argv=None) -> int:
                              "none; or cuda-emulator (rocm-emulator): the kernels fuel-to-nvvm "
                              "(fuel-to-rocdl) makes for an H100 (an MI300X), run on the CPU by the "
                              "GPU emulator, to check them")
+    parser.add_argument("--memory-profile", action="store_true",
+                        help="with an emulator target: count the kernels' memory requests "
+                             "(every block) and print how coalesced they are, and their bank "
+                             "conflicts")
     args = parser.parse_args(argv)
     try:
         text = sys.stdin.read() if args.module == "-" else open(args.module).read()
@@ -103,9 +111,11 @@ def main(argv=None) -> int:
     try:
         fn = compile(text, args.function, codegen=not args.no_codegen,
                      approximate_math=not args.exact_math, threads=args.threads,
-                     target=args.target)
+                     target=args.target, memory_profile=args.memory_profile)
         inputs = [parse_input(t, fn._context) for t in args.input]
-        results = fn(*inputs)
+        with (memory_profile.record(blocks=0) if args.memory_profile
+              else contextlib.nullcontext()) as profile:
+            results = fn(*inputs)
         results = () if results is None else results if isinstance(results, tuple) else (results,)
         if args.output:
             if len(args.output) != len(results):
@@ -118,6 +128,8 @@ def main(argv=None) -> int:
         else:
             for i, array in enumerate(results):
                 print(f"result[{i}]: {_format(array)}")
+        if profile is not None:
+            print(profile.table())
     except RunnerError as e:
         print(f"fuel-run: {e}", file=sys.stderr)
         return 1

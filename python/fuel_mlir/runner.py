@@ -253,6 +253,8 @@ def _emulator_runtime():
         lib = ctypes.CDLL(path)
         lib.fuel_emu_last_error.restype = ctypes.c_char_p
         lib.fuel_emu_set_order.argtypes = [ctypes.c_int, ctypes.c_uint64]
+        lib.fuel_emu_profile_start.argtypes = [ctypes.c_int32]
+        lib.fuel_emu_profile_report.restype = ctypes.c_char_p
         _emulator = lib
     return _emulator
 
@@ -288,7 +290,7 @@ class CompiledFunction:
     def __init__(self, module, function: str, *, opt_level: int = 2,
                  codegen: bool = True, approximate_math: bool = True,
                  threads: int = 1, target: str = "cpu", vector_registers=None,
-                 chip: Optional[str] = None):
+                 chip: Optional[str] = None, memory_profile: bool = False):
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise RunnerError(f"threads must be a positive int, got {threads!r}")
         if vector_registers is None:
@@ -309,6 +311,9 @@ class CompiledFunction:
             raise RunnerError(f"chip= is for the emulator targets; target={target!r} "
                               + ("compiles for the host" if target == "cpu"
                                  else "compiles for the device's chip"))
+        if memory_profile and target not in _EMULATORS:
+            raise RunnerError("memory_profile= is for the emulator targets (cuda-emulator, "
+                              f"rocm-emulator), not target={target!r}")
         if target in _EMULATORS:
             _emulator_runtime()
             default_chip, default_units = _EMULATORS[target]
@@ -380,10 +385,11 @@ class CompiledFunction:
                                                        compute_units=compute_units)
                 if target == "cuda" else _cuda_pipeline(codegen=codegen, chip=chip,
                                                         compute_units=compute_units,
-                                                        emulator=True)
+                                                        emulator=True, profile=memory_profile)
                 if target == "cuda-emulator" else _rocm_pipeline(codegen=codegen, chip=chip,
                                                         compute_units=compute_units,
-                                                        emulator=target == "rocm-emulator"))
+                                                        emulator=target == "rocm-emulator",
+                                                        profile=memory_profile))
             notes, errors = [], []
 
             def collect(diagnostic):
@@ -683,15 +689,20 @@ def _pipeline(*, codegen: bool, approximate_math: bool, out_params: bool,
     return "builtin.module(fuel-to-llvm{" + " ".join(options) + "})"
 
 
+def _emulator_format(profile: bool) -> str:
+    return "format=emulator-profile" if profile else "format=emulator"
+
+
 def _cuda_pipeline(*, codegen: bool, chip: str, compute_units: int = 0,
-                   emulator: bool = False) -> str:
+                   emulator: bool = False, profile: bool = False) -> str:
     """fuel-to-nvvm for the GPU the driver sees (its chip and SMs): PTX,
     which the driver compiles when the module is loaded (no ptxas
-    needed); with `emulator`, the same kernels compiled for the host."""
+    needed); with `emulator`, the same kernels compiled for the host
+    (`profile`: with the emulator's memory-access profile)."""
     from . import gpu
 
     options = [f"chip={chip}", f"compute-units={compute_units}",
-               "format=emulator" if emulator else "format=isa"]
+               _emulator_format(profile) if emulator else "format=isa"]
     toolkit = None if emulator else gpu.cuda_toolkit()
     if toolkit:
         options.append(f"toolkit={toolkit}")
@@ -701,20 +712,20 @@ def _cuda_pipeline(*, codegen: bool, chip: str, compute_units: int = 0,
 
 
 def _rocm_pipeline(*, codegen: bool, chip: str, compute_units: int = 0,
-                   emulator: bool = False) -> str:
+                   emulator: bool = False, profile: bool = False) -> str:
     """fuel-to-rocdl for the GPU HIP sees (its chip and compute units; 0:
     from the chip): each kernel module's device IR, made a code object
     afterwards (gpu.embed_code_objects); with `emulator`, the same kernels
     compiled for the host."""
     return ("builtin.module(fuel-to-rocdl{" + f"chip={chip} compute-units={compute_units}"
-            + (" format=emulator" if emulator else "")
+            + (" " + _emulator_format(profile) if emulator else "")
             + ("" if codegen else " codegen=false") + "})")
 
 
 def compile(module, function: str, *, opt_level: int = 2, codegen: bool = True,
             approximate_math: bool = True, threads: int = 1,
             target: str = "cpu", vector_registers=None,
-            chip: Optional[str] = None) -> CompiledFunction:
+            chip: Optional[str] = None, memory_profile: bool = False) -> CompiledFunction:
     """Compiles `function` of `module` (text or ir.Module) for the CPU, or
     with `target="cuda"` for the first NVIDIA GPU the CUDA driver sees.
 
@@ -749,8 +760,13 @@ def compile(module, function: str, *, opt_level: int = 2, codegen: bool = True,
     does the same with `fuel-to-rocdl` for an MI300X (gfx942, waves of 64).
     `chip` (the emulator targets only) compiles for another chip (`sm_80`,
     `gfx90a`, ...), with the multiprocessors of its generation's largest
-    GPU. `threads` and `approximate_math` apply to the CPU only.
+    GPU. `memory_profile` (the emulator targets only) compiles the kernels
+    with each load and store counted by the emulator's memory-access
+    profile: coalescing and bank conflicts, read with
+    `fuel_mlir.memory_profile.record()`. `threads` and `approximate_math`
+    apply to the CPU only.
     """
     return CompiledFunction(module, function, opt_level=opt_level, codegen=codegen,
                             approximate_math=approximate_math, threads=threads,
-                            target=target, vector_registers=vector_registers, chip=chip)
+                            target=target, vector_registers=vector_registers, chip=chip,
+                            memory_profile=memory_profile)

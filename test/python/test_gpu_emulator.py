@@ -118,11 +118,12 @@ LOWERING = {"cuda": {"attach": "nvvm-attach-target{chip=sm_90}", "convert": "con
 
 
 def run_kernel(body, out_shape, *, threads=64, blocks=1, workgroup="", host_alloc=False,
-               target="cuda"):
+               target="cuda", profile=False):
     """Runs @f(%out: memref<out_shape x f32>) whose one launch has `blocks` x
     `threads` and runs `body` (it sees %tx, %bx, %out, and %sh with
     `workgroup`'s memref type if given); with `host_alloc`, the kernel
-    writes a gpu.alloc'd buffer, copied into %out after. Returns the
+    writes a gpu.alloc'd buffer, copied into %out after; with `profile`,
+    its loads and stores call the memory-access profile. Returns the
     output and the emulator's error (None if none)."""
     shape = "x".join(map(str, out_shape)) + "xf32"
     written = "%dev" if host_alloc else "%out"
@@ -150,7 +151,11 @@ module attributes {{gpu.container_module}} {{
 }}"""
     with ir.Context():
         module = ir.Module.parse(text)
-        passmanager.PassManager.parse(PIPELINE.format(**LOWERING[target])).run(module.operation)
+        pipeline = PIPELINE.format(**LOWERING[target])
+        if profile:
+            pipeline = pipeline.replace("fuel-gpu-emulated-kernels",
+                                        "fuel-gpu-emulated-kernels{memory-profile}")
+        passmanager.PassManager.parse(pipeline).run(module.operation)
         engine = ExecutionEngine(module, opt_level=2, shared_libs=runner.runtime_libraries()
                                  + [runner._emulator_library()])
         engine.initialize()

@@ -86,7 +86,8 @@ struct FuelToNVVMOptions : public PassPipelineOptions<FuelToNVVMOptions> {
                      "(cubin: needs ptxas), fatbin, llvm (LLVM IR), offload "
                      "(LLVM bitcode), emulator (host code for the CPU "
                      "emulator of the GPU runtime: fuel-gpu-emulated-"
-                     "kernels)"),
+                     "kernels), emulator-profile (the same, with its "
+                     "memory-access profile)"),
       llvm::cl::init("isa")};
   Option<int> optLevel{*this, "opt-level",
                        llvm::cl::desc("LLVM optimization level of the "
@@ -161,7 +162,8 @@ struct FuelToROCDLOptions : public PassPipelineOptions<FuelToROCDLOptions> {
       llvm::cl::desc("What each GPU module becomes: llvm (its device LLVM "
                      "IR, for llc-22 and ld.lld-22), emulator (host code "
                      "for the CPU emulator of the GPU runtime: "
-                     "fuel-gpu-emulated-kernels)"),
+                     "fuel-gpu-emulated-kernels), emulator-profile (the "
+                     "same, with its memory-access profile)"),
       llvm::cl::init("llvm")};
 };
 

@@ -531,7 +531,22 @@ def FuelGpuEmulatedKernels
     Upstream can run a GPU kernel only on a GPU; this runs the kernels the
     GPU pipelines make, barriers and lane exchanges included, on the CPU,
     so that their numerics are checked where there is no GPU.
+
+    With `memory-profile`, each load and store of a kernel (but those of
+    its private memory) first calls `fuel_emu_access(site, address,
+    bytes)`, and the constructor registers the module's table of sites
+    (one line each: the function, `load` or `store`, the type, the
+    location). The emulator counts, per warp-wide request, the 32-byte
+    sectors of device memory and the wavefronts of workgroup memory a GPU
+    would need, against the fewest possible (coalescing and bank
+    conflicts; docs/GPU.md). `fuel-to-nvvm` and `fuel-to-rocdl` select it
+    with `format=emulator-profile`.
   }];
+  let options = [
+    Option<"memoryProfile", "memory-profile", "bool", /*default=*/"false",
+           "Call the emulator's memory-access profile before each load "
+           "and store of device and workgroup memory">
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect"];
 }

@@ -6,21 +6,30 @@
 // RUN: not fuel-opt --fuel-to-nvvm="chip=gfx942" %s 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not fuel-opt --fuel-to-nvvm="format=elf" %s 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: fuel-opt --fuel-to-nvvm="chip=sm_90 format=emulator" %s | FileCheck %s --check-prefix=EMU
+// RUN: fuel-opt --fuel-to-nvvm="chip=sm_90 format=emulator-profile" %s | FileCheck %s --check-prefix=PROFILE
 // RUN: not fuel-opt --fuel-to-nvvm="max-threads=100" %s 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: not fuel-opt --fuel-to-nvvm="opt-level=4" %s 2>&1 | FileCheck %s --check-prefix=OPT
 // RUN: not fuel-opt --fuel-to-nvvm="compute-units=-1" %s 2>&1 | FileCheck %s --check-prefix=UNITS
 // PTX: fuel-to-nvvm: sm_80 needs PTX 7.0 at least (features=+ptx70), got '+ptx60'
 // CHIP: fuel-to-nvvm: chip must be an NVIDIA architecture (sm_80, sm_90, ...), got 'gfx942'
-// FORMAT: fuel-to-nvvm: format must be isa, bin, fatbin, llvm, offload or emulator, got 'elf'
+// FORMAT: fuel-to-nvvm: format must be isa, bin, fatbin, llvm, offload, emulator or emulator-profile, got 'elf'
 // For the GPU emulator (no toolkit needed): the kernels on the host, each
 // module a name, its launch the one a GPU gets.
 // EMU-NOT:   gpu.module
 // EMU:       gpu.launch_func <%{{.*}} : !llvm.ptr> @softmax_kernel::@softmax_kernel
 // EMU:       llvm.func @__fuel_emu.softmax_kernel.softmax_kernel(
+// EMU-NOT:     fuel_emu_access
 // EMU:       llvm.call @fuel_emu_shfl
+// EMU-NOT:   fuel_emu_access
 // EMU:       gpu.binary @softmax_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, bin = "fuel-gpu-emulator:softmax_kernel\00">]
 // EMU-NOT:   gpu.module
 // EMU:       llvm.mlir.global_ctors ctors = [@__fuel_emu.register]
+
+// With the memory-access profile: the kernel's loads and stores call it,
+// and the constructor registers their table.
+// PROFILE:     llvm.func @__fuel_emu.softmax_kernel.softmax_kernel(
+// PROFILE:       llvm.call @fuel_emu_access
+// PROFILE:     llvm.call @fuel_emu_register_sites
 // THREADS: fuel-to-nvvm: max-threads must be a power of two from 32 to 1024, got 100
 // OPT: fuel-to-nvvm: opt-level must be from 0 to 3, got 4
 // UNITS: fuel-to-nvvm: compute-units must be 0 (from the chip) or more, got -1

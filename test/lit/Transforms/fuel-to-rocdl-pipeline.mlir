@@ -7,15 +7,24 @@
 // RUN: not fuel-opt --fuel-to-rocdl="compute-units=-8" %s 2>&1 | FileCheck %s --check-prefix=UNITS
 // RUN: not fuel-opt --fuel-to-rocdl="format=isa" %s 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: fuel-opt --fuel-to-rocdl="format=emulator" %s | FileCheck %s --check-prefix=EMU
+// RUN: fuel-opt --fuel-to-rocdl="format=emulator-profile" %s | FileCheck %s --check-prefix=PROFILE
 // CHIP: fuel-to-rocdl: chip must be an AMD GPU architecture (gfx90a, gfx942, ...), got 'sm_90'
 // THREADS: fuel-to-rocdl: max-threads must be a power of two from 32 to 1024, got 2048
 // UNITS: fuel-to-rocdl: compute-units must be 0 (from the chip) or more, got -8
-// FORMAT: fuel-to-rocdl: format must be llvm or emulator, got 'isa'
+// FORMAT: fuel-to-rocdl: format must be llvm, emulator or emulator-profile, got 'isa'
 // For the GPU emulator: the kernel on the host, its module a name.
 // EMU:       llvm.func @__fuel_emu.softmax_kernel.softmax_kernel(
+// EMU-NOT:     fuel_emu_access
 // EMU:         llvm.call @fuel_emu_bpermute
+// EMU-NOT:   fuel_emu_access
 // EMU:       gpu.binary @softmax_kernel  [#gpu.object<#rocdl.target<O = 3, chip = "gfx942">, bin = "fuel-gpu-emulator:softmax_kernel\00">]
 // EMU:       llvm.mlir.global_ctors ctors = [@__fuel_emu.register]
+
+// With the memory-access profile: the kernel's loads and stores call it,
+// and the constructor registers their table.
+// PROFILE:     llvm.func @__fuel_emu.softmax_kernel.softmax_kernel(
+// PROFILE:       llvm.call @fuel_emu_access
+// PROFILE:     llvm.call @fuel_emu_register_sites
 
 // CHECK:       gpu.launch_func <%{{.*}} : !llvm.ptr> @softmax_kernel::@softmax_kernel
 // CHECK-NOT:   gpu.launch_func

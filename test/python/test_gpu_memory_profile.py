@@ -1,0 +1,212 @@
+"""The GPU emulator's memory-access profile (fuel_mlir.memory_profile,
+fuel-gpu-emulated-kernels{memory-profile}): what a warp's requests need of
+device memory (32-byte sectors) and of workgroup memory (wavefronts of 32
+banks), on kernels written here whose counts follow from their indices,
+then on the fused ops' kernels."""
+
+import math
+
+import numpy as np
+import pytest
+
+from numerics import fused_text
+from test_gpu_emulator import run_kernel
+
+from fuel_mlir import memory_profile, run, runner
+
+
+def profiled(body, size, **kwargs):
+    """Runs `body` (see run_kernel: one launch, %tx, %bx, %dev: a device
+    buffer of `size` floats) with every block profiled; returns the
+    profile's sites, by (op, space)."""
+    with memory_profile.record(blocks=0) as profile:
+        _, error = run_kernel(body, (size,), host_alloc=True,
+                              profile=True, **kwargs)
+    assert error is None
+    sites = {}
+    for s in profile.sites:
+        assert (s.op, s.space) not in sites, "one site of each kind in these kernels"
+        sites[s.op, s.space] = s
+    return profile, sites
+
+
+def counts(site):
+    return site.requests, site.bytes, site.units, site.ideal
+
+
+def read_write(index, size):
+    """Each thread reads the float at %i (defined by the lines `index`, of
+    %tx and %bx) and writes it back."""
+    return f"""
+      {index}
+      %v = memref.load %out[%i] : memref<{size}xf32>
+      memref.store %v, %out[%i] : memref<{size}xf32>"""
+
+
+def test_coalesced_device_accesses():
+    """Two warps of 32 lanes, each reading and writing 32 consecutive
+    floats: 128 bytes, 4 sectors a request."""
+    profile, sites = profiled(read_write("%c0 = arith.constant 0 : index\n"
+                                         "      %i = arith.addi %tx, %c0 : index", 128), 128)
+    assert counts(sites["load", "device"]) == (2, 256, 8, 8)
+    assert counts(sites["store", "device"]) == (2, 256, 8, 8)
+    assert profile.efficiency() == 1.0
+    assert profile.conflicts() is None
+    (kernel,) = profile.kernels
+    assert (kernel.launches, kernel.blocks) == (1, 1)
+    assert sites["load", "device"].type == "f32"
+
+
+@pytest.mark.parametrize("stride,sectors", [(2, 8), (8, 32), (32, 32), (0, 1)])
+def test_strided_device_accesses(stride, sectors):
+    """Lane i reads float i * stride: 32 lanes touch 32 * 4 * stride / 32
+    sectors (at most one a lane); a stride of 0 is one float for all."""
+    size = 64 * max(stride, 1)
+    body = read_write(f"%stride = arith.constant {stride} : index\n"
+                      "      %i = arith.muli %tx, %stride : index", size)
+    profile, sites = profiled(body, size)
+    load = sites["load", "device"]
+    distinct = 128 if stride else 4
+    assert counts(load) == (2, 2 * distinct, 2 * sectors, 2 * math.ceil(distinct / 32))
+    assert profile.efficiency("load") == pytest.approx(distinct / (32 * sectors))
+
+
+def workgroup_body(stride, size, threads=64):
+    """Each thread writes float tx * stride of a workgroup buffer, then
+    (after a barrier) reads float 0 of it (a broadcast) and writes that to
+    device memory."""
+    return f"""
+      %stride = arith.constant {stride} : index
+      %c0 = arith.constant 0 : index
+      %i = arith.muli %tx, %stride : index
+      %f = arith.constant 1.0 : f32
+      memref.store %f, %sh[%i] : memref<{size}xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %v = memref.load %sh[%c0] : memref<{size}xf32, #gpu.address_space<workgroup>>
+      memref.store %v, %out[%tx] : memref<{threads}xf32>"""
+
+
+@pytest.mark.parametrize("stride,ways", [(1, 1), (2, 2), (4, 4), (32, 32), (33, 1), (0, 1)])
+def test_workgroup_bank_conflicts(stride, ways):
+    """Lane i writes word i * stride: the banks (word % 32) repeat every
+    32 / gcd(stride, 32) lanes, so a warp needs gcd(stride, 32) wavefronts
+    (32 with stride 32, 1 with a padded stride of 33); one word for all
+    (stride 0) is a broadcast."""
+    size = 64 * max(stride, 1)
+    profile, sites = profiled(workgroup_body(stride, size), 64,
+                              workgroup=f"memref<{size}xf32, #gpu.address_space<workgroup>>")
+    store = sites["store", "workgroup"]
+    assert (store.requests, store.units, store.ideal) == (2, 2 * ways, 2)
+    assert profile.conflicts("store") == ways
+    assert counts(sites["load", "workgroup"]) == (2, 8, 2, 2)
+    assert profile.conflicts("load") == 1.0
+
+
+def test_amd_waves_of_64():
+    """On AMD a request is a wave's 64 lanes: 256 bytes, 8 sectors; in
+    workgroup memory, two groups of 32 lanes (2 wavefronts at best)."""
+    size = 128 * 32
+    profile, sites = profiled(workgroup_body(32, size, 128), 128, threads=128, target="rocm",
+                              workgroup=f"memref<{size}xf32, #gpu.address_space<workgroup>>")
+    assert counts(sites["store", "device"]) == (2, 512, 16, 16)
+    store = sites["store", "workgroup"]
+    assert (store.requests, store.units, store.ideal) == (2, 128, 4)
+    assert profile.conflicts("store") == 32
+
+
+def test_divergent_lanes_make_one_request():
+    """Only lanes 0-15 of warp 0 load: one request of 64 bytes."""
+    body = """
+      %c16 = arith.constant 16 : index
+      %low = arith.cmpi ult, %tx, %c16 : index
+      scf.if %low {
+        %v = memref.load %out[%tx] : memref<64xf32>
+        memref.store %v, %out[%tx] : memref<64xf32>
+      }"""
+    _, sites = profiled(body, 64)
+    assert counts(sites["load", "device"]) == (1, 64, 2, 2)
+
+
+@pytest.mark.parametrize("sample", [0, 1, 8, 100, 200])
+def test_blocks_sampled(sample):
+    """Of a grid of 100 blocks, `sample` profiled: the first of each of
+    `sample` equal runs of blocks, and the last; every one with 0."""
+    body = read_write("%c64 = arith.constant 64 : index\n"
+                      "      %off = arith.muli %bx, %c64 : index\n"
+                      "      %i = arith.addi %tx, %off : index", 64 * 100)
+    with memory_profile.record(blocks=sample) as profile:
+        _, error = run_kernel(body, (6400,), blocks=100, host_alloc=True, profile=True)
+    assert error is None
+    want = 100 if sample in (0, 100, 200) else len(
+        {math.ceil(i * 100 / sample) for i in range(sample)} | {99})
+    (kernel,) = profile.kernels
+    assert kernel.blocks == want
+    assert {s.requests for s in kernel.sites} == {2 * want}
+
+
+def test_nothing_recorded_without_the_profile():
+    with memory_profile.record() as profile:
+        _, error = run_kernel(read_write("%i = arith.addi %tx, %tx : index", 128), (128,),
+                              host_alloc=True)
+    assert error is None
+    assert profile.kernels == []
+    assert profile.efficiency() is None
+
+
+# The fused ops' kernels: their results unchanged with the profile (each
+# access lets the warp's other lanes run), and what their requests need.
+# The row ops' schedules read and write each row with consecutive lanes on
+# consecutive 16-byte vectors, and reduce through workgroup memory without
+# bank conflicts.
+def row_op_case(op, rows, cols):
+    """The inputs, params and float64 reference (the formulas of
+    docs/FusedOps.md) of a row op."""
+    x = np.random.default_rng(11).standard_normal((rows, cols)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    if op == "softmax_last_dim":
+        e = np.exp(x64 - x64.max(-1, keepdims=True))
+        return [x], {}, e / e.sum(-1, keepdims=True)
+    if op == "rms_norm_last_dim":
+        return [x], {"eps": 1e-5}, x64 / np.sqrt((x64 ** 2).mean(-1, keepdims=True) + 1e-5)
+    centered = x64 - x64.mean(-1, keepdims=True)
+    return [x], {"eps": 1e-5}, centered / np.sqrt((centered ** 2).mean(-1, keepdims=True) + 1e-5)
+
+
+@pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
+@pytest.mark.parametrize("op", ["softmax_last_dim", "rms_norm_last_dim", "layer_norm_last_dim"])
+def test_row_ops_are_coalesced(op, target):
+    inputs, params, want = row_op_case(op, 24, 1024)
+    fn = runner.compile(fused_text(op, inputs, params), "f", target=target, memory_profile=True)
+    with memory_profile.record(blocks=4) as profile:
+        got = fn(*inputs)
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
+    (kernel,) = profile.kernels
+    assert kernel.blocks == 5
+    assert profile.efficiency("load") == profile.efficiency("store") == 1.0
+    assert profile.conflicts() == 1.0
+    assert {s.type for s in profile.sites if s.space == "device"} == {"vector<4xf32>"}
+
+
+def test_profile_errors():
+    text = fused_text("softmax_last_dim", [np.zeros((4, 64), np.float32)])
+    with pytest.raises(runner.RunnerError, match="memory_profile= is for the emulator targets"):
+        runner.compile(text, "f", memory_profile=True)
+    for bad in (-1, 1.5, True, "8"):
+        with pytest.raises(runner.RunnerError, match=r"blocks must be an int >= 0"):
+            with memory_profile.record(blocks=bad):
+                pass
+
+
+def test_fuel_run_memory_profile(tmp_path, capsys):
+    x = np.random.default_rng(5).standard_normal((4, 256)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    path = tmp_path / "m.mlir"
+    path.write_text(fused_text("softmax_last_dim", [x]))
+    assert run.main([str(path), "--function=f", f"--input=@{tmp_path / 'x.npy'}",
+                     f"--output=@{tmp_path / 'y.npy'}", "--target=cuda-emulator",
+                     "--memory-profile"]) == 0
+    out = capsys.readouterr().out
+    assert "ld eff" in out and "100%" in out
+    assert run.main([str(path), "--function=f", f"--input=@{tmp_path / 'x.npy'}",
+                     "--memory-profile"]) == 1
+    assert "memory_profile= is for the emulator targets" in capsys.readouterr().err
