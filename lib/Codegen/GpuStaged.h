@@ -68,17 +68,19 @@ struct WorkgroupTile {
   int64_t rows, cols;
   bool alongRows;
   function_ref<Value(Value row, Value col)> element;
-  /// Where set (and not `alongRows`): a thread copies chunks of `chunk`
-  /// consecutive columns, `chunkElements(row, col)` giving the f32 vector
-  /// of columns col, ..., col + chunk - 1 (read as one vector where the
-  /// source is contiguous along them).
+  /// Where set: a thread copies chunks of `chunk` consecutive columns
+  /// (written as one vector), `chunkElements(row, col)` giving the f32
+  /// vector of columns col, ..., col + chunk - 1 (read as one vector where
+  /// the source is contiguous along them). Along rows, consecutive threads
+  /// copy the same chunk of consecutive rows.
   int64_t chunk = 1;
   function_ref<Value(Value row, Value col)> chunkElements = {};
 };
 
 /// Whether `threads` threads copy `tile` in equal strided parts: the tile's
 /// extent along the threads (in chunks) a multiple of `threads`, or
-/// `threads` a multiple of it with whole passes over the other dim.
+/// `threads` a multiple of it with whole passes over the other dim; and
+/// chunks that divide its columns and its row stride.
 bool canStageTile(const WorkgroupTile &tile, int64_t threads);
 
 /// The most columns (a power of two, from `most` down to 1) that `tile`'s
@@ -86,10 +88,14 @@ bool canStageTile(const WorkgroupTile &tile, int64_t threads);
 int64_t largestChunk(WorkgroupTile tile, int64_t threads, int64_t most);
 
 /// The row stride of `tile` in workgroup memory: its columns, plus 4 where
-/// it is copied along rows and a multiple of 8 wide. A warp then writes 32
-/// rows of one column at banks 4 apart (4-way conflicts, where a stride of
-/// 16 words gives 16-way and of 32, 32-way), and each row still starts at
-/// a multiple of 16 bytes, for its readers' vector loads.
+/// it is copied along rows and a multiple of 8 wide, so that each row
+/// still starts at a multiple of 16 bytes, for its readers' vector loads.
+/// A warp writing one column of 32 rows then finds their words at banks 4
+/// apart (4-way conflicts, where a stride of 16 words gives 16-way and of
+/// 32, 32-way); writing chunks of 4 columns (16 bytes a lane, 8 lanes a
+/// wavefront), 8 consecutive rows start at 4 * (an odd number) * i words,
+/// 8 different multiples of 4 modulo 32, and cover the 32 banks: no
+/// conflicts.
 int64_t workgroupRowStride(const WorkgroupTile &tile);
 
 /// `tiles` (canStageTile holds for each) in new workgroup tensors, copied

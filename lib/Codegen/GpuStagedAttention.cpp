@@ -5,7 +5,8 @@
 // query row, and the key loop in the block's body rather than in each
 // thread. At each block of 16 keys
 //   1. all the block's threads copy the keys, transposed ([D, 16]; its
-//      rows 20 words apart, workgroupRowStride), and
+//      rows 20 words apart, workgroupRowStride; each thread writes 4 keys
+//      of a row at once, free of bank conflicts), and
 //      the values ([16, Dv]) from global memory into workgroup memory
 //      (widened to f32), consecutive threads on consecutive elements of a
 //      key's or value's row (coalesced loads);
@@ -284,8 +285,22 @@ StagedRows::stage(Value head, Value x0, int64_t len,
     int64_t cols = type.getDimSize(3);
     if (transposed) {
       elements.push_back([&, t](Value c, Value j) { return element(t, j, c); });
-      chunks.push_back({});
-      widths.push_back(1);
+      // Transposed: chunks of 4 rows (4 elements of a column, each read on
+      // its own), so that the threads' 16-byte writes into the padded tile
+      // are free of bank conflicts (workgroupRowStride).
+      int64_t width =
+          chunked && canStageTile({cols, kStagedKeys, true, {}, 4}, rows)
+              ? 4
+              : 1;
+      chunks.push_back([&, t, width](Value c, Value j) {
+        SmallVector<Value> column;
+        for (int64_t k = 0; k < width; ++k)
+          column.push_back(element(
+              t, arith::AddIOp::create(b, loc, j, bb.index(k)), c));
+        return vector::FromElementsOp::create(
+            b, loc, VectorType::get({width}, b.getF32Type()), column);
+      });
+      widths.push_back(width);
       continue;
     }
     elements.push_back([&, t](Value j, Value c) { return element(t, j, c); });
@@ -305,7 +320,8 @@ StagedRows::stage(Value head, Value x0, int64_t len,
     auto [from, transposed] = operand;
     int64_t cols = cast<RankedTensorType>(from.getType()).getDimSize(3);
     // Consecutive threads on consecutive columns (or chunks) of a row.
-    tiles.push_back(transposed ? WorkgroupTile{cols, kStagedKeys, true, fn}
+    tiles.push_back(transposed ? WorkgroupTile{cols, kStagedKeys, true, fn,
+                                               width, chunkFn}
                                : WorkgroupTile{kStagedKeys, cols, false, fn,
                                                width, chunkFn});
   }

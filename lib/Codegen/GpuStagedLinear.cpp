@@ -234,10 +234,11 @@ Value StagedBuilder::threadLoop(
 }
 
 bool mlir::fuel::canStageTile(const WorkgroupTile &tile, int64_t threads) {
-  if (tile.chunk > 1 && (tile.alongRows || tile.cols % tile.chunk != 0))
+  if (tile.chunk > 1 && (tile.cols % tile.chunk != 0 ||
+                         workgroupRowStride(tile) % tile.chunk != 0))
     return false;
   int64_t fast = tile.alongRows ? tile.rows : tile.cols / tile.chunk;
-  int64_t slow = tile.alongRows ? tile.cols : tile.rows;
+  int64_t slow = tile.alongRows ? tile.cols / tile.chunk : tile.rows;
   if (fast % threads == 0)
     return true;
   return threads % fast == 0 && slow % (threads / fast) == 0;
@@ -271,13 +272,15 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
     assert(canStageTile(tile, threads) && "a tile the threads cannot copy");
     Value init =
         workgroupTensor(b, loc, {tile.rows, workgroupRowStride(tile)});
-    // Chunked: the tile as [rows, cols / chunk, chunk], a thread's slice
+    // Chunked: the tile as [rows, stride / chunk, chunk], a thread's slice
     // whole chunks.
     if (tile.chunk > 1)
       init = tensor::ExpandShapeOp::create(
           b, loc,
-          RankedTensorType::get(
-              {tile.rows, tile.cols / tile.chunk, tile.chunk}, f32),
+          RankedTensorType::get({tile.rows,
+                                 workgroupRowStride(tile) / tile.chunk,
+                                 tile.chunk},
+                                f32),
           init, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
     inits.push_back(init);
   }
@@ -299,8 +302,9 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
     // of every row when the threads are no more than the columns, else
     // column t % cols of rows t / cols, t / cols + R, ... (R = T / cols
     // rows a pass). Along rows, the same with rows and columns swapped.
+    // Chunked, the same with chunks for columns.
     int64_t fast = tile.alongRows ? tile.rows : tile.cols / tile.chunk;
-    int64_t slow = tile.alongRows ? tile.cols : tile.rows;
+    int64_t slow = tile.alongRows ? tile.cols / tile.chunk : tile.rows;
     bool wide = fast % threads == 0;
     int64_t perPass = wide ? 1 : threads / fast;
     int64_t slowCount = slow / perPass, fastCount = wide ? fast / threads : 1;
@@ -334,17 +338,18 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
                                                  index(j * fastStride))
                                .getResult()
                          : fast0;
+        SmallVector<Value> at = ordered(slowAt, fastAt);
         if (tile.chunk > 1) {
-          // Columns fastAt * chunk, ... of row slowAt, as one vector.
-          Value col = arith::MulIOp::create(b, loc, fastAt, index(tile.chunk));
+          // Columns at[1] * chunk, ... of row at[0], as one vector.
+          Value col = arith::MulIOp::create(b, loc, at[1], index(tile.chunk));
+          SmallVector<Value> into = ordered(index(i), index(j));
+          into.push_back(index(0));
           mine = vector::TransferWriteOp::create(
-                     b, loc, tile.chunkElements(slowAt, col), mine,
-                     ValueRange{index(i), index(j), index(0)},
+                     b, loc, tile.chunkElements(at[0], col), mine, into,
                      ArrayRef<bool>{true})
                      .getResult();
           continue;
         }
-        SmallVector<Value> at = ordered(slowAt, fastAt);
         mine = tensor::InsertOp::create(b, loc, tile.element(at[0], at[1]),
                                         mine, ordered(index(i), index(j)));
       }
@@ -360,19 +365,19 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
   b.setInsertionPointAfter(loop);
   SmallVector<Value> results;
   for (auto [tile, result] : llvm::zip(tiles, loop.getResults())) {
+    Value staged = result;
     if (tile.chunk > 1)
-      results.push_back(tensor::CollapseShapeOp::create(
-          b, loc, result, ArrayRef<ReassociationIndices>{{0}, {1, 2}}));
-    else if (workgroupRowStride(tile) != tile.cols)
+      staged = tensor::CollapseShapeOp::create(
+          b, loc, staged, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+    if (workgroupRowStride(tile) != tile.cols)
       // The tile's columns of the wider tensor.
-      results.push_back(tensor::ExtractSliceOp::create(
-          b, loc, result,
+      staged = tensor::ExtractSliceOp::create(
+          b, loc, staged,
           ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
           ArrayRef<OpFoldResult>{b.getIndexAttr(tile.rows),
                                  b.getIndexAttr(tile.cols)},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)}));
-    else
-      results.push_back(result);
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+    results.push_back(staged);
   }
   return results;
 }

@@ -104,9 +104,11 @@ public:
   /// cols]) in workgroup memory as f32, copied by one thread loop: [cols,
   /// 16] (transposed) where the bool says so, [16, cols] otherwise; 0 past
   /// `len`. With `chunked`, a [16, cols] block is copied in chunks of up to
-  /// 16 bytes of a row, each one vector read: the forward's values. The
-  /// backwards' kernels are at ptxas's register limit for sm_80 (dv at
-  /// D = 32: 128), where the chunks' vectors spill.
+  /// 16 bytes of a row, each one vector read (the forward's values), and a
+  /// [cols, 16] block in chunks of 4 of its columns, each one 16-byte
+  /// write free of bank conflicts (the forward's keys). The backwards'
+  /// kernels are at ptxas's register limit for sm_80 (dv at D = 32: 128),
+  /// where the chunks' vectors spill (dk at D = 32: 8 bytes).
   SmallVector<Value> stage(Value head, Value x0, int64_t len,
                            ArrayRef<std::pair<Value, bool>> operands,
                            bool chunked = false);

@@ -34,17 +34,24 @@
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x20xf32>
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf32>
 // The keys transposed, consecutive threads on consecutive elements of a
-// key; the values as they are, [16, 64] as [16, 16, 4], a thread's 4
-// chunks of 4 consecutive elements each one vector read.
-// CHECK:             scf.forall (%[[T:.*]]) in (64) shared_outs({{.*}}) -> (tensor<64x20xf32>, tensor<16x16x4xf32>)
+// key, each thread writing the elements of 4 keys at once ([64, 20] as
+// [64, 5, 4]); the values as they are, [16, 64] as [16, 16, 4], a thread's
+// 4 chunks of 4 consecutive elements each one vector read.
+// CHECK:             scf.forall (%[[T:.*]]) in (64) shared_outs({{.*}}) -> (tensor<64x5x4xf32>, tensor<16x16x4xf32>)
 // CHECK:               tensor.extract %{{.*}}[%{{.*}}, %{{.*}}, %[[J0]], %[[T]]] : tensor<2x4x256x64xf32>
+// CHECK-COUNT-3:       tensor.extract %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[T]]] : tensor<2x4x256x64xf32>
+// CHECK-NEXT:          vector.from_elements %{{.*}} : vector<4xf32>
+// CHECK-NEXT:          vector.transfer_write %{{.*}} : vector<4xf32>, tensor<1x4x4xf32>
 // CHECK-COUNT-4:       vector.transfer_read %arg2{{.*}} : tensor<2x4x256x64xf32>, vector<4xf32>
 // CHECK:             } {mapping = [#gpu.thread<x>]}
+// CHECK:             tensor.collapse_shape %{{.*}}#0 {{\[}}[0], [1, 2]] : tensor<64x5x4xf32> into tensor<64x20xf32>
 // CHECK:             tensor.collapse_shape %{{.*}}#1 {{\[}}[0], [1, 2]] : tensor<16x16x4xf32> into tensor<16x64xf32>
-// The keys' rows are 20 words apart (a warp's stores down a column of the
-// tile 4-way bank-conflicted, not 16-way); a row reads its 16 keys.
+// The keys' rows are 20 words apart: the 16-byte writes of 8 consecutive
+// threads (one wavefront) cover the 32 banks once, where single words down
+// a column would be 4-way bank-conflicted (16-way with rows 16 words
+// apart); a row reads its 16 keys.
 // CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
-// CHECK:               vector.transfer_read %{{.*}}#0[%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true, true]} : tensor<64x20xf32>, vector<16x16xf32>
+// CHECK:               vector.transfer_read %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true, true]} : tensor<64x20xf32>, vector<16x16xf32>
 // CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
 // CHECK:               math.exp
 // CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x64xf32> into vector<1x64xf32>
