@@ -26,7 +26,9 @@
  * a result that changes with the order reads memory that another thread
  * writes without a barrier between them.
  *
- * libdevice's functions (__nv_expf, ...) are the C library's.
+ * libdevice's functions (__nv_expf, ...) are the C library's. Kernels
+ * compiled with fuel-gpu-emulated-kernels{memory-profile} also report each
+ * load and store to the memory-access profile (GpuEmulatorProfile.c).
  *
  * One launch at a time (a process-wide lock); not for speed.
  *

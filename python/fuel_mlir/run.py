@@ -108,6 +108,10 @@ def main(argv=None) -> int:
     except OSError as e:
         print(f"fuel-run: cannot read {args.module}: {e.strerror}", file=sys.stderr)
         return 1
+    if args.memory_profile and not args.target.endswith("-emulator"):
+        print("fuel-run: --memory-profile needs --target=cuda-emulator or rocm-emulator",
+              file=sys.stderr)
+        return 1
     try:
         fn = compile(text, args.function, codegen=not args.no_codegen,
                      approximate_math=not args.exact_math, threads=args.threads,

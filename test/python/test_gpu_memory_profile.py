@@ -232,4 +232,5 @@ def test_fuel_run_memory_profile(tmp_path, capsys):
     assert "ld eff" in out and "100%" in out
     assert run.main([str(path), "--function=f", f"--input=@{tmp_path / 'x.npy'}",
                      "--memory-profile"]) == 1
-    assert "memory_profile= is for the emulator targets" in capsys.readouterr().err
+    assert "--memory-profile needs --target=cuda-emulator or rocm-emulator" in \
+        capsys.readouterr().err
