@@ -13,7 +13,8 @@ tensors, and with the same copies (`torch + copies`).
     python bench/gpu.py [--ops softmax_last_dim ...] [--rounds 20] [--json out.json]
 
 Without a GPU it says why and points to the static figures
-(`python bench/gpu_static.py`: registers, shared memory, occupancy).
+(`python bench/gpu_static.py`: registers, shared memory, occupancy; and
+`--emulator --memory-profile`, below).
 With `--emulator` it needs no GPU and times nothing: each case's kernels,
 as fuel-to-nvvm makes them for an H100, run on the CPU (the GPU emulator,
 `target="cuda-emulator"`) and their result is checked the same way, at
@@ -142,7 +143,9 @@ def main():
     try:
         device = gpu.cuda_devices()[0]
     except gpu.NoDeviceError as e:
-        print(f"no NVIDIA GPU here ({e}); the static figures: python bench/gpu_static.py")
+        print(f"no NVIDIA GPU here ({e}); the static figures: python bench/gpu_static.py "
+              "(registers, shared memory, occupancy) and python bench/gpu.py --emulator "
+              "--memory-profile (the kernels' memory requests: coalescing, bank conflicts)")
         return 0
     try:
         import torch
