@@ -15,6 +15,8 @@
  *   128 / bytes, and a group needs as many wavefronts as the most distinct
  *   words any bank holds of it), against the fewest that hold its words (a
  *   request is free of bank conflicts when they are equal).
+ * An access wider than 16 bytes (vector<8xf32>) is one request per 16
+ * bytes, as the backends split it (no GPU thread moves more at once).
  * That is the model of NVIDIA's L1 and shared memory; AMD's LDS has 32
  * banks of 4 bytes too. Caches, latencies and what runs at once are not
  * modeled: these are counts of a kernel's requests, the same on every run.
@@ -232,12 +234,24 @@ static void countWorkgroup(const Request *r, int warpSize, Counts *c) {
   c->bytes += bytes;
 }
 
+/* A GPU's thread moves at most 16 bytes at once: the backends split a
+   wider access, each 16 bytes a request of its own. */
+enum { kWidestAccess = 16 };
+
 static void countRequest(Request *r) {
   Site *site = &current->sites[r->site];
-  if (r->space == kSpaceDevice)
-    countDevice(r, &site->device);
-  else
-    countWorkgroup(r, emuWarpSize(), &site->workgroup);
+  Request piece = *r;
+  for (int32_t offset = 0; offset < r->bytes; offset += kWidestAccess) {
+    piece.bytes = r->bytes - offset < kWidestAccess ? r->bytes - offset
+                                                    : kWidestAccess;
+    for (int l = 0; l < kMaxWarp; ++l)
+      if (r->mask >> l & 1)
+        piece.at[l] = r->at[l] + offset;
+    if (r->space == kSpaceDevice)
+      countDevice(&piece, &site->device);
+    else
+      countWorkgroup(&piece, emuWarpSize(), &site->workgroup);
+  }
   closeRequest(r);
 }
 

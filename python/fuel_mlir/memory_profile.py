@@ -23,7 +23,8 @@ GPU would serve it:
   that hold the words. `conflicts` is their ratio: 1 without bank
   conflicts, 32 when every lane's word sits in the same bank.
 
-These are counts of requests, not times: caches, latencies and what runs
+An access wider than 16 bytes (`vector<8xf32>`) is one request per 16
+bytes, as the backends split it. These are counts of requests, not times: caches, latencies and what runs
 at once are not modeled, and the counts are the same on every run (and
 in every emulator order). docs/GPU.md has the model and the bench's
 figures (`python bench/gpu.py --emulator --memory-profile`).
