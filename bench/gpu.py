@@ -88,7 +88,7 @@ def emulate(names, table, vendor, profile_memory=False, json_path=None):
           + ("fuel-to-nvvm for an H100 (sm_90)" if vendor == "cuda"
              else "fuel-to-rocdl for an MI300X (gfx942)") + ", on the CPU")
     if profile_memory:
-        print(f"{'':32s} {'':22s} {'ld eff':>7s} {'st eff':>7s} {'wg ld':>6s} {'wg st':>6s}")
+        print(f"{'':32s} {'':22s} {memory_profile.FIGURES_HEADER}")
     results = []
     for name in names:
         op, inputs, params, np_f, _ = table[name]
@@ -101,13 +101,7 @@ def emulate(names, table, vendor, profile_memory=False, json_path=None):
         said = "no reference" if err is None else f"relative error {err:.1e}"
         figures = ""
         if profile is not None:
-            def show(v, fmt):
-                return f"{'-':>{len(fmt.format(1.0))}s}" if v is None else fmt.format(v)
-
-            figures = (f"{show(profile.efficiency('load'), '{:7.0%}')} "
-                       f"{show(profile.efficiency('store'), '{:7.0%}')} "
-                       f"{show(profile.conflicts('load'), '{:5.2f}x')} "
-                       f"{show(profile.conflicts('store'), '{:5.2f}x')} ")
+            figures = memory_profile.figures(profile) + " "
             results.append({"op": name, "target": f"{vendor}-emulator", "kernels": [
                 {"kernel": k.module, "launches": k.launches, "blocks": k.blocks,
                  "load_efficiency": k.efficiency("load"),

@@ -243,15 +243,18 @@ void instrumentAccesses(LLVM::LLVMFuncOp fn, StringRef name, Runtime &rt,
         b, loc, callee,
         ValueRange{constant(numSites++), address,
                    constant(layout.getTypeSize(type).getFixedValue())});
-    std::string line;
-    llvm::raw_string_ostream os(line);
-    os << name << '\t' << (load ? "load" : "store") << '\t' << type << '\t'
-       << loc;
-    // One line a site: no tabs or newlines but the separators.
+    std::string typeAndLoc;
+    llvm::raw_string_ostream os(typeAndLoc);
+    os << type << '\t' << loc;
+    // One line a site: no tabs or newlines but the separators (a file
+    // name in the location could have them).
+    size_t separator = typeAndLoc.find('\t');
     std::replace_if(
-        line.begin() + name.size() + 1, line.end(),
-        [](char c) { return c == '\n'; }, ' ');
-    table += line;
+        typeAndLoc.begin(), typeAndLoc.end(),
+        [](char c) { return c == '\t' || c == '\n'; }, ' ');
+    typeAndLoc[separator] = '\t';
+    table += (name + "\t" + (load ? "load" : "store") + "\t").str();
+    table += typeAndLoc;
     table += '\n';
   }
 }

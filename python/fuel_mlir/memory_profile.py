@@ -39,7 +39,7 @@ from typing import Iterator, List
 
 from .runner import RunnerError, _emulator_runtime
 
-__all__ = ["record", "MemoryProfile", "KernelProfile", "Site"]
+__all__ = ["record", "figures", "MemoryProfile", "KernelProfile", "Site"]
 
 
 @dataclass
@@ -89,6 +89,24 @@ class KernelProfile:
         return _ratio(self.sites, "workgroup", op, "conflicts")
 
 
+# The columns `figures` fills.
+FIGURES_HEADER = f"{'ld eff':>7s} {'st eff':>7s} {'wg ld':>6s} {'wg st':>6s}"
+
+
+def figures(profile) -> str:
+    """The four figures of a MemoryProfile or a KernelProfile, aligned
+    under FIGURES_HEADER: the efficiency of its device loads and stores,
+    the bank conflicts of its workgroup loads and stores ('-': none of
+    those)."""
+    def show(v, fmt, width):
+        return f"{'-':>{width}s}" if v is None else fmt.format(v)
+
+    return (f"{show(profile.efficiency('load'), '{:7.0%}', 7)} "
+            f"{show(profile.efficiency('store'), '{:7.0%}', 7)} "
+            f"{show(profile.conflicts('load'), '{:5.2f}x', 6)} "
+            f"{show(profile.conflicts('store'), '{:5.2f}x', 6)}")
+
+
 class MemoryProfile:
     """What `record` counted, per kernel, in the order of their first
     launch."""
@@ -122,18 +140,10 @@ class MemoryProfile:
         """One line a kernel (named by its module, which outlining names
         after it: f_kernel, f_kernel_0, ...): its launches and profiled blocks, the
         efficiency of its device loads and stores, and the bank conflicts
-        of its workgroup loads and stores ('-': none of those)."""
-        def show(v, fmt):
-            return "-" if v is None else fmt.format(v)
-
-        lines = [f"{'kernel (module)':40s} {'launches':>8s} {'blocks':>6s} {'ld eff':>7s} "
-                 f"{'st eff':>7s} {'wg ld':>6s} {'wg st':>6s}"]
-        for k in self.kernels:
-            lines.append(f"{k.module:40s} {k.launches:8d} {k.blocks:6d} "
-                         f"{show(k.efficiency('load'), '{:7.0%}')} "
-                         f"{show(k.efficiency('store'), '{:7.0%}')} "
-                         f"{show(k.conflicts('load'), '{:5.2f}x')} "
-                         f"{show(k.conflicts('store'), '{:5.2f}x')}")
+        of its workgroup loads and stores (`figures`)."""
+        lines = [f"{'kernel (module)':40s} {'launches':>8s} {'blocks':>6s} {FIGURES_HEADER}"]
+        lines += [f"{k.module:40s} {k.launches:8d} {k.blocks:6d} {figures(k)}"
+                  for k in self.kernels]
         return "\n".join(lines)
 
 
