@@ -16,6 +16,8 @@
 
 #include "FuelFused/Transforms/Passes.h"
 
+#include "GpuDeviceOptimization.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -101,9 +103,15 @@ LogicalResult emulateDeviceOps(LLVM::LLVMFuncOp fn, Runtime &rt) {
     auto code = specialRegisters().find(name);
     if (code != specialRegisters().end()) {
       LLVM::LLVMFuncOp callee = rt.declare("fuel_emu_sreg", i32, {i32});
-      Value v = LLVM::CallOp::create(b, loc, callee,
-                                     ValueRange{constant(code->second, i32)})
-                    .getResult();
+      auto call = LLVM::CallOp::create(
+          b, loc, callee, ValueRange{constant(code->second, i32)});
+      // The register's range (a block's known size bounds a thread's
+      // position), as the intrinsic's call has it on the GPU.
+      auto range = op->getAttrOfType<LLVM::ConstantRangeAttr>("range");
+      if (range && range.getLower().getBitWidth() == 32)
+        call.setResAttrsAttr(b.getArrayAttr(b.getDictionaryAttr(
+            b.getNamedAttr(LLVM::LLVMDialect::getRangeAttrName(), range))));
+      Value v = call.getResult();
       auto type = dyn_cast<IntegerType>(op->getResult(0).getType());
       if (!type)
         return op->emitError("fuel-gpu-emulated-kernels: ")
@@ -349,6 +357,11 @@ struct FuelGpuEmulatedKernelsPass
           FuelGpuEmulatedKernelsPass> {
   using Base::Base;
 
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    fuel::registerDeviceOptimizationDependencies(registry);
+  }
+
   void runOnOperation() override;
 };
 
@@ -376,6 +389,18 @@ void FuelGpuEmulatedKernelsPass::runOnOperation() {
   for (gpu::GPUModuleOp module : modules)
     if (failed(checkModule(module, top)))
       return signalPassFailure();
+  // The profile counts the loads and stores LLVM's optimizer leaves for the
+  // GPU: the device operations become calls first, then the optimizer runs
+  // as the target's serialization would run it.
+  if (memoryProfile) {
+    for (gpu::GPUModuleOp module : modules) {
+      for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
+        if (!fn.isExternal() && failed(emulateDeviceOps(fn, rt)))
+          return signalPassFailure();
+      if (failed(fuel::optimizeAsForTheDevice(module, top)))
+        return signalPassFailure();
+    }
+  }
   for (gpu::GPUModuleOp module : modules) {
     std::optional<ArrayAttr> targets = module.getTargets();
     // The lanes a warp (NVIDIA) or wave (AMD) has.

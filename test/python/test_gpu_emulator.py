@@ -118,13 +118,14 @@ LOWERING = {"cuda": {"attach": "nvvm-attach-target{chip=sm_90}", "convert": "con
 
 
 def run_kernel(body, out_shape, *, threads=64, blocks=1, workgroup="", host_alloc=False,
-               target="cuda", profile=False):
+               target="cuda", profile=False, opt_level=None):
     """Runs @f(%out: memref<out_shape x f32>) whose one launch has `blocks` x
     `threads` and runs `body` (it sees %tx, %bx, %out, and %sh with
     `workgroup`'s memref type if given); with `host_alloc`, the kernel
     writes a gpu.alloc'd buffer, copied into %out after; with `profile`,
-    its loads and stores call the memory-access profile. Returns the
-    output and the emulator's error (None if none)."""
+    its loads and stores call the memory-access profile; `opt_level`: the
+    GPU target's (2 unless given). Returns the output and the emulator's
+    error (None if none)."""
     shape = "x".join(map(str, out_shape)) + "xf32"
     written = "%dev" if host_alloc else "%out"
     alloc = f"%dev = gpu.alloc () : memref<{shape}>" if host_alloc else ""
@@ -151,7 +152,10 @@ module attributes {{gpu.container_module}} {{
 }}"""
     with ir.Context():
         module = ir.Module.parse(text)
-        pipeline = PIPELINE.format(**LOWERING[target])
+        lowering = dict(LOWERING[target])
+        if opt_level is not None:
+            lowering["attach"] = lowering["attach"].replace("}", f" O={opt_level}}}")
+        pipeline = PIPELINE.format(**lowering)
         if profile:
             pipeline = pipeline.replace("fuel-gpu-emulated-kernels",
                                         "fuel-gpu-emulated-kernels{memory-profile}")

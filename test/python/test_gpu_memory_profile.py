@@ -36,11 +36,14 @@ def counts(site):
 
 def read_write(index, size):
     """Each thread reads the float at %i (defined by the lines `index`, of
-    %tx and %bx) and writes it back."""
+    %tx and %bx) and writes it back doubled. (Written back as read, it
+    would be neither: the optimizer removes a store of the value loaded
+    from the same address, and the load with it.)"""
     return f"""
       {index}
       %v = memref.load %out[%i] : memref<{size}xf32>
-      memref.store %v, %out[%i] : memref<{size}xf32>"""
+      %w = arith.addf %v, %v : f32
+      memref.store %w, %out[%i] : memref<{size}xf32>"""
 
 
 def test_coalesced_device_accesses():
@@ -140,10 +143,52 @@ def test_divergent_lanes_make_one_request():
       %low = arith.cmpi ult, %tx, %c16 : index
       scf.if %low {
         %v = memref.load %out[%tx] : memref<64xf32>
-        memref.store %v, %out[%tx] : memref<64xf32>
+        %w = arith.addf %v, %v : f32
+        memref.store %w, %out[%tx] : memref<64xf32>
       }"""
     _, sites = profiled(body, 64)
     assert counts(sites["load", "device"]) == (1, 64, 2, 2)
+
+
+MERGEABLE_LOADS = """
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c3 = arith.constant 3 : index
+      %c4 = arith.constant 4 : index
+      %al = memref.assume_alignment %out, 16 : memref<256xf32>
+      %i0 = arith.muli %tx, %c4 : index
+      %i1 = arith.addi %i0, %c1 : index
+      %i2 = arith.addi %i0, %c2 : index
+      %i3 = arith.addi %i0, %c3 : index
+      %a = memref.load %al[%i0] : memref<256xf32>
+      %b = memref.load %al[%i1] : memref<256xf32>
+      %c = memref.load %al[%i2] : memref<256xf32>
+      %d = memref.load %al[%i3] : memref<256xf32>
+      %again = memref.load %al[%i0] : memref<256xf32>
+      %ab = arith.addf %a, %b : f32
+      %cd = arith.addf %c, %d : f32
+      %abcd = arith.addf %ab, %cd : f32
+      %v = arith.mulf %abcd, %again : f32
+      memref.store %v, %al[%i0] : memref<256xf32>"""
+
+
+@pytest.mark.parametrize("target,warps", [("cuda", 2), ("rocm", 1)])
+def test_counts_the_loads_the_optimizer_leaves(target, warps):
+    """The profile counts a kernel's accesses as LLVM's optimizer leaves
+    them for the GPU, at the target's opt level: lane i's floats 4i to
+    4i + 3 (16-byte aligned) and 4i again are one 16-byte load (the
+    load-store vectorizer, and the repeated load merged), 512 bytes a
+    request of 32 lanes; at O0, five loads of a float each."""
+    def sites(opt_level):
+        with memory_profile.record(blocks=0) as profile:
+            _, error = run_kernel(MERGEABLE_LOADS, (256,), host_alloc=True, profile=True,
+                                  target=target, opt_level=opt_level)
+        assert error is None
+        return [(s.op, s.type, counts(s)) for s in profile.sites]
+    lanes = 64 // warps
+    store = ("store", "f32", (warps, 256, warps * lanes // 2, 8))
+    assert sites(None) == [("load", "vector<4xf32>", (warps, 1024, 32, 32)), store]
+    assert sites(0) == [("load", "f32", (warps, 256, warps * lanes // 2, 8))] * 5 + [store]
 
 
 @pytest.mark.parametrize("sample", [0, 1, 8, 100, 200])

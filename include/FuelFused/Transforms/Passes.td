@@ -541,6 +541,19 @@ def FuelGpuEmulatedKernels
     would need, against the fewest possible (coalescing and bank
     conflicts; docs/GPU.md). `fuel-to-nvvm` and `fuel-to-rocdl` select it
     with `format=emulator-profile`.
+
+    The accesses counted are those the GPU makes: before they are counted,
+    each module goes through LLVM's optimizer as its serialization would
+    run it (the default pipeline at the target's opt level, with the NVPTX
+    target machine for an NVVM target; the target-independent one for
+    ROCDL, which the LLVM libraries here cannot compile for), then EarlyCSE
+    and the load-store vectorizer as the NVPTX and AMDGPU code generators
+    run them, and comes back into the LLVM dialect. So a load repeated at
+    the same address counts once and neighbouring loads the vectorizer
+    joins count as one; at O0 nothing is merged. The sites keep their file
+    locations (through line tables); the device operations, calls into the
+    emulator by then, carry the attributes of the intrinsics they stand
+    for, so the optimizer moves accesses around them as on the GPU.
   }];
   let options = [
     Option<"memoryProfile", "memory-profile", "bool", /*default=*/"false",

@@ -27,7 +27,7 @@
 
 // With the memory-access profile: the kernel's loads and stores call it,
 // and the constructor registers their table.
-// PROFILE:     llvm.func @__fuel_emu.softmax_kernel.softmax_kernel(
+// PROFILE:     llvm.func {{.*}}@__fuel_emu.softmax_kernel.softmax_kernel(
 // PROFILE:       llvm.call @fuel_emu_access
 // PROFILE:     llvm.call @fuel_emu_register_sites
 // THREADS: fuel-to-nvvm: max-threads must be a power of two from 32 to 1024, got 100
