@@ -3,7 +3,7 @@
  * The memory-access profile of the GPU emulator: with
  * fuel-gpu-emulated-kernels{memory-profile} (fuel-to-nvvm and fuel-to-rocdl
  * with format=emulator-profile), every load and store of a kernel calls
- * fuel_emu_access(site, address, bytes) first. The accesses of one warp
+ * fuel_emu_access(site, address, bytes, piece) first. The accesses of one warp
  * (or AMD wave) that a GPU serves as one request are the k-th executions of
  * the same site by its lanes; for each such request this counts what a GPU
  * would move:
@@ -15,8 +15,10 @@
  *   128 / bytes, and a group needs as many wavefronts as the most distinct
  *   words any bank holds of it), against the fewest that hold its words (a
  *   request is free of bank conflicts when they are equal).
- * An access wider than 16 bytes (vector<8xf32>) is one request per 16
- * bytes, as the backends split it (no GPU thread moves more at once).
+ * An access is one request per `piece` bytes: its alignment, at most 16
+ * (a vector<8xf32> aligned to 16 bytes is two requests, a vector<4xf32>
+ * aligned to 4 four), as the backends split it (no GPU thread moves more
+ * than 16 bytes at once, nor a vector its alignment does not allow).
  * That is the model of NVIDIA's L1 and shared memory; AMD's LDS has 32
  * banks of 4 bytes too. Caches, latencies and what runs at once are not
  * modeled: these are counts of a kernel's requests, the same on every run.
@@ -80,7 +82,7 @@ typedef struct {
   int32_t site, warp;
   uint32_t k;
   int32_t next; /* in its bucket's chain, or in the free list */
-  int32_t bytes, space, live;
+  int32_t bytes, piece, space, live;
   uint64_t mask;
   const char *at[kMaxWarp];
 } Request;
@@ -235,15 +237,16 @@ static void countWorkgroup(const Request *r, int warpSize, Counts *c) {
 }
 
 /* A GPU's thread moves at most 16 bytes at once: the backends split a
-   wider access, each 16 bytes a request of its own. */
+   wider access, each 16 bytes a request of its own (and a vector into the
+   pieces its alignment allows). */
 enum { kWidestAccess = 16 };
 
 static void countRequest(Request *r) {
   Site *site = &current->sites[r->site];
   Request piece = *r;
-  for (int32_t offset = 0; offset < r->bytes; offset += kWidestAccess) {
-    piece.bytes = r->bytes - offset < kWidestAccess ? r->bytes - offset
-                                                    : kWidestAccess;
+  int32_t widest = r->piece < kWidestAccess ? r->piece : kWidestAccess;
+  for (int32_t offset = 0; offset < r->bytes; offset += widest) {
+    piece.bytes = r->bytes - offset < widest ? r->bytes - offset : widest;
     for (int l = 0; l < kMaxWarp; ++l)
       if (r->mask >> l & 1)
         piece.at[l] = r->at[l] + offset;
@@ -333,12 +336,17 @@ void profileFlush(void) {
 
 /* Called before each load and store of a kernel compiled with
    fuel-gpu-emulated-kernels{memory-profile}. */
-EXPORT void fuel_emu_access(int32_t site, const void *at, int32_t bytes) {
+EXPORT void fuel_emu_access(int32_t site, const void *at, int32_t bytes,
+                             int32_t piece) {
   if (!blockOn)
     return;
   int space = emuSpaceOf(at);
   if (space == kSpaceOther || bytes <= 0)
     return;
+  if (piece <= 0) {
+    fail("fuel_emu_access: site %d moves pieces of %d bytes", site, piece);
+    return;
+  }
   if (site < 0 || (size_t)site >= current->numSites) {
     fail("fuel_emu_access: site %d of a table of %zu", site,
          current->numSites);
@@ -350,6 +358,7 @@ EXPORT void fuel_emu_access(int32_t site, const void *at, int32_t bytes) {
   Request *r = openRequest(site, warp, k);
   if (!r->mask) {
     r->bytes = bytes;
+    r->piece = piece;
     r->space = space;
   }
   r->at[lane] = at;

@@ -215,8 +215,9 @@ bool isPrivate(Value ptr) {
   }
 }
 
-/// Calls fuel_emu_access(site, address, bytes) before each load and store
-/// of `fn` but those of private memory, numbering the sites from
+/// Calls fuel_emu_access(site, address, bytes, piece) before each load and
+/// store of `fn` but those of private memory (`piece`: its alignment, the
+/// widest piece the backend can move it in), numbering the sites from
 /// `numSites` on, and adds each one's line to `table`: the function
 /// (`name`), load or store, the type, the location.
 void instrumentAccesses(LLVM::LLVMFuncOp fn, StringRef name, Runtime &rt,
@@ -226,7 +227,8 @@ void instrumentAccesses(LLVM::LLVMFuncOp fn, StringRef name, Runtime &rt,
   Type i32 = IntegerType::get(ctx, 32);
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   LLVM::LLVMFuncOp callee = rt.declare(
-      "fuel_emu_access", LLVM::LLVMVoidType::get(ctx), {i32, ptr, i32});
+      "fuel_emu_access", LLVM::LLVMVoidType::get(ctx),
+      {i32, ptr, i32, i32});
   SmallVector<Operation *> accesses;
   fn.walk([&](Operation *op) {
     if (isa<LLVM::LoadOp, LLVM::StoreOp>(op))
@@ -239,6 +241,10 @@ void instrumentAccesses(LLVM::LLVMFuncOp fn, StringRef name, Runtime &rt,
     Type type = load ? load.getType() : store.getValue().getType();
     if (isPrivate(address))
       continue;
+    int64_t alignment = load ? load.getAlignment().value_or(0)
+                             : store.getAlignment().value_or(0);
+    if (!alignment)
+      alignment = layout.getTypeABIAlignment(type);
     OpBuilder b(op);
     Location loc = op->getLoc();
     // (The cast vanishes with the address spaces.)
@@ -250,7 +256,8 @@ void instrumentAccesses(LLVM::LLVMFuncOp fn, StringRef name, Runtime &rt,
     LLVM::CallOp::create(
         b, loc, callee,
         ValueRange{constant(numSites++), address,
-                   constant(layout.getTypeSize(type).getFixedValue())});
+                   constant(layout.getTypeSize(type).getFixedValue()),
+                   constant(alignment)});
     std::string typeAndLoc;
     llvm::raw_string_ostream os(typeAndLoc);
     os << type << '\t' << loc;

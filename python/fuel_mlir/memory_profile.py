@@ -23,10 +23,14 @@ GPU would serve it:
   that hold the words. `conflicts` is their ratio: 1 without bank
   conflicts, 32 when every lane's word sits in the same bank.
 
-An access wider than 16 bytes (`vector<8xf32>`) is one request per 16
-bytes, as the backends split it. These are counts of requests, not times: caches, latencies and what runs
-at once are not modeled, and the counts are the same on every run (and
-in every emulator order). docs/GPU.md has the model and the bench's
+The kernels counted are those LLVM's optimizer leaves for the GPU (at the
+target's opt level: a repeated load is one, neighbouring floats the
+load-store vectorizer joins are one vector). An access is one request per
+piece its alignment allows, 16 bytes at most (a `vector<8xf32>` aligned to
+16 bytes is two, a `vector<4xf32>` aligned to 4 is four), as the backends
+split it. These are counts of requests, not times: caches, latencies and
+what runs at once are not modeled, and the counts are the same on every
+run (and in every emulator order). docs/GPU.md has the model and the bench's
 figures (`python bench/gpu.py --emulator --memory-profile`).
 """
 

@@ -107,13 +107,15 @@ def test_workgroup_bank_conflicts(stride, ways):
 
 def test_wide_accesses_are_16_bytes_a_request():
     """No GPU thread moves more than 16 bytes at once: lane i's 32 bytes
-    at 32 * i (vector<8xf32>) are two requests, each 16 bytes a lane 32
-    bytes apart (a sector a lane, half of it used; in workgroup memory,
-    8 lanes a wavefront at banks 8 words apart: 2-way conflicts)."""
+    at 32 * i (vector<8xf32>, 32-byte aligned) are two requests, each 16
+    bytes a lane 32 bytes apart (a sector a lane, half of it used; in
+    workgroup memory, 8 lanes a wavefront at banks 8 words apart: 2-way
+    conflicts)."""
     body = """
       %c8 = arith.constant 8 : index
+      %al = memref.assume_alignment %out, 32 : memref<512xf32>
       %i = arith.muli %tx, %c8 : index
-      %v = vector.load %out[%i] : memref<512xf32>, vector<8xf32>
+      %v = vector.load %al[%i] : memref<512xf32>, vector<8xf32>
       vector.store %v, %sh[%i] : memref<512xf32, #gpu.address_space<workgroup>>, vector<8xf32>"""
     profile, sites = profiled(body, 512, workgroup="memref<512xf32, #gpu.address_space<workgroup>>")
     load, store = sites["load", "device"], sites["store", "workgroup"]
@@ -122,6 +124,35 @@ def test_wide_accesses_are_16_bytes_a_request():
     assert profile.efficiency("load") == 0.5
     assert (store.requests, store.units, store.ideal) == (4, 32, 16)
     assert profile.conflicts("store") == 2.0
+
+
+@pytest.mark.parametrize("target", ["cuda", "rocm"])
+def test_misaligned_vectors_are_moved_in_pieces(target):
+    """A vector is moved in the pieces its alignment allows: lane i's
+    vector<4xf32> at float 4i + 1 is 4-byte aligned, so four requests of a
+    float a lane, 16 bytes apart (32 lanes: 128 bytes in 16 sectors, 4 at
+    best; 17 for the last, at float 4i + 4); aligned to 16 bytes (at 4i),
+    one request of 512 bytes."""
+    def load_at(offset):
+        body = f"""
+          %c4 = arith.constant 4 : index
+          %off = arith.constant {offset} : index
+          %al = memref.assume_alignment %out, 16 : memref<320xf32>
+          %base = arith.muli %tx, %c4 : index
+          %i = arith.addi %base, %off : index
+          %v = vector.load %al[%i] : memref<320xf32>, vector<4xf32>
+          %w = arith.addf %v, %v : vector<4xf32>
+          vector.store %w, %al[%i] : memref<320xf32>, vector<4xf32>"""
+        with memory_profile.record(blocks=0) as profile:
+            _, error = run_kernel(body, (320,), threads=32, host_alloc=True, profile=True,
+                                  target=target)
+        assert error is None
+        (load,) = [s for s in profile.sites if s.op == "load"]
+        return load
+    load = load_at(1)
+    assert load.type == "vector<4xf32>"
+    assert counts(load) == (4, 512, 3 * 16 + 17, 16)
+    assert counts(load_at(0)) == (1, 512, 16, 16)
 
 
 def test_amd_waves_of_64():

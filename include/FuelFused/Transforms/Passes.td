@@ -534,7 +534,7 @@ def FuelGpuEmulatedKernels
 
     With `memory-profile`, each load and store of a kernel (but those of
     its private memory) first calls `fuel_emu_access(site, address,
-    bytes)`, and the constructor registers the module's table of sites
+    bytes, alignment)`, and the constructor registers the module's table of sites
     (one line each: the function, `load` or `store`, the type, the
     location). The emulator counts, per warp-wide request, the 32-byte
     sectors of device memory and the wavefronts of workgroup memory a GPU

@@ -1,6 +1,7 @@
 // fuel-gpu-emulated-kernels{memory-profile}: each load and store of a
 // kernel, but those of its private memory, first calls the emulator's
-// memory-access profile with its site, address and size; a constructor
+// memory-access profile with its site, address, size and alignment (the
+// widest piece a GPU moves it in); a constructor
 // registers the module's table of sites. The accesses counted are those
 // LLVM's optimizer leaves at the target's opt level: at O0 (module @k) all
 // of them, at the default O2 (module @m) a repeated load is one.
@@ -15,11 +16,13 @@
 // CHECK:         llvm.call @fuel_emu_sreg
 // CHECK:         %[[SITE0:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:    %[[BYTES0:.*]] = llvm.mlir.constant(4 : i32) : i32
-// CHECK-NEXT:    llvm.call @fuel_emu_access(%[[SITE0]], %[[AT:.*]], %[[BYTES0]]) : (i32, !llvm.ptr, i32) -> ()
+// CHECK-NEXT:    %[[ALIGN0:.*]] = llvm.mlir.constant(4 : i32) : i32
+// CHECK-NEXT:    llvm.call @fuel_emu_access(%[[SITE0]], %[[AT:.*]], %[[BYTES0]], %[[ALIGN0]]) : (i32, !llvm.ptr, i32, i32) -> ()
 // CHECK-NEXT:    llvm.store %{{.*}}, %[[AT]] {{.*}}: f32, !llvm.ptr
 // CHECK:         %[[SITE1:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:    %[[BYTES1:.*]] = llvm.mlir.constant(16 : i32) : i32
-// CHECK-NEXT:    llvm.call @fuel_emu_access(%[[SITE1]], %[[IN:.*]], %[[BYTES1]])
+// CHECK-NEXT:    %[[ALIGN1:.*]] = llvm.mlir.constant(8 : i32) : i32
+// CHECK-NEXT:    llvm.call @fuel_emu_access(%[[SITE1]], %[[IN:.*]], %[[BYTES1]], %[[ALIGN1]])
 // CHECK-NEXT:    llvm.load %[[IN]] {{.*}}: !llvm.ptr -> vector<4xf32>
 // The private (alloca) store and load are not counted.
 // CHECK-NOT:     fuel_emu_access
@@ -34,7 +37,7 @@
 // CHECK-NOT:     llvm.load
 // CHECK:         llvm.call @fuel_emu_access
 // CHECK-NEXT:    llvm.store
-// CHECK:       llvm.func @fuel_emu_access(i32, !llvm.ptr, i32)
+// CHECK:       llvm.func @fuel_emu_access(i32, !llvm.ptr, i32, i32)
 // CHECK:       llvm.func internal @__fuel_emu.register()
 // CHECK:         %[[MOD:.*]] = llvm.mlir.addressof @__fuel_emu.sites.0.module
 // CHECK:         %[[TABLE:.*]] = llvm.mlir.addressof @__fuel_emu.sites.0.table
@@ -52,7 +55,7 @@ module attributes {gpu.container_module} {
       %x = llvm.sitofp %t : i32 to f32
       llvm.store %x, %at : f32, !llvm.ptr<3>
       %i = llvm.getelementptr %in[%t] : (!llvm.ptr, i32) -> !llvm.ptr, vector<4xf32>
-      %v = llvm.load %i : !llvm.ptr -> vector<4xf32>
+      %v = llvm.load %i {alignment = 8 : i64} : !llvm.ptr -> vector<4xf32>
       %one = llvm.mlir.constant(1 : i32) : i32
       %priv = llvm.alloca %one x vector<4xf32> : (i32) -> !llvm.ptr
       llvm.store %v, %priv : vector<4xf32>, !llvm.ptr
