@@ -52,7 +52,8 @@ typedef struct {
 } Counts;
 
 typedef struct {
-  char *description; /* the site's line: function, load/store, type, loc */
+  char *description; /* the site's line: function, load/store, type,
+                        alignment, location */
   Counts device, workgroup;
 } Site;
 

@@ -219,7 +219,7 @@ bool isPrivate(Value ptr) {
 /// store of `fn` but those of private memory (`piece`: its alignment, the
 /// widest piece the backend can move it in), numbering the sites from
 /// `numSites` on, and adds each one's line to `table`: the function
-/// (`name`), load or store, the type, the location.
+/// (`name`), load or store, the type, the alignment, the location.
 void instrumentAccesses(LLVM::LLVMFuncOp fn, StringRef name, Runtime &rt,
                         const DataLayout &layout, int32_t &numSites,
                         std::string &table) {
@@ -260,14 +260,15 @@ void instrumentAccesses(LLVM::LLVMFuncOp fn, StringRef name, Runtime &rt,
                    constant(alignment)});
     std::string typeAndLoc;
     llvm::raw_string_ostream os(typeAndLoc);
-    os << type << '\t' << loc;
+    os << type << '\t' << alignment << '\t' << loc;
     // One line a site: no tabs or newlines but the separators (a file
     // name in the location could have them).
-    size_t separator = typeAndLoc.find('\t');
+    size_t first = typeAndLoc.find('\t');
+    size_t second = typeAndLoc.find('\t', first + 1);
     std::replace_if(
         typeAndLoc.begin(), typeAndLoc.end(),
         [](char c) { return c == '\t' || c == '\n'; }, ' ');
-    typeAndLoc[separator] = '\t';
+    typeAndLoc[first] = typeAndLoc[second] = '\t';
     table += (name + "\t" + (load ? "load" : "store") + "\t").str();
     table += typeAndLoc;
     table += '\n';

@@ -4,7 +4,8 @@
     f = runner.compile(text, "f", target="cuda-emulator", memory_profile=True)
     with memory_profile.record(blocks=8) as profile:
         f(x)
-    print(profile.table())
+    print(profile.table())        # a line a kernel
+    print(profile.site_table())   # a line a load or store
 
 A function compiled with `memory_profile=True` (fuel-to-nvvm or
 fuel-to-rocdl with `format=emulator-profile`) calls the emulator before
@@ -53,6 +54,7 @@ class Site:
     function: str  # the kernel (or device function) it is in
     op: str        # "load" or "store"
     type: str      # what it moves: f32, vector<4xf32>, ...
+    alignment: int  # bytes its address is known to be a multiple of
     location: str
     space: str     # "device" or "workgroup"
     requests: int  # warp-wide requests
@@ -134,9 +136,9 @@ class MemoryProfile:
         for k in report["kernels"]:
             sites = []
             for s in k["sites"]:
-                function, op, type_, location = (s["site"].split("\t") + ["", "", ""])[:4]
-                sites.append(Site(function, op, type_, location, s["space"], s["requests"],
-                                  s["bytes"], s["units"], s["ideal"]))
+                function, op, type_, alignment, location = s["site"].split("\t")
+                sites.append(Site(function, op, type_, int(alignment), location, s["space"],
+                                  s["requests"], s["bytes"], s["units"], s["ideal"]))
             self.kernels.append(KernelProfile(k["module"], k["kernel"], k["launches"],
                                               k["blocks"], sites))
 
@@ -148,6 +150,26 @@ class MemoryProfile:
         lines = [f"{'kernel (module)':40s} {'launches':>8s} {'blocks':>6s} {FIGURES_HEADER}"]
         lines += [f"{k.module:40s} {k.launches:8d} {k.blocks:6d} {figures(k)}"
                   for k in self.kernels]
+        return "\n".join(lines)
+
+    def site_table(self) -> str:
+        """One line a load or store that made requests: its kernel
+        (module), load or store, device or workgroup memory, what it moves
+        and its alignment (a vector is moved in pieces of it, 16 bytes at
+        most), its requests, its efficiency (device) or bank conflicts
+        (workgroup), and its location."""
+        lines = [f"{'kernel (module)':24s} {'op':5s} {'space':9s} {'type':16s} {'align':>5s} "
+                 f"{'requests':>9s} {'figure':>7s}  location"]
+        for k in self.kernels:
+            for s in k.sites:
+                if not s.requests:
+                    continue
+                if s.space == "device":
+                    figure = f"{_ratio([s], 'device', None, 'efficiency'):7.0%}"
+                else:
+                    figure = f"{_ratio([s], 'workgroup', None, 'conflicts'):6.2f}x"
+                lines.append(f"{k.module:24s} {s.op:5s} {s.space:9s} {s.type:16s} "
+                             f"{s.alignment:5d} {s.requests:9d} {figure}  {s.location}")
         return "\n".join(lines)
 
 

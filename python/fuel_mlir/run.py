@@ -7,9 +7,9 @@ Inputs are `@file.npy`, inline `SHAPExTYPE=v,v,...` values (`f32=1.5` for
 rank 0; a single value fills the whole shape) or `index=N`. Without
 `--output`, results are printed; `--output=@file.npy` (one per result)
 saves them instead. With `--memory-profile` (the emulator targets), the
-kernels' memory requests are counted while it runs, and a table of their
-coalescing and bank conflicts follows the results
-(fuel_mlir.memory_profile).
+kernels' memory requests are counted while it runs, and tables of their
+coalescing and bank conflicts follow the results, per kernel and per load
+or store (fuel_mlir.memory_profile).
 """
 
 from __future__ import annotations
@@ -134,6 +134,8 @@ def main(argv=None) -> int:
                 print(f"result[{i}]: {_format(array)}")
         if profile is not None:
             print(profile.table())
+            print()
+            print(profile.site_table())
     except RunnerError as e:
         print(f"fuel-run: {e}", file=sys.stderr)
         return 1

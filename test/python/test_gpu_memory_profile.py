@@ -150,9 +150,11 @@ def test_misaligned_vectors_are_moved_in_pieces(target):
         (load,) = [s for s in profile.sites if s.op == "load"]
         return load
     load = load_at(1)
-    assert load.type == "vector<4xf32>"
+    assert (load.type, load.alignment) == ("vector<4xf32>", 4)
     assert counts(load) == (4, 512, 3 * 16 + 17, 16)
-    assert counts(load_at(0)) == (1, 512, 16, 16)
+    aligned = load_at(0)
+    assert aligned.alignment == 16
+    assert counts(aligned) == (1, 512, 16, 16)
 
 
 def test_amd_waves_of_64():
@@ -353,6 +355,10 @@ def test_fuel_run_memory_profile(tmp_path, capsys):
                      "--memory-profile"]) == 0
     out = capsys.readouterr().out
     assert "ld eff" in out and "100%" in out
+    # A line a site: softmax's rows, read and written 16 bytes a lane.
+    sites = [line.split() for line in out.splitlines() if "device" in line.split()]
+    assert sites and all(s[3:5] == ["vector<4xf32>", "16"] and s[6] == "100%"
+                         for s in sites), out
     assert run.main([str(path), "--function=f", f"--input=@{tmp_path / 'x.npy'}",
                      "--memory-profile"]) == 1
     assert "--memory-profile needs --target=cuda-emulator or rocm-emulator" in \

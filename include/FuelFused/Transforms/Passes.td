@@ -536,7 +536,7 @@ def FuelGpuEmulatedKernels
     its private memory) first calls `fuel_emu_access(site, address,
     bytes, alignment)`, and the constructor registers the module's table of sites
     (one line each: the function, `load` or `store`, the type, the
-    location). The emulator counts, per warp-wide request, the 32-byte
+    alignment, the location). The emulator counts, per warp-wide request, the 32-byte
     sectors of device memory and the wavefronts of workgroup memory a GPU
     would need, against the fewest possible (coalescing and bank
     conflicts; docs/GPU.md). `fuel-to-nvvm` and `fuel-to-rocdl` select it

@@ -8,9 +8,10 @@
 // RUN: fuel-opt --fuel-gpu-emulated-kernels=memory-profile %s | FileCheck %s
 // RUN: fuel-opt --fuel-gpu-emulated-kernels %s | FileCheck %s --check-prefix=PLAIN
 
-// The table: one line a site (function, load or store, type, location).
-// CHECK-DAG:   llvm.mlir.global internal constant @__fuel_emu.sites.1.table("twice\09load\09f32\09loc({{.*}}:{{[0-9]+}}:12)\0Atwice\09store\09f32\09loc({{.*}}:{{[0-9]+}}:7)\0A\00")
-// CHECK-DAG:   llvm.mlir.global internal constant @__fuel_emu.sites.0.table("kern\09store\09f32\09loc({{.*}}:{{[0-9]+}}:7)\0Akern\09load\09vector<4xf32>\09loc({{.*}}:{{[0-9]+}}:12)\0Akern\09store\09vector<4xf32>\09loc({{.*}}:{{[0-9]+}}:7)\0A\00")
+// The table: one line a site (function, load or store, type, alignment,
+// location).
+// CHECK-DAG:   llvm.mlir.global internal constant @__fuel_emu.sites.1.table("twice\09load\09f32\094\09loc({{.*}}:{{[0-9]+}}:12)\0Atwice\09store\09f32\094\09loc({{.*}}:{{[0-9]+}}:7)\0A\00")
+// CHECK-DAG:   llvm.mlir.global internal constant @__fuel_emu.sites.0.table("kern\09store\09f32\094\09loc({{.*}}:{{[0-9]+}}:7)\0Akern\09load\09vector<4xf32>\098\09loc({{.*}}:{{[0-9]+}}:12)\0Akern\09store\09vector<4xf32>\0916\09loc({{.*}}:{{[0-9]+}}:7)\0A\00")
 // CHECK-DAG:   llvm.mlir.global internal constant @__fuel_emu.sites.0.module("k\00")
 // CHECK-LABEL: llvm.func @__fuel_emu.k.kern(
 // CHECK:         llvm.call @fuel_emu_sreg
