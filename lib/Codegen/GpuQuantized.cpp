@@ -77,52 +77,85 @@ LogicalResult mlir::fuel::canScheduleGpuQuantized(
 
 namespace {
 /// The reads of a chunk of consecutive k (kBase, ..., kBase + width - 1,
-/// `ks` their index values): an element of a tensor whose last index is one
-/// of `ks` comes from one vector read of the chunk at kBase, in pieces of
-/// at most 16 bytes (one aligned load each once
-/// fuel-gpu-align-vector-accesses has run), shared by the chunk's points.
+/// `ks` their index values; kBase a multiple of width): an element of a
+/// tensor whose last index is one of `ks` comes from one vector read of the
+/// chunk at kBase, in pieces of at most 16 bytes (one aligned load each
+/// once fuel-gpu-align-vector-accesses has run), shared by the chunk's
+/// points. So does one whose last index is one of `ks` floor-divided by a
+/// power of two c dividing width (values packed c to an element along k,
+/// as nf4's two 4-bit codes a byte): element j / c of the read of
+/// width / c elements at kBase / c.
 struct ChunkReads {
   Value kBase;
   SmallVector<Value> ks;
   /// A tensor's chunk read at some leading indices, in pieces.
   struct Read {
     Value tensor;
-    SmallVector<Value> leading, pieces;
+    SmallVector<Value> leading;
+    int64_t packing;
+    SmallVector<Value> pieces;
   };
   SmallVector<Read> reads;
 
   /// The element at `indices` of `tensor` where its last index is one of
-  /// `ks`, else null.
+  /// `ks` (or one of them floor-divided, see above), else null.
   Value element(OpBuilder &b, Location loc, Value tensor,
                 ValueRange indices) {
     if (indices.empty())
       return Value();
-    auto at = llvm::find(ks, indices.back());
+    Value last = indices.back();
+    int64_t packing = 1;
+    if (auto apply = last.getDefiningOp<affine::AffineApplyOp>()) {
+      AffineMap map = apply.getAffineMap();
+      auto div = dyn_cast<AffineBinaryOpExpr>(map.getResult(0));
+      auto dim = div ? dyn_cast<AffineDimExpr>(div.getLHS()) : nullptr;
+      auto c = div ? dyn_cast<AffineConstantExpr>(div.getRHS()) : nullptr;
+      int64_t width = ks.size();
+      if (div && div.getKind() == AffineExprKind::FloorDiv && dim && c &&
+          c.getValue() > 1 && llvm::isPowerOf2_64(c.getValue()) &&
+          width % c.getValue() == 0 &&
+          map.getNumSymbols() == 0) {
+        last = apply.getMapOperands()[dim.getPosition()];
+        packing = c.getValue();
+      }
+    }
+    auto at = llvm::find(ks, last);
     if (at == ks.end())
       return Value();
-    int64_t j = at - ks.begin(), width = ks.size();
+    int64_t j = (at - ks.begin()) / packing,
+            width = static_cast<int64_t>(ks.size()) / packing;
     Type elt = cast<RankedTensorType>(tensor.getType()).getElementType();
     int64_t piece = std::min<int64_t>(
         width, std::max<int64_t>(1, 128 / elt.getIntOrFloatBitWidth()));
     SmallVector<Value> leading(indices.drop_back());
     auto known = llvm::find_if(reads, [&](const Read &r) {
-      return r.tensor == tensor && r.leading == leading;
+      return r.tensor == tensor && r.leading == leading &&
+             r.packing == packing;
     });
     if (known == reads.end()) {
-      reads.push_back({tensor, leading, {}});
+      reads.push_back({tensor, leading, packing, {}});
       known = std::prev(reads.end());
     }
     SmallVector<Value> &read = known->pieces;
     if (read.empty()) {
       Value pad = ub::PoisonOp::create(b, loc, elt);
+      // (A shift, whose known trailing zeros the alignment pass counts.)
+      Value base =
+          packing == 1
+              ? kBase
+              : arith::ShRUIOp::create(
+                    b, loc, kBase,
+                    arith::ConstantIndexOp::create(b, loc,
+                                                   llvm::Log2_64(packing)))
+                    .getResult();
       for (int64_t first = 0; first < width; first += piece) {
         SmallVector<Value> from(leading);
         from.push_back(first ? arith::AddIOp::create(
-                                   b, loc, kBase,
+                                   b, loc, base,
                                    arith::ConstantIndexOp::create(b, loc,
                                                                   first))
                                    .getResult()
-                             : kBase);
+                             : base);
         read.push_back(vector::TransferReadOp::create(
             b, loc, VectorType::get({piece}, elt), tensor, from, pad,
             ArrayRef<bool>{true}));

@@ -105,6 +105,14 @@ static unsigned knownTrailingZeros(Value v, unsigned depth) {
       matchPattern(def->getOperand(1), m_ConstantInt(&constant)))
     return std::min<unsigned>(kAll,
                               operand(0) + constant.getLimitedValue(kAll));
+  // x >> c keeps the zeros of x beyond c (of those below, nothing is
+  // known).
+  if (isa<arith::ShRUIOp, arith::ShRSIOp>(def) &&
+      matchPattern(def->getOperand(1), m_ConstantInt(&constant))) {
+    unsigned zeros = operand(0);
+    uint64_t shift = constant.getLimitedValue(kAll);
+    return zeros == kAll ? kAll : zeros > shift ? zeros - shift : 0;
+  }
   if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
           arith::ExtUIOp>(def))
     return operand(0);

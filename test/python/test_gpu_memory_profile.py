@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+import references as ref
 from numerics import fused_text
 from test_gpu_emulator import run_kernel
 
@@ -282,6 +283,28 @@ def test_row_ops_are_coalesced(op, target):
     assert profile.efficiency("load") == profile.efficiency("store") == 1.0
     assert profile.conflicts() == 1.0
     assert {s.type for s in profile.sites if s.space == "device"} == {"vector<4xf32>"}
+
+
+@pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
+def test_nf4_decode_reads_its_codes_whole(target):
+    """nf4_matmul decoding (one row): a thread's chunk of 8 k has 4 bytes
+    of codes (two a byte along k), one 4-byte load a lane, consecutive
+    lanes on consecutive words: every code request coalesced."""
+    rng = np.random.default_rng(3)
+    n, k = 8, 1024
+    codes = rng.integers(0, 16, (n, k))
+    absmax = np.abs(rng.standard_normal((n, k // 64))).astype(np.float32) + 0.1
+    a = rng.standard_normal((1, k)).astype(np.float32)
+    inputs = [a, ref.nf4_pack(codes).view(np.int8), absmax]
+    fn = runner.compile(fused_text("nf4_matmul", inputs, {}), "f", target=target,
+                        memory_profile=True)
+    with memory_profile.record(blocks=0) as profile:
+        got = fn(*inputs)
+    want = a.astype(np.float64) @ ref.nf4_dequant(codes, absmax, 64).T
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    (codes_site,) = [s for s in profile.sites if s.type.endswith("xi8>") or s.type == "i8"]
+    assert (codes_site.type, codes_site.alignment) == ("vector<4xi8>", 4)
+    assert codes_site.bytes == 32 * codes_site.units == n * k // 2
 
 
 @pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])

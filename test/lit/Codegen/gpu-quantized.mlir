@@ -47,12 +47,18 @@ func.func @q8_0(%a: tensor<2x512xf32>, %w: tensor<8704xi32>) -> tensor<2x64xf32>
 // -----
 
 // nf4: the code book's value and the block's absmax read per weight; 16
-// chunks of 8 k take a warp.
+// chunks of 8 k take a warp. A chunk's codes, two a byte along k, are one
+// read of 4 bytes at kBase / 2, each byte shared by two k.
 // CHECK-LABEL: func.func @nf4
 // CHECK:         scf.forall (%{{.*}}) in (18)
 // CHECK:           scf.forall (%{{.*}}) in (32)
-// CHECK:             tensor.extract %arg1[%{{.*}}, %{{.*}}] : tensor<6x64xi8>
+// CHECK:             %[[HALF:.*]] = arith.shrui %[[KBASE:.*]], %c1 : index
+// CHECK:             %[[CODES:.*]] = vector.transfer_read %arg1[%{{.*}}, %[[HALF]]], %{{.*}} {in_bounds = [true]} : tensor<6x64xi8>, vector<4xi8>
+// CHECK:             vector.extract %[[CODES]][0] : i8 from vector<4xi8>
 // CHECK:             tensor.extract %arg2[%{{.*}}, %{{.*}}] : tensor<6x2xf32>
+// CHECK:             vector.extract %[[CODES]][0] : i8 from vector<4xi8>
+// CHECK:             vector.extract %[[CODES]][1] : i8 from vector<4xi8>
+// CHECK-NOT:         tensor.extract %arg1
 // CHECK:             gpu.all_reduce add
 func.func @nf4(%a: tensor<3x128xf32>, %w: tensor<6x64xi8>, %absmax: tensor<6x2xf32>) -> tensor<3x6xf32> {
   %y = fuel.fused nf4_matmul (%a, %w, %absmax) : (tensor<3x128xf32>, tensor<6x64xi8>, tensor<6x2xf32>) -> tensor<3x6xf32>

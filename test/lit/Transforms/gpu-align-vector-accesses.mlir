@@ -123,3 +123,34 @@ gpu.module @device {
     gpu.return
   }
 }
+
+// -----
+
+// A shift right keeps the zeros beyond it: (t * 8) >> 1 is a multiple of 4
+// (4 bytes of i8: nf4's codes of a chunk of 8 k), (t * 2) >> 1 of nothing
+// known, and (t * 8) >> 3 neither.
+// CHECK-LABEL: gpu.func @shifts
+// CHECK:         vector.load %{{.*}} {alignment = 4 : i64} : memref<64x64xi8>, vector<4xi8>
+// CHECK:         vector.transfer_read
+// CHECK:         vector.transfer_read
+// CHECK-NOT:     vector.load
+gpu.module @shifts {
+  gpu.func @shifts(%x: memref<64x64xi8>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %c8 = arith.constant 8 : index
+    %pad = ub.poison : i8
+    %t = gpu.thread_id x
+    %k = arith.muli %t, %c8 : index
+    %half = arith.shrui %k, %c1 : index
+    %a = vector.transfer_read %x[%c0, %half], %pad {in_bounds = [true]} : memref<64x64xi8>, vector<4xi8>
+    %k2 = arith.muli %t, %c2 : index
+    %h2 = arith.shrui %k2, %c1 : index
+    %b = vector.transfer_read %x[%c0, %h2], %pad {in_bounds = [true]} : memref<64x64xi8>, vector<4xi8>
+    %h3 = arith.shrui %k, %c3 : index
+    %c = vector.transfer_read %x[%c0, %h3], %pad {in_bounds = [true]} : memref<64x64xi8>, vector<4xi8>
+    gpu.return
+  }
+}
