@@ -237,7 +237,8 @@ LogicalResult mlir::fuel::optimizeAsForTheDevice(gpu::GPUModuleOp module,
   }
   if (!optimized)
     return fail("its optimized LLVM IR does not import into the LLVM "
-                "dialect: " + errors);
+                "dialect: " +
+                (errors.empty() ? std::string("no diagnostic") : errors));
 
   Block *body = module.getBody();
   for (Operation &op : llvm::make_early_inc_range(*body))
