@@ -3,10 +3,10 @@
  * The memory-access profile of the GPU emulator: with
  * fuel-gpu-emulated-kernels{memory-profile} (fuel-to-nvvm and fuel-to-rocdl
  * with format=emulator-profile), every load and store of a kernel calls
- * fuel_emu_access(site, address, bytes, piece) first. The accesses of one warp
- * (or AMD wave) that a GPU serves as one request are the k-th executions of
- * the same site by its lanes; for each such request this counts what a GPU
- * would move:
+ * fuel_emu_access(site, address, bytes, alignment) first. The accesses of
+ * one warp (or AMD wave) that a GPU serves as one request are the k-th
+ * executions of the same site by its lanes; for each such request this
+ * counts what a GPU would move:
  * - device memory: the 32-byte sectors the lanes touch, against the fewest
  *   that hold the bytes they ask for (a request is coalesced when they are
  *   equal: 32 lanes reading 32 consecutive floats touch 4 sectors);
@@ -15,7 +15,7 @@
  *   128 / bytes, and a group needs as many wavefronts as the most distinct
  *   words any bank holds of it), against the fewest that hold its words (a
  *   request is free of bank conflicts when they are equal).
- * An access is one request per `piece` bytes: its alignment, at most 16
+ * An access is one request per piece of its alignment, at most 16 bytes
  * (a vector<8xf32> aligned to 16 bytes is two requests, a vector<4xf32>
  * aligned to 4 four), as the backends split it (no GPU thread moves more
  * than 16 bytes at once, nor a vector its alignment does not allow).
@@ -83,7 +83,7 @@ typedef struct {
   int32_t site, warp;
   uint32_t k;
   int32_t next; /* in its bucket's chain, or in the free list */
-  int32_t bytes, piece, space, live;
+  int32_t bytes, alignment, space, live;
   uint64_t mask;
   const char *at[kMaxWarp];
 } Request;
@@ -245,7 +245,8 @@ enum { kWidestAccess = 16 };
 static void countRequest(Request *r) {
   Site *site = &current->sites[r->site];
   Request piece = *r;
-  int32_t widest = r->piece < kWidestAccess ? r->piece : kWidestAccess;
+  int32_t widest =
+      r->alignment < kWidestAccess ? r->alignment : kWidestAccess;
   for (int32_t offset = 0; offset < r->bytes; offset += widest) {
     piece.bytes = r->bytes - offset < widest ? r->bytes - offset : widest;
     for (int l = 0; l < kMaxWarp; ++l)
@@ -338,14 +339,14 @@ void profileFlush(void) {
 /* Called before each load and store of a kernel compiled with
    fuel-gpu-emulated-kernels{memory-profile}. */
 EXPORT void fuel_emu_access(int32_t site, const void *at, int32_t bytes,
-                             int32_t piece) {
+                             int32_t alignment) {
   if (!blockOn)
     return;
   int space = emuSpaceOf(at);
   if (space == kSpaceOther || bytes <= 0)
     return;
-  if (piece <= 0) {
-    fail("fuel_emu_access: site %d moves pieces of %d bytes", site, piece);
+  if (alignment <= 0) {
+    fail("fuel_emu_access: site %d has an alignment of %d", site, alignment);
     return;
   }
   if (site < 0 || (size_t)site >= current->numSites) {
@@ -359,7 +360,7 @@ EXPORT void fuel_emu_access(int32_t site, const void *at, int32_t bytes,
   Request *r = openRequest(site, warp, k);
   if (!r->mask) {
     r->bytes = bytes;
-    r->piece = piece;
+    r->alignment = alignment;
     r->space = space;
   }
   r->at[lane] = at;

@@ -215,9 +215,9 @@ bool isPrivate(Value ptr) {
   }
 }
 
-/// Calls fuel_emu_access(site, address, bytes, piece) before each load and
-/// store of `fn` but those of private memory (`piece`: its alignment, the
-/// widest piece the backend can move it in), numbering the sites from
+/// Calls fuel_emu_access(site, address, bytes, alignment) before each load
+/// and store of `fn` but those of private memory (the alignment bounds the
+/// pieces the backend moves it in), numbering the sites from
 /// `numSites` on, and adds each one's line to `table`: the function
 /// (`name`), load or store, the type, the alignment, the location.
 void instrumentAccesses(LLVM::LLVMFuncOp fn, StringRef name, Runtime &rt,
@@ -465,7 +465,9 @@ void FuelGpuEmulatedKernelsPass::runOnOperation() {
           if (llvm::is_contained({"nvvm", "rocdl", "gpu"},
                                  attr.getName().strref().split('.').first))
             fn->removeAttr(attr.getName());
-        if (!fn.isExternal() && failed(emulateDeviceOps(fn, rt)))
+        // (With the profile, the device operations are calls already.)
+        if (!fn.isExternal() && !memoryProfile &&
+            failed(emulateDeviceOps(fn, rt)))
           return signalPassFailure();
         if (!fn.isExternal() && memoryProfile)
           instrumentAccesses(fn, fn.getName().drop_front(prefix.size()), rt,
