@@ -5,14 +5,19 @@
 // activations, column n of the weight), the K products split over the
 // block's T threads in chunks of up to 8 consecutive k: thread t takes
 // chunks t, t + T, ... (a warp's loads of activations and of quantized
-// words are consecutive), reads a chunk's activations at once (ChunkReads:
-// 16-byte vectors), decodes each weight where it reads it, in registers,
-// and keeps its partial sum; the partials are combined across the block by
-// `gpu.all_reduce`. What a chunk's weights share (a quant block's scale)
-// is the same index arithmetic on consecutive k, which LLVM folds and reads
-// once. The [N, K] f32 weight
-// the decomposition materializes never exists: each quantized byte is read
-// once per row of activations, from global memory or the cache.
+// words are consecutive), reads a chunk's activations at once (ChunkReads,
+// GpuQuantized.h: 16-byte vectors), decodes each weight where it reads it,
+// in registers, and keeps its partial sum; the partials are combined
+// across the block by `gpu.all_reduce`. What a chunk's weights share (a
+// quant block's scale) is the same index arithmetic on consecutive k,
+// which LLVM folds and reads once. The [N, K] f32 weight the decomposition
+// materializes never exists: each quantized byte is read once per row of
+// activations, from global memory or the cache. A weight laid out [K, N]
+// (awq's, eight 4-bit codes a word along n) would be read down its columns
+// that way, the lanes of a warp a word of rows 8 k apart and each word by
+// 8 blocks; it takes lanes along n instead (GpuQuantizedAlongN.cpp: a
+// thread per word of 8 columns, a block per run of 8 words and partition
+// of K, the threads' partial sums added in workgroup memory).
 //
 // The decoding is the decomposition's own: the contraction's body, and the
 // body of the elementwise op that dequantizes the weight, are evaluated at
@@ -27,19 +32,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuBlockLoops.h"
+#include "GpuQuantized.h"
 #include "GpuSchedules.h"
 #include "GpuStaged.h"
 
 #include "FuelFused/IR/FuelOps.h"
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/UB/IR/UBOps.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 using namespace mlir::fuel;
@@ -75,196 +76,6 @@ LogicalResult mlir::fuel::canScheduleGpuQuantized(
   return success();
 }
 
-namespace {
-/// The reads of a chunk of consecutive k (kBase, ..., kBase + width - 1,
-/// `ks` their index values; kBase a multiple of width): an element of a
-/// tensor whose last index is one of `ks` comes from one vector read of the
-/// chunk at kBase, in pieces of at most 16 bytes (one aligned load each
-/// once fuel-gpu-align-vector-accesses has run), shared by the chunk's
-/// points. So does one whose last index is one of `ks` floor-divided by a
-/// power of two c dividing width (values packed c to an element along k,
-/// as nf4's two 4-bit codes a byte): element j / c of the read of
-/// width / c elements at kBase / c.
-struct ChunkReads {
-  Value kBase;
-  SmallVector<Value> ks;
-  /// A tensor's chunk read at some leading indices, in pieces.
-  struct Read {
-    Value tensor;
-    SmallVector<Value> leading;
-    int64_t packing;
-    SmallVector<Value> pieces;
-  };
-  SmallVector<Read> reads;
-
-  /// The element at `indices` of `tensor` where its last index is one of
-  /// `ks` (or one of them floor-divided, see above), else null.
-  Value element(OpBuilder &b, Location loc, Value tensor,
-                ValueRange indices) {
-    if (indices.empty())
-      return Value();
-    Value last = indices.back();
-    int64_t packing = 1;
-    if (auto apply = last.getDefiningOp<affine::AffineApplyOp>()) {
-      AffineMap map = apply.getAffineMap();
-      auto div = dyn_cast<AffineBinaryOpExpr>(map.getResult(0));
-      auto dim = div ? dyn_cast<AffineDimExpr>(div.getLHS()) : nullptr;
-      auto c = div ? dyn_cast<AffineConstantExpr>(div.getRHS()) : nullptr;
-      int64_t width = ks.size();
-      if (div && div.getKind() == AffineExprKind::FloorDiv && dim && c &&
-          c.getValue() > 1 && llvm::isPowerOf2_64(c.getValue()) &&
-          width % c.getValue() == 0 &&
-          map.getNumSymbols() == 0) {
-        last = apply.getMapOperands()[dim.getPosition()];
-        packing = c.getValue();
-      }
-    }
-    auto at = llvm::find(ks, last);
-    if (at == ks.end())
-      return Value();
-    int64_t j = (at - ks.begin()) / packing,
-            width = static_cast<int64_t>(ks.size()) / packing;
-    Type elt = cast<RankedTensorType>(tensor.getType()).getElementType();
-    int64_t piece = std::min<int64_t>(
-        width, std::max<int64_t>(1, 128 / elt.getIntOrFloatBitWidth()));
-    SmallVector<Value> leading(indices.drop_back());
-    auto known = llvm::find_if(reads, [&](const Read &r) {
-      return r.tensor == tensor && r.leading == leading &&
-             r.packing == packing;
-    });
-    if (known == reads.end()) {
-      reads.push_back({tensor, leading, packing, {}});
-      known = std::prev(reads.end());
-    }
-    SmallVector<Value> &read = known->pieces;
-    if (read.empty()) {
-      Value pad = ub::PoisonOp::create(b, loc, elt);
-      // (A shift, whose known trailing zeros the alignment pass counts.)
-      Value base =
-          packing == 1
-              ? kBase
-              : arith::ShRUIOp::create(
-                    b, loc, kBase,
-                    arith::ConstantIndexOp::create(b, loc,
-                                                   llvm::Log2_64(packing)))
-                    .getResult();
-      for (int64_t first = 0; first < width; first += piece) {
-        SmallVector<Value> from(leading);
-        from.push_back(first ? arith::AddIOp::create(
-                                   b, loc, base,
-                                   arith::ConstantIndexOp::create(b, loc,
-                                                                  first))
-                                   .getResult()
-                             : base);
-        read.push_back(vector::TransferReadOp::create(
-            b, loc, VectorType::get({piece}, elt), tensor, from, pad,
-            ArrayRef<bool>{true}));
-      }
-    }
-    return vector::ExtractOp::create(b, loc, read[j / piece], j % piece);
-  }
-};
-
-/// Evaluates the linalg ops of a decomposition at one point of their
-/// iteration space, as scalar code at the builder's insertion point.
-class PointEvaluator {
-public:
-  PointEvaluator(OpBuilder &b, Location loc,
-                 const llvm::SmallPtrSetImpl<Operation *> &decomposition,
-                 ChunkReads *chunk = nullptr)
-      : b(b), loc(loc), decomposition(decomposition), chunk(chunk) {}
-
-  /// The element of `value` at `indices`: a fill's value, the producer's
-  /// body evaluated there where the decomposition computes `value`
-  /// elementwise, else a tensor.extract (or the chunk's read of it).
-  Value element(Value value, ValueRange indices) {
-    if (auto fill = value.getDefiningOp<linalg::FillOp>();
-        fill && decomposition.contains(fill))
-      return fill.getInputs()[0];
-    auto producer = value.getDefiningOp<linalg::GenericOp>();
-    if (!producer || !isElementwise(producer)) {
-      if (chunk)
-        if (Value v = chunk->element(b, loc, value, indices))
-          return v;
-      return tensor::ExtractOp::create(b, loc, value, indices);
-    }
-    // The output map is a permutation: the loop indices are its inverse
-    // applied to the element's indices.
-    AffineMap inverse = inversePermutation(
-        producer.getMatchingIndexingMap(producer.getDpsInitOperand(0)));
-    return valueAt(producer, apply(inverse, indices),
-                   producer.getBody()->getTerminator()->getOperand(0));
-  }
-
-  /// `wanted` (a value of `op`'s body that does not depend on the output's
-  /// block argument) at loop indices `ivs`: the body ops it depends on
-  /// cloned, the inputs' block arguments their elements at `ivs`, the
-  /// linalg.index ops the indices.
-  Value valueAt(linalg::GenericOp op, ValueRange ivs, Value wanted) {
-    Block *body = op.getBody();
-    llvm::SmallPtrSet<Operation *, 32> needed;
-    SmallVector<Value> work{wanted};
-    llvm::SmallBitVector inputs(body->getNumArguments());
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == body)
-        inputs.set(arg.getArgNumber());
-      Operation *def = v.getDefiningOp();
-      if (def && def->getBlock() == body && needed.insert(def).second)
-        llvm::append_range(work, def->getOperands());
-    }
-    IRMapping mapping;
-    for (OpOperand *input : op.getDpsInputOperands())
-      if (inputs.test(input->getOperandNumber()))
-        mapping.map(body->getArgument(input->getOperandNumber()),
-                    element(input->get(),
-                            apply(op.getMatchingIndexingMap(input), ivs)));
-    for (Operation &inner : body->without_terminator()) {
-      if (!needed.contains(&inner))
-        continue;
-      if (auto index = dyn_cast<linalg::IndexOp>(inner))
-        mapping.map(index.getResult(), ivs[index.getDim()]);
-      else
-        b.clone(inner, mapping);
-    }
-    return mapping.lookupOrDefault(wanted);
-  }
-
-private:
-  /// Whether `op` (a decomposition op) can be evaluated at any point: one
-  /// result, parallel, a permutation as output map, a flat body that does
-  /// not read the output.
-  bool isElementwise(linalg::GenericOp op) const {
-    OpOperand *init = op.getDpsInitOperand(0);
-    return decomposition.contains(op) && op->getNumResults() == 1 &&
-           op.getNumReductionLoops() == 0 &&
-           op.getMatchingIndexingMap(init).isPermutation() &&
-           op.getMatchingBlockArgument(init).use_empty() &&
-           llvm::all_of(op.getBody()->without_terminator(),
-                        [](Operation &inner) {
-                          return inner.getNumRegions() == 0;
-                        });
-  }
-
-  /// `map`'s results at `ivs`.
-  SmallVector<Value> apply(AffineMap map, ValueRange ivs) {
-    SmallVector<Value> values;
-    for (AffineExpr expr : map.getResults()) {
-      if (auto dim = dyn_cast<AffineDimExpr>(expr))
-        values.push_back(ivs[dim.getPosition()]);
-      else
-        values.push_back(affine::AffineApplyOp::create(
-            b, loc, AffineMap::get(map.getNumDims(), 0, expr), ivs));
-    }
-    return values;
-  }
-
-  OpBuilder &b;
-  Location loc;
-  const llvm::SmallPtrSetImpl<Operation *> &decomposition;
-  ChunkReads *chunk;
-};
-} // namespace
 
 /// The term a quantized matmul's last step (`op`: one result, its last loop
 /// the one reduction, the output indexed by the other loops in order) adds
@@ -293,7 +104,8 @@ static FailureOr<Value> summedTerm(linalg::GenericOp op) {
     Value v = work.pop_back_val();
     if (v == acc)
       return failure();
-    if (Operation *def = v.getDefiningOp(); def && def->getBlock() == op.getBody())
+    if (Operation *def = v.getDefiningOp();
+        def && def->getBlock() == op.getBody())
       llvm::append_range(work, def->getOperands());
   }
   return term;
@@ -358,6 +170,7 @@ stagedQuantized(linalg::GenericOp op, Value term,
   return c;
 }
 
+
 LogicalResult mlir::fuel::scheduleGpuQuantized(
     RewriterBase &rewriter, linalg::LinalgOp root,
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
@@ -403,6 +216,14 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
   int64_t chunk = kChunk;
   while (chunk > 1 && k % chunk != 0)
     chunk /= 2;
+  auto resultType = cast<RankedTensorType>(root->getResult(0).getType());
+  // A [K, N] weight: lanes along n, each thread a run of columns.
+  if (Value result = buildGpuQuantizedAlongN(rewriter, contraction, *term,
+                                             decomposition, options, chunk)) {
+    rewriter.replaceOp(root, result);
+    return success();
+  }
+
   int64_t threads = threadsFor(k / chunk, options.maxThreads);
   Value flat = build.perBlock(outputs, [&](Value block) {
     // The block's output element: `block` in the output's row-major order.
@@ -419,16 +240,12 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
           t, threads, k / chunk, 0.0, gpu::AllReduceOperation::ADD,
           [&](OpBuilder &b, Value c, Value acc) -> Value {
             ChunkReads reads;
-            reads.kBase = arith::MulIOp::create(
-                b, loc, c, arith::ConstantIndexOp::create(b, loc, chunk));
-            for (int64_t j = 0; j < chunk; ++j)
-              reads.ks.push_back(
-                  j ? arith::AddIOp::create(
-                          b, loc, reads.kBase,
-                          arith::ConstantIndexOp::create(b, loc, j))
-                          .getResult()
-                    : reads.kBase);
-            for (Value kk : reads.ks) {
+            reads.addAxis(
+                b, loc,
+                arith::MulIOp::create(
+                    b, loc, c, arith::ConstantIndexOp::create(b, loc, chunk)),
+                chunk);
+            for (Value kk : reads.axes[0].values) {
               SmallVector<Value> point(ivs);
               point.push_back(kk);
               PointEvaluator eval(b, loc, decomposition, &reads);
@@ -444,7 +261,6 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
     });
   });
 
-  auto resultType = cast<RankedTensorType>(root->getResult(0).getType());
   Value result = flat;
   if (resultType.getRank() != 1) {
     SmallVector<ReassociationIndices> all(1);

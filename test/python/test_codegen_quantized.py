@@ -283,12 +283,12 @@ AWQ_SHAPES = [((1, 128), 64, 64), ((4, 256), 128, 128), ((6, 128), 48, 64),
               ((2, 3, 128), 32, 128), ((1, 64), 16, 64)]
 
 
-def awq_inputs(a_shape, n, group, dtype=np.float32, seed=0):
+def awq_inputs(a_shape, n, group, dtype=np.float32, seed=0, scale_dtype=None):
     k = a_shape[-1]
     rng = np.random.default_rng(seed)
     q = rng.integers(0, 16, (k, n))
     z = rng.integers(0, 16, (k // group, n))
-    s = (np.abs(rand((k // group, n), np.float32, seed + 1)) * 0.05).astype(dtype)
+    s = (np.abs(rand((k // group, n), np.float32, seed + 1)) * 0.05).astype(scale_dtype or dtype)
     a = rand(a_shape, dtype, seed + 2)
     w = (q - np.repeat(z, group, 0)) * np.repeat(s.astype(np.float64), group, 0)
     return a, ref.awq_pack(q).view(np.int32), ref.awq_pack(z).view(np.int32), s, w

@@ -308,6 +308,38 @@ def test_nf4_decode_reads_its_codes_whole(target):
 
 
 @pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
+def test_awq_decode_reads_each_word_once_coalesced(target):
+    """awq_matmul decoding (one row): its [K, N] weight packs 8 codes a
+    word along n, so lanes go along n, a word (8 columns) each: a warp
+    reads 8 consecutive words of 4 rows, every request whole, and each word
+    once (the block per output column read each 8 times, a word of rows
+    8 k apart a request: 12%). The partial sums go through workgroup memory
+    without bank conflicts, and the columns are written whole."""
+    rng = np.random.default_rng(5)
+    k, n, group = 1024, 128, 128
+    q, z = rng.integers(0, 16, (k, n)), rng.integers(0, 16, (k // group, n))
+    scales = (rng.random((k // group, n)) * 0.05 + 0.01).astype(np.float32)
+    a = rng.standard_normal((1, k)).astype(np.float32)
+    inputs = [a, ref.awq_pack(q).view(np.int32), ref.awq_pack(z).view(np.int32), scales]
+    fn = runner.compile(fused_text("awq_matmul", inputs, {"group_size": group}), "f",
+                        target=target, memory_profile=True)
+    with memory_profile.record(blocks=0) as profile:
+        got = fn(*inputs)
+    w = (q - np.repeat(z, group, 0)) * np.repeat(scales.astype(np.float64), group, 0)
+    np.testing.assert_allclose(got, a.astype(np.float64) @ w, rtol=1e-5, atol=1e-4)
+    words = [s for s in profile.sites if s.space == "device" and s.type == "i32"]
+    # A chunk of 8 k: a word of each of its 8 rows, and the group's zeros.
+    assert len(words) == 9 and all(s.units == s.ideal for s in words)
+    # The weight's K * N / 8 words read once, 4 bytes each; a zeros' word
+    # once per chunk and thread, a request's threads (a warp of 32 lanes, 4
+    # chunks; a wave of 64 on AMD, 8 chunks) in one group: once a request.
+    chunks_a_request = (64 if target == "rocm-emulator" else 32) // 8
+    assert sum(s.bytes for s in words) == k * n // 2 + (k // 8) * (n // 8) * 4 // chunks_a_request
+    assert profile.conflicts() == 1.0
+    assert profile.efficiency("store") == 1.0
+
+
+@pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
 def test_staged_attention_without_bank_conflicts(target):
     """flash_attn's staged form copies each block of 16 keys transposed
     into a [D, 16] tile with rows 20 words apart: each thread writes 4

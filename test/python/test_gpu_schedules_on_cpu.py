@@ -689,13 +689,47 @@ def test_awq_many_rows(fuel_opt):
     assert_close(out, reference(*f64), "f32", loose=True)
 
 
-@pytest.mark.parametrize("name", ["nf4_matmul", "awq_matmul"])
-def test_quantized_tables(fuel_opt, name):
-    make, params, reference, _ = ALL_CASES[name]
+def test_nf4_decode(fuel_opt):
+    make, params, reference, _ = ALL_CASES["nf4_matmul"]
     args = make(np.float32)
-    out = run_serialized(fuel_opt, name, args, params)
+    out = run_serialized(fuel_opt, "nf4_matmul", args, params)
     f64 = [np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f" else x for x in args]
     assert_close(out, reference(*f64), "f32", loose=True)
+
+
+# awq's [K, N] weight (8 codes a word along n) decoded by lanes along n:
+# a block per row and run of words, each thread a word's 8 columns and a
+# share of K, its partials in workgroup memory and added by a thread per
+# column after the barrier (no gpu.all_reduce). Leading dims, runs of
+# fewer than 8 words (N = 24: one word a block; N = 16: two), up to 16
+# rows, groups of 64 and 128.
+@pytest.mark.parametrize("lead,k,n,group", [
+    ((2,), 128, 16, 64), ((3,), 256, 128, 128), ((2, 3), 128, 24, 64), ((16,), 128, 512, 64)])
+def test_awq_decode_along_n(fuel_opt, lead, k, n, group):
+    a, qw, qz, s, w = awq_inputs(lead + (k,), n, group)
+    text = gpu_form(fuel_opt, fused_text("awq_matmul", [a, qw, qz, s], {"group_size": group}))
+    assert "gpu.all_reduce" not in text and WORKGROUP in text
+    out = runner.compile(text.replace(WORKGROUP, ""), "f", codegen=False)(a, qw, qz, s)
+    assert out.shape == lead + (n,)
+    assert_close(out, np.asarray(a, np.float64) @ w, "f32", loose=True)
+
+
+# Few blocks (1 row, 64 columns: 1 block) split K into partitions, a block
+# each, until there are two per multiprocessor or each thread has one chunk
+# of 8 k a partition (K = 1024: 128 chunks, 256 threads of 32 splits: 4 at
+# most); a second kernel adds the partitions' sums.
+@pytest.mark.parametrize("units,partitions", [(1, 2), (2, 4), (108, 4)])
+def test_awq_decode_partitions(fuel_opt, units, partitions):
+    a, qw, qz, s, w = awq_inputs((1, 1024), 64, 128)
+    text = gpu_form(fuel_opt, fused_text("awq_matmul", [a, qw, qz, s], {"group_size": 128}),
+                    f"compute-units={units}")
+    # The block loops (the thread loops write tensor<1x64xf32> slices).
+    loops = re.findall(r"scf\.forall \(%\w+\) in \((\d+)\) shared_outs\(%\w+ = %\w+\) -> \(tensor<(\d+)x64xf32>\)",
+                       text)
+    assert [x for x in loops if x[0] != "64"] == [(str(partitions), str(partitions)), ("1", "1")]
+    assert text.count("mapping = [#gpu.block<x>]") == 2
+    out = runner.compile(text.replace(WORKGROUP, ""), "f", codegen=False)(a, qw, qz, s)
+    assert_close(out, np.asarray(a, np.float64) @ w, "f32", loose=True)
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])

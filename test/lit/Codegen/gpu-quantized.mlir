@@ -1,9 +1,10 @@
-// The GPU quantized schedule: qmatmul, nf4_matmul and awq_matmul with up to
-// 16 rows of activations as a block per output element, thread t of the
-// block on chunks t, t + T, ... of 8 consecutive k (the activations of a
-// chunk read as vectors of 16 bytes), each weight decoded where it is read
-// (the decomposition's dequantization evaluated at (n, k)), the partial
-// sums combined by gpu.all_reduce. No [N, K] f32 weight.
+// The GPU quantized schedule: qmatmul and nf4_matmul with up to 16 rows of
+// activations as a block per output element, thread t of the block on
+// chunks t, t + T, ... of 8 consecutive k (the activations of a chunk read
+// as vectors of 16 bytes), each weight decoded where it is read (the
+// decomposition's dequantization evaluated at (n, k)), the partial sums
+// combined by gpu.all_reduce; awq_matmul, whose weight is [K, N], with
+// lanes along n instead. No [N, K] f32 weight.
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu --canonicalize %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu="report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
@@ -63,6 +64,50 @@ func.func @q8_0(%a: tensor<2x512xf32>, %w: tensor<8704xi32>) -> tensor<2x64xf32>
 func.func @nf4(%a: tensor<3x128xf32>, %w: tensor<6x64xi8>, %absmax: tensor<6x2xf32>) -> tensor<3x6xf32> {
   %y = fuel.fused nf4_matmul (%a, %w, %absmax) : (tensor<3x128xf32>, tensor<6x64xi8>, tensor<6x2xf32>) -> tensor<3x6xf32>
   return %y : tensor<3x6xf32>
+}
+
+// -----
+
+// awq: its [K, N] weight (8 codes a word along n) decoded by lanes along n.
+// A block per row, run of 64 columns (8 words) and partition of K: 2 rows x
+// 2 runs give 4 blocks, short of 2 per multiprocessor, so K's 128 chunks of
+// 8 k are split into 4 partitions of 32, one chunk per thread: 16 blocks.
+// Thread t of 256 takes word t % 8 (its 8 columns) and chunks t / 8, + 32,
+// ... of its partition; each k of a chunk one read of the word, the
+// chunk's 8 activations two reads of 4 f32, the group's 8 scales one pair.
+// The 8 partial sums go to workgroup memory (value j at j * 12 + lane, rows
+// of 104), a thread per column adds 32 of them, and a second kernel adds
+// the 4 partitions' sums. No gpu.all_reduce, no [K, N] f32 weight.
+// CHECK-LABEL: func.func @awq
+// CHECK-NOT:     gpu.all_reduce
+// CHECK:         %[[PARTS:.*]] = scf.forall (%{{.*}}) in (16) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<8x128xf32>)
+// CHECK:           alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x104xf32>
+// CHECK:           scf.forall (%[[T:.*]]) in (256)
+// CHECK-DAG:         %[[LANE:.*]] = arith.remui %[[T]], %c8
+// CHECK-DAG:         %[[SPLIT:.*]] = arith.divui %[[T]], %c8
+// CHECK:             %{{.*}}:8 = scf.for {{.*}} step %c32 iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK:               vector.transfer_read %arg0{{.*}} : tensor<2x1024xf32>, vector<4xf32>
+// CHECK:               vector.transfer_read %arg0{{.*}} : tensor<2x1024xf32>, vector<4xf32>
+// CHECK:               vector.transfer_read %arg1{{.*}} : tensor<1024x16xi32>, vector<1xi32>
+// CHECK:               vector.transfer_read %arg2{{.*}} : tensor<8x16xi32>, vector<1xi32>
+// CHECK:               vector.transfer_read %arg3{{.*}} : tensor<8x128xf32>, vector<4xf32>
+// CHECK-NOT:           tensor.extract %arg
+// CHECK:             tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[SPLIT]], %[[LANE]]] [1, 8] [1, 12] : tensor<1x8xf32> into tensor<32x104xf32>
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs(%{{.*}}) -> (tensor<1x64xf32>)
+// CHECK:             scf.for %{{.*}} = %c0 to %c32 step %c1
+// CHECK:               tensor.extract %{{.*}} : tensor<32x104xf32>
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:         } {mapping = [#gpu.block<x>]}
+// CHECK:         scf.forall (%{{.*}}) in (4) shared_outs(%{{.*}}) -> (tensor<2x128xf32>)
+// CHECK:           scf.forall (%{{.*}}) in (64)
+// CHECK:             scf.for %{{.*}} = %c0 to %c4 step %c1
+// CHECK:               tensor.extract %[[PARTS]]{{.*}} : tensor<8x128xf32>
+// CHECK:         } {mapping = [#gpu.block<x>]}
+// CHECK-NOT:     tensor<1024x128xf32>
+func.func @awq(%a: tensor<2x1024xf32>, %q: tensor<1024x16xi32>, %z: tensor<8x16xi32>, %s: tensor<8x128xf32>) -> tensor<2x128xf32> {
+  %y = fuel.fused awq_matmul {group_size = 128 : i64} (%a, %q, %z, %s) : (tensor<2x1024xf32>, tensor<1024x16xi32>, tensor<8x16xi32>, tensor<8x128xf32>) -> tensor<2x128xf32>
+  return %y : tensor<2x128xf32>
 }
 
 // -----

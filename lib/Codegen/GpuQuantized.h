@@ -1,0 +1,119 @@
+//===- GpuQuantized.h - The quantized matmuls' decode forms -----*- C++ -*-===//
+//
+// What the quantized matmuls' GPU decode forms share (GpuQuantized.cpp, a
+// block per output element; GpuQuantizedAlongN.cpp, lanes along n for a
+// weight laid out [K, N]): the decomposition evaluated at one point of the
+// contraction's iteration space, as scalar code (PointEvaluator), and the
+// reads that the points of a chunk of consecutive k (or n) share
+// (ChunkReads).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUEL_LIB_CODEGEN_GPUQUANTIZED_H
+#define FUEL_LIB_CODEGEN_GPUQUANTIZED_H
+
+#include "FuelFused/Codegen/Schedules.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace mlir {
+namespace fuel {
+
+/// The reads of a chunk of consecutive values of a loop index along one or
+/// more axes (an axis: values base, ..., base + width - 1, base a multiple
+/// of width; the decode forms chunk k, the one for a [K, N] weight n as
+/// well): an element of a tensor whose last index is one of an axis's
+/// values comes from one vector read of the axis's chunk at base, in pieces
+/// of at most 16 bytes (one aligned load each once
+/// fuel-gpu-align-vector-accesses has run), shared by the chunk's points.
+/// So does one whose last index is one of them floor-divided by a power of
+/// two c dividing width (values packed c to an element along the axis, as
+/// nf4's two 4-bit codes a byte along k, awq's eight a word along n):
+/// element j / c of the read of width / c elements at base / c.
+struct ChunkReads {
+  struct Axis {
+    Value base;
+    SmallVector<Value> values;
+  };
+  SmallVector<Axis> axes;
+  /// A tensor's chunk read at some leading indices, in pieces.
+  struct Read {
+    Value tensor;
+    SmallVector<Value> leading;
+    unsigned axis;
+    int64_t packing;
+    SmallVector<Value> pieces;
+  };
+  SmallVector<Read> reads;
+
+  /// A chunk of `width` consecutive values from `base` (index values, base
+  /// a multiple of width), as a new axis.
+  void addAxis(OpBuilder &b, Location loc, Value base, int64_t width);
+
+  /// The element at `indices` of `tensor` where its last index is one of
+  /// an axis's values (or one of them floor-divided, see above), else
+  /// null.
+  Value element(OpBuilder &b, Location loc, Value tensor,
+                ValueRange indices);
+
+private:
+  /// Element `j` of `tensor`'s read along axis `a`, packed `packing` to an
+  /// element, at `leadingIndices`.
+  Value read(OpBuilder &b, Location loc, Value tensor,
+             ValueRange leadingIndices,
+             unsigned a, int64_t packing, int64_t j);
+};
+
+/// Evaluates the linalg ops of a decomposition at one point of their
+/// iteration space, as scalar code at the builder's insertion point.
+class PointEvaluator {
+public:
+  PointEvaluator(OpBuilder &b, Location loc,
+                 const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+                 ChunkReads *chunk = nullptr)
+      : b(b), loc(loc), decomposition(decomposition), chunk(chunk) {}
+
+  /// The element of `value` at `indices`: a fill's value, the producer's
+  /// body evaluated there where the decomposition computes `value`
+  /// elementwise, else a tensor.extract (or the chunk's read of it).
+  Value element(Value value, ValueRange indices);
+
+  /// `wanted` (a value of `op`'s body that does not depend on the output's
+  /// block argument) at loop indices `ivs`: the body ops it depends on
+  /// cloned, the inputs' block arguments their elements at `ivs`, the
+  /// linalg.index ops the indices.
+  Value valueAt(linalg::GenericOp op, ValueRange ivs, Value wanted);
+
+private:
+  /// Whether `op` (a decomposition op) can be evaluated at any point: one
+  /// result, parallel, a permutation as output map, a flat body that does
+  /// not read the output.
+  bool isElementwise(linalg::GenericOp op) const;
+
+  /// `map`'s results at `ivs`.
+  SmallVector<Value> apply(AffineMap map, ValueRange ivs);
+
+  OpBuilder &b;
+  Location loc;
+  const llvm::SmallPtrSetImpl<Operation *> &decomposition;
+  ChunkReads *chunk;
+};
+
+/// The decode form for the contraction `contraction` (loops ..., n, k, an
+/// f32 output; each step adds `term`) where it reads a weight laid out
+/// [K, N] (an input indexed (k, n)) and N is even: lanes along n, each
+/// thread up to 8 consecutive columns and chunks of `chunk` consecutive k
+/// (GpuQuantizedAlongN.cpp). Returns the contraction's result, built at the
+/// rewriter's insertion point, or null (nothing built) where it does not
+/// apply.
+Value buildGpuQuantizedAlongN(
+    RewriterBase &rewriter, linalg::GenericOp contraction, Value term,
+    const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+    const GpuScheduleOptions &options, int64_t chunk);
+
+} // namespace fuel
+} // namespace mlir
+
+#endif // FUEL_LIB_CODEGEN_GPUQUANTIZED_H
