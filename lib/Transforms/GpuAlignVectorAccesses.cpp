@@ -6,7 +6,8 @@
 // description). Without it the conversion to LLVM
 // gives every vector access its element's alignment, and the NVPTX and
 // AMDGPU backends split a vector access that may be misaligned into one
-// access per element.
+// access per element. Scalar memref.load and memref.store get their
+// element's size as alignment.
 //
 //===----------------------------------------------------------------------===//
 
@@ -260,6 +261,25 @@ struct FuelGpuAlignVectorAccessesPass
             op, cast<vector::TransferWriteOp>(*op).getVector(), op.getBase(),
             op.getIndices(), /*nontemporal=*/false, align);
     }
+    // Scalar accesses: their element's size, which the translation to LLVM
+    // IR would otherwise take from the default data layout (4 for an i64).
+    getOperation().walk([&](Operation *op) {
+      auto load = dyn_cast<memref::LoadOp>(op);
+      auto store = dyn_cast<memref::StoreOp>(op);
+      if ((!load && !store) ||
+          (load ? load.getAlignment() : store.getAlignment()))
+        return;
+      Type element = load ? load.getType() : store.getValueToStore().getType();
+      if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8 ||
+          !llvm::isPowerOf2_64(element.getIntOrFloatBitWidth()))
+        return;
+      IntegerAttr alignment = rewriter.getI64IntegerAttr(
+          element.getIntOrFloatBitWidth() / 8);
+      if (load)
+        load.setAlignmentAttr(alignment);
+      else
+        store.setAlignmentAttr(alignment);
+    });
   }
 };
 } // namespace

@@ -2,15 +2,18 @@
 //
 // MemRefToLLVM lowers a memref.copy between non-contiguous memrefs to a
 // call of the runtime's generic, element-by-element `memrefCopy`; as a
-// linalg.copy it becomes loops that LLVM vectorizes instead. A copy of a
-// buffer onto itself is dropped.
+// linalg.copy it becomes loops that LLVM vectorizes instead. So does every
+// copy in a GPU kernel's loops, which would be a memcpy without alignment.
+// A copy of a buffer onto itself is dropped.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FuelFused/Transforms/Passes.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::fuel {
@@ -28,6 +31,21 @@ static bool isContiguous(Type type) {
   return memref && memref.getLayout().isIdentity();
 }
 
+/// Whether `op` is in a loop a GPU's blocks or threads run (an scf.forall
+/// mapped to `#gpu.block`s or `#gpu.thread`s): in a kernel, a memcpy
+/// carries no alignment, so the backends move it a byte at a time.
+static bool inGpuLoop(Operation *op) {
+  for (auto loop = op->getParentOfType<scf::ForallOp>(); loop;
+       loop = loop->getParentOfType<scf::ForallOp>()) {
+    std::optional<ArrayAttr> mapping = loop.getMapping();
+    if (mapping && llvm::any_of(*mapping, [](Attribute a) {
+          return isa<gpu::GPUBlockMappingAttr, gpu::GPUThreadMappingAttr>(a);
+        }))
+      return true;
+  }
+  return false;
+}
+
 struct FuelStridedCopiesToLoopsPass
     : public fuel::impl::FuelStridedCopiesToLoopsBase<
           FuelStridedCopiesToLoopsPass> {
@@ -43,7 +61,8 @@ struct FuelStridedCopiesToLoopsPass
       Type source = copy.getSource().getType(),
            target = copy.getTarget().getType();
       if (isa<MemRefType>(source) && isa<MemRefType>(target) &&
-          (!isContiguous(source) || !isContiguous(target)))
+          (!isContiguous(source) || !isContiguous(target) ||
+           inGpuLoop(copy)))
         copies.push_back(copy);
     });
     IRRewriter rewriter(&getContext());

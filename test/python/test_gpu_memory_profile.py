@@ -340,6 +340,29 @@ def test_awq_decode_reads_each_word_once_coalesced(target):
 
 
 @pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
+def test_cross_entropy_moves_whole_words(target):
+    """fused_softmax_cross_entropy's labels (i64) are read 8 bytes at a
+    time, and each block's loss (an f32) is written as one word: as a
+    memcpy it had no alignment (four byte stores), and an i64 load without
+    one took the default data layout's 4 bytes (two 32-bit loads)."""
+    rng = np.random.default_rng(6)
+    logits = rng.standard_normal((8, 256)).astype(np.float32)
+    targets = rng.integers(0, 256, 8).astype(np.int64)
+    targets[3] = -100
+    fn = runner.compile(fused_text("fused_softmax_cross_entropy", [logits, targets],
+                                   {"reduction": "mean"}),
+                        "f", target=target, memory_profile=True)
+    with memory_profile.record(blocks=0) as profile:
+        got = fn(logits, targets)
+    np.testing.assert_allclose(got, ref.cross_entropy(logits.astype(np.float64), targets, "mean"),
+                               rtol=1e-5)
+    labels = [s for s in profile.sites if s.space == "device" and s.type == "i64"]
+    assert labels and {(s.op, s.alignment) for s in labels} == {("load", 8)}
+    stores = [s for s in profile.sites if s.space == "device" and s.op == "store"]
+    assert stores and {(s.type, s.alignment) for s in stores} == {("f32", 4)}
+
+
+@pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
 def test_staged_attention_without_bank_conflicts(target):
     """flash_attn's staged form copies each block of 16 keys transposed
     into a [D, 16] tile with rows 20 words apart: each thread writes 4

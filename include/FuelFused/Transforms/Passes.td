@@ -149,9 +149,13 @@ def FuelStridedCopiesToLoops : Pass<"fuel-strided-copies-to-loops"> {
     to a call of the runtime's `memrefCopy`, which computes every element's
     address from the strides in a generic loop (about 10x slower on the
     copies the schedules leave); contiguous copies stay `memref.copy` (a
-    `memcpy`). A copy of a buffer onto itself (which bufferization leaves
-    where a tile was written in place) is dropped. Part of `fuel-to-llvm`
-    and the GPU pipelines, after bufferization.
+    `memcpy`), except in a loop that a GPU's blocks or threads run (an
+    `scf.forall` mapped to `#gpu.block`s or `#gpu.thread`s), where the
+    `memcpy` would carry no alignment and the backends would move it a
+    byte at a time (a block's one f32 result: four `st.global.b8`). A copy
+    of a buffer onto itself (which bufferization leaves where a tile was
+    written in place) is dropped. Part of `fuel-to-llvm` and the GPU
+    pipelines, after bufferization.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
@@ -443,7 +447,8 @@ def FuelGpuLowerVectors : Pass<"fuel-gpu-lower-vectors", "::mlir::gpu::GPUModule
 
 def FuelGpuAlignVectorAccesses : Pass<"fuel-gpu-align-vector-accesses", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Load and store the kernels' short vectors of global memory "
-                "with the alignment their addresses are known to have";
+                "with the alignment their addresses are known to have, and "
+                "scalars with their element's";
   let description = [{
     Each in-bounds 1-D `vector.transfer_read` and `vector.transfer_write` of
     at most 16 bytes in a kernel, along the innermost dim of a kernel
@@ -470,6 +475,13 @@ def FuelGpuAlignVectorAccesses : Pass<"fuel-gpu-align-vector-accesses", "::mlir:
     for sm_90, 70 without), a trade of occupancy for latency that needs a
     GPU to judge; aligned, the staged dv's rows of output (D = 32) spill
     for sm_80.
+
+    Each `memref.load` and `memref.store` of an integer or float of 8 bits
+    or more without an `alignment` gets its element's size: lowered without
+    one, its LLVM load or store takes the alignment of the default data
+    layout when the GPU module is translated to LLVM IR, 4 bytes for an
+    i64, which NVPTX then splits into two 32-bit accesses
+    (`fused_softmax_cross_entropy`'s labels).
   }];
   let dependentDialects = ["::mlir::vector::VectorDialect"];
 }

@@ -2,6 +2,7 @@
 // transfers of its buffers become vector.load / vector.store with the
 // alignment their element offset is known to give (buffers start at 16
 // bytes); anything it cannot tell stays a transfer (element-aligned).
+// Scalar loads and stores get their element's size.
 // RUN: fuel-opt --split-input-file --pass-pipeline="builtin.module(gpu.module(fuel-gpu-align-vector-accesses))" %s | FileCheck %s
 
 // A row-wise thread's chunks: offset row * 4096 + t * 4 (a multiple of 4
@@ -151,6 +152,33 @@ gpu.module @shifts {
     %b = vector.transfer_read %x[%c0, %h2], %pad {in_bounds = [true]} : memref<64x64xi8>, vector<4xi8>
     %h3 = arith.shrui %k, %c3 : index
     %c = vector.transfer_read %x[%c0, %h3], %pad {in_bounds = [true]} : memref<64x64xi8>, vector<4xi8>
+    gpu.return
+  }
+}
+
+// -----
+
+// Scalar loads and stores get their element's size as alignment (the
+// default data layout's for an i64 would be 4: two 32-bit accesses); one
+// that has an alignment keeps it, and an i1 none.
+// CHECK-LABEL: gpu.func @scalars
+// CHECK:         memref.load %{{.*}}[%{{.*}}] {alignment = 8 : i64} : memref<64xi64>
+// CHECK:         memref.load %{{.*}}[%{{.*}}] {alignment = 4 : i64} : memref<64xf32>
+// CHECK:         memref.load %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<64xf32>
+// CHECK:         memref.load %{{.*}}[%{{.*}}] : memref<64xi1>
+// CHECK:         memref.store %{{.*}}, %{{.*}}[%{{.*}}] {alignment = 8 : i64} : memref<64xf64, #gpu.address_space<workgroup>>
+// CHECK:         memref.store %{{.*}}, %{{.*}}[%{{.*}}] {alignment = 2 : i64} : memref<64xbf16>
+gpu.module @scalars {
+  gpu.func @scalars(%l: memref<64xi64>, %x: memref<64xf32>, %p: memref<64xi1>, %h: memref<64xbf16>) workgroup(%w: memref<64xf64, #gpu.address_space<workgroup>>) kernel {
+    %t = gpu.thread_id x
+    %label = memref.load %l[%t] : memref<64xi64>
+    %v = memref.load %x[%t] : memref<64xf32>
+    %a = memref.load %x[%t] {alignment = 16 : i64} : memref<64xf32>
+    %b = memref.load %p[%t] : memref<64xi1>
+    %d = arith.sitofp %label : i64 to f64
+    memref.store %d, %w[%t] : memref<64xf64, #gpu.address_space<workgroup>>
+    %e = arith.truncf %v : f32 to bf16
+    memref.store %e, %h[%t] : memref<64xbf16>
     gpu.return
   }
 }
