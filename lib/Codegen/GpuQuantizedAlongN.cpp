@@ -24,6 +24,8 @@ using namespace mlir::fuel;
 static constexpr int64_t kColumns = 8;
 /// Lanes along n (at most): 8 words, a 32-byte sector.
 static constexpr int64_t kLanes = 8;
+/// Workgroup memory the partials take at most (the static limit).
+static constexpr int64_t kMaxSharedBytes = 48 * 1024;
 
 /// Whether the contraction `op` (loops ..., n, k) reads a weight laid out
 /// [K, N]: an input indexed (k, n).
@@ -320,6 +322,7 @@ Value mlir::fuel::buildGpuQuantizedAlongN(
   while (lanes > 1 && (outShape.back() / cols) % lanes != 0)
     lanes /= 2;
   Location loc = contraction.getLoc();
+  int64_t threads = threadsFor(lanes * (k / chunk), options.maxThreads);
   AlongNDecode decode{rewriter,
                       loc,
                       contraction,
@@ -330,7 +333,12 @@ Value mlir::fuel::buildGpuQuantizedAlongN(
                       chunk,
                       cols,
                       lanes,
-                      threadsFor(lanes * (k / chunk), options.maxThreads)};
+                      threads};
+  // The partials within the static limit of workgroup memory (32 threads'
+  // take a few KiB).
+  while (decode.threads > 32 &&
+         decode.threads / lanes * decode.rowStride() * 4 > kMaxSharedBytes)
+    decode.threads /= 2;
   Value rowsByN = decode.build(decode.partitionsFor(2 * options.computeUnits));
   auto resultType =
       cast<RankedTensorType>(contraction->getResult(0).getType());

@@ -732,6 +732,18 @@ def test_awq_decode_partitions(fuel_opt, units, partitions):
     assert_close(out, np.asarray(a, np.float64) @ w, "f32", loose=True)
 
 
+def test_awq_decode_partials_fit_workgroup_memory(fuel_opt):
+    # max-threads=1024 would take 128 splits of K, whose partials (rows of
+    # 104 floats) are 53,248 bytes, more than the static 48 KiB: 512
+    # threads instead, 64 rows.
+    a, qw, qz, s, w = awq_inputs((1, 4096), 64, 128)
+    text = gpu_form(fuel_opt, fused_text("awq_matmul", [a, qw, qz, s], {"group_size": 128}),
+                    "max-threads=1024")
+    assert "tensor<64x104xf32>" in text and "in (512)" in text and "in (1024)" not in text
+    out = runner.compile(text.replace(WORKGROUP, ""), "f", codegen=False)(a, qw, qz, s)
+    assert_close(out, np.asarray(a, np.float64) @ w, "f32", loose=True)
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("name,dtype", [("f32", np.float32)] + DTYPES, ids=lambda d: d if isinstance(d, str) else "")
 def test_row_loss(fuel_opt, reduction, name, dtype):
