@@ -57,10 +57,10 @@ LogicalResult mlir::fuel::canScheduleGpuQuantized(
   auto act = cast<RankedTensorType>(op->getOperand(0).getType());
   auto out = cast<RankedTensorType>(op->getResult(0).getType());
   Type elt = act.getElementType();
-  if ((!elt.isF32() && !elt.isF16() && !elt.isBF16()) ||
-      !out.getElementType().isF32()) {
+  auto isFloat = [](Type t) { return t.isF32() || t.isF16() || t.isBF16(); };
+  if (!isFloat(elt) || !isFloat(out.getElementType())) {
     why = "the GPU quantized schedule handles f32, f16 and bf16 activations "
-          "and an f32 result";
+          "and results";
     return failure();
   }
   int64_t rows = act.getNumElements() / act.getShape().back();
@@ -171,20 +171,49 @@ stagedQuantized(linalg::GenericOp op, Value term,
 }
 
 
+/// The contraction whose result the decomposition's result `root` is:
+/// `root` itself where it sums products into an f32 output, or where
+/// `root` only converts such a contraction's result elementwise (to f16 or
+/// bf16 activations' result type), that contraction. Else null.
+static linalg::GenericOp
+contractionOf(linalg::LinalgOp root,
+              const llvm::SmallPtrSetImpl<Operation *> &decomposition) {
+  auto isF32Sum = [](linalg::GenericOp op) {
+    return op && succeeded(summedTerm(op)) &&
+           cast<RankedTensorType>(op->getResult(0).getType())
+               .getElementType()
+               .isF32();
+  };
+  auto generic = dyn_cast<linalg::GenericOp>(root.getOperation());
+  if (!generic)
+    return {};
+  if (isF32Sum(generic))
+    return generic;
+  if (generic.getNumDpsInputs() != 1 || generic.getNumReductionLoops() != 0 ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return {};
+  auto producer =
+      generic.getDpsInputOperand(0)->get().getDefiningOp<linalg::GenericOp>();
+  if (!producer || !decomposition.contains(producer) || !isF32Sum(producer))
+    return {};
+  return producer;
+}
+
 LogicalResult mlir::fuel::scheduleGpuQuantized(
-    RewriterBase &rewriter, linalg::LinalgOp root,
+    RewriterBase &rewriter, linalg::LinalgOp last,
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
     const GpuScheduleOptions &options, std::string &why) {
-  auto contraction = dyn_cast<linalg::GenericOp>(root.getOperation());
-  FailureOr<Value> term =
-      contraction ? summedTerm(contraction) : FailureOr<Value>(failure());
-  if (failed(term) ||
-      !cast<RankedTensorType>(contraction->getResult(0).getType())
-           .getElementType()
-           .isF32()) {
+  // With f16 or bf16 activations the result is the f32 contraction's
+  // converted: the contraction is scheduled, the conversion left to a
+  // kernel of its own (one element a thread).
+  linalg::GenericOp contraction = contractionOf(last, decomposition);
+  if (!contraction) {
     why = "the op's last step is not a sum of products into an f32 output";
     return failure();
   }
+  FailureOr<Value> term = summedTerm(contraction);
+  linalg::LinalgOp root = cast<linalg::LinalgOp>(contraction.getOperation());
   Location loc = root.getLoc();
   rewriter.setInsertionPoint(root);
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();

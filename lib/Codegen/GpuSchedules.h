@@ -166,9 +166,10 @@ LogicalResult canScheduleGpuQuantized(FusedOp op,
                                       const GpuScheduleOptions &options,
                                       std::string &why);
 
-/// Replaces the quantized matmul's last step `root` (the contraction of the
-/// activations with the dequantized weight) by a block per output element
-/// whose threads decode the weight where they read it (GpuQuantized.cpp).
+/// Replaces the quantized matmul's contraction of the activations with the
+/// dequantized weight (`root`, or the contraction whose f32 result `root`
+/// converts to f16 or bf16) by a block per output element whose threads
+/// decode the weight where they read it (GpuQuantized.cpp).
 LogicalResult
 scheduleGpuQuantized(RewriterBase &rewriter, linalg::LinalgOp root,
                      const llvm::SmallPtrSetImpl<Operation *> &decomposition,

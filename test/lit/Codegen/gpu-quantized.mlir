@@ -161,14 +161,32 @@ func.func @prefill_cached(%a: tensor<20x512xf32>, %w: tensor<8704xi32>) -> tenso
 
 // -----
 
-// More than 16 rows whose count is not a multiple of 4, and f16
-// activations (an f16 result), lower as decomposed.
+// More than 16 rows whose count is not a multiple of 4 lower as decomposed.
 // CHECK-LABEL: func.func @unscheduled
-// CHECK-COUNT-2: fuel.fused qmatmul
+// CHECK:         fuel.fused qmatmul
 // REPORT: not scheduled: the GPU quantized schedule takes up to 16 rows of activations, or a 2-d matrix of them with rows and columns multiples of 4 (got 30 x 64)
-// REPORT: not scheduled: the GPU quantized schedule handles f32, f16 and bf16 activations and an f32 result
-func.func @unscheduled(%a: tensor<30x512xf32>, %h: tensor<2x512xf16>, %w: tensor<8704xi32>) -> (tensor<30x64xf32>, tensor<2x64xf16>) {
+func.func @unscheduled(%a: tensor<30x512xf32>, %w: tensor<8704xi32>) -> tensor<30x64xf32> {
   %y = fuel.fused qmatmul {k = 512 : i64, n = 64 : i64, quant_type = #fuel.quant<q8_0>} (%a, %w) : (tensor<30x512xf32>, tensor<8704xi32>) -> tensor<30x64xf32>
+  return %y : tensor<30x64xf32>
+}
+
+// -----
+
+// f16 activations (an f16 result): the decomposition's f32 contraction is
+// scheduled, a chunk's 8 activations one 16-byte read, and its conversion
+// to f16 is left to a kernel of its own (one element a thread). No
+// [N, K] f32 weight.
+// CHECK-LABEL: func.func @half
+// CHECK-NOT:     fuel.fused
+// CHECK:         scf.forall (%{{.*}}) in (128) shared_outs(%{{.*}}) -> (tensor<128xf32>)
+// CHECK:               vector.transfer_read %arg0{{.*}} : tensor<2x512xf16>, vector<8xf16>
+// CHECK:             gpu.all_reduce add
+// CHECK:         } {mapping = [#gpu.block<x>]}
+// CHECK:         %[[F32:.*]] = tensor.expand_shape {{.*}} into tensor<2x64xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[F32]] : tensor<2x64xf32>) outs(%{{.*}} : tensor<2x64xf16>)
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+// CHECK-NOT:     tensor<64x512xf32>
+func.func @half(%h: tensor<2x512xf16>, %w: tensor<8704xi32>) -> tensor<2x64xf16> {
   %z = fuel.fused qmatmul {k = 512 : i64, n = 64 : i64, quant_type = #fuel.quant<q8_0>} (%h, %w) : (tensor<2x512xf16>, tensor<8704xi32>) -> tensor<2x64xf16>
-  return %y, %z : tensor<30x64xf32>, tensor<2x64xf16>
+  return %z : tensor<2x64xf16>
 }
