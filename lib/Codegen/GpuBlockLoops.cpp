@@ -79,18 +79,24 @@ Value BlockLoops::f32Constant(double x) {
 }
 
 Value BlockLoops::perBlock(int64_t trips, function_ref<Value(Value)> body) {
-  return perBlock(trips, 1, [&](Value i) -> SmallVector<Value> {
-    return {body(i)};
-  })[0];
+  return perBlock(trips, f32, body);
+}
+
+Value BlockLoops::perBlock(int64_t trips, Type type,
+                           function_ref<Value(Value)> body) {
+  return perBlock(
+      trips, 1, [&](Value i) -> SmallVector<Value> { return {body(i)}; },
+      type)[0];
 }
 
 SmallVector<Value>
 BlockLoops::perBlock(int64_t trips, unsigned n,
-                     function_ref<SmallVector<Value>(Value)> body) {
+                     function_ref<SmallVector<Value>(Value)> body,
+                     Type type) {
   SmallVector<Value> empties;
   for (unsigned i = 0; i < n; ++i)
-    empties.push_back(
-        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{trips}, f32));
+    empties.push_back(tensor::EmptyOp::create(
+        b, loc, ArrayRef<int64_t>{trips}, type ? type : f32));
   auto loop = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(trips)}, empties,
       b.getArrayAttr({gpu::GPUBlockMappingAttr::get(b.getContext(),
@@ -154,7 +160,8 @@ void BlockLoops::storeOne(scf::ForallOp loop, ValueRange values, Value at) {
   SmallVector<Value> ones;
   for (Value value : values)
     ones.push_back(tensor::FromElementsOp::create(
-        b, loc, RankedTensorType::get({1}, f32), ValueRange{value}));
+        b, loc, RankedTensorType::get({1}, value.getType()),
+        ValueRange{value}));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getTerminator().getBody());
   for (auto [one, into] : llvm::zip(ones, loop.getRegionIterArgs()))

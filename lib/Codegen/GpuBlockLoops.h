@@ -57,9 +57,14 @@ public:
   /// for the iteration's index.
   Value perBlock(int64_t trips, function_ref<Value(Value)> body);
 
-  /// perBlock for `n` values an iteration, into `n` tensors.
+  /// perBlock for values of `type` (a tensor<trips x type>).
+  Value perBlock(int64_t trips, Type type, function_ref<Value(Value)> body);
+
+  /// perBlock for `n` values an iteration, into `n` tensors (of `type`,
+  /// f32 where null).
   SmallVector<Value> perBlock(int64_t trips, unsigned n,
-                              function_ref<SmallVector<Value>(Value)> body);
+                              function_ref<SmallVector<Value>(Value)> body,
+                              Type type = {});
 
   /// onEveryThread for `n` values (a buffer of slots each).
   SmallVector<Value>

@@ -189,9 +189,17 @@ contractionOf(linalg::LinalgOp root,
     return {};
   if (isF32Sum(generic))
     return generic;
+  // (What convertElement takes: one input, read by a flat body alone.)
   if (generic.getNumDpsInputs() != 1 || generic.getNumReductionLoops() != 0 ||
       !llvm::all_of(generic.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
+                    [](AffineMap map) { return map.isIdentity(); }) ||
+      !generic.getMatchingBlockArgument(generic.getDpsInitOperand(0))
+           .use_empty() ||
+      llvm::any_of(generic.getBody()->without_terminator(),
+                   [](Operation &op) {
+                     return isa<linalg::IndexOp>(op) ||
+                            op.getNumRegions() != 0;
+                   }))
     return {};
   auto producer =
       generic.getDpsInputOperand(0)->get().getDefiningOp<linalg::GenericOp>();
@@ -205,13 +213,17 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
     const GpuScheduleOptions &options, std::string &why) {
   // With f16 or bf16 activations the result is the f32 contraction's
-  // converted: the contraction is scheduled, the conversion left to a
-  // kernel of its own (one element a thread).
+  // converted: the decode forms convert each output where they write it;
+  // prefill's tiles write f32, the conversion left to a kernel of its own
+  // (one element a thread).
   linalg::GenericOp contraction = contractionOf(last, decomposition);
   if (!contraction) {
     why = "the op's last step is not a sum of products into an f32 output";
     return failure();
   }
+  linalg::GenericOp conversion;
+  if (last.getOperation() != contraction.getOperation())
+    conversion = cast<linalg::GenericOp>(last.getOperation());
   FailureOr<Value> term = summedTerm(contraction);
   linalg::LinalgOp root = cast<linalg::LinalgOp>(contraction.getOperation());
   Location loc = root.getLoc();
@@ -245,16 +257,18 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
   int64_t chunk = kChunk;
   while (chunk > 1 && k % chunk != 0)
     chunk /= 2;
-  auto resultType = cast<RankedTensorType>(root->getResult(0).getType());
+  auto resultType = cast<RankedTensorType>(last->getResult(0).getType());
   // A [K, N] weight: lanes along n, each thread a run of columns.
-  if (Value result = buildGpuQuantizedAlongN(rewriter, contraction, *term,
-                                             decomposition, options, chunk)) {
-    rewriter.replaceOp(root, result);
+  if (Value result =
+          buildGpuQuantizedAlongN(rewriter, contraction, conversion, *term,
+                                  decomposition, options, chunk)) {
+    rewriter.replaceOp(last, result);
     return success();
   }
 
   int64_t threads = threadsFor(k / chunk, options.maxThreads);
-  Value flat = build.perBlock(outputs, [&](Value block) {
+  Value flat = build.perBlock(outputs, resultType.getElementType(),
+                              [&](Value block) {
     // The block's output element: `block` in the output's row-major order.
     SmallVector<Value> ivs(outShape.size());
     Value rest = block;
@@ -264,7 +278,7 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
       rest = arith::DivUIOp::create(rewriter, loc, rest, size);
     }
     ivs[0] = rest;
-    return build.onEveryThread(threads, [&](Value t) {
+    Value sum = build.onEveryThread(threads, [&](Value t) {
       Value sum = build.blockReduce(
           t, threads, k / chunk, 0.0, gpu::AllReduceOperation::ADD,
           [&](OpBuilder &b, Value c, Value acc) -> Value {
@@ -288,6 +302,7 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
                         .element(init, ivs);
       return arith::AddFOp::create(rewriter, loc, start, sum).getResult();
     });
+    return conversion ? convertElement(rewriter, conversion, sum) : sum;
   });
 
   Value result = flat;
@@ -298,6 +313,6 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
     result =
         tensor::ExpandShapeOp::create(rewriter, loc, resultType, flat, all);
   }
-  rewriter.replaceOp(root, result);
+  rewriter.replaceOp(last, result);
   return success();
 }

@@ -101,15 +101,23 @@ private:
   ChunkReads *chunk;
 };
 
+/// `x` converted as the elementwise `conversion` (one input, read by its
+/// body alone) converts each element of its input: its body's ops cloned
+/// at the builder's insertion point.
+Value convertElement(OpBuilder &b, linalg::GenericOp conversion, Value x);
+
 /// The decode form for the contraction `contraction` (loops ..., n, k, an
 /// f32 output; each step adds `term`) where it reads a weight laid out
 /// [K, N] (an input indexed (k, n)) and N is even: lanes along n, each
 /// thread up to 8 consecutive columns and chunks of `chunk` consecutive k
-/// (GpuQuantizedAlongN.cpp). Returns the contraction's result, built at the
-/// rewriter's insertion point, or null (nothing built) where it does not
-/// apply.
+/// (GpuQuantizedAlongN.cpp). Returns the contraction's result, or where
+/// `conversion` is given (an elementwise op that converts the
+/// contraction's result, see convertElement) that op's, built at the
+/// rewriter's insertion point; or null (nothing built) where the form does
+/// not apply.
 Value buildGpuQuantizedAlongN(
-    RewriterBase &rewriter, linalg::GenericOp contraction, Value term,
+    RewriterBase &rewriter, linalg::GenericOp contraction,
+    linalg::GenericOp conversion, Value term,
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
     const GpuScheduleOptions &options, int64_t chunk);
 

@@ -72,6 +72,8 @@ struct AlongNDecode {
   RewriterBase &b;
   Location loc;
   linalg::GenericOp contraction;
+  /// What converts the contraction's f32 result to the op's (or null).
+  linalg::GenericOp conversion;
   Value term;
   const llvm::SmallPtrSetImpl<Operation *> &decomposition;
   /// Output shape (the contraction's loops but k), k, chunk along k,
@@ -164,10 +166,10 @@ struct AlongNDecode {
   }
 
   /// A thread per column x of the block's [1, L * C] slice `out` (columns
-  /// from col0): `count` values `part(s, x)` added, to the output's initial
-  /// value where `withStart`.
+  /// from col0): `count` values `part(s, x)` added; where `final`, to the
+  /// output's initial value, and converted to the result's type.
   Value perColumn(Value out, ArrayRef<Value> leading, Value col0,
-                  int64_t count, bool withStart,
+                  int64_t count, bool final,
                   function_ref<Value(OpBuilder &, Value, Value)> part) {
     Value init = contraction.getDpsInitOperand(0)->get();
     return threadSlices(
@@ -177,7 +179,7 @@ struct AlongNDecode {
         },
         [&](ValueRange ids, Value) -> Value {
           Value x = ids[0], start;
-          if (withStart) {
+          if (final) {
             SmallVector<Value> ivs(leading);
             ivs.push_back(arith::AddIOp::create(b, loc, col0, x));
             start = PointEvaluator(b, loc, decomposition).element(init, ivs);
@@ -193,22 +195,24 @@ struct AlongNDecode {
                     ValueRange{arith::AddFOp::create(nb, loc, acc[0],
                                                      part(nb, s, x))});
               });
+          Value value = sum.getResult(0);
+          if (final && conversion)
+            value = convertElement(b, conversion, value);
           return tensor::FromElementsOp::create(
-              b, loc, RankedTensorType::get({1, 1}, b.getF32Type()),
-              sum.getResults());
+              b, loc, RankedTensorType::get({1, 1}, value.getType()), value);
         });
   }
 
-  /// A forall of `trips` blocks writing a [rows, N] f32 tensor, block x the
-  /// slice [1, L * C] at (row, col0) = `at(x)`, which `body` is given with
-  /// those and returns written.
-  Value perBlock(int64_t trips, int64_t rows,
+  /// A forall of `trips` blocks writing a [rows, N] tensor of `elt`, block
+  /// x the slice [1, L * C] at (row, col0) = `at(x)`, which `body` is given
+  /// with those and returns written.
+  Value perBlock(int64_t trips, int64_t rows, Type elt,
                  function_ref<std::pair<Value, Value>(Value)> at,
                  function_ref<Value(Value row, Value col0, Value out)> body) {
     int64_t n = outShape.back();
     auto blocks = scf::ForallOp::create(
         b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(trips)},
-        ValueRange{tensor::EmptyOp::create(b, loc, {rows, n}, b.getF32Type())},
+        ValueRange{tensor::EmptyOp::create(b, loc, {rows, n}, elt)},
         std::nullopt);
     mapForall(b, blocks, /*threads=*/false);
     OpBuilder::InsertionGuard guard(b);
@@ -244,10 +248,10 @@ struct AlongNDecode {
     return partitions;
   }
 
-  /// The [rows, N] f32 result: with P partitions of K, P blocks per row and
-  /// run of columns write [P * rows, N] partial sums, and a second kernel,
-  /// a block per row and run, adds them.
-  Value build(int64_t partitions) {
+  /// The [rows, N] result, of `elt`: with P partitions of K, P blocks per
+  /// row and run of columns write [P * rows, N] f32 partial sums, and a
+  /// second kernel, a block per row and run, adds them.
+  Value build(int64_t partitions, Type elt) {
     int64_t n = outShape.back(), width = cols * lanes, runs = n / width;
     int64_t rows = 1;
     for (int64_t size : ArrayRef<int64_t>(outShape).drop_back())
@@ -261,7 +265,8 @@ struct AlongNDecode {
     // Block x: partition x / (rows * runs), row (x / runs) % rows, and run
     // x % runs; its row of the partial sums x / runs.
     Value sums = perBlock(
-        partitions * rows * runs, partitions * rows, runOf,
+        partitions * rows * runs, partitions * rows,
+        partitions == 1 ? elt : b.getF32Type(), runOf,
         [&](Value prow, Value col0, Value out) {
           Value row = arith::RemUIOp::create(b, loc, prow, index(rows));
           Value p = arith::DivUIOp::create(b, loc, prow, index(rows));
@@ -289,11 +294,11 @@ struct AlongNDecode {
         });
     if (partitions == 1)
       return sums;
-    return perBlock(rows * runs, rows, runOf,
+    return perBlock(rows * runs, rows, elt, runOf,
                     [&](Value row, Value col0, Value out) {
       SmallVector<Value> leading = leadingOf(row);
       return perColumn(
-          out, leading, col0, partitions, /*withStart=*/true,
+          out, leading, col0, partitions, /*final=*/true,
           [&](OpBuilder &nb, Value p, Value c) -> Value {
             Value prow = arith::AddIOp::create(
                 nb, loc, arith::MulIOp::create(nb, loc, p, index(rows)), row);
@@ -307,7 +312,8 @@ struct AlongNDecode {
 } // namespace
 
 Value mlir::fuel::buildGpuQuantizedAlongN(
-    RewriterBase &rewriter, linalg::GenericOp contraction, Value term,
+    RewriterBase &rewriter, linalg::GenericOp contraction,
+    linalg::GenericOp conversion, Value term,
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
     const GpuScheduleOptions &options, int64_t chunk) {
   SmallVector<int64_t> ranges = contraction.getStaticLoopRanges();
@@ -326,6 +332,7 @@ Value mlir::fuel::buildGpuQuantizedAlongN(
   AlongNDecode decode{rewriter,
                       loc,
                       contraction,
+                      conversion,
                       term,
                       decomposition,
                       outShape,
@@ -339,9 +346,10 @@ Value mlir::fuel::buildGpuQuantizedAlongN(
   while (decode.threads > 32 &&
          decode.threads / lanes * decode.rowStride() * 4 > kMaxSharedBytes)
     decode.threads /= 2;
-  Value rowsByN = decode.build(decode.partitionsFor(2 * options.computeUnits));
-  auto resultType =
-      cast<RankedTensorType>(contraction->getResult(0).getType());
+  Operation *last = conversion ? conversion : contraction;
+  auto resultType = cast<RankedTensorType>(last->getResult(0).getType());
+  Value rowsByN = decode.build(decode.partitionsFor(2 * options.computeUnits),
+                               resultType.getElementType());
   int64_t rank = resultType.getRank();
   if (rank == 1)
     return tensor::CollapseShapeOp::create(

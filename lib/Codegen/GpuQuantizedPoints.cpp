@@ -1,6 +1,6 @@
 //===- GpuQuantizedPoints.cpp - A decomposition at one point --------------===//
 //
-// PointEvaluator and ChunkReads (GpuQuantized.h).
+// PointEvaluator, ChunkReads and convertElement (GpuQuantized.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -177,4 +177,14 @@ SmallVector<Value> PointEvaluator::apply(AffineMap map, ValueRange ivs) {
           b, loc, AffineMap::get(map.getNumDims(), 0, expr), ivs));
   }
   return values;
+}
+
+Value mlir::fuel::convertElement(OpBuilder &b, linalg::GenericOp conversion,
+                                 Value x) {
+  Block *body = conversion.getBody();
+  IRMapping mapping;
+  mapping.map(body->getArgument(0), x);
+  for (Operation &op : body->without_terminator())
+    b.clone(op, mapping);
+  return mapping.lookup(body->getTerminator()->getOperand(0));
 }

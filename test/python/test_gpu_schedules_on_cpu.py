@@ -645,8 +645,8 @@ def test_quantized_many_rows(fuel_opt, qtype):
 
 # f16 and bf16 activations (a result of their type): the decomposition's
 # f32 contraction takes the schedule (decode: a block per output, or lanes
-# along n for awq; prefill: staged or register tiles) and its conversion a
-# kernel of its own.
+# along n for awq, converting each output where it is written; prefill:
+# staged or register tiles, the conversion a kernel of its own).
 @pytest.mark.parametrize("m,form", [(3, "decode"), (20, "caches"), (64, "staged")])
 @pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
 def test_quantized_half_activations(fuel_opt, m, form, dname, dtype):
@@ -656,7 +656,8 @@ def test_quantized_half_activations(fuel_opt, m, form, dname, dtype):
     args, params = [a, as_words(rows)], {"quant_type": "q4_0", "k": k, "n": n}
     text = gpu_form(fuel_opt, fused_text("qmatmul", args, params))
     assert re.search(r"arith\.truncf %\S+ : f32 to (f16|bf16)", text)
-    assert ("gpu.all_reduce" in text) == (form == "decode")
+    conversion = re.search(r"linalg\.generic .*outs\(%\w+ : tensor<[0-9x]+(f16|bf16)>\)", text)
+    assert ("gpu.all_reduce" in text) == (conversion is None) == (form == "decode")
     out = (run_serialized(fuel_opt, "qmatmul", args, params) if form == "decode"
            else run_gpu_form(fuel_opt, "qmatmul", args, params, staged=form == "staged"))
     assert out.dtype == np.asarray(a).dtype
@@ -668,6 +669,7 @@ def test_awq_decode_half_activations(fuel_opt, dname, dtype):
     a, qw, qz, s, w = awq_inputs((2, 128), 64, 64, dtype)
     text = gpu_form(fuel_opt, fused_text("awq_matmul", [a, qw, qz, s], {"group_size": 64}))
     assert "x104xf32>" in text and "arith.truncf" in text
+    assert not re.search(r"linalg\.generic .*outs\(%\w+ : tensor<[0-9x]+(f16|bf16)>\)", text)
     out = runner.compile(text.replace(WORKGROUP, ""), "f", codegen=False)(a, qw, qz, s)
     assert out.dtype == np.asarray(a).dtype
     assert_close(out, np.asarray(a, np.float64) @ w, dname, loose=True)

@@ -288,7 +288,9 @@ def FuelCodegenGPU : Pass<"fuel-codegen-gpu"> {
     way (max, then sum of exponentials, each reduced across the block), and
     its sum or mean over the rows a block of its own; the quantized matmuls
     with up to 16 rows a block per output element whose threads decode
-    each weight where they read it. `fused_linear` gets
+    each weight where they read it (a block per run of 64 columns whose
+    threads take 8 columns each where the weight is laid out [K, N], as
+    awq's). `fused_linear` gets
     block and thread tiles of its output, `flash_attn` a thread per query
     row of a block of queries, its key and value blocks staged in workgroup
     memory for heads up to `max-staged-head-dim` wide (with fewer than 32

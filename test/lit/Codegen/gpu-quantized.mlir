@@ -173,18 +173,20 @@ func.func @unscheduled(%a: tensor<30x512xf32>, %w: tensor<8704xi32>) -> tensor<3
 // -----
 
 // f16 activations (an f16 result): the decomposition's f32 contraction is
-// scheduled, a chunk's 8 activations one 16-byte read, and its conversion
-// to f16 is left to a kernel of its own (one element a thread). No
-// [N, K] f32 weight.
+// scheduled, a chunk's 8 activations one 16-byte read, and each block
+// converts its output to f16 where it writes it. No [N, K] f32 weight, no
+// kernel of its own for the conversion.
 // CHECK-LABEL: func.func @half
 // CHECK-NOT:     fuel.fused
-// CHECK:         scf.forall (%{{.*}}) in (128) shared_outs(%{{.*}}) -> (tensor<128xf32>)
+// CHECK-NOT:     linalg.generic
+// CHECK:         scf.forall (%{{.*}}) in (128) shared_outs(%{{.*}}) -> (tensor<128xf16>)
 // CHECK:               vector.transfer_read %arg0{{.*}} : tensor<2x512xf16>, vector<8xf16>
 // CHECK:             gpu.all_reduce add
+// CHECK:           %[[H:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK:           tensor.from_elements %[[H]] : tensor<1xf16>
 // CHECK:         } {mapping = [#gpu.block<x>]}
-// CHECK:         %[[F32:.*]] = tensor.expand_shape {{.*}} into tensor<2x64xf32>
-// CHECK:         linalg.generic {{.*}} ins(%[[F32]] : tensor<2x64xf32>) outs(%{{.*}} : tensor<2x64xf16>)
-// CHECK:           arith.truncf %{{.*}} : f32 to f16
+// CHECK:         tensor.expand_shape {{.*}} into tensor<2x64xf16>
+// CHECK-NOT:     linalg.generic
 // CHECK-NOT:     tensor<64x512xf32>
 func.func @half(%h: tensor<2x512xf16>, %w: tensor<8704xi32>) -> tensor<2x64xf16> {
   %z = fuel.fused qmatmul {k = 512 : i64, n = 64 : i64, quant_type = #fuel.quant<q8_0>} (%h, %w) : (tensor<2x512xf16>, tensor<8704xi32>) -> tensor<2x64xf16>
