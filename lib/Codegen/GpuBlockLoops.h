@@ -2,9 +2,10 @@
 //
 // The loops of the GPU schedules that are built directly rather than tiled
 // from a decomposition (the row loss, the quantized matmuls): an scf.forall
-// on `#gpu.block<x>` whose iterations each produce one f32, an scf.forall on
-// `#gpu.thread<x>` inside it whose threads all compute the same value, and
-// block-wide reductions of a strided loop's partials (`gpu.all_reduce`).
+// on `#gpu.block<x>` whose iterations each produce one value (an f32, or a
+// result's type), an scf.forall on `#gpu.thread<x>` inside it whose threads
+// all compute the same value, and block-wide reductions of a strided loop's
+// partials (`gpu.all_reduce`).
 //
 //===----------------------------------------------------------------------===//
 

@@ -161,13 +161,16 @@ func.func @prefill_cached(%a: tensor<20x512xf32>, %w: tensor<8704xi32>) -> tenso
 
 // -----
 
-// More than 16 rows whose count is not a multiple of 4 lower as decomposed.
+// More than 16 rows whose count is not a multiple of 4, and f64
+// activations, lower as decomposed.
 // CHECK-LABEL: func.func @unscheduled
-// CHECK:         fuel.fused qmatmul
+// CHECK-COUNT-2: fuel.fused qmatmul
 // REPORT: not scheduled: the GPU quantized schedule takes up to 16 rows of activations, or a 2-d matrix of them with rows and columns multiples of 4 (got 30 x 64)
-func.func @unscheduled(%a: tensor<30x512xf32>, %w: tensor<8704xi32>) -> tensor<30x64xf32> {
+// REPORT: not scheduled: the GPU quantized schedule handles f32, f16 and bf16 activations and results
+func.func @unscheduled(%a: tensor<30x512xf32>, %d: tensor<2x512xf64>, %w: tensor<8704xi32>) -> (tensor<30x64xf32>, tensor<2x64xf64>) {
   %y = fuel.fused qmatmul {k = 512 : i64, n = 64 : i64, quant_type = #fuel.quant<q8_0>} (%a, %w) : (tensor<30x512xf32>, tensor<8704xi32>) -> tensor<30x64xf32>
-  return %y : tensor<30x64xf32>
+  %z = fuel.fused qmatmul {k = 512 : i64, n = 64 : i64, quant_type = #fuel.quant<q8_0>} (%d, %w) : (tensor<2x512xf64>, tensor<8704xi32>) -> tensor<2x64xf64>
+  return %y, %z : tensor<30x64xf32>, tensor<2x64xf64>
 }
 
 // -----
