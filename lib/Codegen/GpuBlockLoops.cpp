@@ -26,6 +26,20 @@ Value mlir::fuel::workgroupTensor(OpBuilder &b, Location loc,
                                  gpu::AddressSpace::Workgroup));
 }
 
+SmallVector<Value> mlir::fuel::delinearize(OpBuilder &b, Location loc,
+                                           Value linear,
+                                           ArrayRef<int64_t> sizes) {
+  SmallVector<Value> indices(sizes.size());
+  for (int64_t i = sizes.size() - 1; i > 0; --i) {
+    Value size = arith::ConstantIndexOp::create(b, loc, sizes[i]);
+    indices[i] = arith::RemUIOp::create(b, loc, linear, size);
+    linear = arith::DivUIOp::create(b, loc, linear, size);
+  }
+  if (!sizes.empty())
+    indices[0] = linear;
+  return indices;
+}
+
 bool mlir::fuel::hasF32OrHalfTensors(Operation *op) {
   return llvm::all_of(
       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()),

@@ -27,6 +27,10 @@ int64_t threadsFor(int64_t n, int64_t maxThreads);
 /// bufferization.alloc_tensor there), at the builder's insertion point.
 Value workgroupTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape);
 
+/// The row-major indices of `linear` in a shape of `sizes`.
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
+                               ArrayRef<int64_t> sizes);
+
 /// Whether every tensor `op` reads or writes is of f32, f16 or bf16 (the
 /// types the built GPU forms compute, the halves in f32).
 bool hasF32OrHalfTensors(Operation *op);

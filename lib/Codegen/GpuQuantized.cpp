@@ -270,14 +270,7 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
   Value flat = build.perBlock(outputs, resultType.getElementType(),
                               [&](Value block) {
     // The block's output element: `block` in the output's row-major order.
-    SmallVector<Value> ivs(outShape.size());
-    Value rest = block;
-    for (int64_t d = static_cast<int64_t>(outShape.size()) - 1; d > 0; --d) {
-      Value size = build.index(outShape[d]);
-      ivs[d] = arith::RemUIOp::create(rewriter, loc, rest, size);
-      rest = arith::DivUIOp::create(rewriter, loc, rest, size);
-    }
-    ivs[0] = rest;
+    SmallVector<Value> ivs = delinearize(rewriter, loc, block, outShape);
     Value sum = build.onEveryThread(threads, [&](Value t) {
       Value sum = build.blockReduce(
           t, threads, k / chunk, 0.0, gpu::AllReduceOperation::ADD,

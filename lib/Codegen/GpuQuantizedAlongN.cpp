@@ -99,15 +99,7 @@ struct AlongNDecode {
 
   /// The output's leading indices of flattened row `row`.
   SmallVector<Value> leadingOf(Value row) {
-    SmallVector<Value> ivs(outShape.size() - 1);
-    Value rest = row;
-    for (int64_t d = static_cast<int64_t>(ivs.size()) - 1; d > 0; --d) {
-      ivs[d] = arith::RemUIOp::create(b, loc, rest, index(outShape[d]));
-      rest = arith::DivUIOp::create(b, loc, rest, index(outShape[d]));
-    }
-    if (!ivs.empty())
-      ivs[0] = rest;
-    return ivs;
+    return delinearize(b, loc, row, ArrayRef<int64_t>(outShape).drop_back());
   }
 
   /// Thread loop 1: each thread's C partial sums over chunks [first,

@@ -59,19 +59,6 @@ struct Groups {
   }
 };
 
-/// The row-major indices of `linear` in a shape of `sizes`.
-SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
-                               ArrayRef<int64_t> sizes) {
-  SmallVector<Value> indices(sizes.size());
-  for (int64_t i = sizes.size() - 1; i > 0; --i) {
-    Value size = arith::ConstantIndexOp::create(b, loc, sizes[i]);
-    indices[i] = arith::RemUIOp::create(b, loc, linear, size);
-    linear = arith::DivUIOp::create(b, loc, linear, size);
-  }
-  if (!sizes.empty())
-    indices[0] = linear;
-  return indices;
-}
 } // namespace
 
 LogicalResult mlir::fuel::canScheduleGpuReduceMaxBackward(
