@@ -225,8 +225,16 @@ void mlir::fuel::tileContractionReductions(RewriterBase &rewriter,
                                            Operation *loop, int64_t step) {
   SmallVector<linalg::LinalgOp> contractions;
   loop->walk([&](linalg::LinalgOp op) {
-    if (op.getNumReductionLoops() == 1)
-      contractions.push_back(op);
+    if (op.getNumReductionLoops() != 1)
+      return;
+    // A reduction of at most `step` is one step: tiled, it would be a step
+    // of a size known only at run time, which is not vectorized.
+    SmallVector<unsigned> reductions;
+    op.getReductionDims(reductions);
+    int64_t range = op.getStaticLoopRanges()[reductions.front()];
+    if (ShapedType::isStatic(range) && range <= step)
+      return;
+    contractions.push_back(op);
   });
   // Widening casts of the operands (f16, bf16), and a dequantized weight
   // (an elementwise op that reads the quantized words in its body), are

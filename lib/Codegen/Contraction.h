@@ -34,7 +34,8 @@ scheduleContraction(RewriterBase &rewriter, linalg::LinalgOp root,
 
 /// Tiles the one reduction loop of each contraction in `loop` by `step`
 /// (an scf.for carrying the accumulator), with the widening casts of its
-/// operands (f16, bf16) fused into the step.
+/// operands (f16, bf16) fused into the step; reductions of at most `step`
+/// (static) are left whole.
 void tileContractionReductions(RewriterBase &rewriter, Operation *loop,
                                int64_t step);
 

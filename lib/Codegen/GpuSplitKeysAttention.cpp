@@ -6,37 +6,46 @@
 // block of a few threads walks every key alone, one step of 16 after the
 // other. Here a block per (batch, head, query row) and partition of the
 // row's keys spreads them over T threads (a power of two from a warp to
-// 128, no more than the partition's steps of 4 keys need), in two thread
-// loops:
+// 128), in two thread loops:
 //
-// 1. Partials: thread t takes the partition's key steps t, t + T, ... of 4
-//    keys (those the row sees: causal and windowed attention visit fewer)
-//    and runs the online softmax of Attention.cpp over them in registers:
-//    its max m_t, its sum l_t and its accumulator row acc_t (Dv). It reads
-//    its keys and values, rows of D or Dv elements, from global memory in
-//    place, and writes m_t, l_t and acc_t into workgroup memory. A last
-//    step that would run past Sk is read from Sk - 4 on, the keys before
-//    its start masked.
+// 1. Partials: the threads form groups of G lanes (G a power of two, at
+//    most a warp, that divides D / 4 and Dv / 4: 32 for heads of 128, 16
+//    for 64), and group g takes the partition's key steps g, g + T / G,
+//    ... of 4 keys (those the row sees: causal and windowed attention
+//    visit fewer). Lane c of a group holds columns [c D / G, (c + 1) D /
+//    G) of the query and of each key, [c Dv / G, ...) of each value and of
+//    the accumulator: a warp reads each key and value row whole, a lane 16
+//    bytes of it (heads of 256: 32, the first half of two sectors, then
+//    the second), where a thread per key step read its own rows, a lane a
+//    sector of its own per load (13% of the bytes of each request). A
+//    lane's dot products over its columns are summed across its group by
+//    a clustered `gpu.subgroup_reduce` (log2 G shuffles a key, every lane
+//    left with the same sum), and the group runs the online softmax of
+//    Attention.cpp over its steps in registers: its max m_g and sum l_g
+//    (the same on each lane) and its accumulator row acc_g, Dv / G
+//    columns a lane. A last step that would run past Sk is read from Sk -
+//    4 on, the keys before its start masked. A warp's groups take as many
+//    steps (shfl.sync names every lane of the warp): those past the
+//    partition's keys are masked.
 // 2. Combine (after a barrier): a thread per column of the output row
-//    (columns g, g + G, ... with G threads where Dv is wider than the
-//    block) computes M = max_t m_t, the weights w_t = exp(m_t - M) (0 for
-//    a thread that saw no key), and o = sum_t w_t acc_t / sum_t w_t l_t
+//    (columns x, x + X, ... with X threads where Dv is wider than the
+//    block) computes M = max_g m_g, the weights w_g = exp(m_g - M) (0 for
+//    a group that saw no key), and o = sum_g w_g acc_g / sum_g w_g l_g
 //    (0 when no key is visible): the combine of FlashDecoding. A warp
-//    reads consecutive columns of a row of the partials (rows padded by
-//    one element, so that the writes of step 1, a row per thread, fall in
-//    distinct banks too).
+//    reads consecutive columns of a row of the partials, which the lanes
+//    of step 1 wrote in consecutive 16-byte pieces: no bank conflicts on
+//    either side.
 //
 // With fewer than 256 (batch, head, query) rows, too few blocks to fill a
 // GPU, a row's keys are split into partitions of 512 keys or more, a block
 // each, until there are 256 blocks: each block then writes its max M, its
 // sum L and its unnormalized row instead of o, and a second kernel, a
-// block per row, combines the partitions' as step 2 combines the threads'.
+// block per row, combines the partitions' as step 2 combines the groups'.
 //
-// Steps of 4 keys give a thread a small state (the scores of a step and
-// its rows of values; heads of 128: 68 to 80 registers, no stack, where
-// steps of 16 took 255 and 112 bytes of stack) and a row four times the
-// threads. The partials take T * (Dv + 3) floats of workgroup memory. No
-// [Sq, Sk] score tensor exists; no operand is copied or transposed first.
+// A lane's state is small (heads of 128: four columns of the query, of
+// the accumulator, of a step's keys and values). The partials take (T / G)
+// * Dv + 2 T floats of workgroup memory. No [Sq, Sk] score tensor exists;
+// no operand is copied or transposed first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +63,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
 
@@ -68,9 +78,9 @@ constexpr int64_t kStep = 4;
 constexpr int64_t kMinKeys = 64;
 /// Threads per block at most.
 constexpr int64_t kMaxThreads = 128;
-/// The widest heads: a thread keeps an accumulator row of Dv in registers
-/// (D = Dv = 256: 255 registers and 72 to 80 bytes of spills on sm_80 and
-/// sm_90, 32 threads a block for the partials to fit).
+/// Lanes a key at most (a warp: the cluster of a subgroup reduction).
+constexpr int64_t kMaxLanes = 32;
+/// The widest heads.
 constexpr int64_t kMaxHeadDim = 256;
 /// Workgroup memory the partials take at most (the static limit).
 constexpr int64_t kMaxSharedBytes = 48 * 1024;
@@ -87,6 +97,9 @@ struct SplitShape {
   /// Blocks per query row (each a partition of its keys), threads of the
   /// partials loop, and of the combine loops.
   int64_t partitions, threads, columns;
+  /// Lanes a key (a group's), and the columns of D and of Dv a lane takes.
+  int64_t lanes, laneD, laneDv;
+  int64_t groups() const { return threads / lanes; }
   bool partitioned() const { return partitions > 1; }
 };
 } // namespace
@@ -96,7 +109,7 @@ splitShape(FusedOp op, const GpuScheduleOptions &options) {
   if (!FlashAttnView::match(op) || !hasStaticFloatShapes(op))
     return std::nullopt;
   FlashAttnView attn(op);
-  SplitShape split{AttnShape::of(attn), 1, 0, 0};
+  SplitShape split{AttnShape::of(attn), 1, 0, 0, 0, 0, 0};
   AttnShape &s = split.s;
   if (s.sq >= kMinStagedRows || s.sk < kMinKeys || s.d % 16 || s.dv % 16 ||
       std::max(s.d, s.dv) > kMaxHeadDim || s.batch > 65535 ||
@@ -106,18 +119,25 @@ splitShape(FusedOp op, const GpuScheduleOptions &options) {
   s.sqP = s.sq;
   s.blockK = kStep;
   s.skP = roundUp(s.sk, kStep);
-  // A power of two, for the partials' memory too.
+  // A group's lanes: a power of two dividing D / 4 and Dv / 4 (D and Dv
+  // are multiples of 16: 4 lanes at least), at most a warp.
+  split.lanes = kMaxLanes;
+  while ((s.d / 4) % split.lanes || (s.dv / 4) % split.lanes)
+    split.lanes /= 2;
+  split.laneD = s.d / split.lanes;
+  split.laneDv = s.dv / split.lanes;
   int64_t most = std::min(options.maxThreads, kMaxThreads);
-  while (most * (s.dv + 3) * 4 > kMaxSharedBytes)
-    most /= 2;
   if (most < 32)
     return std::nullopt;
   int64_t steps = s.skP / kStep, rows = s.batch * s.heads * s.sq;
   split.partitions = std::max<int64_t>(
       1, std::min<int64_t>(llvm::divideCeil(kFillBlocks, rows),
                   s.skP / kMinPartitionKeys));
-  split.threads =
-      threadsFor(llvm::divideCeilSigned(steps, split.partitions), most);
+  // A group per step of the partition at most.
+  split.threads = threadsFor(
+      llvm::divideCeilSigned(steps, split.partitions) * split.lanes, most);
+  // The partials fit: at most 32 groups (lanes >= 4) of Dv <= 256 floats.
+  assert((split.groups() * s.dv + 2 * split.threads) * 4 <= kMaxSharedBytes);
   split.columns = std::min(split.threads, s.dv);
   while (s.dv % split.columns)
     split.columns /= 2;
@@ -149,10 +169,11 @@ private:
   /// The keys of the block's partition of its row's, [lo, hiKey) (whole
   /// steps of 4).
   void keysOfBlock(Value partition);
-  /// Thread t's partial: the online softmax over its steps of keys.
-  RowState partial(Value t);
-  /// The thread loop of the partials; its results m [T], l [T] and acc
-  /// [T, Dv + 1].
+  /// The partial of lane `lane` of group `group`: the online softmax over
+  /// the group's steps of keys, the lane's columns of its accumulator.
+  RowState partial(Value group, Value lane);
+  /// The thread loop of the partials; the groups' m [T / G], l [T / G] (a
+  /// lane's of each: m and l [T] strided by G) and acc [T / G, Dv].
   SmallVector<Value> partials();
   /// max_t m[t], as [1].
   Value maxOf(Value m);
@@ -179,16 +200,31 @@ private:
 };
 } // namespace
 
-RowState SplitBuilder::partial(Value t) {
-  Value q = toF32(bb, bb.block(attn.getQ(), bi, hi, qi, b.getIndexAttr(0), 1,
-                               s.d, getElementTypeOrSelf(attn.getQ())));
+RowState SplitBuilder::partial(Value group, Value lane) {
+  Value colD = arith::MulIOp::create(b, loc, lane, bb.index(split.laneD));
+  Value colDv = arith::MulIOp::create(b, loc, lane, bb.index(split.laneDv));
+  Value q = toF32(bb, bb.block(attn.getQ(), bi, hi, qi, colD, 1, split.laneD,
+                               getElementTypeOrSelf(attn.getQ())));
   Value m0 = bb.full({1}, f32, -INFINITY), l0 = bb.full({1}, f32, 0.0),
-        acc0 = bb.full({1, s.dv}, f32, 0.0);
+        acc0 = bb.full({1, split.laneDv}, f32, 0.0);
   Value start = arith::AddIOp::create(
-      b, loc, lo, arith::MulIOp::create(b, loc, t, bb.index(kStep)));
-  bool overlaps = s.sk % kStep != 0;
+      b, loc, lo, arith::MulIOp::create(b, loc, group, bb.index(kStep)));
+  // A warp's lanes shuffle together (shfl.sync names them all), so the
+  // groups of a warp take as many steps each: group g ends its steps at
+  // hiKey + (g mod W) * 4 with W groups a warp, its steps' keys from hiKey
+  // on masked (and read from Sk - 4 on where they would pass Sk).
+  int64_t warpGroups = kMaxLanes / split.lanes;
+  Value end = hiKey;
+  if (warpGroups > 1)
+    end = arith::AddIOp::create(
+        b, loc, hiKey,
+        arith::MulIOp::create(
+            b, loc,
+            arith::RemUIOp::create(b, loc, group, bb.index(warpGroups)),
+            bb.index(kStep)));
+  bool overlaps = s.sk % kStep != 0 || warpGroups > 1;
   auto loop = scf::ForOp::create(
-      b, loc, start, hiKey, bb.index(kStep * split.threads),
+      b, loc, start, end, bb.index(kStep * split.groups()),
       ValueRange{m0, l0, acc0},
       [&](OpBuilder &nb, Location, Value j0, ValueRange carried) {
         OpBuilder::InsertionGuard guard(b);
@@ -198,23 +234,41 @@ RowState SplitBuilder::partial(Value t) {
                                                      bb.index(s.sk - kStep))
                                   .getResult()
                             : j0;
-        auto rows = [&](Value from, int64_t cols) {
-          return toF32(bb, bb.block(from, bi, hp.kvHead, jr, b.getIndexAttr(0),
-                                    kStep, cols,
+        auto rows = [&](Value from, Value col, int64_t cols) {
+          return toF32(bb, bb.block(from, bi, hp.kvHead, jr, col, kStep, cols,
                                     getElementTypeOrSelf(from)));
         };
-        Value k = rows(attn.getK(), s.d), v = rows(attn.getV(), s.dv);
-        // scores[0, j] = sum_c q[0, c] * k[j, c]
-        Value raw = bb.generic(
+        Value k = rows(attn.getK(), colD, split.laneD),
+              v = rows(attn.getV(), colDv, split.laneDv);
+        // The lane's part of scores[0, j] = sum_c q[0, c] * k[j, c], then
+        // the group's sum of them, on each of its lanes.
+        Value part = bb.generic(
             3, {{q, bb.map(3, {0, 2})}, {k, bb.map(3, {1, 2})}},
             bb.full({1, kStep}, f32, 0.0), bb.map(3, {0, 1}), {2},
             [](OpBuilder &ib, Location il, ValueRange x) -> Value {
               Value prod = arith::MulFOp::create(ib, il, x[0], x[1]);
               return arith::AddFOp::create(ib, il, x[2], prod);
             });
+        Value c0 = bb.index(0);
+        auto vecType = VectorType::get({kStep}, f32);
+        Value parts = vector::TransferReadOp::create(
+            b, loc, vecType, part, ValueRange{c0, c0}, bb.constF(0.0),
+            ArrayRef<bool>{true});
+        SmallVector<Value> sums;
+        for (int64_t j = 0; j < kStep; ++j)
+          sums.push_back(gpu::SubgroupReduceOp::create(
+              b, loc, vector::ExtractOp::create(b, loc, parts, j),
+              gpu::AllReduceOperation::ADD, /*uniform=*/true,
+              static_cast<uint32_t>(split.lanes)));
+        Value summed = vector::FromElementsOp::create(b, loc, vecType, sums);
+        Value raw = vector::TransferWriteOp::create(
+                        b, loc, summed, bb.empty({1, kStep}, f32),
+                        ValueRange{c0, c0}, ArrayRef<bool>{true})
+                        .getResult();
         Value scores = maskBlock(bb, raw, hp.bp, qi, jr, hp.off);
         if (overlaps) {
-          // Keys before j0 belong to another thread's step.
+          // Keys before j0 belong to another group's step; those from
+          // hiKey on to no step of the block's.
           Value negInf = bb.constF(-INFINITY);
           scores = bb.generic(
               2, {{scores, bb.map(2, {0, 1})}}, bb.empty({1, kStep}, f32),
@@ -222,9 +276,13 @@ RowState SplitBuilder::partial(Value t) {
               [&](OpBuilder &ib, Location il, ValueRange x) -> Value {
                 Value j = arith::AddIOp::create(
                     ib, il, jr, linalg::IndexOp::create(ib, il, 1));
-                Value before = arith::CmpIOp::create(
-                    ib, il, arith::CmpIPredicate::slt, j, j0);
-                return arith::SelectOp::create(ib, il, before, negInf, x[0]);
+                Value outside = arith::OrIOp::create(
+                    ib, il,
+                    arith::CmpIOp::create(ib, il, arith::CmpIPredicate::slt,
+                                          j, j0),
+                    arith::CmpIOp::create(ib, il, arith::CmpIPredicate::sge,
+                                          j, hiKey));
+                return arith::SelectOp::create(ib, il, outside, negInf, x[0]);
               });
         }
         RowState next =
@@ -235,10 +293,10 @@ RowState SplitBuilder::partial(Value t) {
 }
 
 SmallVector<Value> SplitBuilder::partials() {
-  int64_t threads = split.threads;
+  int64_t threads = split.threads, groups = split.groups();
   SmallVector<Value> inits = {workgroupTensor(b, loc, {threads}),
                               workgroupTensor(b, loc, {threads}),
-                              workgroupTensor(b, loc, {threads, s.dv + 1})};
+                              workgroupTensor(b, loc, {groups, s.dv})};
   auto loop = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(threads)}, inits,
       std::nullopt);
@@ -246,9 +304,12 @@ SmallVector<Value> SplitBuilder::partials() {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value t = loop.getInductionVar(0);
-  RowState mine = partial(t);
+  Value group = arith::DivUIOp::create(b, loc, t, bb.index(split.lanes));
+  Value lane = arith::RemUIOp::create(b, loc, t, bb.index(split.lanes));
+  RowState mine = partial(group, lane);
+  Value col = arith::MulIOp::create(b, loc, lane, bb.index(split.laneDv));
   b.setInsertionPointToStart(loop.getTerminator().getBody());
-  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  OpFoldResult one = b.getIndexAttr(1);
   ValueRange shared = loop.getRegionIterArgs();
   tensor::ParallelInsertSliceOp::create(b, loc, mine.m, shared[0],
                                         ArrayRef<OpFoldResult>{t},
@@ -259,10 +320,20 @@ SmallVector<Value> SplitBuilder::partials() {
                                         ArrayRef<OpFoldResult>{one},
                                         ArrayRef<OpFoldResult>{one});
   tensor::ParallelInsertSliceOp::create(
-      b, loc, mine.acc, shared[2], ArrayRef<OpFoldResult>{t, zero},
-      ArrayRef<OpFoldResult>{one, b.getIndexAttr(s.dv)},
+      b, loc, mine.acc, shared[2], ArrayRef<OpFoldResult>{group, col},
+      ArrayRef<OpFoldResult>{one, b.getIndexAttr(split.laneDv)},
       ArrayRef<OpFoldResult>{one, one});
-  return SmallVector<Value>(loop.getResults());
+  b.setInsertionPointAfter(loop);
+  // Each group's m and l: its first lane's (every lane has the same).
+  auto firstLanes = [&](Value all) -> Value {
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({groups}, f32), all,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(groups)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(split.lanes)});
+  };
+  return {firstLanes(loop.getResult(0)), firstLanes(loop.getResult(1)),
+          loop.getResult(2)};
 }
 
 Value SplitBuilder::maxOf(Value m) {

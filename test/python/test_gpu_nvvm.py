@@ -375,20 +375,26 @@ def test_attention_short_sequences_stage_padded_blocks(name):
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
-# (batch, heads, kv heads, queries, keys, head dim, dtype, partitions, threads)
-SPLIT_KEYS = [(2, 8, 2, 1, 3000, 64, np.float32, 5, 128), (16, 16, 4, 1, 2001, 128, np.float16, 1, 64),
-              (2, 8, 2, 3, 3000, 32, np.float32, 5, 128)]
+# (batch, heads, kv heads, queries, keys, head dim, dtype, partitions,
+# threads, lanes a key)
+SPLIT_KEYS = [(2, 8, 2, 1, 3000, 64, np.float32, 5, 128, 16),
+              (16, 16, 4, 1, 2001, 128, np.float16, 1, 128, 32),
+              (2, 8, 2, 3, 3000, 32, np.float32, 5, 128, 8)]
 
 
-@pytest.mark.parametrize("b,h,hkv,sq,sk,d,dtype,partitions,threads", SPLIT_KEYS,
+@pytest.mark.parametrize("b,h,hkv,sq,sk,d,dtype,partitions,threads,lanes", SPLIT_KEYS,
                          ids=["decode-5-partitions", "decode-256-rows-f16", "3-queries-window"])
-def test_attention_with_few_queries_splits_the_keys(b, h, hkv, sq, sk, d, dtype, partitions, threads):
+def test_attention_with_few_queries_splits_the_keys(b, h, hkv, sq, sk, d, dtype, partitions, threads,
+                                                    lanes):
     # Held-out decoding shapes, GQA, causal (and a window): a block per
     # (batch, head, query) and partition of its keys (partitions of 512
-    # keys at least, until there are 256 blocks) whose threads take a share
-    # of the keys each (128; 64 for d = 128, whose partials would not fit
-    # 48 KiB), then a barrier and the combine; with partitions, a second
-    # kernel combines theirs. Nothing copies or transposes the keys first.
+    # keys at least, until there are 256 blocks) whose 128 threads form
+    # groups of d / 4 lanes (at most a warp), a group taking a share of
+    # the keys and each lane 16 bytes of a key (a 16-byte load), the
+    # lanes' dot products summed by butterfly shuffles within the group
+    # (log2(lanes) of them a key, 4 keys a step); then a barrier and the
+    # combine; with partitions, a second kernel combines theirs. Nothing
+    # copies or transposes the keys first.
     q = np.zeros((b, h, sq, d), dtype)
     kv = np.zeros((b, hkv, sk, d), dtype)
     params = {"softmax_scale": 0.125, "causal": True}
@@ -400,12 +406,18 @@ def test_attention_with_few_queries_splits_the_keys(b, h, hkv, sq, sk, d, dtype,
         assert len(kernels) == (2 if partitions > 1 else 1)
         (split,) = [k for k in kernels if "st.shared" in k.ptx]
         assert f".maxntid {threads}, 1, 1" in split.ptx and "bar.sync" in split.ptx
+        shuffles = re.findall(r"shfl\.sync\.bfly\.b32\s[^;]*, (\d+), 31, -1;", split.ptx)
+        assert sorted(set(map(int, shuffles))) == [1 << i for i in range(lanes.bit_length() - 1)]
+        assert len(shuffles) == 4 * (lanes.bit_length() - 1)
+        if dtype == np.float32:
+            # A lane's 4 floats of a key and of a value: 16-byte loads.
+            assert "ld.global.v4.b32" in split.ptx or "ld.global.v4.f32" in split.ptx
         if HAVE_PTXAS:
             for kernel in kernels:
                 (report,) = gpu.ptxas(kernel.ptx, chip)
-                # The split: each thread's max, sum and accumulator row
-                # (padded by one); the combine of partitions: nothing.
-                shared = threads * (d + 3) * 4 if kernel is split else 0
+                # The split: each group's accumulator row and each
+                # thread's max and sum; the combine of partitions: nothing.
+                shared = ((threads // lanes) * d + 2 * threads) * 4 if kernel is split else 0
                 assert report.shared_bytes == shared, report
                 assert report.stack_bytes == 0 and report.spill_stores == 0, report
 

@@ -168,19 +168,24 @@ def test_attention_backward_k_stages_query_blocks_in_lds():
 @pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
 def test_attention_with_few_queries_splits_the_keys():
     # Decoding, GQA, 2,500 keys: four partitions of the keys, each a block
-    # of 128 threads, their partials (max, sum and a row of 65) in LDS;
-    # then a kernel that combines the partitions.
+    # of 128 threads in groups of 16 lanes (4 columns each of a head of
+    # 64), whose dot products ds_bpermute sums within the group (4
+    # butterfly steps a key, 4 keys a step); their partials (a row of 64 a
+    # group, a max and a sum a thread) in LDS; then a kernel that combines
+    # the partitions.
     q = np.zeros((1, 8, 1, 64), np.float16)
     kv = np.zeros((1, 2, 2500, 64), np.float16)
     kernels = gpu.compile_rocdl(fused_text("flash_attn", [q, kv, kv], {"softmax_scale": 0.125}),
                                 chip="gfx942")
     (split,) = [k for k in kernels if "llvm.amdgcn.s.barrier" in k.llvm_ir]
     assert len(kernels) == 2
+    assert split.llvm_ir.count("call i32 @llvm.amdgcn.ds.bpermute") == 16
     for kernel in kernels:
         assert external_calls(kernel.llvm_ir) == []
         for chip in ("gfx90a", "gfx942"):
             obj = gpu.amdgpu_code_object(kernel.llvm_ir, chip)
-            assert obj.lds_bytes == (128 * (64 + 3) * 4 if kernel is split else 0), obj
+            assert obj.lds_bytes == ((8 * 64 + 2 * 128) * 4 if kernel is split else 0), obj
+            assert obj.scratch_bytes == 0, obj
 
 
 @pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")

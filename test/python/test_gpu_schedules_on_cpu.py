@@ -48,16 +48,12 @@ def gpu_form(fuel_opt, text, options=""):
 WORKGROUP = " {memory_space = #gpu.address_space<workgroup>}"
 
 
-# flash_attn's split-keys form (GpuSplitKeysAttention.cpp): its threads'
-# partials, rows of Dv + 1 floats (the staged forms' tiles are multiples of
-# 16 wide).
-SPLIT_PARTIALS = re.compile(r"alloc_tensor\(\)" + re.escape(WORKGROUP) + r" : tensor<\d+x\d*[13579]xf32>")
-
-
 def form_of(text):
-    """Which GPU form `text` has: "split" (keys split over threads),
-    "staged" (blocks in workgroup memory) or "caches" (neither)."""
-    if SPLIT_PARTIALS.search(text):
+    """Which GPU form `text` has: "split" (keys split over groups of lanes,
+    whose dot products a clustered subgroup reduction sums:
+    GpuSplitKeysAttention.cpp), "staged" (blocks in workgroup memory) or
+    "caches" (neither)."""
+    if "gpu.subgroup_reduce" in text:
         return "split"
     return "staged" if WORKGROUP in text else "caches"
 
@@ -66,10 +62,23 @@ def run_gpu_form(fuel_opt, name, args, params=None, staged=None, options=""):
     """The GPU form of `name` run on the CPU, its workgroup buffers in
     ordinary memory; with `staged` set, whether it must be staged (True),
     read through the caches (False) or, for "split", flash_attn's
-    split-keys form."""
+    split-keys form. That form's lanes shuffle, which only a GPU (or its
+    emulator) does: it runs on the NVIDIA emulator, forward and in
+    reverse order."""
     text = gpu_form(fuel_opt, fused_text(name, args, params), options)
     if staged is not None:
         assert form_of(text) == {True: "staged", False: "caches"}.get(staged, staged)
+    if staged == "split":
+        fn = runner.compile(fused_text(name, args, params), "f", target="cuda-emulator")
+        outs = []
+        for order in ("forward", "reverse"):
+            runner.emulator_order(order)
+            try:
+                outs.append(fn(*args))
+            finally:
+                runner.emulator_order("forward")
+        np.testing.assert_array_equal(outs[0], outs[1])
+        return outs[0]
     return runner.compile(text.replace(WORKGROUP, ""), "f", codegen=False)(*args)
 
 

@@ -409,12 +409,17 @@ def FuelGpuPrivateAllocs : Pass<"fuel-gpu-private-allocs"> {
 }
 
 def FuelGpuLowerAllReduce : Pass<"fuel-gpu-lower-all-reduce", "::mlir::gpu::GPUModuleOp"> {
-  let summary = "Lower gpu.all_reduce in kernels, their known launch sizes "
-                "as constants";
+  let summary = "Lower gpu.all_reduce and clustered gpu.subgroup_reduce in "
+                "kernels, their known launch sizes as constants";
   let description = [{
     Each `gpu.all_reduce` becomes warp shuffles and a pass through workgroup
     memory (upstream's all-reduce patterns, which convert-gpu-to-nvvm and
-    convert-gpu-to-rocdl otherwise apply themselves), and then each
+    convert-gpu-to-rocdl otherwise apply themselves), and each
+    scalar `gpu.subgroup_reduce` over clusters of at most 32 lanes becomes
+    butterfly shuffles (upstream's patterns, which neither conversion
+    applies: it would reject the op).
+    Clusters of up to 32 lanes shuffle alike in NVIDIA's warps and in AMD's
+    waves of 32 or 64. Then each
     `gpu.block_dim` and `gpu.grid_dim` in a kernel whose `known_block_size`
     or `known_grid_size` gives that dimension becomes the constant. The
     reduction's guards for a partial last warp then fold away, and an AMDGPU

@@ -129,22 +129,34 @@ func.func @wide_heads(%q: tensor<1x2x64x128xf32>, %k: tensor<1x2x64x128xf32>, %v
 
 // One query (decoding) against 1,001 keys, GQA, 16 (batch, head) rows:
 // too few query rows to stage, so a block per (batch, head, query) spreads
-// the row's 251 steps of 4 keys over 128 threads (the last step read from
-// key 997 on), whose partials (max, sum, a row of 64 padded to 65) a
-// thread per column combines. The keys and values are read in place:
-// nothing is copied, padded or transposed first.
+// the row's 251 steps of 4 keys over 8 groups of 16 lanes (heads of 64: 4
+// columns a lane), two groups a warp, each group ending its steps 4 keys
+// later than the one before it in its warp so that a warp's groups take
+// as many steps (the last read from key 997 on, keys outside the group's
+// step masked). A lane's dot products are summed over its group by a
+// clustered subgroup reduction; the groups' partials (max, sum, a row of
+// 64 a group, 4 columns a lane) a thread per column combines. The keys
+// and values are read in place: nothing is copied, padded or transposed
+// first.
 // CHECK-LABEL: func.func @decode
 // CHECK-NOT:     x1004x
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 8, 1) {{.*}} -> (tensor<2x8x1x64xf16>)
-// CHECK:           bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<128x65xf32>
-// CHECK:           scf.forall (%[[T:.*]]) in (128) shared_outs({{.*}}) -> (tensor<128xf32>, tensor<128xf32>, tensor<128x65xf32>)
-// CHECK:             scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c512
+// CHECK:           bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<8x64xf32>
+// CHECK:           scf.forall (%[[T:.*]]) in (128) shared_outs({{.*}}) -> (tensor<128xf32>, tensor<128xf32>, tensor<8x64xf32>)
+// CHECK:             %[[GROUP:.*]] = arith.divui %[[T]], %c16
+// CHECK:             %[[LANE:.*]] = arith.remui %[[T]], %c16
+// CHECK:             arith.remui %[[GROUP]], %c2
+// CHECK:             scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c32
 // CHECK:               arith.minsi %[[J]], %c997
+// CHECK:               vector.transfer_read %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true, true]} : tensor<2x2x1001x64xf16>, vector<4x4xf16>
+// CHECK-COUNT-4:       gpu.subgroup_reduce add %{{.*}} uniform cluster(size = 16) : (f32) -> f32
+// CHECK:               arith.ori
 // CHECK:               math.exp
-// CHECK:             tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[T]], 0] [1, 64] [1, 1] : tensor<1x64xf32> into tensor<128x65xf32>
+// CHECK:             tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[GROUP]], %{{.*}}] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x64xf32>
 // CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:           tensor.extract_slice %{{.*}}[0] [8] [16] : tensor<128xf32> to tensor<8xf32>
 // CHECK:           scf.forall (%[[G:.*]]) in (64) shared_outs({{.*}}) -> (tensor<1x64xf16>)
-// CHECK:             tensor.extract_slice %{{.*}}[0, %[[G]]] [128, 1] [1, 64] : tensor<128x65xf32> to tensor<128x1xf32>
+// CHECK:             tensor.extract_slice %{{.*}}[0, %[[G]]] [8, 1] [1, 64] : tensor<8x64xf32> to tensor<8x1xf32>
 // CHECK:             math.exp
 // CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
@@ -158,19 +170,21 @@ func.func @decode(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x1001x64xf16>, %v: ten
 // -----
 
 // Four rows of 2,048 keys: each row's keys in 4 partitions (blocks), 128
-// threads each; the blocks write their max and sum ([.., 2]) and
-// unnormalized rows, and a second block loop combines a row's 4.
+// threads each (16 groups of 8 lanes); the blocks write their max and sum
+// ([.., 2]) and unnormalized rows, and a second block loop combines a
+// row's 4.
 // CHECK-LABEL: func.func @decode_partitions
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 4) {{.*}} -> (tensor<1x4x4x2xf32>, tensor<1x4x4x32xf32>)
-// CHECK:           scf.forall (%{{.*}}) in (128) shared_outs({{.*}}) -> (tensor<128xf32>, tensor<128xf32>, tensor<128x33xf32>)
+// CHECK:           scf.forall (%{{.*}}) in (128) shared_outs({{.*}}) -> (tensor<128xf32>, tensor<128xf32>, tensor<16x32xf32>)
+// CHECK:             gpu.subgroup_reduce add %{{.*}} uniform cluster(size = 8) : (f32) -> f32
 // CHECK:           scf.forall (%{{.*}}) in (32) shared_outs({{.*}}) -> (tensor<1x32xf32>)
 // CHECK:           scf.forall (%{{.*}}) in (1) shared_outs({{.*}}) -> (tensor<2xf32>)
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 1) {{.*}} -> (tensor<1x4x1x32xf32>)
-// CHECK:           tensor.extract_slice %{{.*}} : tensor<1x4x4x2xf32> to tensor<4xf32>
-// CHECK:           tensor.extract_slice %{{.*}} : tensor<1x4x4x2xf32> to tensor<4xf32>
 // CHECK:           tensor.extract_slice %{{.*}} : tensor<1x4x4x32xf32> to tensor<4x32xf32>
 // CHECK:           scf.forall (%{{.*}}) in (32) shared_outs({{.*}}) -> (tensor<1x32xf32>)
+// CHECK:             vector.transfer_read %{{.*}} : tensor<1x4x4x2xf32>, vector<4xf32>
+// CHECK:             vector.transfer_read %{{.*}} : tensor<1x4x4x2xf32>, vector<4xf32>
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
 func.func @decode_partitions(%q: tensor<1x4x1x32xf32>, %k: tensor<1x4x2048x32xf32>, %v: tensor<1x4x2048x32xf32>) -> tensor<1x4x1x32xf32> {
   %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32} (%q, %k, %v) : (tensor<1x4x1x32xf32>, tensor<1x4x2048x32xf32>, tensor<1x4x2048x32xf32>) -> tensor<1x4x1x32xf32>
