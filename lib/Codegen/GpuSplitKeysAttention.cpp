@@ -15,9 +15,10 @@
 //    visit fewer). Lane c of a group holds columns [c D / G, (c + 1) D /
 //    G) of the query and of each key, [c Dv / G, ...) of each value and of
 //    the accumulator: a warp reads each key and value row whole, a lane 16
-//    bytes of it (heads of 256: 32, the first half of two sectors, then
-//    the second), where a thread per key step read its own rows, a lane a
-//    sector of its own per load (13% of the bytes of each request). A
+//    bytes of it (heads of 256: 32 bytes, which as a vector wider than 16
+//    bytes is read a float at a time), where a thread per key step read
+//    its own rows, a lane a sector of its own per load (13% of the bytes
+//    of each request). A
 //    lane's dot products over its columns are summed across its group by
 //    a clustered `gpu.subgroup_reduce` (log2 G shuffles a key, every lane
 //    left with the same sum), and the group runs the online softmax of
@@ -207,28 +208,27 @@ RowState SplitBuilder::partial(Value group, Value lane) {
                                getElementTypeOrSelf(attn.getQ())));
   Value m0 = bb.full({1}, f32, -INFINITY), l0 = bb.full({1}, f32, 0.0),
         acc0 = bb.full({1, split.laneDv}, f32, 0.0);
-  Value start = arith::AddIOp::create(
-      b, loc, lo, arith::MulIOp::create(b, loc, group, bb.index(kStep)));
   // A warp's lanes shuffle together (shfl.sync names them all), so the
-  // groups of a warp take as many steps each: group g ends its steps at
-  // hiKey + (g mod W) * 4 with W groups a warp, its steps' keys from hiKey
-  // on masked (and read from Sk - 4 on where they would pass Sk).
+  // loop runs over the steps of the warp's first group, the same on each
+  // of its lanes, and group g of a warp of W groups takes the steps (g mod
+  // W) * 4 keys after those; keys from hiKey on are masked (and read from
+  // Sk - 4 on where they would pass Sk).
   int64_t warpGroups = kMaxLanes / split.lanes;
-  Value end = hiKey;
-  if (warpGroups > 1)
-    end = arith::AddIOp::create(
-        b, loc, hiKey,
-        arith::MulIOp::create(
-            b, loc,
-            arith::RemUIOp::create(b, loc, group, bb.index(warpGroups)),
-            bb.index(kStep)));
+  Value inWarp = arith::RemUIOp::create(b, loc, group, bb.index(warpGroups));
+  Value start = arith::AddIOp::create(
+      b, loc, lo,
+      arith::MulIOp::create(b, loc,
+                            arith::SubIOp::create(b, loc, group, inWarp),
+                            bb.index(kStep)));
+  Value shift = arith::MulIOp::create(b, loc, inWarp, bb.index(kStep));
   bool overlaps = s.sk % kStep != 0 || warpGroups > 1;
   auto loop = scf::ForOp::create(
-      b, loc, start, end, bb.index(kStep * split.groups()),
+      b, loc, start, hiKey, bb.index(kStep * split.groups()),
       ValueRange{m0, l0, acc0},
-      [&](OpBuilder &nb, Location, Value j0, ValueRange carried) {
+      [&](OpBuilder &nb, Location, Value first, ValueRange carried) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value j0 = arith::AddIOp::create(b, loc, first, shift);
         // The step's keys: from j0, or for a last step past Sk from Sk - 4.
         Value jr = overlaps ? arith::MinSIOp::create(b, loc, j0,
                                                      bb.index(s.sk - kStep))

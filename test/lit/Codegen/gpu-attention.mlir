@@ -130,14 +130,14 @@ func.func @wide_heads(%q: tensor<1x2x64x128xf32>, %k: tensor<1x2x64x128xf32>, %v
 // One query (decoding) against 1,001 keys, GQA, 16 (batch, head) rows:
 // too few query rows to stage, so a block per (batch, head, query) spreads
 // the row's 251 steps of 4 keys over 8 groups of 16 lanes (heads of 64: 4
-// columns a lane), two groups a warp, each group ending its steps 4 keys
-// later than the one before it in its warp so that a warp's groups take
-// as many steps (the last read from key 997 on, keys outside the group's
-// step masked). A lane's dot products are summed over its group by a
-// clustered subgroup reduction; the groups' partials (max, sum, a row of
-// 64 a group, 4 columns a lane) a thread per column combines. The keys
-// and values are read in place: nothing is copied, padded or transposed
-// first.
+// columns a lane), two groups a warp: the loop runs over the steps of the
+// warp's first group and the second takes the 4 keys after each (the last
+// read from key 997 on, keys outside the group's step masked), so that a
+// warp's lanes take as many steps. A lane's dot products are summed over
+// its group by a clustered subgroup reduction; the groups' partials (max,
+// sum, a row of 64 a group, 4 columns a lane) a thread per column
+// combines. The keys and values are read in place: nothing is copied,
+// padded or transposed first.
 // CHECK-LABEL: func.func @decode
 // CHECK-NOT:     x1004x
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 8, 1) {{.*}} -> (tensor<2x8x1x64xf16>)
@@ -145,8 +145,10 @@ func.func @wide_heads(%q: tensor<1x2x64x128xf32>, %k: tensor<1x2x64x128xf32>, %v
 // CHECK:           scf.forall (%[[T:.*]]) in (128) shared_outs({{.*}}) -> (tensor<128xf32>, tensor<128xf32>, tensor<8x64xf32>)
 // CHECK:             %[[GROUP:.*]] = arith.divui %[[T]], %c16
 // CHECK:             %[[LANE:.*]] = arith.remui %[[T]], %c16
-// CHECK:             arith.remui %[[GROUP]], %c2
-// CHECK:             scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c32
+// CHECK:             %[[IN_WARP:.*]] = arith.remui %[[GROUP]], %c2
+// CHECK:             %[[SHIFT:.*]] = arith.muli %[[IN_WARP]], %c4
+// CHECK:             scf.for %[[FIRST:.*]] = %{{.*}} to %{{.*}} step %c32
+// CHECK:               %[[J:.*]] = arith.addi %[[FIRST]], %[[SHIFT]]
 // CHECK:               arith.minsi %[[J]], %c997
 // CHECK:               vector.transfer_read %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true, true]} : tensor<2x2x1001x64xf16>, vector<4x4xf16>
 // CHECK-COUNT-4:       gpu.subgroup_reduce add %{{.*}} uniform cluster(size = 16) : (f32) -> f32
