@@ -7,13 +7,23 @@
 // block keeps stay small), in two thread loops:
 //
 // 1. Scores: T threads (T: a power of two from a warp up to max-threads,
-//    no more than the block's tokens need); thread i takes the block's
-//    tokens i, i + T, ... before the context length, reads the token's key
-//    row (block table[s, t / block_size], slot t % block_size) in vectors
-//    of up to 8 elements against the query's, and writes the finished
-//    score (scaled, soft-capped, ALiBi) into a row of scores in workgroup
-//    memory. A warp reads the key rows of consecutive tokens and writes
-//    consecutive slots.
+//    no more than the block's tokens need) in groups of G lanes (G: the
+//    largest power of two up to a warp that divides D / 4; 1 where D is
+//    not a multiple of 4); group g takes the block's tokens g, g + T / G,
+//    ... before the context length and reads each token's key row (block
+//    table[s, t / block_size], slot t % block_size) against the query's,
+//    lane c 4 elements from 4 c on, then every 4 G (one 16-byte load of
+//    f32 a step: a group reads 4 G consecutive elements at once, where a
+//    thread per token read a lane's own row, a float a lane per request).
+//    The lanes' dot products are summed over the group by a clustered
+//    `gpu.subgroup_reduce` (log2 G shuffles), and the group's k-th score
+//    (scaled, soft-capped, ALiBi) is written by its lane k mod G into a
+//    row of scores in workgroup memory, at the token's slot. A warp's
+//    groups take as many tokens (`shfl.sync` names every lane of the
+//    warp): the loop runs over the warp's first group's tokens, each other
+//    group the token g mod W after those, and writes no score past the
+//    block's tokens. (G = 1: a thread per token, its key read in vectors
+//    of up to 8 elements.)
 // 2. Output: a thread per output column j (after a barrier): the row's
 //    maximum from workgroup memory, then one pass over the block's live
 //    tokens that adds up e = exp(score - max) and e * v[token, j]. Without
@@ -58,23 +68,32 @@ namespace {
 constexpr int64_t kPartition = 512;
 /// Elements per step of a score's dot product (at most).
 constexpr int64_t kDotStep = 8;
+/// Lanes a token at most (a warp: the cluster of a subgroup reduction).
+constexpr int64_t kMaxLanes = 32;
 
 /// How the table's tokens are spread over blocks and threads.
 struct Split {
   /// Tokens per block (the table's, or kPartition) and blocks per
   /// (sequence, query head).
   int64_t tokens, partitions;
-  /// The scores' threads and the tokens each takes.
-  int64_t threads, each;
+  /// The scores' threads, the lanes a token (a group's: a power of two
+  /// up to a warp), and the slots of the row of scores each thread writes.
+  int64_t threads, lanes, each;
 
-  static Split of(int64_t tokens, int64_t maxThreads) {
+  static Split of(int64_t tokens, int64_t d, int64_t maxThreads) {
     Split split;
     split.tokens = std::min(tokens, kPartition);
     split.partitions = llvm::divideCeil(tokens, split.tokens);
-    split.threads = threadsFor(split.tokens, maxThreads);
+    // Lanes of 4 elements of a key each: the largest power of two up to a
+    // warp that divides D / 4 (1 where D is not a multiple of 4).
+    split.lanes = d % 4 ? 1 : kMaxLanes;
+    while (split.lanes > 1 && (d / 4) % split.lanes)
+      split.lanes /= 2;
+    split.threads = threadsFor(split.tokens * split.lanes, maxThreads);
     split.each = llvm::divideCeil(split.tokens, split.threads);
     return split;
   }
+  int64_t groups() const { return threads / lanes; }
   bool partitioned() const { return partitions > 1; }
   /// Threads of the output loop: a column each, and with partitions two
   /// more for the block's max and sum.
@@ -90,7 +109,7 @@ public:
                const GpuScheduleOptions &options)
       : b(rewriter), loc(op.getLoc()), paged(op),
         shape(paged::PagedShape::of(paged)),
-        split(Split::of(shape.tokens, options.maxThreads)),
+        split(Split::of(shape.tokens, shape.d, options.maxThreads)),
         f32(rewriter.getF32Type()) {}
 
   /// Replaces the op.
@@ -191,33 +210,62 @@ void PagedBuilder::enterHead(Value seq, Value head) {
 }
 
 Value PagedBuilder::scores(Value lo, Value hi) {
-  int64_t step = std::gcd(shape.d, kDotStep);
+  int64_t lanes = split.lanes, groups = split.groups();
+  // A lane's dot product in steps of 4 elements (16-byte reads of f32)
+  // where a key is split over lanes: lane c's are the 4 from 4 c, then
+  // every 4 G, so that each step of a group reads 4 G consecutive ones;
+  // in steps of up to 8 otherwise.
+  int64_t step = lanes > 1 ? 4 : std::gcd(shape.d, kDotStep);
   auto stepType = VectorType::get({step}, f32);
   Value q = paged.getQ(), kc = paged.getKCache(),
         table = paged.getBlockTable();
   Value init = workgroupTensor(b, loc, {split.threads * split.each});
-  // Thread i's tokens lo + i, lo + i + T, ... at i, i + T, ... of the row.
+  // Group g (threads g G to g G + G - 1) takes tokens lo + g, lo + g + T /
+  // G, ... (its k-th at slot g + k T / G of the row), lane c its columns
+  // (above). Every lane has the group's score; lane c
+  // writes the k-th for k mod G = c: thread (g, c)'s slots are g + c T / G,
+  // then every T.
   return threadSlices(
       b, loc, {split.threads}, init, {split.each}, {split.threads},
-      [](ValueRange ids) -> SmallVector<OpFoldResult> { return {ids[0]}; },
+      [&](ValueRange ids) -> SmallVector<OpFoldResult> {
+        Value g = arith::DivUIOp::create(b, loc, ids[0], index(b, lanes));
+        Value c = arith::RemUIOp::create(b, loc, ids[0], index(b, lanes));
+        return {arith::AddIOp::create(
+                    b, loc, g,
+                    arith::MulIOp::create(b, loc, c, index(b, groups)))
+                    .getResult()};
+      },
       [&](ValueRange ids, Value mine) -> Value {
-        Value i = ids[0];
-        Value from = arith::AddIOp::create(b, loc, lo, i);
+        Value g = arith::DivUIOp::create(b, loc, ids[0], index(b, lanes));
+        Value c = arith::RemUIOp::create(b, loc, ids[0], index(b, lanes));
+        Value col = arith::MulIOp::create(b, loc, c, index(b, step));
+        // A warp's lanes shuffle together (shfl.sync names them all): the
+        // loop runs over the tokens of the warp's first group, the same
+        // on each of its lanes; group g of a warp of W takes the token
+        // g mod W after each, and writes no score past hi (its key read
+        // at hi - 1 instead).
+        int64_t warpGroups = std::max<int64_t>(1, kMaxLanes / lanes);
+        Value inWarp = arith::RemUIOp::create(b, loc, g, index(b, warpGroups));
+        Value warpFirst = arith::SubIOp::create(b, loc, g, inWarp);
+        Value from = arith::AddIOp::create(b, loc, lo, warpFirst);
+        Value last = arith::SubIOp::create(b, loc, hi, index(b, 1));
         auto loop = scf::ForOp::create(
-            b, loc, from, hi, index(b, split.threads), ValueRange{mine},
-            [&](OpBuilder &nb, Location, Value t, ValueRange acc) {
-              auto [block, slot] = paged::locate(nb, loc, table, s, t,
+            b, loc, from, hi, index(b, groups), ValueRange{mine},
+            [&](OpBuilder &nb, Location, Value first, ValueRange acc) {
+              Value t = arith::AddIOp::create(nb, loc, first, inWarp);
+              Value tRead = arith::MinUIOp::create(nb, loc, t, last);
+              auto [block, slot] = paged::locate(nb, loc, table, s, tRead,
                                                  shape.blockSize);
               Value zeros = arith::ConstantOp::create(
                   nb, loc, stepType, DenseElementsAttr::get(stepType, 0.0f));
               Value sums =
                   scf::ForOp::create(
-                      nb, loc, index(nb, 0), index(nb, shape.d),
-                      index(nb, step), ValueRange{zeros},
-                      [&](OpBuilder &ib, Location, Value c, ValueRange sum) {
-                        Value x = paged::readF32(ib, loc, q, {s, h, c}, step);
+                      nb, loc, col, index(nb, shape.d),
+                      index(nb, step * lanes), ValueRange{zeros},
+                      [&](OpBuilder &ib, Location, Value x0, ValueRange sum) {
+                        Value x = paged::readF32(ib, loc, q, {s, h, x0}, step);
                         Value k = paged::readF32(
-                            ib, loc, kc, {block, kvHead, slot, c}, step);
+                            ib, loc, kc, {block, kvHead, slot, x0}, step);
                         scf::YieldOp::create(
                             ib, loc,
                             ValueRange{vector::FMAOp::create(ib, loc, x, k,
@@ -226,16 +274,40 @@ Value PagedBuilder::scores(Value lo, Value hi) {
                       .getResult(0);
               Value dot = vector::ReductionOp::create(
                   nb, loc, vector::CombiningKind::ADD, sums);
+              if (lanes > 1)
+                dot = gpu::SubgroupReduceOp::create(
+                    nb, loc, dot, gpu::AllReduceOperation::ADD,
+                    /*uniform=*/true, static_cast<uint32_t>(lanes));
               Value score =
                   paged::finishScore(nb, loc, paged, dot, slope, len, t);
-              // Token t is the ((t - lo - i) / T)-th of this thread's.
-              Value at = arith::DivUIOp::create(
-                  nb, loc, arith::SubIOp::create(nb, loc, t, from),
-                  index(nb, split.threads));
-              scf::YieldOp::create(
+              // Token t is the group's k-th, k = (t - lo - g) / (T / G);
+              // lane k mod G writes it, at k / G of its slots.
+              Value k = arith::DivUIOp::create(
                   nb, loc,
-                  ValueRange{tensor::InsertOp::create(nb, loc, score, acc[0],
-                                                      ValueRange{at})});
+                  arith::SubIOp::create(
+                      nb, loc, t, arith::AddIOp::create(nb, loc, lo, g)),
+                  index(nb, groups));
+              Value mineToWrite = arith::AndIOp::create(
+                  nb, loc,
+                  arith::CmpIOp::create(
+                      nb, loc, arith::CmpIPredicate::eq,
+                      arith::RemUIOp::create(nb, loc, k, index(nb, lanes)), c),
+                  arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, t,
+                                        hi));
+              auto write = scf::IfOp::create(
+                  nb, loc, mineToWrite,
+                  [&](OpBuilder &tb, Location) {
+                    Value at =
+                        arith::DivUIOp::create(tb, loc, k, index(tb, lanes));
+                    scf::YieldOp::create(
+                        tb, loc,
+                        ValueRange{tensor::InsertOp::create(
+                            tb, loc, score, acc[0], ValueRange{at})});
+                  },
+                  [&](OpBuilder &eb, Location) {
+                    scf::YieldOp::create(eb, loc, acc[0]);
+                  });
+              scf::YieldOp::create(nb, loc, write.getResults());
             });
         return loop.getResult(0);
       });
@@ -403,7 +475,7 @@ LogicalResult mlir::fuel::canScheduleGpuPagedAttention(
     return failure();
   PagedAttnView paged(op);
   paged::PagedShape shape = paged::PagedShape::of(paged);
-  Split split = Split::of(shape.tokens, options.maxThreads);
+  Split split = Split::of(shape.tokens, shape.d, options.maxThreads);
   int64_t columns = split.columnThreads(shape.dv);
   if (columns > options.maxThreads) {
     why = "the output needs " + std::to_string(columns) +

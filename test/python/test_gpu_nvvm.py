@@ -446,10 +446,12 @@ def test_attention_is_a_thread_per_query_row(d):
 def test_paged_attention_is_a_block_per_query_head(max_blocks, count):
     # Held-out shapes: 4 sequences, GQA (8 query heads on 2), D = 128,
     # tables of 24 and 200 blocks of 16. A block per (sequence, head) and
-    # partition of 512 tokens: the scores into shared memory (256 threads of
-    # 2 tokens, 2 KiB), then the output a thread per column; 3,200 tokens
-    # are 7 partitions, combined by a second kernel. No [S, tokens] tensor
-    # in global memory.
+    # partition of 512 tokens: the scores into shared memory (256 threads,
+    # 8 warps that each take a token at a time, a lane 4 elements of its
+    # key: one 16-byte load, and 5 butterfly shuffles sum the dot product;
+    # a row of 512 slots, 2 KiB), then the output a thread per column;
+    # 3,200 tokens are 7 partitions, combined by a second kernel. No [S,
+    # tokens] tensor in global memory.
     z = np.zeros
     args = [z((4, 8, 128), np.float32), z((900, 2, 16, 128), np.float32), z((900, 2, 16, 128), np.float32),
             z((4, max_blocks), np.int32), z((4,), np.int32)]
@@ -460,6 +462,9 @@ def test_paged_attention_is_a_block_per_query_head(max_blocks, count):
     scores = kernels[0]
     assert ".maxntid 256, 1, 1" in scores.ptx and "ex2.approx" in scores.ptx
     assert "bar.sync" in scores.ptx and ".shared" in scores.ptx
+    shuffles = re.findall(r"shfl\.sync\.bfly\.b32\s[^;]*, (\d+), 31, -1;", scores.ptx)
+    assert sorted(map(int, shuffles)) == [1, 2, 4, 8, 16]
+    assert re.search(r"ld\.global\.v4\.(b32|f32)", scores.ptx)
     if count == 2:
         assert ".maxntid 128, 1, 1" in kernels[1].ptx and "ex2.approx" in kernels[1].ptx
     if HAVE_PTXAS:

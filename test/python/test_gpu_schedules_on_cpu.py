@@ -69,17 +69,23 @@ def run_gpu_form(fuel_opt, name, args, params=None, staged=None, options=""):
     if staged is not None:
         assert form_of(text) == {True: "staged", False: "caches"}.get(staged, staged)
     if staged == "split":
-        fn = runner.compile(fused_text(name, args, params), "f", target="cuda-emulator")
-        outs = []
-        for order in ("forward", "reverse"):
-            runner.emulator_order(order)
-            try:
-                outs.append(fn(*args))
-            finally:
-                runner.emulator_order("forward")
-        np.testing.assert_array_equal(outs[0], outs[1])
-        return outs[0]
+        return run_on_emulator(name, args, params)
     return runner.compile(text.replace(WORKGROUP, ""), "f", codegen=False)(*args)
+
+
+def run_on_emulator(name, args, params=None):
+    """`name` compiled for an H100 and run on the GPU emulator, each
+    block's threads forward and in reverse order (the same result)."""
+    fn = runner.compile(fused_text(name, list(args), params), "f", target="cuda-emulator")
+    outs = []
+    for order in ("forward", "reverse"):
+        runner.emulator_order(order)
+        try:
+            outs.append(fn(*args))
+        finally:
+            runner.emulator_order("forward")
+    np.testing.assert_array_equal(outs[0], outs[1])
+    return outs[0]
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
@@ -314,18 +320,19 @@ def test_ssd_chunk_scan(fuel_opt, shape, name, dtype):
 
 
 # paged_attn's GPU form: a block per (sequence, query head) and partition
-# of 512 tokens of the table; its threads write the scores of tokens i,
-# i + T, ... into a row in workgroup memory (here ordinary memory), then a
-# thread per output column reads them; a second kernel combines the
-# partitions. The CPU schedule's cases, tables of more tokens than threads
-# (each thread several), of several partitions (contexts ending in the
-# first, within and at the end of later ones, empty, past the table), run
-# with the block's thread loops in order.
+# of 512 tokens of the table; groups of lanes (a token's key split over a
+# group, 4 elements a lane, the dot products summed by shuffles) write the
+# scores of their tokens into a row in workgroup memory, then a thread per
+# output column reads them; a second kernel combines the partitions. The
+# CPU schedule's cases, tables of more tokens than groups (each several),
+# of several partitions (contexts ending in the first, within and at the
+# end of later ones, empty, past the table), head dims of 8 to 64 (groups
+# of 2 to 16 lanes, several a warp). Its lanes shuffle: it runs on the
+# NVIDIA emulator.
 def run_paged_gpu_form(fuel_opt, args, params):
     text = gpu_form(fuel_opt, fused_text("paged_attn", list(args), params))
-    assert "#gpu.address_space<workgroup>" in text
-    text = text.replace(" {memory_space = #gpu.address_space<workgroup>}", "")
-    return runner.compile(text, "f", codegen=False)(*args)
+    assert "#gpu.address_space<workgroup>" in text and "gpu.subgroup_reduce" in text
+    return run_on_emulator("paged_attn", args, params)
 
 
 PAGED_GPU_CASES = PAGED_CASES + [(1, 2, 1, 8, 1, 300, [299]),        # block_size 1, 2 tokens a thread

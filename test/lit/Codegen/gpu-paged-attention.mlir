@@ -1,31 +1,49 @@
 // The GPU form of paged_attn: a block per (sequence, query head) and, for
-// tables of more than 512 tokens, per partition of 512 of them; its threads
-// write the scores of tokens i, i + T, ... (read through the block table)
-// into a row in workgroup memory, then a thread per output column reads the
-// row's maximum and adds up exp(score - max) and its products with the
-// value column; partitions are combined by a second kernel. No [S, tokens]
-// tensor, no kernel per loop nest.
+// tables of more than 512 tokens, per partition of 512 of them; its
+// threads, in groups of lanes that split a key's head dim (4 elements a
+// lane, then every 4 x lanes), write the scores of tokens g, g + T / G,
+// ... (read through the block table; a token's dot product summed over
+// its group by a clustered subgroup reduction) into a row in workgroup
+// memory, then a thread per output column reads the row's maximum and
+// adds up exp(score - max) and its products with the value column;
+// partitions are combined by a second kernel. No [S, tokens] tensor, no
+// kernel per loop nest.
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-threads=32 report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 
-// A table of 4 blocks of 16 tokens: 64 threads, one token each; GQA (8
-// query heads on 2), so query head h reads kv head h / 4.
+// A table of 4 blocks of 16 tokens, heads of 64: 16 groups of 16 lanes
+// (256 threads), two groups a warp: the loop runs over the tokens of the
+// warp's first group, the second taking the token after each, so that a
+// warp's lanes take as many; each group 4 tokens, lane k mod 16 writing
+// the group's k-th score; GQA (8 query heads on 2), so query head h reads
+// kv head h / 4.
 // CHECK-LABEL: func.func @paged
 // CHECK-NOT:     fuel.fused
 // CHECK:         scf.forall (%[[S:.*]], %[[H:.*]]) in (3, 8) shared_outs({{.*}}) -> (tensor<3x8x64xf32>)
 // CHECK:           %[[KV:.*]] = arith.divui %[[H]], %c4
-// CHECK:           %[[ROW:.*]] = bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64xf32>
-// CHECK:           %[[SCORES:.*]] = scf.forall (%[[T:.*]]) in (64) shared_outs(%[[ALL:.*]] = %[[ROW]])
-// CHECK:             %[[MINE:.*]] = tensor.extract_slice %[[ALL]][%[[T]]] [1] [64]
-// CHECK:             %[[FROM:.*]] = arith.addi %c0, %[[T]]
-// CHECK:             scf.for %{{.*}} = %[[FROM]] to %{{.*}} step %c64
+// CHECK:           %[[ROW:.*]] = bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<256xf32>
+// CHECK:           %[[SCORES:.*]] = scf.forall (%[[T:.*]]) in (256) shared_outs(%[[ALL:.*]] = %[[ROW]])
+// CHECK:             %[[G0:.*]] = arith.divui %[[T]], %c16
+// CHECK:             %[[C0:.*]] = arith.remui %[[T]], %c16
+// CHECK:             %[[SPREAD:.*]] = arith.muli %[[C0]], %c16
+// CHECK:             %[[SLOT:.*]] = arith.addi %[[G0]], %[[SPREAD]]
+// CHECK:             %[[MINE:.*]] = tensor.extract_slice %[[ALL]][%[[SLOT]]] [1] [256]
+// CHECK:             %[[G:.*]] = arith.divui %[[T]], %c16
+// CHECK:             %[[C:.*]] = arith.remui %[[T]], %c16
+// CHECK:             %[[COL:.*]] = arith.muli %[[C]], %c4
+// CHECK:             %[[IN_WARP:.*]] = arith.remui %[[G]], %c2
+// CHECK:             scf.for %[[FIRST:.*]] = %{{.*}} to %{{.*}} step %c16
+// CHECK:               %[[TOKEN:.*]] = arith.addi %[[FIRST]], %[[IN_WARP]]
+// CHECK:               arith.minui %[[TOKEN]]
 // CHECK:               tensor.extract %{{.*}}[%[[S]], %{{.*}}] : tensor<3x4xi32>
-// CHECK:               scf.for {{.*}} -> (vector<8xf32>)
-// CHECK:                 vector.transfer_read %{{.*}}[%{{.*}}, %[[KV]], %{{.*}}, %{{.*}}]
+// CHECK:               scf.for %{{.*}} = %[[COL]] to %c64{{.*}} step %c64{{.*}} -> (vector<4xf32>)
+// CHECK:                 vector.transfer_read %{{.*}}[%{{.*}}, %[[KV]], %{{.*}}, %{{.*}}]{{.*}} : tensor<10x2x16x64xf32>, vector<4xf32>
 // CHECK:                 vector.fma
-// CHECK:               tensor.insert
-// CHECK:             tensor.parallel_insert_slice %{{.*}} into %[[ALL]][%[[T]]] [1] [64]
+// CHECK:               gpu.subgroup_reduce add %{{.*}} uniform cluster(size = 16) : (f32) -> f32
+// CHECK:               scf.if
+// CHECK:                 tensor.insert
+// CHECK:             tensor.parallel_insert_slice %{{.*}} into %[[ALL]][%[[SLOT]]] [1] [256]
 // CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:           %[[OUT:.*]] = tensor.extract_slice %{{.*}}[%[[S]], %[[H]], 0] [1, 1, 64] [1, 1, 1] : tensor<3x8x64xf32> to tensor<64xf32>
 // CHECK:           scf.forall (%[[J:.*]]) in (64) shared_outs(%{{.*}} = %[[OUT]])
@@ -47,18 +65,20 @@ func.func @paged(%q: tensor<3x8x64xf32>, %kc: tensor<10x2x16x64xf32>, %bt: tenso
 // -----
 
 // A table of 640 tokens: two partitions of 512, a block each; 256 threads
-// of 2 tokens each (a row of 512 scores); a head dim of 40 read 8 at a
-// time; f16 computed in f32. Each partition's block writes its 40 column
-// sums, its max and its sum (42 threads); a block per (sequence, head)
-// combines them.
+// in 128 groups of 2 lanes (heads of 40: 5 steps of 4 a lane), each group 4
+// tokens, each thread 2 of the row of 512 scores; f16 computed in f32.
+// Each partition's block writes its 40 column sums, its max and its sum
+// (42 threads); a block per (sequence, head) combines them.
 // CHECK-LABEL: func.func @long_half
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %[[P:.*]]) in (2, 4, 2) shared_outs({{.*}}) -> (tensor<2x4x2x42xf32>)
 // CHECK:           %[[LO:.*]] = arith.muli %[[P]], %c512
 // CHECK:           bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<512xf32>
 // CHECK:           scf.forall (%[[T:.*]]) in (256)
-// CHECK:             tensor.extract_slice %{{.*}}[%[[T]]] [2] [256]
-// CHECK:             arith.addi %[[LO]], %[[T]]
-// CHECK:             arith.extf {{.*}} : vector<8xf16> to vector<8xf32>
+// CHECK:             tensor.extract_slice %{{.*}}[%{{.*}}] [2] [256]
+// CHECK:             arith.addi %[[LO]], %{{.*}}
+// CHECK:               scf.for %{{.*}} = %{{.*}} to %c40{{.*}} step %c8
+// CHECK:                 arith.extf {{.*}} : vector<4xf16> to vector<4xf32>
+// CHECK:               gpu.subgroup_reduce add %{{.*}} uniform cluster(size = 2) : (f32) -> f32
 // CHECK:           scf.forall (%{{.*}}) in (42)
 // CHECK:             arith.minui %{{.*}}, %c39
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
