@@ -115,10 +115,14 @@ static FailureOr<Value> summedTerm(linalg::GenericOp op) {
 /// of its two inputs, one indexed (m, k), the other (n, k) or (k, n); its
 /// init a fill) as a staged contraction whose elements are the
 /// decomposition's evaluated where they are staged: the weight decoded
-/// once per block tile and step.
+/// once per block tile and step. Where `conversion` is given (an
+/// elementwise op that converts the contraction's result, see
+/// convertElement), its result: each thread's tile converted as it is
+/// written.
 static std::optional<StagedContraction>
 stagedQuantized(linalg::GenericOp op, Value term,
-                const llvm::SmallPtrSetImpl<Operation *> &decomposition) {
+                const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+                linalg::GenericOp conversion) {
   auto mul = term.getDefiningOp<arith::MulFOp>();
   auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
   if (!mul || !fill || !decomposition.contains(fill) ||
@@ -151,7 +155,10 @@ stagedQuantized(linalg::GenericOp op, Value term,
   c.m = ranges[0];
   c.n = ranges[1];
   c.k = ranges[2];
-  c.resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  c.resultType = cast<RankedTensorType>(
+      (conversion ? conversion.getOperation() : op.getOperation())
+          ->getResult(0)
+          .getType());
   c.bAlongK = bAlongK;
   Location loc = op.getLoc();
   c.a = [&, aInput, loc](OpBuilder &b, Value, Value m, Value k) {
@@ -163,9 +170,12 @@ stagedQuantized(linalg::GenericOp op, Value term,
                    : eval.element(bInput, {k, n});
   };
   Value start = fill.getInputs()[0];
-  c.finish = [start, loc](OpBuilder &b, Value, Value, Value, Value sums,
-                          Value mine) {
-    return finishTile(b, loc, sums, mine, start);
+  c.finish = [start, loc, conversion](OpBuilder &b, Value, Value, Value,
+                                      Value sums, Value mine) {
+    return finishTile(b, loc, sums, mine, start, /*addendDim=*/0,
+                      [&](OpBuilder &nb, Value v) {
+                        return convertElement(nb, conversion, v);
+                      });
   };
   return c;
 }
@@ -213,9 +223,10 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
     const llvm::SmallPtrSetImpl<Operation *> &decomposition,
     const GpuScheduleOptions &options, std::string &why) {
   // With f16 or bf16 activations the result is the f32 contraction's
-  // converted: the decode forms convert each output where they write it;
-  // prefill's tiles write f32, the conversion left to a kernel of its own
-  // (one element a thread).
+  // converted: the decode forms and the staged prefill tiles convert each
+  // output where they write it; the contraction schedule's tiles write
+  // f32, the conversion left to a kernel of its own (one element a
+  // thread).
   linalg::GenericOp contraction = contractionOf(last, decomposition);
   if (!contraction) {
     why = "the op's last step is not a sum of products into an f32 output";
@@ -235,10 +246,10 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
   // weight decoded per thread tile and reduction step.
   if (ranges.size() == 3 && ranges[0] > kMaxRows) {
     std::optional<StagedContraction> staged =
-        stagedQuantized(contraction, *term, decomposition);
+        stagedQuantized(contraction, *term, decomposition, conversion);
     if (staged && canStageContraction(*staged, options)) {
       rewriter.replaceOp(
-          root, buildStagedContraction(rewriter, loc, *staged, options));
+          last, buildStagedContraction(rewriter, loc, *staged, options));
       return success();
     }
     return scheduleGpuContraction(rewriter, root, decomposition, options, why);

@@ -119,9 +119,11 @@ Value readChunkAsF32(OpBuilder &b, Location loc, Value from, ValueRange at,
 /// The usual finish of a thread's tile: `sums` (tensor<TxTxf32>) plus,
 /// where given, `addend` (an f32 scalar, or a tensor<TxE> slice with an
 /// element per row of the tile for `addendDim` 0, per column for 1),
-/// narrowed to the element type of `mine`, written into `mine`.
+/// narrowed to the element type of `mine` (by `narrow` where given, else
+/// truncated), written into `mine`.
 Value finishTile(OpBuilder &b, Location loc, Value sums, Value mine,
-                 Value addend = Value(), unsigned addendDim = 0);
+                 Value addend = Value(), unsigned addendDim = 0,
+                 function_ref<Value(OpBuilder &, Value)> narrow = {});
 
 /// Whether `c` has block tiles with `options.maxThreads` threads at most:
 /// M and N multiples of 32, K of 8, at least 64 threads, a grid the GPU

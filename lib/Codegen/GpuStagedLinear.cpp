@@ -551,7 +551,8 @@ Value mlir::fuel::readChunkAsF32(OpBuilder &b, Location loc, Value from,
 }
 
 Value mlir::fuel::finishTile(OpBuilder &b, Location loc, Value sums,
-                             Value mine, Value addend, unsigned addendDim) {
+                             Value mine, Value addend, unsigned addendDim,
+                             function_ref<Value(OpBuilder &, Value)> narrow) {
   Type elt = cast<RankedTensorType>(mine.getType()).getElementType();
   AffineMap all = b.getMultiDimIdentityMap(2);
   SmallVector<Value> inputs = {sums};
@@ -574,7 +575,8 @@ Value mlir::fuel::finishTile(OpBuilder &b, Location loc, Value sums,
                      nb, nl, v,
                      perElement ? widenToF32(nb, nl, args[1]) : addend);
                if (elt != v.getType())
-                 v = arith::TruncFOp::create(nb, nl, elt, v);
+                 v = narrow ? narrow(nb, v)
+                            : arith::TruncFOp::create(nb, nl, elt, v);
                linalg::YieldOp::create(nb, nl, v);
              })
       .getResult(0);

@@ -453,3 +453,27 @@ def test_held_out_numerics_on_the_emulator(name, seed):
     tol = "f16" if dtype == np.float16 else "bf16" if dtype == BF16 else "f32"
     for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
         assert_close(g, w, tol, loose=True)
+
+
+@pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
+@pytest.mark.parametrize("dtype", [np.float16] + ([BF16] if BF16 is not None else []),
+                         ids=["f16", "bf16"][:1 + (BF16 is not None)])
+def test_staged_quantized_prefill_converts_where_it_writes(target, dtype):
+    """qmatmul prefill with f16 or bf16 activations (64 rows, 64 x 128
+    q4_0 weights): the staged tiles convert each output to the activations'
+    type as they write it, so the f32 contraction's result never exists
+    and one kernel computes the op (two when a kernel of its own converted
+    it)."""
+    from test_qmatmul import as_words, dequant, random_blocks
+    from fuel_mlir import gpu
+    k, n = 128, 64
+    rows = random_blocks("q4_0", n, k, seed=4)
+    a = np.random.default_rng(2).standard_normal((64, k)).astype(dtype)
+    args, params = [a, as_words(rows)], {"quant_type": "q4_0", "k": k, "n": n}
+    text = fused_text("qmatmul", args, params)
+    kernels = gpu.compile_nvvm(text, chip="sm_90")
+    assert len(kernels) == 1 and "bar.sync" in kernels[0].ptx
+    got = runner.compile(text, "f", target=target)(*args)
+    assert got.dtype == a.dtype
+    assert_close(got, np.asarray(a, np.float64) @ dequant("q4_0", rows, k).T,
+                 "f16" if dtype == np.float16 else "bf16", loose=True)
