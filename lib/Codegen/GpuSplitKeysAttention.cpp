@@ -18,16 +18,15 @@
 //    bytes of it (heads of 256: 32 bytes, which as a vector wider than 16
 //    bytes is read a float at a time), where a thread per key step read
 //    its own rows, a lane a sector of its own per load (13% of the bytes
-//    of each request). A
-//    lane's dot products over its columns are summed across its group by
-//    a clustered `gpu.subgroup_reduce` (log2 G shuffles a key, every lane
-//    left with the same sum), and the group runs the online softmax of
-//    Attention.cpp over its steps in registers: its max m_g and sum l_g
-//    (the same on each lane) and its accumulator row acc_g, Dv / G
-//    columns a lane. A last step that would run past Sk is read from Sk -
-//    4 on, the keys before its start masked. A warp's groups take as many
-//    steps (shfl.sync names every lane of the warp): those past the
-//    partition's keys are masked.
+//    of each request). A lane's dot products over its columns are summed
+//    across its group by a clustered `gpu.subgroup_reduce` (log2 G
+//    shuffles a key, every lane left with the same sum), and the group
+//    runs the online softmax of Attention.cpp over its steps in
+//    registers: its max m_g and sum l_g (the same on each lane) and its
+//    accumulator row acc_g, Dv / G columns a lane. A last step that would
+//    run past Sk is read from Sk - 4 on, the keys before its start masked.
+//    A warp's groups take as many steps (shfl.sync names every lane of the
+//    warp): those past the partition's keys are masked.
 // 2. Combine (after a barrier): a thread per column of the output row
 //    (columns x, x + X, ... with X threads where Dv is wider than the
 //    block) computes M = max_g m_g, the weights w_g = exp(m_g - M) (0 for

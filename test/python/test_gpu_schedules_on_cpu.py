@@ -327,18 +327,21 @@ def test_ssd_chunk_scan(fuel_opt, shape, name, dtype):
 # CPU schedule's cases, tables of more tokens than groups (each several),
 # of several partitions (contexts ending in the first, within and at the
 # end of later ones, empty, past the table), head dims of 8 to 64 (groups
-# of 2 to 16 lanes, several a warp). Its lanes shuffle: it runs on the
-# NVIDIA emulator.
+# of 2 to 16 lanes, several a warp) and of 6 and 10 (not a multiple of 4:
+# a thread a token). Its lanes shuffle: it runs on the NVIDIA emulator.
 def run_paged_gpu_form(fuel_opt, args, params):
     text = gpu_form(fuel_opt, fused_text("paged_attn", list(args), params))
-    assert "#gpu.address_space<workgroup>" in text and "gpu.subgroup_reduce" in text
+    assert "#gpu.address_space<workgroup>" in text
+    assert ("gpu.subgroup_reduce" in text) == (args[0].shape[-1] % 4 == 0)
     return run_on_emulator("paged_attn", args, params)
 
 
 PAGED_GPU_CASES = PAGED_CASES + [(1, 2, 1, 8, 1, 300, [299]),        # block_size 1, 2 tokens a thread
                                  (2, 4, 4, 48, 16, 40, [600, 257]),   # 2 partitions
                                  (3, 2, 1, 16, 8, 200, [1600, 0, 700]),  # 4, the last of 64 tokens
-                                 (1, 2, 2, 16, 16, 1024, [16000])]    # 32
+                                 (1, 2, 2, 16, 16, 1024, [16000]),    # 32
+                                 (2, 2, 1, 10, 4, 60, [130, 240]),    # D = 10: a thread a token
+                                 (1, 2, 2, 6, 8, 100, [700])]         # D = 6, 2 partitions
 
 
 @pytest.mark.parametrize("case", PAGED_GPU_CASES, ids=lambda c: "-".join(map(str, c[:6])))
