@@ -222,8 +222,9 @@ FusedOp mlir::fuel::padContraction(RewriterBase &rewriter, FusedOp op,
 }
 
 void mlir::fuel::tileContractionReductions(RewriterBase &rewriter,
-                                           Operation *loop, int64_t step) {
-  SmallVector<linalg::LinalgOp> contractions;
+                                           Operation *loop, int64_t step,
+                                           bool dividingSteps) {
+  SmallVector<std::pair<linalg::LinalgOp, int64_t>> contractions;
   loop->walk([&](linalg::LinalgOp op) {
     if (op.getNumReductionLoops() != 1)
       return;
@@ -234,7 +235,11 @@ void mlir::fuel::tileContractionReductions(RewriterBase &rewriter,
     int64_t range = op.getStaticLoopRanges()[reductions.front()];
     if (ShapedType::isStatic(range) && range <= step)
       return;
-    contractions.push_back(op);
+    int64_t opStep = step;
+    if (dividingSteps && ShapedType::isStatic(range))
+      while (opStep > 1 && range % opStep)
+        opStep /= 2;
+    contractions.push_back({op, opStep});
   });
   // Widening casts of the operands (f16, bf16), and a dequantized weight
   // (an elementwise op that reads the quantized words in its body), are
@@ -245,18 +250,18 @@ void mlir::fuel::tileContractionReductions(RewriterBase &rewriter,
            generic.getNumReductionLoops() == 0 &&
            generic.getNumDpsInputs() <= 1;
   };
-  for (linalg::LinalgOp op : contractions) {
+  for (auto [op, opStep] : contractions) {
     if (llvm::none_of(op.getDpsInputs(), [&](Value v) {
           return v.getDefiningOp() && isCast(v.getDefiningOp());
         })) {
-      tileReduction(rewriter, op, step);
+      tileReduction(rewriter, op, opStep);
       continue;
     }
     SmallVector<unsigned> reductions;
     op.getReductionDims(reductions);
     SmallVector<OpFoldResult> kTile(op.getNumLoops(),
                                     rewriter.getIndexAttr(0));
-    kTile[reductions.front()] = rewriter.getIndexAttr(step);
+    kTile[reductions.front()] = rewriter.getIndexAttr(opStep);
     (void)tileAndFuseRoot(rewriter, cast<TilingInterface>(op.getOperation()),
                           kTile, scf::SCFTilingOptions::LoopType::ForOp,
                           isCast);

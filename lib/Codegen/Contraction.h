@@ -35,9 +35,12 @@ scheduleContraction(RewriterBase &rewriter, linalg::LinalgOp root,
 /// Tiles the one reduction loop of each contraction in `loop` by `step`
 /// (an scf.for carrying the accumulator), with the widening casts of its
 /// operands (f16, bf16) fused into the step; reductions of at most `step`
-/// (static) are left whole.
+/// (static) are left whole. With `dividingSteps`, a static reduction takes
+/// the largest power of two up to `step` that divides it, so that every
+/// step has the same static size (a last partial step would have a size
+/// known only at run time, which is not vectorized).
 void tileContractionReductions(RewriterBase &rewriter, Operation *loop,
-                               int64_t step);
+                               int64_t step, bool dividingSteps = false);
 
 } // namespace fuel
 } // namespace mlir

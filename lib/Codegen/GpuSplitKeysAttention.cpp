@@ -421,7 +421,10 @@ ValueRange SplitBuilder::finishBlocks(scf::ForallOp blocks, ValueRange values,
   // The contractions' reductions (q k over D, the combines' over the
   // threads or partitions) in steps of 8: D = 64 then takes 60 registers
   // on sm_80 where steps of 16 took 127, D = 128 68 where they took 108.
-  tileContractionReductions(b, blocks, 8);
+  // A lane's columns (D / G: 12 for heads of 96) in steps that divide
+  // them: a partial last step would not be vectorized (176 bytes of stack
+  // at D = 96 on sm_80).
+  tileContractionReductions(b, blocks, 8, /*dividingSteps=*/true);
   vectorizeInside(b, blocks, /*contractions=*/true);
   b.setInsertionPointAfter(blocks);
   return blocks.getResults();

@@ -379,11 +379,13 @@ def test_attention_short_sequences_stage_padded_blocks(name):
 # threads, lanes a key)
 SPLIT_KEYS = [(2, 8, 2, 1, 3000, 64, np.float32, 5, 128, 16),
               (16, 16, 4, 1, 2001, 128, np.float16, 1, 128, 32),
-              (2, 8, 2, 3, 3000, 32, np.float32, 5, 128, 8)]
+              (2, 8, 2, 3, 3000, 32, np.float32, 5, 128, 8),
+              (1, 2, 1, 1, 1049, 96, np.float32, 2, 128, 8)]
 
 
 @pytest.mark.parametrize("b,h,hkv,sq,sk,d,dtype,partitions,threads,lanes", SPLIT_KEYS,
-                         ids=["decode-5-partitions", "decode-256-rows-f16", "3-queries-window"])
+                         ids=["decode-5-partitions", "decode-256-rows-f16", "3-queries-window",
+                              "decode-heads-of-96"])
 def test_attention_with_few_queries_splits_the_keys(b, h, hkv, sq, sk, d, dtype, partitions, threads,
                                                     lanes):
     # Held-out decoding shapes, GQA, causal (and a window): a block per
@@ -394,7 +396,9 @@ def test_attention_with_few_queries_splits_the_keys(b, h, hkv, sq, sk, d, dtype,
     # lanes' dot products summed by butterfly shuffles within the group
     # (log2(lanes) of them a key, 4 keys a step); then a barrier and the
     # combine; with partitions, a second kernel combines theirs. Nothing
-    # copies or transposes the keys first.
+    # copies or transposes the keys first. Heads of 96: 12 columns a lane,
+    # whose dot product takes steps of 4 (a step of 8 and one of 4, the
+    # last of a size known only at run time, kept 176 bytes of stack).
     q = np.zeros((b, h, sq, d), dtype)
     kv = np.zeros((b, hkv, sk, d), dtype)
     params = {"softmax_scale": 0.125, "causal": True}
