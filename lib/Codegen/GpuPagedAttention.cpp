@@ -222,9 +222,8 @@ Value PagedBuilder::scores(Value lo, Value hi) {
   Value init = workgroupTensor(b, loc, {split.threads * split.each});
   // Group g (threads g G to g G + G - 1) takes tokens lo + g, lo + g + T /
   // G, ... (its k-th at slot g + k T / G of the row), lane c its columns
-  // (above). Every lane has the group's score; lane c
-  // writes the k-th for k mod G = c: thread (g, c)'s slots are g + c T / G,
-  // then every T.
+  // (above). Every lane has the group's score; lane c writes the k-th for
+  // k mod G = c: thread (g, c)'s slots are g + c T / G, then every T.
   return threadSlices(
       b, loc, {split.threads}, init, {split.each}, {split.threads},
       [&](ValueRange ids) -> SmallVector<OpFoldResult> {
