@@ -478,10 +478,10 @@ def FuelGpuAlignVectorAccesses : Pass<"fuel-gpu-align-vector-accesses", "::mlir:
     arguments and its allocations, fuel-gpu-host-buffers), which the CUDA
     and HIP runtimes align to 256 bytes. Wider vectors are left at the
     element's alignment: told theirs, ptxas keeps all of a loop step's
-    loads in flight at once (flash_attn's decoding kernel: 168 registers
-    for sm_90, 70 without), a trade of occupancy for latency that needs a
-    GPU to judge; aligned, the staged dv's rows of output (D = 32) spill
-    for sm_80.
+    loads in flight at once (flash_attn's decoding kernel, when a thread
+    read whole key rows: 168 registers for sm_90, 70 without), a trade of
+    occupancy for latency that needs a GPU to judge; aligned, the staged
+    dv's rows of output (D = 32) spill for sm_80.
 
     Each `memref.load` and `memref.store` of an integer or float of 8 bits
     or more without an `alignment` gets its element's size: lowered without
