@@ -4,7 +4,7 @@
 // GPU. A block per (sequence, query head) and, for a block table of more
 // than kPartition tokens, per partition of kPartition tokens of it (flash
 // decoding: a long context is spread over several blocks, and the scores a
-// block keeps stay small), in two thread loops:
+// block keeps stay small), in thread loops:
 //
 // 1. Scores: T threads (T: a power of two from a warp up to max-threads,
 //    no more than the block's tokens need) in groups of G lanes (G: the
@@ -24,15 +24,20 @@
 //    group the token g mod W after those, and writes no score past the
 //    block's tokens. (G = 1: a thread per token, its key read in vectors
 //    of up to 8 elements.)
-// 2. Output: a thread per output column j (after a barrier): the row's
-//    maximum from workgroup memory, then one pass over the block's live
-//    tokens that adds up e = exp(score - max) and e * v[token, j]. Without
-//    partitions o[j] is their ratio (0 when the sum is not positive, as the
-//    decomposition's p); with them the block writes its max, its sum and
-//    its unnormalized column sums (two more threads write the max and the
-//    sum), and a second kernel, a block per (sequence, query head) and a
-//    thread per column, rescales each partition's sums by
-//    exp(max_p - max) and divides (FlashDecoding's combine).
+// 2. Numerators (after a barrier): the row's max over the block's live
+//    tokens, a block reduction of the T threads' maxima (slots t, t + T,
+//    ...); each thread's slots' e = exp(score - max) in place (0 where
+//    masked or past the live tokens); their sum, a block reduction. Each
+//    exponential is computed once, where a thread per column computed the
+//    max and every e of the row itself (Dv times each).
+// 3. Output: a thread per output column j: one pass over the block's live
+//    tokens that adds up e * v[token, j]. Without partitions o[j] is that
+//    over the sum of e (0 when it is not positive, as the decomposition's
+//    p); with them the block writes its max, its sum and its unnormalized
+//    column sums (two more threads write the max and the sum), and a
+//    second kernel, a block per (sequence, query head) and a thread per
+//    column, rescales each partition's sums by exp(max_p - max) and
+//    divides (FlashDecoding's combine).
 //
 // A warp reads consecutive elements of each value row. Each key and value
 // element is read from global memory once per query head; the only
@@ -140,10 +145,17 @@ private:
   /// The scores of tokens [lo, hi) in a row of workgroup memory, token t at
   /// t - lo.
   Value scores(Value lo, Value hi);
-  /// Over tokens [lo, hi) with their scores in `row`: the max, the sum of
-  /// e = exp(score - max), and the sum of e * v[token, column].
-  std::array<Value, 3> softmaxColumn(Value row, Value lo, Value hi,
-                                     Value column);
+  /// The softmax's numerators of the first `n` slots of the row of
+  /// scores `row`, e = exp(score - max) (0 for a masked score, and in the
+  /// slots from n on), in its place, with the max and the sum of e: each
+  /// computed once for the block, by its T threads (block reductions).
+  struct Numerators {
+    Value row, max, sum;
+  };
+  Numerators numerators(Value row, Value n);
+  /// Over tokens [lo, hi) with their numerators in `row` (token t at t -
+  /// lo): the sum of e * v[token, column].
+  Value weightedColumn(Value row, Value lo, Value hi, Value column);
 
   RewriterBase &b;
   Location loc;
@@ -312,48 +324,88 @@ Value PagedBuilder::scores(Value lo, Value hi) {
       });
 }
 
-std::array<Value, 3> PagedBuilder::softmaxColumn(Value row, Value lo,
-                                                 Value hi, Value column) {
+PagedBuilder::Numerators PagedBuilder::numerators(Value row, Value n) {
+  int64_t threads = split.threads, slots = threads * split.each;
+  BlockLoops loops(b, loc);
+  Value negInf = constant(b, -INFINITY), zero = constant(b, 0.0);
+  // The max over the live slots: every thread takes slots t, t + T, ...
+  // and the block reduces theirs (a select, not a read, keeps the slots
+  // from n on out).
+  Value max = loops.onEveryThread(threads, [&](Value t) {
+    return loops.blockReduce(
+        t, threads, slots, -INFINITY, gpu::AllReduceOperation::MAXIMUMF,
+        [&](OpBuilder &nb, Value j, Value acc) -> Value {
+          Value live =
+              arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, j, n);
+          Value x = arith::SelectOp::create(
+              nb, loc, live, tensor::ExtractOp::create(nb, loc, row, j),
+              negInf);
+          return arith::MaximumFOp::create(nb, loc, acc, x);
+        });
+  });
+  // Each thread's slots' numerators, in place.
+  Value probs = threadSlices(
+      b, loc, {threads}, row, {split.each}, {threads},
+      [](ValueRange ids) -> SmallVector<OpFoldResult> { return {ids[0]}; },
+      [&](ValueRange ids, Value mine) -> Value {
+        return scf::ForOp::create(
+                   b, loc, index(b, 0), index(b, split.each), index(b, 1),
+                   ValueRange{mine},
+                   [&](OpBuilder &nb, Location, Value i, ValueRange acc) {
+                     Value j = arith::AddIOp::create(
+                         nb, loc, ids[0],
+                         arith::MulIOp::create(nb, loc, i,
+                                               index(nb, threads)));
+                     Value x = tensor::ExtractOp::create(nb, loc, acc[0], i);
+                     Value kept = arith::AndIOp::create(
+                         nb, loc,
+                         arith::CmpIOp::create(
+                             nb, loc, arith::CmpIPredicate::ult, j, n),
+                         arith::CmpFOp::create(
+                             nb, loc, arith::CmpFPredicate::ONE, x, negInf));
+                     Value e = arith::SelectOp::create(
+                         nb, loc, kept,
+                         math::ExpOp::create(
+                             nb, loc, arith::SubFOp::create(nb, loc, x, max)),
+                         zero);
+                     scf::YieldOp::create(
+                         nb, loc,
+                         ValueRange{tensor::InsertOp::create(nb, loc, e, acc[0],
+                                                             ValueRange{i})});
+                   })
+            .getResult(0);
+      });
+  Value sum = loops.onEveryThread(threads, [&](Value t) {
+    return loops.blockReduce(
+        t, threads, slots, 0.0, gpu::AllReduceOperation::ADD,
+        [&](OpBuilder &nb, Value j, Value acc) -> Value {
+          return arith::AddFOp::create(
+              nb, loc, acc, tensor::ExtractOp::create(nb, loc, probs, j));
+        });
+  });
+  return {probs, max, sum};
+}
+
+Value PagedBuilder::weightedColumn(Value row, Value lo, Value hi,
+                                   Value column) {
   Value vc = paged.getVCache(), table = paged.getBlockTable();
-  auto score = [&](OpBuilder &at, Value t) -> Value {
-    return tensor::ExtractOp::create(
-        at, loc, row, ValueRange{arith::SubIOp::create(at, loc, t, lo)});
-  };
-  Value max =
-      scf::ForOp::create(
-          b, loc, lo, hi, index(b, 1), ValueRange{constant(b, -INFINITY)},
-          [&](OpBuilder &nb, Location, Value t, ValueRange acc) {
-            scf::YieldOp::create(
-                nb, loc,
-                ValueRange{arith::MaximumFOp::create(nb, loc, acc[0],
-                                                     score(nb, t))});
-          })
-          .getResult(0);
-  ValueRange sums =
-      scf::ForOp::create(
-          b, loc, lo, hi, index(b, 1),
-          ValueRange{constant(b, 0.0), constant(b, 0.0)},
-          [&](OpBuilder &nb, Location, Value t, ValueRange acc) {
-            Value x = score(nb, t);
-            Value masked = arith::CmpFOp::create(
-                nb, loc, arith::CmpFPredicate::OEQ, x, constant(nb, -INFINITY));
-            Value e = arith::SelectOp::create(
-                nb, loc, masked, constant(nb, 0.0),
-                math::ExpOp::create(nb, loc,
-                                    arith::SubFOp::create(nb, loc, x, max)));
-            auto [block, slot] =
-                paged::locate(nb, loc, table, s, t, shape.blockSize);
-            Value v = tensor::ExtractOp::create(
-                nb, loc, vc, ValueRange{block, kvHead, slot, column});
-            if (!v.getType().isF32())
-              v = arith::ExtFOp::create(nb, loc, f32, v);
-            scf::YieldOp::create(
-                nb, loc,
-                ValueRange{arith::AddFOp::create(nb, loc, acc[0], e),
-                           math::FmaOp::create(nb, loc, e, v, acc[1])});
-          })
-          .getResults();
-  return {max, sums[0], sums[1]};
+  return scf::ForOp::create(
+             b, loc, lo, hi, index(b, 1), ValueRange{constant(b, 0.0)},
+             [&](OpBuilder &nb, Location, Value t, ValueRange acc) {
+               Value e = tensor::ExtractOp::create(
+                   nb, loc, row,
+                   ValueRange{arith::SubIOp::create(nb, loc, t, lo)});
+               auto [block, slot] =
+                   paged::locate(nb, loc, table, s, t, shape.blockSize);
+               Value v = tensor::ExtractOp::create(
+                   nb, loc, vc, ValueRange{block, kvHead, slot, column});
+               if (!v.getType().isF32())
+                 v = arith::ExtFOp::create(nb, loc, f32, v);
+               scf::YieldOp::create(
+                   nb, loc, ValueRange{math::FmaOp::create(nb, loc, e, v,
+                                                           acc[0])});
+             })
+      .getResult(0);
 }
 
 void PagedBuilder::build() {
@@ -377,13 +429,13 @@ void PagedBuilder::build() {
   if (!split.partitioned()) {
     scf::ForallOp blocks = blockLoop({seqs, shape.heads}, empty);
     enterHead(blocks.getInductionVar(0), blocks.getInductionVar(1));
-    Value lo = index(b, 0), row = scores(lo, live);
+    Value lo = index(b, 0);
+    Numerators e = numerators(scores(lo, live), live);
     SmallVector<OpFoldResult> at = {s, h, zero};
     Value o = columnLoop(blocks.getRegionIterArgs()[0], at, dv,
                          [&](Value j) {
-                           auto [max, l, sum] =
-                               softmaxColumn(row, lo, live, j);
-                           return divide(sum, l);
+                           return divide(weightedColumn(e.row, lo, live, j),
+                                         e.sum);
                          });
     b.replaceOp(op, finishBlock(blocks, o, at));
     return;
@@ -399,7 +451,10 @@ void PagedBuilder::build() {
   Value lo = arith::MulIOp::create(b, loc, p, index(b, split.tokens));
   Value hi = arith::MinSIOp::create(
       b, loc, live, arith::AddIOp::create(b, loc, lo, index(b, split.tokens)));
-  Value row = scores(lo, hi);
+  // The partition's live tokens (none where it starts past the context).
+  Value n = arith::SubIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, hi, lo), lo);
+  Numerators e = numerators(scores(lo, hi), n);
   SmallVector<OpFoldResult> at = {s, h, p, zero};
   Value lastColumn = index(b, dv - 1);
   Value partial = columnLoop(
@@ -407,13 +462,14 @@ void PagedBuilder::build() {
         // Threads dv and dv + 1 read the last column too, and write the
         // max and the sum.
         Value column = arith::MinUIOp::create(b, loc, j, lastColumn);
-        auto [max, l, sum] = softmaxColumn(row, lo, hi, column);
+        Value sum = weightedColumn(e.row, lo, hi, column);
         Value isSum = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                             j, index(b, dv));
         Value isMax = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                             j, index(b, dv));
         return arith::SelectOp::create(
-            b, loc, isSum, sum, arith::SelectOp::create(b, loc, isMax, max, l));
+            b, loc, isSum, sum,
+            arith::SelectOp::create(b, loc, isMax, e.max, e.sum));
       });
   Value partials = finishBlock(blocks, partial, at);
 

@@ -453,9 +453,12 @@ def test_paged_attention_is_a_block_per_query_head(max_blocks, count):
     # partition of 512 tokens: the scores into shared memory (256 threads,
     # 8 warps that each take a token at a time, a lane 4 elements of its
     # key: one 16-byte load, and 5 butterfly shuffles sum the dot product;
-    # a row of 512 slots, 2 KiB), then the output a thread per column;
-    # 3,200 tokens are 7 partitions, combined by a second kernel. No [S,
-    # tokens] tensor in global memory.
+    # a row of 512 slots, 2 KiB); the row's max and the sum of its
+    # exponentials by two block reductions (a slot a thread, 1 KiB each,
+    # and 32 floats of warp partials each), the exponentials once a token
+    # in place; then the output a thread per column; 3,200 tokens are 7
+    # partitions, combined by a second kernel. No [S, tokens] tensor in
+    # global memory.
     z = np.zeros
     args = [z((4, 8, 128), np.float32), z((900, 2, 16, 128), np.float32), z((900, 2, 16, 128), np.float32),
             z((4, max_blocks), np.int32), z((4,), np.int32)]
@@ -466,14 +469,18 @@ def test_paged_attention_is_a_block_per_query_head(max_blocks, count):
     scores = kernels[0]
     assert ".maxntid 256, 1, 1" in scores.ptx and "ex2.approx" in scores.ptx
     assert "bar.sync" in scores.ptx and ".shared" in scores.ptx
-    shuffles = re.findall(r"shfl\.sync\.bfly\.b32\s[^;]*, (\d+), 31, -1;", scores.ptx)
+    # The dot products' shuffles come first, before any barrier.
+    first = scores.ptx.split("bar.sync")[0]
+    shuffles = re.findall(r"shfl\.sync\.bfly\.b32\s[^;]*, (\d+), 31, -1;", first)
     assert sorted(map(int, shuffles)) == [1, 2, 4, 8, 16]
+    # The output's loop (after the last barrier) computes no exponential.
+    assert "ex2.approx" in scores.ptx and "ex2.approx" not in scores.ptx.split("bar.sync")[-1]
     assert re.search(r"ld\.global\.v4\.(b32|f32)", scores.ptx)
     if count == 2:
         assert ".maxntid 128, 1, 1" in kernels[1].ptx and "ex2.approx" in kernels[1].ptx
     if HAVE_PTXAS:
         reports = [r for k in kernels for r in gpu.ptxas(k.ptx, "sm_90")]
-        assert reports[0].shared_bytes == 2048, reports[0]
+        assert reports[0].shared_bytes == 2048 + 2 * (256 * 4 + 32 * 4), reports[0]
         for report in reports:
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 

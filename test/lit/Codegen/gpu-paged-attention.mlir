@@ -4,9 +4,10 @@
 // lane, then every 4 x lanes), write the scores of tokens g, g + T / G,
 // ... (read through the block table; a token's dot product summed over
 // its group by a clustered subgroup reduction) into a row in workgroup
-// memory, then a thread per output column reads the row's maximum and
-// adds up exp(score - max) and its products with the value column;
-// partitions are combined by a second kernel. No [S, tokens] tensor, no
+// memory; the block reduces the row's max, makes each score's e = exp(score
+// - max) once in place and reduces their sum; then a thread per output
+// column adds up e times the value column; partitions are combined by a
+// second kernel. No [S, tokens] tensor, no
 // kernel per loop nest.
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-gpu="max-threads=32 report=true" %s \
@@ -45,16 +46,29 @@
 // CHECK:                 tensor.insert
 // CHECK:             tensor.parallel_insert_slice %{{.*}} into %[[ALL]][%[[SLOT]]] [1] [256]
 // CHECK:           } {mapping = [#gpu.thread<x>]}
+// The row's max over the live slots (a block reduction), then each
+// thread's slots' e = exp(score - max) in place, once a token, and their
+// sum (a block reduction); then a thread per column adds e times its
+// value column, with no exponential.
+// CHECK:           scf.forall (%{{.*}}) in (256)
+// CHECK:             tensor.extract %[[SCORES]]
+// CHECK:             gpu.all_reduce maximumf
+// CHECK:           %[[MAX:.*]] = tensor.extract %{{.*}}[%c0{{.*}}] : tensor<256xf32>
+// CHECK:           %[[E:.*]] = scf.forall (%{{.*}}) in (256) shared_outs(%{{.*}} = %[[SCORES]])
+// CHECK:               arith.subf %{{.*}}, %[[MAX]]
+// CHECK:               math.exp
+// CHECK:           scf.forall (%{{.*}}) in (256)
+// CHECK:             tensor.extract %[[E]]
+// CHECK:             gpu.all_reduce add
+// CHECK:           %[[SUM:.*]] = tensor.extract %{{.*}}[%c0{{.*}}] : tensor<256xf32>
 // CHECK:           %[[OUT:.*]] = tensor.extract_slice %{{.*}}[%[[S]], %[[H]], 0] [1, 1, 64] [1, 1, 1] : tensor<3x8x64xf32> to tensor<64xf32>
 // CHECK:           scf.forall (%[[J:.*]]) in (64) shared_outs(%{{.*}} = %[[OUT]])
-// CHECK:             scf.for
-// CHECK:               tensor.extract %[[SCORES]]
-// CHECK:               arith.maximumf
-// CHECK:             scf.for {{.*}} -> (f32, f32)
-// CHECK:               tensor.extract %[[SCORES]]
-// CHECK:               math.exp
+// CHECK-NOT:         math.exp
+// CHECK:             scf.for {{.*}} -> (f32)
+// CHECK:               tensor.extract %[[E]]
 // CHECK:               tensor.extract %{{.*}}[%{{.*}}, %[[KV]], %{{.*}}, %[[J]]] : tensor<10x2x16x64xf32>
 // CHECK:               math.fma
+// CHECK:             arith.divf %{{.*}}, %[[SUM]]
 // CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:         } {mapping = [#gpu.block<y>, #gpu.block<x>]}
 func.func @paged(%q: tensor<3x8x64xf32>, %kc: tensor<10x2x16x64xf32>, %bt: tensor<3x4xi32>, %cl: tensor<3xi32>) -> tensor<3x8x64xf32> {
