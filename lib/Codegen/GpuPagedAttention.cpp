@@ -361,8 +361,11 @@ PagedBuilder::Numerators PagedBuilder::numerators(Value row, Value n) {
                          nb, loc,
                          arith::CmpIOp::create(
                              nb, loc, arith::CmpIPredicate::ult, j, n),
+                         // (UNE: a NaN, as the emulator's unwritten
+                         // memory reads, is kept, so a read past the
+                         // live slots would show.)
                          arith::CmpFOp::create(
-                             nb, loc, arith::CmpFPredicate::ONE, x, negInf));
+                             nb, loc, arith::CmpFPredicate::UNE, x, negInf));
                      Value e = arith::SelectOp::create(
                          nb, loc, kept,
                          math::ExpOp::create(
