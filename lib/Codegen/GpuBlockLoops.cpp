@@ -17,6 +17,30 @@ int64_t mlir::fuel::threadsFor(int64_t n, int64_t maxThreads) {
   return threads;
 }
 
+int64_t mlir::fuel::lanesFor(ArrayRef<int64_t> widths) {
+  int64_t lanes = kWarpLanes;
+  while (lanes > 1 &&
+         llvm::any_of(widths, [&](int64_t w) { return w % lanes != 0; }))
+    lanes /= 2;
+  return lanes;
+}
+
+WarpUniformGroup WarpUniformGroup::of(OpBuilder &b, Location loc,
+                                      Value group, int64_t lanes,
+                                      int64_t unit) {
+  assert(lanes >= 1 && kWarpLanes % lanes == 0 && "lanes of a warp");
+  auto scaled = [&](Value x) -> Value {
+    if (unit == 1)
+      return x;
+    return arith::MulIOp::create(b, loc, x,
+                                 arith::ConstantIndexOp::create(b, loc, unit));
+  };
+  Value groups = arith::ConstantIndexOp::create(b, loc, kWarpLanes / lanes);
+  Value inWarp = arith::RemUIOp::create(b, loc, group, groups);
+  Value warpFirst = arith::SubIOp::create(b, loc, group, inWarp);
+  return {scaled(warpFirst), scaled(inWarp)};
+}
+
 Value mlir::fuel::workgroupTensor(OpBuilder &b, Location loc,
                                  ArrayRef<int64_t> shape) {
   return bufferization::AllocTensorOp::create(

@@ -19,6 +19,28 @@
 namespace mlir {
 namespace fuel {
 
+/// Lanes of a warp: the widest cluster of a subgroup reduction.
+constexpr int64_t kWarpLanes = 32;
+
+/// The lanes of a group that splits a row between them: the largest power
+/// of two up to a warp that divides every one of `widths` (1 where none).
+int64_t lanesFor(ArrayRef<int64_t> widths);
+
+/// A group's place in a loop whose trips are the same on every lane of a
+/// warp. A warp's lanes shuffle together (shfl.sync names them all), so a
+/// loop with a subgroup reduction of groups of `lanes` lanes in its body
+/// runs over the items of the warp's first group: group g of a warp of
+/// W = kWarpLanes / lanes groups takes the item (g mod W) units after each.
+struct WarpUniformGroup {
+  /// (g - g mod W) * unit: the warp's first group's offset in the range.
+  Value warpStart;
+  /// (g mod W) * unit: the group's offset from its warp's first group.
+  Value shift;
+
+  static WarpUniformGroup of(OpBuilder &b, Location loc, Value group,
+                             int64_t lanes, int64_t unit);
+};
+
 /// Threads per block for `n` elements: a power of two from a warp (32) to
 /// `maxThreads`, no more than `n` needs.
 int64_t threadsFor(int64_t n, int64_t maxThreads);

@@ -73,8 +73,6 @@ namespace {
 constexpr int64_t kPartition = 512;
 /// Elements per step of a score's dot product (at most).
 constexpr int64_t kDotStep = 8;
-/// Lanes a token at most (a warp: the cluster of a subgroup reduction).
-constexpr int64_t kMaxLanes = 32;
 
 /// How the table's tokens are spread over blocks and threads.
 struct Split {
@@ -91,9 +89,7 @@ struct Split {
     split.partitions = llvm::divideCeil(tokens, split.tokens);
     // Lanes of 4 elements of a key each: the largest power of two up to a
     // warp that divides D / 4 (1 where D is not a multiple of 4).
-    split.lanes = d % 4 ? 1 : kMaxLanes;
-    while (split.lanes > 1 && (d / 4) % split.lanes)
-      split.lanes /= 2;
+    split.lanes = d % 4 ? 1 : lanesFor({d / 4});
     split.threads = threadsFor(split.tokens * split.lanes, maxThreads);
     split.each = llvm::divideCeil(split.tokens, split.threads);
     return split;
@@ -250,15 +246,13 @@ Value PagedBuilder::scores(Value lo, Value hi) {
         Value g = arith::DivUIOp::create(b, loc, ids[0], index(b, lanes));
         Value c = arith::RemUIOp::create(b, loc, ids[0], index(b, lanes));
         Value col = arith::MulIOp::create(b, loc, c, index(b, step));
-        // A warp's lanes shuffle together (shfl.sync names them all): the
-        // loop runs over the tokens of the warp's first group, the same
-        // on each of its lanes; group g of a warp of W takes the token
-        // g mod W after each, and writes no score past hi (its key read
-        // at hi - 1 instead).
-        int64_t warpGroups = std::max<int64_t>(1, kMaxLanes / lanes);
-        Value inWarp = arith::RemUIOp::create(b, loc, g, index(b, warpGroups));
-        Value warpFirst = arith::SubIOp::create(b, loc, g, inWarp);
-        Value from = arith::AddIOp::create(b, loc, lo, warpFirst);
+        // The loop's trips are the same on every lane of a warp (see
+        // WarpUniformGroup): group g takes the token (g mod W) after each
+        // of its warp's first group's, and writes no score past hi (its
+        // key read at hi - 1 instead).
+        auto place = WarpUniformGroup::of(b, loc, g, lanes, /*unit=*/1);
+        Value inWarp = place.shift;
+        Value from = arith::AddIOp::create(b, loc, lo, place.warpStart);
         Value last = arith::SubIOp::create(b, loc, hi, index(b, 1));
         auto loop = scf::ForOp::create(
             b, loc, from, hi, index(b, groups), ValueRange{mine},

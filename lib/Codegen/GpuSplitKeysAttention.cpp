@@ -78,8 +78,6 @@ constexpr int64_t kStep = 4;
 constexpr int64_t kMinKeys = 64;
 /// Threads per block at most.
 constexpr int64_t kMaxThreads = 128;
-/// Lanes a key at most (a warp: the cluster of a subgroup reduction).
-constexpr int64_t kMaxLanes = 32;
 /// The widest heads.
 constexpr int64_t kMaxHeadDim = 256;
 /// Workgroup memory the partials take at most (the static limit).
@@ -121,9 +119,7 @@ splitShape(FusedOp op, const GpuScheduleOptions &options) {
   s.skP = roundUp(s.sk, kStep);
   // A group's lanes: a power of two dividing D / 4 and Dv / 4 (D and Dv
   // are multiples of 16: 4 lanes at least), at most a warp.
-  split.lanes = kMaxLanes;
-  while ((s.d / 4) % split.lanes || (s.dv / 4) % split.lanes)
-    split.lanes /= 2;
+  split.lanes = lanesFor({s.d / 4, s.dv / 4});
   split.laneD = s.d / split.lanes;
   split.laneDv = s.dv / split.lanes;
   int64_t most = std::min(options.maxThreads, kMaxThreads);
@@ -207,20 +203,14 @@ RowState SplitBuilder::partial(Value group, Value lane) {
                                getElementTypeOrSelf(attn.getQ())));
   Value m0 = bb.full({1}, f32, -INFINITY), l0 = bb.full({1}, f32, 0.0),
         acc0 = bb.full({1, split.laneDv}, f32, 0.0);
-  // A warp's lanes shuffle together (shfl.sync names them all), so the
-  // loop runs over the steps of the warp's first group, the same on each
-  // of its lanes, and group g of a warp of W groups takes the steps (g mod
-  // W) * 4 keys after those; keys from hiKey on are masked (and read from
-  // Sk - 4 on where they would pass Sk).
-  int64_t warpGroups = kMaxLanes / split.lanes;
-  Value inWarp = arith::RemUIOp::create(b, loc, group, bb.index(warpGroups));
-  Value start = arith::AddIOp::create(
-      b, loc, lo,
-      arith::MulIOp::create(b, loc,
-                            arith::SubIOp::create(b, loc, group, inWarp),
-                            bb.index(kStep)));
-  Value shift = arith::MulIOp::create(b, loc, inWarp, bb.index(kStep));
-  bool overlaps = s.sk % kStep != 0 || warpGroups > 1;
+  // The loop's trips are the same on every lane of a warp (see
+  // WarpUniformGroup): group g takes the steps (g mod W) * 4 keys after
+  // those of its warp's first group; keys from hiKey on are masked (and
+  // read from Sk - 4 on where they would pass Sk).
+  auto place = WarpUniformGroup::of(b, loc, group, split.lanes, kStep);
+  Value start = arith::AddIOp::create(b, loc, lo, place.warpStart);
+  Value shift = place.shift;
+  bool overlaps = s.sk % kStep != 0 || split.lanes < kWarpLanes;
   auto loop = scf::ForOp::create(
       b, loc, start, hiKey, bb.index(kStep * split.groups()),
       ValueRange{m0, l0, acc0},
