@@ -102,6 +102,13 @@ static unsigned knownTrailingZeros(Value v, unsigned depth) {
     return std::min(operand(0), operand(1));
   if (isa<arith::MulIOp>(def))
     return std::min(kAll, operand(0) + operand(1));
+  // The lesser or greater of two values, or either: a multiple of what
+  // both are.
+  if (isa<arith::MinUIOp, arith::MinSIOp, arith::MaxUIOp, arith::MaxSIOp>(
+          def))
+    return std::min(operand(0), operand(1));
+  if (isa<arith::SelectOp>(def))
+    return std::min(operand(1), operand(2));
   if (isa<arith::ShLIOp>(def) &&
       matchPattern(def->getOperand(1), m_ConstantInt(&constant)))
     return std::min<unsigned>(kAll,

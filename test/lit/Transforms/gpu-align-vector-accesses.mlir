@@ -158,6 +158,37 @@ gpu.module @shifts {
 
 // -----
 
+// The lesser, the greater, or a select of two multiples of 4 is one (a
+// lane's piece of a row clamped to the row's last, as the split-keys
+// attention reads them); with a multiple of 2 among them, only of 2.
+// CHECK-LABEL: gpu.func @clamps
+// CHECK:         vector.load %{{.*}} {alignment = 16 : i64} : memref<4x128xf32>, vector<4xf32>
+// CHECK:         vector.load %{{.*}} {alignment = 16 : i64} : memref<4x128xf32>, vector<4xf32>
+// CHECK:         vector.load %{{.*}} {alignment = 16 : i64} : memref<4x128xf32>, vector<4xf32>
+// CHECK:         vector.load %{{.*}} {alignment = 8 : i64} : memref<4x128xf32>, vector<4xf32>
+gpu.module @clamps {
+  gpu.func @clamps(%x: memref<4x128xf32>, %c: i1) kernel {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c6 = arith.constant 6 : index
+    %c124 = arith.constant 124 : index
+    %pad = ub.poison : f32
+    %t = gpu.thread_id x
+    %col = arith.muli %t, %c4 : index
+    %lo = arith.minui %col, %c124 : index
+    %a = vector.transfer_read %x[%c0, %lo], %pad {in_bounds = [true]} : memref<4x128xf32>, vector<4xf32>
+    %hi = arith.maxsi %col, %c4 : index
+    %b = vector.transfer_read %x[%c0, %hi], %pad {in_bounds = [true]} : memref<4x128xf32>, vector<4xf32>
+    %either = arith.select %c, %col, %c124 : index
+    %d = vector.transfer_read %x[%c0, %either], %pad {in_bounds = [true]} : memref<4x128xf32>, vector<4xf32>
+    %two = arith.minsi %col, %c6 : index
+    %e = vector.transfer_read %x[%c0, %two], %pad {in_bounds = [true]} : memref<4x128xf32>, vector<4xf32>
+    gpu.return
+  }
+}
+
+// -----
+
 // Scalar loads and stores get their element's size as alignment (the
 // default data layout's for an i64 would be 4: two 32-bit accesses); one
 // that has an alignment keeps it, and an i1 none.
