@@ -8,22 +8,26 @@
 // row's keys spreads them over T threads (a power of two from a warp to
 // 128), in two thread loops:
 //
-// 1. Partials: the threads form groups of G lanes (G a power of two, at
-//    most a warp, that divides D / 4 and Dv / 4: 32 for heads of 128, 16
-//    for 64), and group g takes the partition's key steps g, g + T / G,
-//    ... of 4 keys (those the row sees: causal and windowed attention
-//    visit fewer). Lane c of a group holds columns [c D / G, (c + 1) D /
-//    G) of the query and of each key, [c Dv / G, ...) of each value and of
-//    the accumulator: a warp reads each key and value row whole, a lane 16
-//    bytes of it (heads of 256: 32 bytes, which as a vector wider than 16
-//    bytes is read a float at a time), where a thread per key step read
-//    its own rows, a lane a sector of its own per load (13% of the bytes
-//    of each request). A lane's dot products over its columns are summed
-//    across its group by a clustered `gpu.subgroup_reduce` (log2 G
+// 1. Partials: the threads form groups of G lanes (G a power of two from 4
+//    to a warp: the widest whose pieces of 4 columns are at least 3 in 4
+//    of D's and of Dv's; 32 for heads of 96 to 128, 16 for 64), and
+//    group g takes the partition's key steps g, g + T / G, ... of 4 keys
+//    (those the row sees: causal and windowed attention visit fewer).
+//    Lane c of a group holds pieces c, c + G, ... of 4 columns of the
+//    query and of each key (columns 4 c to 4 c + 3, then 4 G further
+//    on), likewise of each value and of the accumulator: a warp reads
+//    each key and value row whole, a lane 16 bytes of f32 a load, where a
+//    thread per key step read its own rows, a lane a sector of its own per
+//    load (13% of the bytes of each request). A lane's piece past the row
+//    (where G does not divide D / 4: heads of 112 give 28 of 32 lanes a
+//    piece, 80 give 8 lanes 3 pieces, 4 of them only 2) is read at the
+//    row's last piece and left out of the dot product; its accumulator
+//    piece is written past Dv and not read. A lane's dot products are
+//    summed across its group by a clustered `gpu.subgroup_reduce` (log2 G
 //    shuffles a key, every lane left with the same sum), and the group
 //    runs the online softmax of Attention.cpp over its steps in
 //    registers: its max m_g and sum l_g (the same on each lane) and its
-//    accumulator row acc_g, Dv / G columns a lane. A last step that would
+//    accumulator row acc_g, its pieces a lane. A last step that would
 //    run past Sk is read from Sk - 4 on, the keys before its start masked.
 //    A warp's groups take as many steps (shfl.sync names every lane of the
 //    warp): those past the partition's keys are masked.
@@ -44,7 +48,8 @@
 //
 // A lane's state is small (heads of 128: four columns of the query, of
 // the accumulator, of a step's keys and values). The partials take (T / G)
-// * Dv + 2 T floats of workgroup memory. No [Sq, Sk] score tensor exists;
+// * Dv' + 2 T floats of workgroup memory, Dv' the 4 G columns of each of a
+// lane's pieces (Dv, and those past it). No [Sq, Sk] score tensor exists;
 // no operand is copied or transposed first.
 //
 //===----------------------------------------------------------------------===//
@@ -74,6 +79,8 @@ using namespace mlir::fuel::attention;
 namespace {
 /// Keys per step of a thread.
 constexpr int64_t kStep = 4;
+/// Columns of a lane's piece of a row (16 bytes of f32).
+constexpr int64_t kPiece = 4;
 /// Keys a row needs at least (16 steps).
 constexpr int64_t kMinKeys = 64;
 /// Threads per block at most.
@@ -95,11 +102,32 @@ struct SplitShape {
   /// Blocks per query row (each a partition of its keys), threads of the
   /// partials loop, and of the combine loops.
   int64_t partitions, threads, columns;
-  /// Lanes a key (a group's), and the columns of D and of Dv a lane takes.
-  int64_t lanes, laneD, laneDv;
+  /// Lanes a key (a group's), and the pieces of 4 columns of D and of Dv
+  /// a lane takes (lane c: pieces c, c + G, ...; some lanes' last past D
+  /// or Dv where G does not divide D / 4 or Dv / 4).
+  int64_t lanes, piecesD, piecesDv;
   int64_t groups() const { return threads / lanes; }
   bool partitioned() const { return partitions > 1; }
+  /// Columns of a group's accumulator row in workgroup memory: Dv, and
+  /// the pieces past it that some lanes hold.
+  int64_t accColumns() const { return lanes * piecesDv * kPiece; }
 };
+
+/// The lanes of a group: the widest (a power of two up to a warp) whose
+/// pieces of 4 columns are at least 3 in 4 of D's and of Dv's (pieces past
+/// them are idle lanes: heads of 112 take 32 lanes, 28 of them a piece; 80
+/// take 8 lanes, 3 pieces each but 4 lanes 2), 4 where no other is.
+static int64_t groupLanes(int64_t d, int64_t dv) {
+  for (int64_t lanes = kWarpLanes; lanes > 4; lanes /= 2) {
+    auto full = [&](int64_t cols) {
+      int64_t pieces = cols / kPiece;
+      return 3 * lanes * llvm::divideCeil(pieces, lanes) <= 4 * pieces;
+    };
+    if (full(d) && full(dv))
+      return lanes;
+  }
+  return 4;
+}
 } // namespace
 
 static std::optional<SplitShape>
@@ -117,11 +145,10 @@ splitShape(FusedOp op, const GpuScheduleOptions &options) {
   s.sqP = s.sq;
   s.blockK = kStep;
   s.skP = roundUp(s.sk, kStep);
-  // A group's lanes: a power of two dividing D / 4 and Dv / 4 (D and Dv
-  // are multiples of 16: 4 lanes at least), at most a warp.
-  split.lanes = lanesFor({s.d / 4, s.dv / 4});
-  split.laneD = s.d / split.lanes;
-  split.laneDv = s.dv / split.lanes;
+  // D and Dv are multiples of 16: 4 lanes of whole pieces at least.
+  split.lanes = groupLanes(s.d, s.dv);
+  split.piecesD = llvm::divideCeil(s.d / kPiece, split.lanes);
+  split.piecesDv = llvm::divideCeil(s.dv / kPiece, split.lanes);
   int64_t most = std::min(options.maxThreads, kMaxThreads);
   if (most < 32)
     return std::nullopt;
@@ -132,8 +159,10 @@ splitShape(FusedOp op, const GpuScheduleOptions &options) {
   // A group per step of the partition at most.
   split.threads = threadsFor(
       llvm::divideCeilSigned(steps, split.partitions) * split.lanes, most);
-  // The partials fit: at most 32 groups (lanes >= 4) of Dv <= 256 floats.
-  assert((split.groups() * s.dv + 2 * split.threads) * 4 <= kMaxSharedBytes);
+  // The partials fit: at most 32 groups (lanes >= 4) of Dv <= 256 floats
+  // (and pieces past them: at most 96 floats for 32 lanes of 1 group).
+  assert((split.groups() * split.accColumns() + 2 * split.threads) * 4 <=
+         kMaxSharedBytes);
   split.columns = std::min(split.threads, s.dv);
   while (s.dv % split.columns)
     split.columns /= 2;
@@ -165,9 +194,24 @@ private:
   /// The keys of the block's partition of its row's, [lo, hiKey) (whole
   /// steps of 4).
   void keysOfBlock(Value partition);
+  /// A lane's pieces of a row of `cols` columns: their first columns
+  /// (clamped to the row's last piece) and whether each is the row's.
+  struct Pieces {
+    SmallVector<Value> cols;
+    SmallVector<Value> live;
+  };
+  Pieces piecesOf(Value lane, int64_t pieces, int64_t cols);
+  /// The online softmax's state of a group on one of its lanes: the
+  /// group's max and sum ([1]), the lane's pieces of its accumulator row
+  /// ([1, 4] each).
+  struct LaneState {
+    Value m, l;
+    SmallVector<Value> acc;
+  };
   /// The partial of lane `lane` of group `group`: the online softmax over
-  /// the group's steps of keys, the lane's columns of its accumulator.
-  RowState partial(Value group, Value lane);
+  /// the group's steps of keys, the lane's pieces of its accumulator.
+  LaneState partial(Value group, Value lane, const Pieces &d,
+                    const Pieces &dv);
   /// The thread loop of the partials; the groups' m [T / G], l [T / G] (a
   /// lane's of each: m and l [T] strided by G) and acc [T / G, Dv].
   SmallVector<Value> partials();
@@ -196,13 +240,41 @@ private:
 };
 } // namespace
 
-RowState SplitBuilder::partial(Value group, Value lane) {
-  Value colD = arith::MulIOp::create(b, loc, lane, bb.index(split.laneD));
-  Value colDv = arith::MulIOp::create(b, loc, lane, bb.index(split.laneDv));
-  Value q = toF32(bb, bb.block(attn.getQ(), bi, hi, qi, colD, 1, split.laneD,
-                               getElementTypeOrSelf(attn.getQ())));
-  Value m0 = bb.full({1}, f32, -INFINITY), l0 = bb.full({1}, f32, 0.0),
-        acc0 = bb.full({1, split.laneDv}, f32, 0.0);
+SplitBuilder::Pieces SplitBuilder::piecesOf(Value lane, int64_t pieces,
+                                            int64_t cols) {
+  Pieces out;
+  for (int64_t p = 0; p < pieces; ++p) {
+    // Piece c + G p, from column 4 (c + G p).
+    Value col = arith::MulIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, lane, bb.index(split.lanes * p)),
+        bb.index(kPiece));
+    Value live;
+    if ((p + 1) * split.lanes * kPiece > cols) {
+      // The last piece, past the row on the lanes from (cols / 4) mod G
+      // on: read at the row's last piece, its terms left out.
+      live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
+                                   bb.index(cols));
+      col = arith::MinUIOp::create(b, loc, col, bb.index(cols - kPiece));
+    }
+    out.cols.push_back(col);
+    out.live.push_back(live);
+  }
+  return out;
+}
+
+SplitBuilder::LaneState SplitBuilder::partial(Value group, Value lane,
+                                              const Pieces &d,
+                                              const Pieces &dv) {
+  Type qElt = getElementTypeOrSelf(attn.getQ());
+  SmallVector<Value> q;
+  for (Value col : d.cols)
+    q.push_back(
+        toF32(bb, bb.block(attn.getQ(), bi, hi, qi, col, 1, kPiece, qElt)));
+  SmallVector<Value> inits = {bb.full({1}, f32, -INFINITY),
+                              bb.full({1}, f32, 0.0)};
+  for (int64_t p = 0; p < split.piecesDv; ++p)
+    inits.push_back(bb.full({1, kPiece}, f32, 0.0));
   // The loop's trips are the same on every lane of a warp (see
   // WarpUniformGroup): group g takes the steps (g mod W) * 4 keys after
   // those of its warp's first group; keys from hiKey on are masked (and
@@ -212,8 +284,7 @@ RowState SplitBuilder::partial(Value group, Value lane) {
   Value shift = place.shift;
   bool overlaps = s.sk % kStep != 0 || split.lanes < kWarpLanes;
   auto loop = scf::ForOp::create(
-      b, loc, start, hiKey, bb.index(kStep * split.groups()),
-      ValueRange{m0, l0, acc0},
+      b, loc, start, hiKey, bb.index(kStep * split.groups()), inits,
       [&](OpBuilder &nb, Location, Value first, ValueRange carried) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -223,21 +294,40 @@ RowState SplitBuilder::partial(Value group, Value lane) {
                                                      bb.index(s.sk - kStep))
                                   .getResult()
                             : j0;
-        auto rows = [&](Value from, Value col, int64_t cols) {
-          return toF32(bb, bb.block(from, bi, hp.kvHead, jr, col, kStep, cols,
-                                    getElementTypeOrSelf(from)));
+        auto rows = [&](Value from, Value col) {
+          return toF32(bb, bb.block(from, bi, hp.kvHead, jr, col, kStep,
+                                    kPiece, getElementTypeOrSelf(from)));
         };
-        Value k = rows(attn.getK(), colD, split.laneD),
-              v = rows(attn.getV(), colDv, split.laneDv);
-        // The lane's part of scores[0, j] = sum_c q[0, c] * k[j, c], then
-        // the group's sum of them, on each of its lanes.
-        Value part = bb.generic(
-            3, {{q, bb.map(3, {0, 2})}, {k, bb.map(3, {1, 2})}},
-            bb.full({1, kStep}, f32, 0.0), bb.map(3, {0, 1}), {2},
-            [](OpBuilder &ib, Location il, ValueRange x) -> Value {
-              Value prod = arith::MulFOp::create(ib, il, x[0], x[1]);
-              return arith::AddFOp::create(ib, il, x[2], prod);
-            });
+        // The lane's part of scores[0, j] = sum_c q[0, c] * k[j, c] (over
+        // its live pieces), then the group's sum of them, on each lane.
+        Value part = bb.full({1, kStep}, f32, 0.0);
+        for (auto [qp, col, live] : llvm::zip(q, d.cols, d.live)) {
+          auto dot = [&](Value init) {
+            return bb.generic(
+                3,
+                {{qp, bb.map(3, {0, 2})},
+                 {rows(attn.getK(), col), bb.map(3, {1, 2})}},
+                init, bb.map(3, {0, 1}), {2},
+                [&](OpBuilder &ib, Location il, ValueRange x) -> Value {
+                  Value prod = arith::MulFOp::create(ib, il, x[0], x[1]);
+                  return arith::AddFOp::create(ib, il, x[2], prod);
+                });
+          };
+          if (!live) {
+            part = dot(part);
+            continue;
+          }
+          // A piece that may be past D: its own sums (a contraction, as
+          // the others), added where it is D's.
+          part = bb.generic(
+              2,
+              {{dot(bb.full({1, kStep}, f32, 0.0)), bb.map(2, {0, 1})}},
+              part, bb.map(2, {0, 1}), {},
+              [&](OpBuilder &ib, Location il, ValueRange x) -> Value {
+                Value sum = arith::AddFOp::create(ib, il, x[1], x[0]);
+                return arith::SelectOp::create(ib, il, live, sum, x[1]);
+              });
+        }
         Value c0 = bb.index(0);
         auto vecType = VectorType::get({kStep}, f32);
         Value parts = vector::TransferReadOp::create(
@@ -274,18 +364,31 @@ RowState SplitBuilder::partial(Value group, Value lane) {
                 return arith::SelectOp::create(ib, il, outside, negInf, x[0]);
               });
         }
-        RowState next =
-            onlineUpdate(bb, scores, v, {carried[0], carried[1], carried[2]});
-        scf::YieldOp::create(b, loc, ValueRange{next.m, next.l, next.acc});
+        // The online softmax's step (onlineUpdate's), a piece of the
+        // accumulator at a time; a lane's pieces past Dv accumulate the
+        // row's last columns again, and are not read.
+        OnlineStep step = onlineSoftmaxStep(bb, scores, carried[0]);
+        Value lNew = bb.generic(
+            2, {{step.p, bb.map(2, {0, 1})}},
+            scaleRows(bb, carried[1], step.alpha), bb.map(2, {0}), {1},
+            [](OpBuilder &ib, Location il, ValueRange x) -> Value {
+              return arith::AddFOp::create(ib, il, x[0], x[1]);
+            });
+        SmallVector<Value> next = {step.mNew, lNew};
+        for (auto [acc, col] : llvm::zip(carried.drop_front(2), dv.cols))
+          next.push_back(bb.matmul(step.p, rows(attn.getV(), col),
+                                   scaleRows(bb, acc, step.alpha)));
+        scf::YieldOp::create(b, loc, next);
       });
-  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+  ValueRange results = loop.getResults();
+  return {results[0], results[1], llvm::to_vector(results.drop_front(2))};
 }
 
 SmallVector<Value> SplitBuilder::partials() {
   int64_t threads = split.threads, groups = split.groups();
-  SmallVector<Value> inits = {workgroupTensor(b, loc, {threads}),
-                              workgroupTensor(b, loc, {threads}),
-                              workgroupTensor(b, loc, {groups, s.dv})};
+  SmallVector<Value> inits = {
+      workgroupTensor(b, loc, {threads}), workgroupTensor(b, loc, {threads}),
+      workgroupTensor(b, loc, {groups, split.accColumns()})};
   auto loop = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(threads)}, inits,
       std::nullopt);
@@ -295,8 +398,17 @@ SmallVector<Value> SplitBuilder::partials() {
   Value t = loop.getInductionVar(0);
   Value group = arith::DivUIOp::create(b, loc, t, bb.index(split.lanes));
   Value lane = arith::RemUIOp::create(b, loc, t, bb.index(split.lanes));
-  RowState mine = partial(group, lane);
-  Value col = arith::MulIOp::create(b, loc, lane, bb.index(split.laneDv));
+  Pieces d = piecesOf(lane, split.piecesD, s.d),
+         dv = piecesOf(lane, split.piecesDv, s.dv);
+  LaneState mine = partial(group, lane, d, dv);
+  // The lane's pieces of the accumulator row, at their columns (those
+  // past Dv too: piece c + G p from 4 (c + G p), not clamped).
+  SmallVector<Value> accCols;
+  for (int64_t p = 0; p < split.piecesDv; ++p)
+    accCols.push_back(arith::MulIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, lane, bb.index(split.lanes * p)),
+        bb.index(kPiece)));
   b.setInsertionPointToStart(loop.getTerminator().getBody());
   OpFoldResult one = b.getIndexAttr(1);
   ValueRange shared = loop.getRegionIterArgs();
@@ -308,10 +420,11 @@ SmallVector<Value> SplitBuilder::partials() {
                                         ArrayRef<OpFoldResult>{t},
                                         ArrayRef<OpFoldResult>{one},
                                         ArrayRef<OpFoldResult>{one});
-  tensor::ParallelInsertSliceOp::create(
-      b, loc, mine.acc, shared[2], ArrayRef<OpFoldResult>{group, col},
-      ArrayRef<OpFoldResult>{one, b.getIndexAttr(split.laneDv)},
-      ArrayRef<OpFoldResult>{one, one});
+  for (auto [acc, col] : llvm::zip(mine.acc, accCols))
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, acc, shared[2], ArrayRef<OpFoldResult>{group, col},
+        ArrayRef<OpFoldResult>{one, b.getIndexAttr(kPiece)},
+        ArrayRef<OpFoldResult>{one, one});
   b.setInsertionPointAfter(loop);
   // Each group's m and l: its first lane's (every lane has the same).
   auto firstLanes = [&](Value all) -> Value {
@@ -408,12 +521,10 @@ ValueRange SplitBuilder::finishBlocks(scf::ForallOp blocks, ValueRange values,
     tensor::ParallelInsertSliceOp::create(b, loc, value, out, offsets, sizes,
                                           strides);
   }
-  // The contractions' reductions (q k over D, the combines' over the
-  // threads or partitions) in steps of 8: D = 64 then takes 60 registers
-  // on sm_80 where steps of 16 took 127, D = 128 68 where they took 108.
-  // A lane's columns (D / G: 12 for heads of 96) in steps that divide
-  // them: a partial last step would not be vectorized (176 bytes of stack
-  // at D = 96 on sm_80).
+  // The combines' reductions (over the groups or partitions) in steps of
+  // 8 that divide them (a partial last step would not be vectorized: 176
+  // bytes of stack on sm_80 when a lane's 12 columns of a head of 96 were
+  // one contraction); a lane's pieces of 4 columns are one step each.
   tileContractionReductions(b, blocks, 8, /*dividingSteps=*/true);
   vectorizeInside(b, blocks, /*contractions=*/true);
   b.setInsertionPointAfter(blocks);

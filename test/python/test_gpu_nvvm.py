@@ -380,25 +380,33 @@ def test_attention_short_sequences_stage_padded_blocks(name):
 SPLIT_KEYS = [(2, 8, 2, 1, 3000, 64, np.float32, 5, 128, 16),
               (16, 16, 4, 1, 2001, 128, np.float16, 1, 128, 32),
               (2, 8, 2, 3, 3000, 32, np.float32, 5, 128, 8),
-              (1, 2, 1, 1, 1049, 96, np.float32, 2, 128, 8)]
+              (1, 2, 1, 1, 1049, 96, np.float32, 2, 128, 32),
+              (1, 4, 1, 1, 900, 112, np.float16, 1, 128, 32),
+              (1, 4, 1, 1, 900, 80, np.float16, 1, 128, 8),
+              (1, 2, 1, 1, 1049, 256, np.float32, 2, 128, 32)]
 
 
 @pytest.mark.parametrize("b,h,hkv,sq,sk,d,dtype,partitions,threads,lanes", SPLIT_KEYS,
                          ids=["decode-5-partitions", "decode-256-rows-f16", "3-queries-window",
-                              "decode-heads-of-96"])
+                              "decode-heads-of-96", "decode-heads-of-112-f16", "decode-heads-of-80-f16",
+                              "decode-heads-of-256"])
 def test_attention_with_few_queries_splits_the_keys(b, h, hkv, sq, sk, d, dtype, partitions, threads,
                                                     lanes):
     # Held-out decoding shapes, GQA, causal (and a window): a block per
     # (batch, head, query) and partition of its keys (partitions of 512
     # keys at least, until there are 256 blocks) whose 128 threads form
     # groups of d / 4 lanes (at most a warp), a group taking a share of
-    # the keys and each lane 16 bytes of a key (a 16-byte load), the
-    # lanes' dot products summed by butterfly shuffles within the group
-    # (log2(lanes) of them a key, 4 keys a step); then a barrier and the
-    # combine; with partitions, a second kernel combines theirs. Nothing
-    # copies or transposes the keys first. Heads of 96: 12 columns a lane,
-    # whose dot product takes steps of 4 (a step of 8 and one of 4, the
-    # last of a size known only at run time, kept 176 bytes of stack).
+    # the keys and each lane pieces of 4 elements of a key (a 16-byte load
+    # each for f32, every load of the kernel a vector), the lanes' dot
+    # products summed by butterfly shuffles within the group (log2(lanes)
+    # of them a key, 4 keys a step); then a barrier and the combine; with
+    # partitions, a second kernel combines theirs. Nothing copies or
+    # transposes the keys first. Heads of 96 and 112: a warp a key, 24 and
+    # 28 of its lanes a piece each (the others' clamped to the row's last
+    # and left out); 80: 8 lanes, 3 pieces each but 4 lanes 2 (the
+    # accumulator rows in workgroup memory padded to 8 x 3 pieces); 256:
+    # 2 pieces a lane (32 bytes, which read as one vector went a float at a
+    # time).
     q = np.zeros((b, h, sq, d), dtype)
     kv = np.zeros((b, hkv, sk, d), dtype)
     params = {"softmax_scale": 0.125, "causal": True}
@@ -416,12 +424,15 @@ def test_attention_with_few_queries_splits_the_keys(b, h, hkv, sq, sk, d, dtype,
         if dtype == np.float32:
             # A lane's 4 floats of a key and of a value: 16-byte loads.
             assert "ld.global.v4.b32" in split.ptx or "ld.global.v4.f32" in split.ptx
+        # No element loaded alone: every global load is a lane's piece.
+        assert not re.findall(r"ld\.global(?:\.nc)?\.[bfus](?:16|32)\s", split.ptx)
         if HAVE_PTXAS:
             for kernel in kernels:
                 (report,) = gpu.ptxas(kernel.ptx, chip)
                 # The split: each group's accumulator row and each
                 # thread's max and sum; the combine of partitions: nothing.
-                shared = ((threads // lanes) * d + 2 * threads) * 4 if kernel is split else 0
+                padded = lanes * -(-d // (4 * lanes)) * 4
+                shared = ((threads // lanes) * padded + 2 * threads) * 4 if kernel is split else 0
                 assert report.shared_bytes == shared, report
                 assert report.stack_bytes == 0 and report.spill_stores == 0, report
 

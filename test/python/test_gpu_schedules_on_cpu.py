@@ -164,10 +164,15 @@ def test_attention_alibi_and_k_len(fuel_opt):
 # fit workgroup memory), heads of 16 with Dv = 48 (columns over 16 threads, three each),
 # 24 rows against 64 keys (from 25 rows on, the staged form pads them to a
 # block of 32), and rows whose keys are partitioned over blocks (2 and 5
-# partitions; empty ones where windows leave a row few keys).
+# partitions; empty ones where windows leave a row few keys). Heads whose
+# pieces of 4 columns some lanes of a group lack (those lanes' last piece
+# clamped to the row's last and left out): 80 (8 lanes of 3 pieces, 4 of
+# them 2), 112 (a warp, 28 lanes a piece), D = 48 with Dv = 96 (16 lanes:
+# 12 of them a piece of q and k; 2 pieces of v each but 8 lanes 1).
 SPLIT_ATTN = [(1, 2, 2, 1, 202, 64, 64), (1, 4, 2, 3, 100, 32, 16), (2, 2, 1, 5, 256, 128, 128),
               (1, 2, 2, 7, 77, 16, 48), (1, 1, 1, 24, 64, 16, 16), (1, 2, 1, 2, 1103, 32, 32),
-              (1, 1, 1, 1, 3001, 16, 16), (1, 2, 1, 2, 300, 256, 256)]
+              (1, 1, 1, 1, 3001, 16, 16), (1, 2, 1, 2, 300, 256, 256), (1, 2, 1, 2, 300, 80, 80),
+              (1, 2, 2, 1, 515, 112, 112), (1, 1, 1, 3, 150, 48, 96)]
 
 
 @pytest.mark.parametrize("shape", SPLIT_ATTN, ids=lambda s: "x".join(map(str, s)))
