@@ -13,6 +13,8 @@
 
 #include "FuelFused/Transforms/Passes.h"
 
+#include "FuelFused/Codegen/TrailingZeros.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -28,6 +30,7 @@ namespace mlir::fuel {
 } // namespace mlir::fuel
 
 using namespace mlir;
+using namespace mlir::fuel;
 
 /// The alignment of a kernel's buffers assumed, in bytes: gpu.alloc
 /// allocations (aligned to 256 by the CUDA and HIP runtimes).
@@ -35,105 +38,8 @@ static constexpr unsigned kBufferAlignmentLog2 = 4;
 /// The widest vector access given its alignment: one instruction's. Wider
 /// ones keep their element's (see the pass's description).
 static constexpr int64_t kMaxAccessBytes = 16;
-/// How far knownTrailingZeros looks through the ops defining a value.
+/// How far offsetZeros looks through the views of a kernel argument.
 static constexpr unsigned kMaxDepth = 16;
-/// A count of trailing zeros that stands for "any power of two".
-static constexpr unsigned kAll = 64;
-
-/// The trailing zeros of `c`: kAll for 0.
-static unsigned zerosOf(int64_t c) {
-  return c == 0 ? kAll
-                : static_cast<unsigned>(
-                      llvm::countr_zero(static_cast<uint64_t>(c)));
-}
-
-static unsigned knownTrailingZeros(Value v, unsigned depth = 0);
-
-/// The trailing zeros of `expr`, an affine expression of `operands`
-/// (dims, then symbols).
-static unsigned knownTrailingZeros(AffineExpr expr, ValueRange operands,
-                                   unsigned numDims, unsigned depth) {
-  if (auto constant = dyn_cast<AffineConstantExpr>(expr))
-    return zerosOf(constant.getValue());
-  if (auto dim = dyn_cast<AffineDimExpr>(expr))
-    return knownTrailingZeros(operands[dim.getPosition()], depth + 1);
-  if (auto symbol = dyn_cast<AffineSymbolExpr>(expr))
-    return knownTrailingZeros(operands[numDims + symbol.getPosition()],
-                              depth + 1);
-  auto binary = cast<AffineBinaryOpExpr>(expr);
-  unsigned lhs = knownTrailingZeros(binary.getLHS(), operands, numDims, depth);
-  unsigned rhs = knownTrailingZeros(binary.getRHS(), operands, numDims, depth);
-  switch (expr.getKind()) {
-  case AffineExprKind::Add:
-    return std::min(lhs, rhs);
-  case AffineExprKind::Mul:
-    return std::min(kAll, lhs + rhs);
-  case AffineExprKind::Mod:
-    // x mod c = x - c * floor(x / c), c > 0.
-    return std::min(lhs, rhs);
-  default:
-    return 0;
-  }
-}
-
-/// The trailing zero bits `v` (an index or integer) is known to have: the
-/// greatest power of two known to divide it, as its log2.
-static unsigned knownTrailingZeros(Value v, unsigned depth) {
-  APInt constant;
-  if (matchPattern(v, m_ConstantInt(&constant)))
-    return zerosOf(constant.getSExtValue());
-  if (depth == kMaxDepth)
-    return 0;
-  // An scf.for's induction variable: its lower bound plus steps.
-  if (auto loop = scf::getForInductionVarOwner(v))
-    return std::min(knownTrailingZeros(loop.getLowerBound(), depth + 1),
-                    knownTrailingZeros(loop.getStep(), depth + 1));
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return 0;
-  if (auto apply = dyn_cast<affine::AffineApplyOp>(def))
-    return knownTrailingZeros(apply.getAffineMap().getResult(0),
-                              apply.getMapOperands(),
-                              apply.getAffineMap().getNumDims(), depth);
-  auto operand = [&](unsigned i) {
-    return knownTrailingZeros(def->getOperand(i), depth + 1);
-  };
-  if (isa<arith::AddIOp, arith::SubIOp>(def))
-    return std::min(operand(0), operand(1));
-  if (isa<arith::MulIOp>(def))
-    return std::min(kAll, operand(0) + operand(1));
-  // The lesser or greater of two values, or either: a multiple of what
-  // both are.
-  if (isa<arith::MinUIOp, arith::MinSIOp, arith::MaxUIOp, arith::MaxSIOp>(
-          def))
-    return std::min(operand(0), operand(1));
-  if (isa<arith::SelectOp>(def))
-    return std::min(operand(1), operand(2));
-  if (isa<arith::ShLIOp>(def) &&
-      matchPattern(def->getOperand(1), m_ConstantInt(&constant)))
-    return std::min<unsigned>(kAll,
-                              operand(0) + constant.getLimitedValue(kAll));
-  // x >> c keeps the zeros of x beyond c (of those below, nothing is
-  // known).
-  if (isa<arith::ShRUIOp, arith::ShRSIOp>(def) &&
-      matchPattern(def->getOperand(1), m_ConstantInt(&constant))) {
-    unsigned zeros = operand(0);
-    uint64_t shift = constant.getLimitedValue(kAll);
-    return zeros == kAll ? kAll : zeros > shift ? zeros - shift : 0;
-  }
-  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-          arith::ExtUIOp>(def))
-    return operand(0);
-  return 0;
-}
-
-/// The trailing zeros of `value` (an index value or attribute).
-static unsigned knownTrailingZeros(OpFoldResult value) {
-  if (auto attr = dyn_cast<Attribute>(value))
-    return zerosOf(cast<IntegerAttr>(attr).getInt());
-  return knownTrailingZeros(cast<Value>(value));
-}
-
 /// Whether `v` is an argument of a kernel.
 static bool isKernelArgument(Value v) {
   auto arg = dyn_cast<BlockArgument>(v);
@@ -166,7 +72,7 @@ static std::optional<unsigned> offsetZeros(Value memref, unsigned depth = 0) {
                    .getStridesAndOffset(strides, offset)) ||
         ShapedType::isDynamic(offset))
       return std::nullopt;
-    return zerosOf(offset);
+    return trailingZerosOf(offset);
   }
   Operation *def = memref.getDefiningOp();
   if (!def)
@@ -179,8 +85,9 @@ static std::optional<unsigned> offsetZeros(Value memref, unsigned depth = 0) {
       return std::nullopt;
     for (auto [offset, stride] :
          llvm::zip(subview.getMixedOffsets(), *strides))
-      zeros = std::min(*zeros, std::min(kAll, knownTrailingZeros(offset) +
-                                                  zerosOf(stride)));
+      zeros = std::min(*zeros, std::min(kAllTrailingZeros,
+                                        knownTrailingZeros(offset) +
+                                            trailingZerosOf(stride)));
     return zeros;
   }
   if (auto cast = dyn_cast<memref::ReinterpretCastOp>(def)) {
@@ -220,8 +127,9 @@ static std::optional<int64_t> knownAlignment(Value memref, ValueRange indices,
   // The element offset: the view's offset plus each index times its
   // stride; its bytes from an aligned start.
   for (auto [index, stride] : llvm::zip(indices, *strides))
-    zeros = std::min(*zeros, std::min(kAll, knownTrailingZeros(index) +
-                                                zerosOf(stride)));
+    zeros = std::min(*zeros,
+                     std::min(kAllTrailingZeros, knownTrailingZeros(index) +
+                                                     trailingZerosOf(stride)));
   unsigned log2 = std::min<unsigned>(kBufferAlignmentLog2,
                                      *zeros + llvm::Log2_64(elementBytes));
   int64_t alignment = int64_t(1) << log2;

@@ -466,8 +466,9 @@ def FuelGpuAlignVectorAccesses : Pass<"fuel-gpu-align-vector-accesses", "::mlir:
     argument's start is taken to be aligned to 16 bytes, and the element
     offset (the views' offsets and each index times its stride) is a
     multiple of the powers of two that its constants, sums, products,
-    shifts, minima, maxima, selects, affine maps and `scf.for` induction
-    variables (lower bound plus steps) give. The backends then emit one instruction per vector
+    shifts, floor-divisions and remainders by powers of two, minima,
+    maxima, selects, affine maps and `scf.for` induction variables (lower
+    bound plus steps) give (`FuelFused/Codegen/TrailingZeros.h`). The backends then emit one instruction per vector
     (`ld.global.v4.b32`, `global_load_dwordx4`) where, at the element's
     alignment, they split it into one per element: the row-wise schedule's
     threads read and write chunks of 16 bytes this way. It runs after

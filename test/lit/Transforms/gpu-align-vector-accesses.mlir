@@ -160,12 +160,18 @@ gpu.module @shifts {
 
 // The lesser, the greater, or a select of two multiples of 4 is one (a
 // lane's piece of a row clamped to the row's last, as the split-keys
-// attention reads them); with a multiple of 2 among them, only of 2.
+// attention reads them); with a multiple of 2 among them, only of 2. A
+// multiple of 8 floor-divided by 2 is one of 4, and a multiple of 4 modulo
+// 16 too; modulo 6 (not a power of two), nothing is known.
 // CHECK-LABEL: gpu.func @clamps
 // CHECK:         vector.load %{{.*}} {alignment = 16 : i64} : memref<4x128xf32>, vector<4xf32>
 // CHECK:         vector.load %{{.*}} {alignment = 16 : i64} : memref<4x128xf32>, vector<4xf32>
 // CHECK:         vector.load %{{.*}} {alignment = 16 : i64} : memref<4x128xf32>, vector<4xf32>
 // CHECK:         vector.load %{{.*}} {alignment = 8 : i64} : memref<4x128xf32>, vector<4xf32>
+// CHECK:         vector.load %{{.*}} {alignment = 16 : i64} : memref<4x128xf32>, vector<4xf32>
+// CHECK:         vector.load %{{.*}} {alignment = 16 : i64} : memref<4x128xf32>, vector<4xf32>
+// CHECK:         vector.transfer_read
+// CHECK-NOT:     vector.load
 gpu.module @clamps {
   gpu.func @clamps(%x: memref<4x128xf32>, %c: i1) kernel {
     %c0 = arith.constant 0 : index
@@ -183,6 +189,16 @@ gpu.module @clamps {
     %d = vector.transfer_read %x[%c0, %either], %pad {in_bounds = [true]} : memref<4x128xf32>, vector<4xf32>
     %two = arith.minsi %col, %c6 : index
     %e = vector.transfer_read %x[%c0, %two], %pad {in_bounds = [true]} : memref<4x128xf32>, vector<4xf32>
+    %c2 = arith.constant 2 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+    %col8 = arith.muli %t, %c8 : index
+    %half = arith.divui %col8, %c2 : index
+    %f = vector.transfer_read %x[%c0, %half], %pad {in_bounds = [true]} : memref<4x128xf32>, vector<4xf32>
+    %rem = arith.remui %col, %c16 : index
+    %g = vector.transfer_read %x[%c0, %rem], %pad {in_bounds = [true]} : memref<4x128xf32>, vector<4xf32>
+    %rem6 = arith.remui %col, %c6 : index
+    %h = vector.transfer_read %x[%c0, %rem6], %pad {in_bounds = [true]} : memref<4x128xf32>, vector<4xf32>
     gpu.return
   }
 }
