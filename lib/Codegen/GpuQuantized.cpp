@@ -10,7 +10,10 @@
 // in registers, and keeps its partial sum; the partials are combined
 // across the block by `gpu.all_reduce`. What a chunk's weights share (a
 // quant block's scale) is the same index arithmetic on consecutive k,
-// which LLVM folds and reads once. The [N, K] f32 weight the decomposition
+// read once; the words that hold a chunk's bytes of quants (GGML's 8
+// bytes: 2 or 3 words, which LLVM cannot tell apart and read a byte at a
+// time) are read once each, every weight selecting its own
+// (ChunkReads::word). The [N, K] f32 weight the decomposition
 // materializes never exists: each quantized byte is read once per row of
 // activations, from global memory or the cache. A weight laid out [K, N]
 // (awq's, eight 4-bit codes a word along n) would be read down its columns
@@ -287,6 +290,7 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
           t, threads, k / chunk, 0.0, gpu::AllReduceOperation::ADD,
           [&](OpBuilder &b, Value c, Value acc) -> Value {
             ChunkReads reads;
+            reads.windows = true;
             reads.addAxis(
                 b, loc,
                 arith::MulIOp::create(

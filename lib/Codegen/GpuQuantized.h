@@ -15,7 +15,9 @@
 #include "FuelFused/Codegen/Schedules.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir {
@@ -58,7 +60,42 @@ struct ChunkReads {
   Value element(OpBuilder &b, Location loc, Value tensor,
                 ValueRange indices);
 
+  /// Whether `word` below applies (the decode form's chunks of k).
+  bool windows = false;
+
+  /// `extract` (a tensor.extract from a 1-D tensor in a decomposition's
+  /// body, as a point evaluates it with `mapping`) where the chunk's
+  /// points read it at a window of consecutive elements: GGML's bytes,
+  /// each read from its u32 word at (byte offset) / 4, where a chunk's
+  /// 8 bytes are 2 or 3 words that LLVM cannot tell apart (it reads one
+  /// word a byte). Its first evaluation (the chunk's first point) is
+  /// cloned; a later one whose index is the first's plus a constant is
+  /// the window's element at that distance, and one whose index is (x +
+  /// d) floor-divided by a power of two c where the first's is x / c
+  /// (d >= 0 a constant, x a multiple of 2^t, d < 4 c) is the window's
+  /// element (x mod c + d) / c, selected at run time. The window's
+  /// elements are read once each, clamped to the tensor. Null where the
+  /// index is neither (the extract is then cloned as it is).
+  Value word(OpBuilder &b, Location loc, Operation *extract,
+             IRMapping &mapping);
+
 private:
+  /// A window: the first evaluation's index, the value it floor-divides
+  /// (null if none), by what, and the elements read from it on.
+  struct Window {
+    Value tensor, first, dividend;
+    int64_t divisor;
+    SmallVector<Value> elements;
+  };
+  llvm::DenseMap<Operation *, Window> windowOf;
+
+  /// The constant d with `v` = `first` + d, where `v` and `first` are the
+  /// same computation at two points of the chunk (their leaves the axes'
+  /// values, or the same values); none where that is not known.
+  std::optional<int64_t> distance(Value v, Value first, unsigned depth = 0);
+  /// Element `i` of `window` (read at first + i, clamped to the tensor).
+  Value windowElement(OpBuilder &b, Location loc, Window &window, int64_t i);
+
   /// Element `j` of `tensor`'s read along axis `a`, packed `packing` to an
   /// element, at `leadingIndices`.
   Value read(OpBuilder &b, Location loc, Value tensor,

@@ -166,6 +166,11 @@ def test_qmatmul_decodes_in_registers(qtype):
         assert re.findall(r"ld\.global\.v\d[.\w]*", kernel.ptx) == ["ld.global.v4.b32"] * 2
         if qtype in ("q4_0", "q8_0"):
             assert kernel.ptx.count("cvt.f32.f16") == 1
+            # Its 8 bytes of quants lie in 3 consecutive words (blocks of
+            # 18 and 34 bytes: a chunk starts 2 bytes into a word at
+            # worst), each read once, and the scale's word: 4 word loads,
+            # where a load a byte was 9.
+            assert len(re.findall(r"ld\.global(?:\.nc)?\.b32", kernel.ptx)) == 4
         if HAVE_PTXAS:
             (report,) = gpu.ptxas(kernel.ptx, chip)
             assert report.stack_bytes == 0 and report.spill_stores == 0, report

@@ -11,7 +11,13 @@
 
 // Q8_0, 2 rows: 2 x 64 blocks; the block's row and column from its index.
 // K = 512 is 64 chunks of 8: 64 threads of one chunk, its 8 activations
-// two reads of 4 f32, then 8 weights decoded and summed.
+// two reads of 4 f32, then 8 weights decoded and summed. The block's scale
+// is read by the first weight; a chunk's 8 bytes of quants, which start at
+// an even byte (blocks of 34 bytes, 2 of scale), lie in 3 consecutive
+// words: the first weight reads the first, the others take the word
+// (byte offset mod 4 + j) / 4 of those, each read once (the second and
+// third clamped to the stream: the third is past the chunk's bytes where
+// they start at a word).
 // CHECK-LABEL: func.func @q8_0
 // CHECK-NOT:     linalg.generic
 // CHECK:         scf.forall (%[[B:.*]]) in (128) shared_outs
@@ -30,11 +36,19 @@
 // CHECK:               arith.muli %{{.*}}, %c34
 // CHECK:               tensor.extract %arg1[%{{.*}}] : tensor<8704xi32>
 // CHECK:               arith.bitcast %{{.*}} : i16 to f16
+// CHECK:               %[[W0:.*]] = tensor.extract %arg1[%{{.*}}] : tensor<8704xi32>
 // CHECK:               arith.extsi %{{.*}} : i8 to i32
 // CHECK:               arith.mulf
 // CHECK:               arith.addf
+// CHECK:               %[[AT1:.*]] = arith.minui %{{.*}}, %c8703 : index
+// CHECK:               %[[W1:.*]] = tensor.extract %arg1[%[[AT1]]] : tensor<8704xi32>
+// CHECK:               arith.select %{{.*}}, %[[W1]], %[[W0]] : i32
+// CHECK:               %[[AT2:.*]] = arith.minui %{{.*}}, %c8703 : index
+// CHECK:               %[[W2:.*]] = tensor.extract %arg1[%[[AT2]]] : tensor<8704xi32>
+// CHECK:               arith.select %{{.*}}, %[[W2]], %{{.*}} : i32
+// CHECK-NOT:           tensor.extract %arg1
 // CHECK:               vector.extract %[[A1]][3]
-// CHECK-NOT:           tensor.extract %arg0
+// CHECK-NOT:           tensor.extract %arg
 // CHECK:             gpu.all_reduce add %{{.*}} uniform
 // CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:         } {mapping = [#gpu.block<x>]}
