@@ -7,7 +7,9 @@ compiled with fuel-to-nvvm and assembled by ptxas for sm_80 and sm_90:
 
 Per kernel: registers, shared memory, stack and spill bytes, its global
 loads in the PTX's text and how many of them are vectors, and for qmatmul
-the instructions of its loop over chunks of 8 weights.
+the instructions of its loop over chunks of 8 weights. Where Debian's
+llvm-22 and lld-22 are installed, the same kernels through fuel-to-rocdl
+for gfx942: VGPRs (registers), LDS (shared bytes) and scratch (stack).
 
     python bench/gpu_decode.py [--heads 64 80 96 ...] [--types q8_0 q4_0 ...]
 
@@ -58,6 +60,20 @@ def figures(ptx, chip):
             len(ANY_LOAD.findall(ptx)), len(VECTOR_LOAD.findall(ptx))]
 
 
+def have_rocm_tools():
+    return all(gpu.llvm_tool(t) for t in ("opt", "llc", "ld.lld"))
+
+
+def gfx942(text, marker):
+    """The gfx942 figures of the kernel of `text` whose device LLVM IR has
+    `marker`, as the table's cells (no PTX, so no loads)."""
+    kernels = [k for k in gpu.compile_rocdl(text, chip="gfx942") if marker in k.llvm_ir]
+    if len(kernels) != 1:
+        raise SystemExit(f"{len(kernels)} gfx942 kernels with {marker}")
+    obj = gpu.amdgpu_code_object(kernels[0].llvm_ir, "gfx942")
+    return ["gfx942", obj.vgprs, obj.lds_bytes, obj.scratch_bytes, "-", "-", "-"]
+
+
 def row(cells):
     print("| " + " | ".join(str(c) for c in cells) + " |")
 
@@ -78,6 +94,8 @@ def attention(heads, keys):
                 if len(split) != 1:
                     raise SystemExit(f"heads of {d}: no split-keys kernel")
                 row([d, np.dtype(dtype).name, chip] + figures(split[0].ptx, chip))
+            if have_rocm_tools():
+                row([d, np.dtype(dtype).name] + gfx942(text, "ds.bpermute"))
 
 
 def qmatmul(types, k, n):
@@ -91,6 +109,8 @@ def qmatmul(types, k, n):
         for chip in CHIPS:
             (kernel,) = gpu.compile_nvvm(text, chip=chip)
             row([qtype, chip] + figures(kernel.ptx, chip) + [loop_instructions(kernel.ptx)])
+        if have_rocm_tools():
+            row([qtype] + gfx942(text, "define") + ["-"])
 
 
 def main():

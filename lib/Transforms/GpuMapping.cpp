@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/MathExtras.h"
@@ -572,6 +573,30 @@ static Value shrinkThreadDims(RewriterBase &rewriter, gpu::LaunchOp launch,
   return shrunk;
 }
 
+/// Where a static private buffer allocated at `op` goes: the start of its
+/// kernel's body, after the buffers put there before (`hoisted`, the last
+/// per kernel), where no loop encloses it there (it runs at most once a
+/// thread), else `op`; whether it is the former. LLVM promotes to registers only the allocas of a
+/// function's entry block; one in a block of a branch (the mapping's `if`
+/// of the threads that have work) stays a stack slot (AMDGPU's scratch).
+static bool
+setPrivateAllocPoint(RewriterBase &rewriter, Operation *op,
+                     llvm::DenseMap<Operation *, Operation *> &hoisted) {
+  auto launch = op->getParentOfType<gpu::LaunchOp>();
+  for (Operation *parent = op->getParentOp(); parent != launch;
+       parent = parent->getParentOp()) {
+    if (isa<LoopLikeOpInterface>(parent)) {
+      rewriter.setInsertionPoint(op);
+      return false;
+    }
+  }
+  if (Operation *last = hoisted.lookup(launch))
+    rewriter.setInsertionPointAfter(last);
+  else
+    rewriter.setInsertionPointToStart(&launch.getBody().front());
+  return true;
+}
+
 namespace {
 struct FuelGpuPrivateAllocsPass
     : public fuel::impl::FuelGpuPrivateAllocsBase<FuelGpuPrivateAllocsPass> {
@@ -584,6 +609,7 @@ struct FuelGpuPrivateAllocsPass
         allocs.push_back(op);
     });
     IRRewriter rewriter(&getContext());
+    llvm::DenseMap<Operation *, Operation *> hoisted;
     // Per-thread slices of a shared-looking buffer first.
     for (memref::AllocOp &alloc : allocs) {
       auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
@@ -620,15 +646,18 @@ struct FuelGpuPrivateAllocsPass
             type.getShape(), type.getElementType(), type.getLayout(),
             gpu::AddressSpaceAttr::get(&getContext(),
                                        gpu::AddressSpace::Private));
-      rewriter.setInsertionPoint(alloc);
+      bool atStart = setPrivateAllocPoint(rewriter, alloc, hoisted);
       auto alloca = memref::AllocaOp::create(rewriter, alloc.getLoc(),
                                              privateType,
                                              alloc.getAlignmentAttr());
+      if (atStart)
+        hoisted[alloc->getParentOfType<gpu::LaunchOp>()] = alloca;
       if (privateType == type) {
         rewriter.replaceOp(alloc, alloca);
         continue;
       }
       // Its users see the default address space through a cast.
+      rewriter.setInsertionPoint(alloc);
       Value cast = memref::MemorySpaceCastOp::create(rewriter, alloc.getLoc(),
                                                      type, alloca);
       rewriter.replaceOp(alloc, cast);
@@ -648,11 +677,17 @@ struct FuelGpuPrivateAllocsPass
       auto privateType = MemRefType::get(
           type.getShape(), type.getElementType(), type.getLayout(),
           gpu::AddressSpaceAttr::get(&getContext(), gpu::AddressSpace::Private));
-      rewriter.setInsertionPoint(alloca);
+      bool atStart = alloca.getDynamicSizes().empty() &&
+                     setPrivateAllocPoint(rewriter, alloca, hoisted);
+      if (!atStart)
+        rewriter.setInsertionPoint(alloca);
       auto moved = memref::AllocaOp::create(rewriter, alloca.getLoc(),
                                             privateType,
                                             alloca.getDynamicSizes(),
                                             alloca.getAlignmentAttr());
+      if (atStart)
+        hoisted[alloca->getParentOfType<gpu::LaunchOp>()] = moved;
+      rewriter.setInsertionPoint(alloca);
       Value cast = memref::MemorySpaceCastOp::create(rewriter, alloca.getLoc(),
                                                      type, moved);
       rewriter.replaceOp(alloca, cast);

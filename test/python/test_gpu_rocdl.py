@@ -71,6 +71,21 @@ def test_row_op_is_one_kernel_with_lds():
     assert obj.lds_bytes > 0
 
 
+@pytest.mark.skipif(not HAVE_LLC, reason="no llc-22 / ld.lld-22 (apt-get install llvm-22 lld-22)")
+@pytest.mark.parametrize("name", ["softmax_last_dim", "reduce_max_to_backward"])
+def test_row_statistics_are_not_in_scratch(name):
+    # Held-out shape: rows of 1,536 over 256 threads. A thread's row
+    # statistic between the block reduction and its use is a one-element
+    # buffer in the `if` of the threads that have work; allocated at the
+    # kernel's start, it is a register (in that block it was a stack slot:
+    # 64 bytes of scratch).
+    x = np.zeros((3, 1536), np.float32)
+    args = [x] if name == "softmax_last_dim" else [x, np.zeros((3, 1), np.float32)]
+    kernels = gpu.compile_rocdl(fused_text(name, args), chip="gfx942")
+    for kernel in kernels:
+        assert gpu.amdgpu_code_object(kernel.llvm_ir, "gfx942").scratch_bytes == 0
+
+
 def test_row_op_reads_and_writes_16_byte_chunks():
     # Held-out shape: rows of 3072 f32 over 256 threads, 3 chunks of 4 each.
     text = fused_text("rms_norm_last_dim", [np.zeros((5, 3072), np.float32)], {"eps": 1e-6})

@@ -396,8 +396,12 @@ def FuelGpuPrivateAllocs : Pass<"fuel-gpu-private-allocs"> {
     dims become 1 (upstream has no such rewrite; the transform dialect's
     mapping leaves such buffers whole); with static indices elsewhere it
     then lives in registers. With `private-address-space`, allocas already
-    in kernels move there too. A buffer of dynamic size inside a kernel is
-    an error.
+    in kernels move there too. A thread's static buffer that no loop
+    encloses in the kernel is allocated at the start of the kernel's body:
+    LLVM promotes to registers only the allocas of a function's entry
+    block, and one in a branch's block (the mapping's `if` of the threads
+    that have work) stays a stack slot (AMDGPU's scratch). A buffer of
+    dynamic size inside a kernel is an error.
   }];
   let options = [
     Option<"privateAddressSpace", "private-address-space", "bool",

@@ -155,3 +155,46 @@ func.func @shared_slices(%out: memref<8xf32>) {
   }
   return
 }
+
+// -----
+// A thread's buffer inside the `if` of the threads that have work is
+// allocated at the start of the kernel, after those allocated there before
+// (LLVM promotes only the entry block's allocas to registers); one inside
+// a loop stays in it (it may be live across the loop's iterations).
+// ALLOC-LABEL: func.func @entry_block
+// ALLOC:         gpu.launch
+// ALLOC-NEXT:      %[[FIRST:.*]] = memref.alloca() : memref<1xf32>
+// ALLOC-NEXT:      %[[SECOND:.*]] = memref.alloca() : memref<2xf32>
+// ALLOC:           scf.if
+// ALLOC:             memref.store %{{.*}}, %[[FIRST]]
+// ALLOC:             memref.store %{{.*}}, %[[SECOND]]
+// ALLOC:           scf.for
+// ALLOC-NEXT:        %[[LOOP:.*]] = memref.alloca() : memref<3xf32>
+// ALLOC-NEXT:        memref.store %{{.*}}, %[[LOOP]]
+// AMD-LABEL:   func.func @entry_block
+// AMD:           gpu.launch
+// AMD-NEXT:        memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+// AMD-NEXT:        memref.alloca() : memref<2xf32, #gpu.address_space<private>>
+// AMD:             scf.for
+// AMD-NEXT:          memref.alloca() : memref<3xf32, #gpu.address_space<private>>
+func.func @entry_block(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %f = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1) threads(%tx, %ty, %tz) in (%u = %c8, %v = %c1, %w = %c1) {
+    %work = arith.cmpi ult, %tx, %n : index
+    scf.if %work {
+      %one = memref.alloc() : memref<1xf32>
+      %two = memref.alloc() : memref<2xf32>
+      memref.store %f, %one[%c0] : memref<1xf32>
+      memref.store %f, %two[%c1] : memref<2xf32>
+    }
+    scf.for %i = %c0 to %n step %c1 {
+      %three = memref.alloc() : memref<3xf32>
+      memref.store %f, %three[%c0] : memref<3xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
