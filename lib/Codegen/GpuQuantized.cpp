@@ -30,7 +30,8 @@
 // memory per block tile and step along K (GpuStaged.h) where M and N are
 // multiples of 32 and K of 8, else take the contraction schedule's block
 // and thread tiles (GpuContraction.cpp) with the dequantization fused into
-// each thread's reduction steps.
+// each thread's reduction steps (tiles of the result's conversion to f16 or
+// bf16 where there is one).
 //
 //===----------------------------------------------------------------------===//
 
@@ -227,9 +228,8 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
     const GpuScheduleOptions &options, std::string &why) {
   // With f16 or bf16 activations the result is the f32 contraction's
   // converted: the decode forms and the staged prefill tiles convert each
-  // output where they write it; the contraction schedule's tiles write
-  // f32, the conversion left to a kernel of its own (one element a
-  // thread).
+  // output where they write it; the contraction schedule's tiles are then
+  // of the conversion, the contraction fused in.
   linalg::GenericOp contraction = contractionOf(last, decomposition);
   if (!contraction) {
     why = "the op's last step is not a sum of products into an f32 output";
@@ -255,7 +255,13 @@ LogicalResult mlir::fuel::scheduleGpuQuantized(
           last, buildStagedContraction(rewriter, loc, *staged, options));
       return success();
     }
-    return scheduleGpuContraction(rewriter, root, decomposition, options, why);
+    // With a conversion of the result (f16, bf16 activations), the tiles
+    // are of it: each thread converts its outputs as it writes them, the
+    // contraction fused in (no f32 result, no kernel of its own).
+    linalg::LinalgOp tiled =
+        conversion ? cast<linalg::LinalgOp>(conversion.getOperation()) : root;
+    return scheduleGpuContraction(rewriter, tiled, decomposition, options,
+                                  why);
   }
   int64_t k = ranges.back();
   ArrayRef<int64_t> outShape = ArrayRef<int64_t>(ranges).drop_back();

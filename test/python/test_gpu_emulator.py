@@ -458,21 +458,23 @@ def test_held_out_numerics_on_the_emulator(name, seed):
 @pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
 @pytest.mark.parametrize("dtype", [np.float16] + ([BF16] if BF16 is not None else []),
                          ids=["f16", "bf16"][:1 + (BF16 is not None)])
-def test_staged_quantized_prefill_converts_where_it_writes(target, dtype):
-    """qmatmul prefill with f16 or bf16 activations (64 rows, 64 x 128
-    q4_0 weights): the staged tiles convert each output to the activations'
-    type as they write it, so the f32 contraction's result never exists
-    and one kernel computes the op (two when a kernel of its own converted
-    it)."""
+@pytest.mark.parametrize("m,staged", [(64, True), (20, False)], ids=["staged", "register-tiles"])
+def test_quantized_prefill_converts_where_it_writes(target, dtype, m, staged):
+    """qmatmul prefill with f16 or bf16 activations (64 or 20 rows, 64 x
+    128 q4_0 weights): the staged tiles (64 rows), or the register tiles of
+    the contraction schedule (20: not a multiple of 32), convert each
+    output to the activations' type as they write it, so the f32
+    contraction's result never exists and one kernel computes the op (two
+    when a kernel of its own converted it)."""
     from test_qmatmul import as_words, dequant, random_blocks
     from fuel_mlir import gpu
     k, n = 128, 64
     rows = random_blocks("q4_0", n, k, seed=4)
-    a = np.random.default_rng(2).standard_normal((64, k)).astype(dtype)
+    a = np.random.default_rng(2).standard_normal((m, k)).astype(dtype)
     args, params = [a, as_words(rows)], {"quant_type": "q4_0", "k": k, "n": n}
     text = fused_text("qmatmul", args, params)
     kernels = gpu.compile_nvvm(text, chip="sm_90")
-    assert len(kernels) == 1 and "bar.sync" in kernels[0].ptx
+    assert len(kernels) == 1 and ("bar.sync" in kernels[0].ptx) == staged
     got = runner.compile(text, "f", target=target)(*args)
     assert got.dtype == a.dtype
     assert_close(got, np.asarray(a, np.float64) @ dequant("q4_0", rows, k).T,
