@@ -159,8 +159,9 @@ splitShape(FusedOp op, const GpuScheduleOptions &options) {
   // A group per step of the partition at most.
   split.threads = threadsFor(
       llvm::divideCeilSigned(steps, split.partitions) * split.lanes, most);
-  // The partials fit: at most 32 groups (lanes >= 4) of Dv <= 256 floats
-  // (and pieces past them: at most 96 floats for 32 lanes of 1 group).
+  // The partials fit: at most 32 groups (lanes >= 4, of no piece past Dv)
+  // of Dv <= 256 floats; wider groups are fewer, their rows padded by at
+  // most a third of Dv (their lanes' pieces are at least 3 in 4 of Dv's).
   assert((split.groups() * split.accColumns() + 2 * split.threads) * 4 <=
          kMaxSharedBytes);
   split.columns = std::min(split.threads, s.dv);
