@@ -31,11 +31,10 @@ from numerics import fused_text  # noqa: E402
 
 from fuel_mlir import gpu  # noqa: E402
 
+from qmatmul import GEOMETRY  # noqa: E402  (the GGML types' block geometry)
+
 VECTOR_LOAD = re.compile(r"ld\.global(?:\.nc)?\.v[24]\.")
 ANY_LOAD = re.compile(r"ld\.global\.")
-# GGML types: (weights a block, bytes a block).
-GGML = {"q8_0": (32, 34), "q4_0": (32, 18), "q4_1": (32, 20), "q5_0": (32, 22), "q5_1": (32, 24),
-        "q4_k": (256, 144), "q5_k": (256, 176), "q6_k": (256, 210)}
 CHIPS = ("sm_80", "sm_90")
 
 
@@ -102,7 +101,7 @@ def qmatmul(types, k, n):
     row(["type"] + COLUMNS + ["loop instructions"])
     row(["---"] * (len(COLUMNS) + 2))
     for qtype in types:
-        qk, block_bytes = GGML[qtype]
+        qk, block_bytes = GEOMETRY[qtype][:2]
         words = np.zeros(n * (k // qk) * block_bytes // 4, np.uint32)
         text = fused_text("qmatmul", [np.zeros((1, k), np.float32), words],
                           {"quant_type": qtype, "k": k, "n": n})
@@ -117,7 +116,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--heads", type=int, nargs="+", default=[64, 80, 96, 112, 128, 160, 192, 256])
     parser.add_argument("--keys", type=int, default=4096)
-    parser.add_argument("--types", nargs="+", choices=sorted(GGML), default=list(GGML))
+    parser.add_argument("--types", nargs="+", choices=sorted(GEOMETRY),
+                        default=["q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"])
     parser.add_argument("--kn", type=int, default=4096, help="qmatmul's K and N")
     args = parser.parse_args()
     if gpu.ptxas_path() is None:

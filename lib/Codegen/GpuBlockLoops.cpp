@@ -17,10 +17,9 @@ int64_t mlir::fuel::threadsFor(int64_t n, int64_t maxThreads) {
   return threads;
 }
 
-int64_t mlir::fuel::lanesFor(ArrayRef<int64_t> widths) {
+int64_t mlir::fuel::lanesFor(int64_t width) {
   int64_t lanes = kWarpLanes;
-  while (lanes > 1 &&
-         llvm::any_of(widths, [&](int64_t w) { return w % lanes != 0; }))
+  while (lanes > 1 && width % lanes != 0)
     lanes /= 2;
   return lanes;
 }

@@ -22,9 +22,9 @@ namespace fuel {
 /// Lanes of a warp: the widest cluster of a subgroup reduction.
 constexpr int64_t kWarpLanes = 32;
 
-/// The lanes of a group that splits a row between them: the largest power
-/// of two up to a warp that divides every one of `widths` (1 where none).
-int64_t lanesFor(ArrayRef<int64_t> widths);
+/// The lanes of a group that splits a row of `width` pieces between them:
+/// the largest power of two up to a warp that divides it.
+int64_t lanesFor(int64_t width);
 
 /// A group's place in a loop whose trips are the same on every lane of a
 /// warp. A warp's lanes shuffle together (shfl.sync names them all), so a

@@ -89,7 +89,7 @@ struct Split {
     split.partitions = llvm::divideCeil(tokens, split.tokens);
     // Lanes of 4 elements of a key each: the largest power of two up to a
     // warp that divides D / 4 (1 where D is not a multiple of 4).
-    split.lanes = d % 4 ? 1 : lanesFor({d / 4});
+    split.lanes = d % 4 ? 1 : lanesFor(d / 4);
     split.threads = threadsFor(split.tokens * split.lanes, maxThreads);
     split.each = llvm::divideCeil(split.tokens, split.threads);
     return split;

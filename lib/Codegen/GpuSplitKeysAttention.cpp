@@ -196,10 +196,11 @@ private:
   /// steps of 4).
   void keysOfBlock(Value partition);
   /// A lane's pieces of a row of `cols` columns: their first columns
-  /// (clamped to the row's last piece) and whether each is the row's.
+  /// (`starts`: 4 (c + G p), past the row for some lanes' last), those
+  /// read (clamped to the row's last piece), and whether each is the
+  /// row's (null where every lane's is).
   struct Pieces {
-    SmallVector<Value> cols;
-    SmallVector<Value> live;
+    SmallVector<Value> starts, cols, live;
   };
   Pieces piecesOf(Value lane, int64_t pieces, int64_t cols);
   /// The online softmax's state of a group on one of its lanes: the
@@ -246,11 +247,11 @@ SplitBuilder::Pieces SplitBuilder::piecesOf(Value lane, int64_t pieces,
   Pieces out;
   for (int64_t p = 0; p < pieces; ++p) {
     // Piece c + G p, from column 4 (c + G p).
-    Value col = arith::MulIOp::create(
+    Value start = arith::MulIOp::create(
         b, loc,
         arith::AddIOp::create(b, loc, lane, bb.index(split.lanes * p)),
         bb.index(kPiece));
-    Value live;
+    Value col = start, live;
     if ((p + 1) * split.lanes * kPiece > cols) {
       // The last piece, past the row on the lanes from (cols / 4) mod G
       // on: read at the row's last piece, its terms left out.
@@ -258,6 +259,7 @@ SplitBuilder::Pieces SplitBuilder::piecesOf(Value lane, int64_t pieces,
                                    bb.index(cols));
       col = arith::MinUIOp::create(b, loc, col, bb.index(cols - kPiece));
     }
+    out.starts.push_back(start);
     out.cols.push_back(col);
     out.live.push_back(live);
   }
@@ -402,14 +404,6 @@ SmallVector<Value> SplitBuilder::partials() {
   Pieces d = piecesOf(lane, split.piecesD, s.d),
          dv = piecesOf(lane, split.piecesDv, s.dv);
   LaneState mine = partial(group, lane, d, dv);
-  // The lane's pieces of the accumulator row, at their columns (those
-  // past Dv too: piece c + G p from 4 (c + G p), not clamped).
-  SmallVector<Value> accCols;
-  for (int64_t p = 0; p < split.piecesDv; ++p)
-    accCols.push_back(arith::MulIOp::create(
-        b, loc,
-        arith::AddIOp::create(b, loc, lane, bb.index(split.lanes * p)),
-        bb.index(kPiece)));
   b.setInsertionPointToStart(loop.getTerminator().getBody());
   OpFoldResult one = b.getIndexAttr(1);
   ValueRange shared = loop.getRegionIterArgs();
@@ -421,7 +415,9 @@ SmallVector<Value> SplitBuilder::partials() {
                                         ArrayRef<OpFoldResult>{t},
                                         ArrayRef<OpFoldResult>{one},
                                         ArrayRef<OpFoldResult>{one});
-  for (auto [acc, col] : llvm::zip(mine.acc, accCols))
+  // The lane's pieces of the accumulator row at their starts (those past
+  // Dv too, into the padding).
+  for (auto [acc, col] : llvm::zip(mine.acc, dv.starts))
     tensor::ParallelInsertSliceOp::create(
         b, loc, acc, shared[2], ArrayRef<OpFoldResult>{group, col},
         ArrayRef<OpFoldResult>{one, b.getIndexAttr(kPiece)},
