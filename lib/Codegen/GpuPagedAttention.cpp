@@ -7,9 +7,10 @@
 // block keeps stay small), in thread loops:
 //
 // 1. Scores: T threads (T: a power of two from a warp up to max-threads,
-//    no more than the block's tokens need) in groups of G lanes (G: the
-//    largest power of two up to a warp that divides D / 4; 1 where D is
-//    not a multiple of 4); group g takes the block's tokens g, g + T / G,
+//    no more than the block's tokens need, or its output's columns: the
+//    block reductions below need all of its threads) in groups of G lanes
+//    (G: the largest power of two up to a warp that divides D / 4; 1 where
+//    D is not a multiple of 4); group g takes the block's tokens g, g + T / G,
 //    ... before the context length and reads each token's key row (block
 //    table[s, t / block_size], slot t % block_size) against the query's,
 //    lane c 4 elements from 4 c on, then every 4 G (one 16-byte load of
@@ -83,14 +84,20 @@ struct Split {
   /// up to a warp), and the slots of the row of scores each thread writes.
   int64_t threads, lanes, each;
 
-  static Split of(int64_t tokens, int64_t d, int64_t maxThreads) {
+  static Split of(int64_t tokens, int64_t d, int64_t dv,
+                  int64_t maxThreads) {
     Split split;
     split.tokens = std::min(tokens, kPartition);
     split.partitions = llvm::divideCeil(tokens, split.tokens);
     // Lanes of 4 elements of a key each: the largest power of two up to a
     // warp that divides D / 4 (1 where D is not a multiple of 4).
     split.lanes = d % 4 ? 1 : lanesFor(d / 4);
-    split.threads = threadsFor(split.tokens * split.lanes, maxThreads);
+    // The block's threads: the reductions of the scores need every one of
+    // them, so as many as the output's columns need where those need
+    // more.
+    split.threads =
+        std::max(threadsFor(split.tokens * split.lanes, maxThreads),
+                 threadsFor(split.columnThreads(dv), maxThreads));
     split.each = llvm::divideCeil(split.tokens, split.threads);
     return split;
   }
@@ -110,7 +117,8 @@ public:
                const GpuScheduleOptions &options)
       : b(rewriter), loc(op.getLoc()), paged(op),
         shape(paged::PagedShape::of(paged)),
-        split(Split::of(shape.tokens, shape.d, options.maxThreads)),
+        split(Split::of(shape.tokens, shape.d, shape.dv,
+                        options.maxThreads)),
         f32(rewriter.getF32Type()) {}
 
   /// Replaces the op.
@@ -527,7 +535,8 @@ LogicalResult mlir::fuel::canScheduleGpuPagedAttention(
     return failure();
   PagedAttnView paged(op);
   paged::PagedShape shape = paged::PagedShape::of(paged);
-  Split split = Split::of(shape.tokens, shape.d, options.maxThreads);
+  Split split =
+      Split::of(shape.tokens, shape.d, shape.dv, options.maxThreads);
   int64_t columns = split.columnThreads(shape.dv);
   if (columns > options.maxThreads) {
     why = "the output needs " + std::to_string(columns) +

@@ -150,6 +150,26 @@ static LogicalResult mapForallToLaunch(RewriterBase &rewriter,
     for (int d = 0; d < 3; ++d)
       blockSizes[d] = std::max(blockSizes[d], (*sizes)[d]);
   }
+  // A loop with fewer threads than the block is guarded, and every thread
+  // of a block must reach a barrier (a block-wide reduction has them).
+  for (scf::ForallOp loop : threadLoops) {
+    std::array<int64_t, 3> sizes = *getMappedSizes(loop);
+    if (sizes == blockSizes)
+      continue;
+    WalkResult synced = loop.getBody()->walk([](Operation *op) {
+      return isa<gpu::BarrierOp, gpu::AllReduceOp>(op)
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    if (synced.wasInterrupted())
+      return loop.emitError()
+             << "fuel-gpu-map-forall: a thread loop of " << sizes[0] << " x "
+             << sizes[1] << " x " << sizes[2] << " threads in a block of "
+             << blockSizes[0] << " x " << blockSizes[1] << " x "
+             << blockSizes[2]
+             << " synchronizes the block (gpu.barrier, gpu.all_reduce), "
+                "which the threads past its trip count would never reach";
+  }
 
   Location loc = blocks.getLoc();
   rewriter.setInsertionPoint(blocks);

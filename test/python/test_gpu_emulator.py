@@ -388,6 +388,20 @@ def test_the_run_api_raises_what_the_emulator_reports(monkeypatch):
     np.testing.assert_allclose(fn(x), e / e.sum(-1, keepdims=True), rtol=1e-5)
 
 
+# paged_attn with a table of few tokens and wide heads: its scores take 32
+# threads (2 tokens, 16 lanes each) where its output takes one a column
+# (64, 128): the block reductions of the scores must have every thread of
+# the block (the others would never reach their barriers).
+@pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
+@pytest.mark.parametrize("d,block_size,width", [(64, 1, 2), (128, 2, 1), (128, 16, 3)])
+def test_paged_attention_few_tokens_wide_heads(target, d, block_size, width):
+    from test_codegen_paged_attn import make, reference
+    args = make(2, 4, 2, d, block_size, width, [block_size * width, 1], np.float32)
+    params = {"softmax_scale": 0.3, "block_size": block_size}
+    got = runner.compile(fused_text("paged_attn", list(args), params), "f", target=target)(*args)
+    assert_close(got, reference(args, params), "f32", loose=True)
+
+
 # Held-out shapes (test_gpu_held_out.Case: odd and prime lengths, one row,
 # rows of 4,097, heads of 80, K off the steps, grouped convolutions) with
 # random values, against the float64 references: the schedules' paths that

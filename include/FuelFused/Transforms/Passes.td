@@ -342,9 +342,12 @@ def FuelGpuMapForall : Pass<"fuel-gpu-map-forall"> {
     `scf.for` loops there (steps along a reduction that the block's threads
     take together), set the block size (the largest of their trip counts)
     and become the launch's thread ids, guarded where a loop has fewer
-    iterations than the block has threads. A `gpu.barrier` follows a
-    thread loop where memory is accessed after it in its block, and always
-    in an `scf.for` (the next step may overwrite what it read). A mapped
+    iterations than the block has threads; such a loop must not
+    synchronize the block (a `gpu.barrier` or `gpu.all_reduce` in it is an
+    error: the threads it skips would never reach them). A `gpu.barrier`
+    follows a thread loop where memory is accessed after it in its block,
+    and always in an `scf.for` (the next step may overwrite what it
+    read). A mapped
     loop anywhere else in the block's body is an error. Upstream does
     this only as transform ops (`transform.gpu.map_forall_to_blocks`,
     `map_nested_forall_to_threads`); this is the pass form the pipeline

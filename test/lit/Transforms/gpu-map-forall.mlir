@@ -159,3 +159,39 @@ func.func @under_if(%a: memref<4x32xf32>, %cond: i1) {
   } {mapping = [#gpu.block<x>]}
   return
 }
+
+// -----
+// A block-wide reduction in a loop of 32 threads where another loop takes
+// 64: the guard would keep threads 32 to 63 from its barriers.
+func.func @narrow_reduction(%a: memref<4x64xf32>, %s: memref<4xf32>) {
+  scf.forall (%i) in (4) {
+    // expected-error @+1 {{fuel-gpu-map-forall: a thread loop of 32 x 1 x 1 threads in a block of 64 x 1 x 1 synchronizes the block (gpu.barrier, gpu.all_reduce), which the threads past its trip count would never reach}}
+    scf.forall (%t) in (32) {
+      %v = memref.load %a[%i, %t] : memref<4x64xf32>
+      %sum = gpu.all_reduce add %v uniform {} : (f32) -> f32
+      memref.store %sum, %s[%i] : memref<4xf32>
+    } {mapping = [#gpu.thread<x>]}
+    scf.forall (%t) in (64) {
+      %c = arith.constant 0.0 : f32
+      memref.store %c, %a[%i, %t] : memref<4x64xf32>
+    } {mapping = [#gpu.thread<x>]}
+  } {mapping = [#gpu.block<x>]}
+  return
+}
+
+// -----
+// A barrier in a loop of 16 x 2 threads of a block of 16 x 4.
+func.func @narrow_barrier(%a: memref<4x64xf32>) {
+  scf.forall (%i) in (4) {
+    // expected-error @+1 {{a thread loop of 16 x 2 x 1 threads in a block of 16 x 4 x 1}}
+    scf.forall (%y, %x) in (2, 16) {
+      gpu.barrier
+    } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+    scf.forall (%y, %x) in (4, 16) {
+      %c = arith.constant 0.0 : f32
+      %at = arith.addi %x, %y : index
+      memref.store %c, %a[%i, %at] : memref<4x64xf32>
+    } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+  } {mapping = [#gpu.block<x>]}
+  return
+}
