@@ -53,8 +53,8 @@ Value attention::blockProbs(BlockBuilder &bb, Value scores, Value lse,
 }
 
 Value attention::blockDs(BlockBuilder &bb, const BlockParams &bp, Value p,
-                        Value dp, Value delta, Value scores,
-                        bool keysByRow) {
+                        Value dp, Value delta, Value scores, Value i0,
+                        Value j0, Value off, bool keysByRow) {
   Type f32 = bb.b.getF32Type();
   auto shape = cast<RankedTensorType>(p.getType()).getShape();
   Value negInf = bb.constF(-INFINITY), zero = bb.constF(0.0),
@@ -71,9 +71,15 @@ Value attention::blockDs(BlockBuilder &bb, const BlockParams &bp, Value p,
         Value g = arith::MulFOp::create(
             nb, nl, x[0], arith::SubFOp::create(nb, nl, x[1], x[2]));
         if (cap) {
-          // The scores are cap * tanh(.) (less any ALiBi bias, which does
+          // The scores are cap * tanh(.) less any ALiBi bias (which does
           // not depend on q or k); s's derivative is 1 - tanh^2.
-          Value t = arith::DivFOp::create(nb, nl, x[3], cap);
+          Value capped = x[3];
+          if (bp.slope) {
+            auto [diag, j] = diagonalAndKey(nb, nl, i0, j0, off, keysByRow);
+            capped = arith::AddFOp::create(
+                nb, nl, capped, alibiDistance(nb, nl, bp.slope, diag, j));
+          }
+          Value t = arith::DivFOp::create(nb, nl, capped, cap);
           g = arith::MulFOp::create(
               nb, nl, g,
               arith::SubFOp::create(nb, nl, one,
@@ -359,7 +365,7 @@ static void buildBackwardLoops(
             Value p = blockProbs(kb, scores, lse);
             Value dp = kb.matmul(doBlock, vTBlock,
                                  kb.full({sr.blockQ, s.blockK}, f32, 0.0));
-            Value ds = blockDs(kb, hp, p, dp, delta, scores);
+            Value ds = blockDs(kb, hp, p, dp, delta, scores, iStart, j0, off);
             scf::YieldOp::create(b, nl, kb.matmul(ds, kNat, acc[0]));
           });
       return toResult(loop.getResult(0));
@@ -488,7 +494,8 @@ static void buildBackwardLoops(
                       qb.full({s.blockQ, sr.blockK}, f32, 0.0));
                   Value ds = blockDs(
                       qb, hp, p, dp,
-                      rowsOf(b2, l2, deltaT, bi, h, i0, s.blockQ), scores);
+                      rowsOf(b2, l2, deltaT, bi, h, i0, s.blockQ), scores,
+                      i0, jStart, off);
                   next = qb.matmulT(ds, qBlock, acc2[0]);
                 }
                 scf::YieldOp::create(b2, l2, next);

@@ -389,20 +389,10 @@ Value attention::maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp,
         }
         if (!bp.masks() && !bp.slope)
           return s;
-        Value i = arith::AddIOp::create(
-            nb, nl, i0, linalg::IndexOp::create(nb, nl, keysByRow ? 1 : 0));
-        Value j = arith::AddIOp::create(
-            nb, nl, j0, linalg::IndexOp::create(nb, nl, keysByRow ? 0 : 1));
-        Value diag = arith::AddIOp::create(nb, nl, i, off);
-        if (bp.slope) {
-          // s -= slope * |i + off - j|
-          Value dist = arith::IndexCastOp::create(
-              nb, nl, nb.getI64Type(), arith::SubIOp::create(nb, nl, diag, j));
-          Value d = math::AbsFOp::create(
-              nb, nl, arith::SIToFPOp::create(nb, nl, f32, dist));
-          s = arith::SubFOp::create(nb, nl, s,
-                                    arith::MulFOp::create(nb, nl, bp.slope, d));
-        }
+        auto [diag, j] = diagonalAndKey(nb, nl, i0, j0, off, keysByRow);
+        if (bp.slope)
+          s = arith::SubFOp::create(
+              nb, nl, s, alibiDistance(nb, nl, bp.slope, diag, j));
         if (!bp.masks())
           return s;
         auto cmp = [&](arith::CmpIPredicate p, Value a, Value c) -> Value {
@@ -429,6 +419,25 @@ Value attention::maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp,
                        arith::ConstantIndexOp::create(nb, nl, *bp.windowRight))));
         return arith::SelectOp::create(nb, nl, valid, s, negInf);
       });
+}
+
+std::pair<Value, Value> attention::diagonalAndKey(OpBuilder &b, Location loc,
+                                                  Value i0, Value j0,
+                                                  Value off, bool keysByRow) {
+  Value i = arith::AddIOp::create(
+      b, loc, i0, linalg::IndexOp::create(b, loc, keysByRow ? 1 : 0));
+  Value j = arith::AddIOp::create(
+      b, loc, j0, linalg::IndexOp::create(b, loc, keysByRow ? 0 : 1));
+  return {arith::AddIOp::create(b, loc, i, off), j};
+}
+
+Value attention::alibiDistance(OpBuilder &b, Location loc, Value slope,
+                               Value diag, Value j) {
+  Value dist = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(), arith::SubIOp::create(b, loc, diag, j));
+  Value d = math::AbsFOp::create(
+      b, loc, arith::SIToFPOp::create(b, loc, b.getF32Type(), dist));
+  return arith::MulFOp::create(b, loc, slope, d);
 }
 
 /// How far past the diagonal (i + off) a query sees keys, where that is

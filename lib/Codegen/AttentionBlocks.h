@@ -277,6 +277,16 @@ Value padTo(BlockBuilder &bb, Value x, ArrayRef<OpFoldResult> shape);
 Value maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp, Value i0,
                 Value j0, Value off, bool keysByRow = false);
 
+/// Inside the body of a generic over a block of scores placed as for
+/// maskBlock: the element's query index plus `off` (its diagonal) and its
+/// key index.
+std::pair<Value, Value> diagonalAndKey(OpBuilder &b, Location loc, Value i0,
+                                       Value j0, Value off, bool keysByRow);
+
+/// ALiBi's bias magnitude slope * |diag - j| (f32), which the scores less.
+Value alibiDistance(OpBuilder &b, Location loc, Value slope, Value diag,
+                    Value j);
+
 /// The key blocks the query block starting at `i0` visits: [lo, hi) in
 /// steps of Bk, clamped to [0, SkP] (and to the live keys with k_len).
 std::pair<Value, Value> keyRange(BlockBuilder &bb, const AttnShape &s,
@@ -361,9 +371,11 @@ Value blockProbs(BlockBuilder &bb, Value scores, Value lse,
                  bool keysByRow = false);
 
 /// ds = p * (dp - D) (through the softcap: times 1 - tanh^2) * scale, 0
-/// where masked.
+/// where masked. `scores` are maskBlock's, of the block at `i0`, `j0` with
+/// `off` (tanh is theirs over the cap once the ALiBi bias is added back).
 Value blockDs(BlockBuilder &bb, const BlockParams &bp, Value p, Value dp,
-              Value delta, Value scores, bool keysByRow = false);
+              Value delta, Value scores, Value i0, Value j0, Value off,
+              bool keysByRow = false);
 
 /// What the block code of head (bi, hi) applies, built at the builder's
 /// insertion point (inside the block loop; `s` materialized): the op's

@@ -197,7 +197,8 @@ static Value buildStagedDq(RewriterBase &rewriter, FusedOp op,
                     hp.bp, i, j0, hp.off);
       Value p = blockProbs(bb, scores, g.rowOf(lse, r));
       Value dp = g.scoresRow(g.ownRow(w.dout, g.hi, r, s.sq), staged[1]);
-      Value ds = blockDs(bb, hp.bp, p, dp, g.rowOf(delta, r), scores);
+      Value ds = blockDs(bb, hp.bp, p, dp, g.rowOf(delta, r), scores, i, j0,
+                         hp.off);
       return SmallVector<Value>{bb.matmul(ds, staged[2], mine[0])};
     });
     return SmallVector<Value>(update.getResults());
@@ -283,8 +284,8 @@ static Value buildStagedDkDv(RewriterBase &rewriter, FusedOp op,
               return SmallVector<Value>{bb.matmul(p, staged[1], mine[0])};
             Value dp =
                 g.scoresRow(g.ownRow(w.v, g.hi, r, s.sk), staged[1]);
-            Value ds = blockDs(bb, hp.bp, p, dp, deltaRows, scores,
-                               /*keysByRow=*/true);
+            Value ds = blockDs(bb, hp.bp, p, dp, deltaRows, scores, i0, j,
+                               hp.off, /*keysByRow=*/true);
             return SmallVector<Value>{bb.matmul(ds, staged[2], mine[0])};
           });
           return SmallVector<Value>(update.getResults());

@@ -226,7 +226,8 @@ def test_backward_reference_is_the_gradient():
 BWD_SHAPES = [(1, 2, 2, 64, 64, 16, 16), (1, 2, 2, 128, 192, 64, 64), (2, 4, 2, 40, 72, 20, 12),
               (1, 2, 1, 3, 5, 8, 6)]
 BWD_CASES = [dict(), dict(causal=True), dict(causal=True, window_size_left=9),
-             dict(softcap=2.0, window_size_right=3), dict(causal=True, alibi=True)]
+             dict(softcap=2.0, window_size_right=3), dict(causal=True, alibi=True),
+             dict(softcap=2.0, alibi=True)]
 
 
 @pytest.mark.parametrize("shape", BWD_SHAPES, ids=lambda s: "x".join(map(str, s)))

@@ -171,8 +171,9 @@ def test_flash_attn_dynamic_sequence():
 
 
 @pytest.mark.parametrize("grad_of", ["q", "k", "v"])
-@pytest.mark.parametrize("case", [dict(), dict(causal=True, softcap=3.0), dict(alibi="heads", window_left=1)],
-                         ids=["plain", "causal,softcap", "alibi,window"])
+@pytest.mark.parametrize("case", [dict(), dict(causal=True, softcap=3.0), dict(alibi="heads", window_left=1),
+                                  dict(softcap=3.0, alibi="heads")],
+                         ids=["plain", "causal,softcap", "alibi,window", "softcap,alibi"])
 def test_flash_attn_backward_matches_finite_differences(grad_of, case):
     q, k, v = (f64(a) for a in attn_inputs(B=1, Hq=4, Hkv=2, Sq=3, Sk=4, D=3, Dv=2))
     do = rand((1, 4, 3, 2), np.float64, 30)
