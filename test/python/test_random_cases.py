@@ -1,16 +1,16 @@
 """Every op at seeded random shapes, params and dtypes, with random values,
-through the GPU kernels on the emulators (fuel-to-nvvm's for an H100,
-fuel-to-rocdl's for an MI300X) against float64 numpy references: odd and
-prime lengths, one row, heads of 80, grouped-query heads, masks, windows,
-softcap with ALiBi, k_len, tables of few tokens, every GGML type. The fixed
-cases of test_gpu_emulator.py and test_gpu_schedules_on_cpu.py check each
-schedule's forms; these check the shapes and params between them.
+through the CPU code (fuel-to-llvm) and the GPU kernels on the emulators
+(fuel-to-nvvm's for an H100, fuel-to-rocdl's for an MI300X) against
+float64 numpy references: odd and prime lengths, one row, heads of 80,
+grouped-query heads, masks, windows, softcap with ALiBi, k_len, tables of
+few tokens, every GGML type. The fixed cases of the op's own tests check
+each schedule's forms; these check the shapes and params between them.
 
-`python test/python/test_gpu_random_cases.py TARGET FIRST LAST [OPS]` runs
-the seeds FIRST to LAST - 1 of every op (or of OPS, comma-separated) on
-TARGET (cuda-emulator, rocm-emulator) and prints a line a case. Odd seeds
-run each block's threads in reverse order (a missing barrier shows in one
-order or the other)."""
+`python test/python/test_random_cases.py TARGET FIRST LAST [OPS]` runs the
+seeds FIRST to LAST - 1 of every op (or of OPS, comma-separated) on TARGET
+(cpu, cuda-emulator, rocm-emulator) and prints a line a case. On the
+emulators odd seeds run each block's threads in reverse order (a missing
+barrier shows in one order or the other)."""
 
 import random
 import sys
@@ -261,16 +261,19 @@ OPS = sorted(e.name for e in registry.entries() if not e.is_runtime)
 
 
 def run_case(name, seed, target):
-    """Runs the case on `target`, each block's threads in reverse order for
-    odd seeds; returns (its description, the largest error over the
+    """Runs the case on `target` (an emulator's blocks' threads in reverse
+    order for odd seeds); returns (its description, the largest error over the
     largest magnitude of the reference, the tolerance)."""
     case = Case(name, seed * 100 + OPS.index(name))
     fn = runner.compile(fused_text(name, case.inputs, case.params), "f", target=target)
-    runner.emulator_order("reverse" if seed % 2 else "forward")
+    emulated = target.endswith("-emulator")
+    if emulated:
+        runner.emulator_order("reverse" if seed % 2 else "forward")
     try:
         got = fn(*case.inputs)
     finally:
-        runner.emulator_order("forward")
+        if emulated:
+            runner.emulator_order("forward")
     got = got if isinstance(got, tuple) else (got,)
     assert len(got) == len(case.want), case.described
     worst = 0.0
@@ -286,9 +289,9 @@ def test_every_op_has_cases():
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
+@pytest.mark.parametrize("target", ["cpu", "cuda-emulator", "rocm-emulator"])
 @pytest.mark.parametrize("name", OPS)
-def test_random_case_on_the_emulator(name, target, seed):
+def test_random_case(name, target, seed):
     described, worst, tolerance = run_case(name, seed, target)
     assert worst <= tolerance, f"{described}: error {worst:.2e} of the largest value"
 
