@@ -1,4 +1,4 @@
-//===- Dialects.h - C API for the fuel dialect ---------------------*- C -*-===//
+//===- Dialects.h - C API for the fuel dialect --------------------*- C -*-===//
 
 #ifndef FUEL_C_DIALECTS_H
 #define FUEL_C_DIALECTS_H

@@ -121,7 +121,8 @@ buildAttentionLoops(RewriterBase &rewriter, FusedOp op, AttnShape s,
               b, nl, RankedTensorType::get({s.dP, s.blockK}, f32), kT,
               SmallVector<OpFoldResult>{
                   bi, kvHead,
-                  arith::DivUIOp::create(b, nl, j0, kb.index(s.blockK)).getResult(),
+                  arith::DivUIOp::create(b, nl, j0, kb.index(s.blockK))
+                      .getResult(),
                   zero, zero},
               SmallVector<OpFoldResult>{one, one, one, attr(s.dP),
                                         attr(s.blockK)},
@@ -131,8 +132,8 @@ buildAttentionLoops(RewriterBase &rewriter, FusedOp op, AttnShape s,
               SmallVector<OpFoldResult>{bi, kvHead, j0, zero},
               SmallVector<OpFoldResult>{one, one, attr(s.blockK), attr(s.dvP)},
               ones);
-          Value raw =
-              kb.matmul(qBlock, kBlock, kb.full({sr.blockQ, s.blockK}, f32, 0.0));
+          Value raw = kb.matmul(qBlock, kBlock,
+                                kb.full({sr.blockQ, s.blockK}, f32, 0.0));
           Value scores = maskBlock(kb, raw, bp, iStart, j0, off);
           // The carried values are updated in place (an scf.for bufferizes
           // to one buffer for each).

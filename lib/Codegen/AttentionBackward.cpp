@@ -167,7 +167,8 @@ rowStats(BlockBuilder &bb, const AttnShape &s, const BlockParams &bp,
         Value vTBlock = kb.block(in.vT, bi, kvHead, b.getIndexAttr(0), j0,
                                  s.dvP, s.blockK);
         Value scores = maskBlock(
-            kb, kb.matmul(qBlock, kBlock, kb.full({s.blockQ, s.blockK}, f32, 0.0)),
+            kb,
+            kb.matmul(qBlock, kBlock, kb.full({s.blockQ, s.blockK}, f32, 0.0)),
             bp, i0, j0, off);
         Value dp = kb.matmul(doBlock, vTBlock,
                              kb.full({s.blockQ, s.blockK}, f32, 0.0));

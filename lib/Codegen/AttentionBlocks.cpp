@@ -409,14 +409,14 @@ Value attention::maskBlock(BlockBuilder &bb, Value raw, const BlockParams &bp,
           both(cmp(arith::CmpIPredicate::sle, j, diag));
         if (bp.windowLeft)
           both(cmp(arith::CmpIPredicate::sge, j,
-                   arith::SubIOp::create(
-                       nb, nl, diag,
-                       arith::ConstantIndexOp::create(nb, nl, *bp.windowLeft))));
+                   arith::SubIOp::create(nb, nl, diag,
+                                         arith::ConstantIndexOp::create(
+                                             nb, nl, *bp.windowLeft))));
         if (bp.windowRight)
           both(cmp(arith::CmpIPredicate::sle, j,
-                   arith::AddIOp::create(
-                       nb, nl, diag,
-                       arith::ConstantIndexOp::create(nb, nl, *bp.windowRight))));
+                   arith::AddIOp::create(nb, nl, diag,
+                                         arith::ConstantIndexOp::create(
+                                             nb, nl, *bp.windowRight))));
         return arith::SelectOp::create(nb, nl, valid, s, negInf);
       });
 }
@@ -453,9 +453,10 @@ static std::optional<int64_t> keysAhead(const BlockParams &bp) {
 
 /// The key blocks the query block starting at `i0` visits: [lo, hi) in
 /// steps of Bk, clamped to [0, Sk] (and to the live keys with k_len).
-std::pair<Value, Value> attention::keyRange(BlockBuilder &bb, const AttnShape &s,
-                                        const BlockParams &bp, Value i0,
-                                        Value off) {
+std::pair<Value, Value> attention::keyRange(BlockBuilder &bb,
+                                            const AttnShape &s,
+                                            const BlockParams &bp, Value i0,
+                                            Value off) {
   OpBuilder &b = bb.b;
   Location loc = bb.loc;
   Value zero = bb.index(0), bk = bb.index(s.blockK);

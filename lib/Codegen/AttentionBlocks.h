@@ -40,7 +40,9 @@ inline int64_t tileOf(int64_t size, int64_t most, int64_t unit) {
   return 0;
 }
 
-inline int64_t roundUp(int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; }
+inline int64_t roundUp(int64_t x, int64_t unit) {
+  return (x + unit - 1) / unit * unit;
+}
 
 /// A block for `size` rows (a multiple of `unit`, at most `most`): the
 /// largest that divides `size`, unless that is small next to `size`; then
@@ -164,7 +166,8 @@ struct BlockBuilder {
   }
 
   Value full(ArrayRef<int64_t> shape, Type elt, double value) const {
-    Value c = arith::ConstantOp::create(b, loc, elt, b.getFloatAttr(elt, value));
+    Value c =
+        arith::ConstantOp::create(b, loc, elt, b.getFloatAttr(elt, value));
     return linalg::FillOp::create(b, loc, c, empty(shape, elt)).getResult(0);
   }
 

@@ -156,7 +156,8 @@ static FusedOp padDynamicRows(RewriterBase &rewriter, FusedOp op, int64_t pk,
   tiled->setOperands(operands);
   SmallVector<int64_t> yTiled(tiledStatic);
   yTiled.back() = pn;
-  tiled->getResult(0).setType(RankedTensorType::get(yTiled, y.getElementType()));
+  tiled->getResult(0).setType(
+      RankedTensorType::get(yTiled, y.getElementType()));
   // Back to [..., M', N'], then [..., M, N].
   Value yRows = tensor::CollapseShapeOp::create(rewriter, loc,
                                                 tiled->getResult(0), split);
@@ -524,10 +525,11 @@ LogicalResult mlir::fuel::scheduleContraction(
   }
 
   // 2. Register tiles of the cache tile, the contraction fused.
-  if (failed(tileAndFuseRoot(
-          rewriter, cacheTiles->tiled, sizes(1, regM, regN),
-          scf::SCFTilingOptions::LoopType::ForOp,
-          [&](Operation *producer) { return loop->isProperAncestor(producer); })))
+  if (failed(tileAndFuseRoot(rewriter, cacheTiles->tiled, sizes(1, regM, regN),
+                             scf::SCFTilingOptions::LoopType::ForOp,
+                             [&](Operation *producer) {
+                               return loop->isProperAncestor(producer);
+                             })))
     return failure();
 
   // 3. The reduction of each register tile in steps of kRegK.

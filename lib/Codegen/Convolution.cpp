@@ -425,11 +425,11 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
   // The first input channel of the tile's group.
   Value c0 = in.groups == 1
                  ? index(rewriter, 0)
-                 : arith::MulIOp::create(
-                       rewriter, loc,
-                       arith::DivUIOp::create(rewriter, loc, f0,
-                                              index(rewriter, y[1] / in.groups)),
-                       index(rewriter, w[2]))
+                 : arith::MulIOp::create(rewriter, loc,
+                                         arith::DivUIOp::create(
+                                             rewriter, loc, f0,
+                                             index(rewriter, y[1] / in.groups)),
+                                         index(rewriter, w[2]))
                        .getResult();
   auto accType = filtersOuter ? VectorType::get({tileF, tileW}, f32)
                               : VectorType::get({tileW, tileF}, f32);
@@ -609,8 +609,10 @@ static void buildConvolutionWith(
     return;
   }
   Conv2dView conv(op);
-  ArrayRef<int64_t> x = cast<RankedTensorType>(conv.getX().getType()).getShape();
-  ArrayRef<int64_t> w = cast<RankedTensorType>(conv.getW().getType()).getShape();
+  ArrayRef<int64_t> x =
+      cast<RankedTensorType>(conv.getX().getType()).getShape();
+  ArrayRef<int64_t> w =
+      cast<RankedTensorType>(conv.getW().getType()).getShape();
   std::array<int64_t, 2> pad = conv.getPadding(), stride = conv.getStride();
   // The weight as [kh, kw, Cg, F].
   Value wT = copyWidened(rewriter, loc, conv.getW(),

@@ -1,4 +1,4 @@
-//===- GpuConvolution.cpp - The convolution schedule on a GPU --------------===//
+//===- GpuConvolution.cpp - The convolution schedule on a GPU -------------===//
 //
 // The convolution schedule's GPU forms, built as the CPU's are
 // (Convolution.cpp, CausalConv.cpp) with their loops on blocks and

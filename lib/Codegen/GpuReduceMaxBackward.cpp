@@ -145,8 +145,8 @@ LogicalResult mlir::fuel::buildGpuReduceMaxBackward(
                                      build.index(0));
               for (auto [d, i] : llvm::zip(groups.keptDims, kept))
                 gAt[d] = i;
-              Value gv = widen(rewriter,
-                               tensor::ExtractOp::create(rewriter, loc, g, gAt));
+              Value gv = widen(
+                  rewriter, tensor::ExtractOp::create(rewriter, loc, g, gAt));
               return {max,
                       arith::DivFOp::create(rewriter, loc, gv, count)};
             });

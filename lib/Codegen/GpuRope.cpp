@@ -134,7 +134,8 @@ LogicalResult mlir::fuel::buildGpuRope(RewriterBase &rewriter, FusedOp op,
               read(rewriter, x, row, q), read(rewriter, cos, s, p),
               read(rewriter, sin, s, p), read(rewriter, cos, s, q),
               read(rewriter, sin, s, q));
-          for (auto [v, at] : {std::pair{lo, i}, std::pair{hi, threads.each + i}}) {
+          for (auto [v, at] :
+               {std::pair{lo, i}, std::pair{hi, threads.each + i}}) {
             if (elt != f32)
               v = arith::TruncFOp::create(rewriter, loc, elt, v);
             mine = tensor::InsertOp::create(

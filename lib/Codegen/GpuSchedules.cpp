@@ -32,8 +32,9 @@ void mlir::fuel::mapForall(RewriterBase &rewriter, scf::ForallOp loop,
   for (unsigned i = 0; i < rank; ++i) {
     auto id = static_cast<gpu::MappingId>(
         static_cast<unsigned>(gpu::MappingId::DimX) + rank - 1 - i);
-    mapping.push_back(threads ? Attribute(gpu::GPUThreadMappingAttr::get(ctx, id))
-                              : Attribute(gpu::GPUBlockMappingAttr::get(ctx, id)));
+    mapping.push_back(threads
+                          ? Attribute(gpu::GPUThreadMappingAttr::get(ctx, id))
+                          : Attribute(gpu::GPUBlockMappingAttr::get(ctx, id)));
   }
   rewriter.modifyOpInPlace(
       loop, [&] { loop.setMappingAttr(rewriter.getArrayAttr(mapping)); });

@@ -98,7 +98,8 @@ Value paged::finishScore(OpBuilder &b, Location loc, PagedAttnView paged,
     Value cap = constant(*softcap);
     score = arith::MulFOp::create(
         b, loc, cap,
-        math::TanhOp::create(b, loc, arith::DivFOp::create(b, loc, score, cap)));
+        math::TanhOp::create(b, loc,
+                             arith::DivFOp::create(b, loc, score, cap)));
   }
   if (slope) {
     // score -= slope * |len - 1 - t|.
@@ -198,7 +199,8 @@ LogicalResult mlir::fuel::buildPagedAttention(RewriterBase &rewriter,
   Value s = body->getArgument(0), h = body->getArgument(1);
   Value out = body->getArgument(2);
   Value len = paged::contextLength(rewriter, loc, lens, s);
-  Value kvHead = arith::DivUIOp::create(rewriter, loc, h, index(rewriter, group));
+  Value kvHead =
+      arith::DivUIOp::create(rewriter, loc, h, index(rewriter, group));
   Value query = paged::readF32(rewriter, loc, q, {s, h, index(rewriter, 0)}, d);
   auto locate = [&](OpBuilder &b, Value t) {
     return paged::locate(b, loc, table, s, t, blockSize);
@@ -241,7 +243,8 @@ LogicalResult mlir::fuel::buildPagedAttention(RewriterBase &rewriter,
     slope = tensor::ExtractOp::create(rewriter, loc, *alibi, ValueRange{h});
   scores = forLive(scores, [&](OpBuilder &b, Value t, Value row) {
     auto [block, slot] = locate(b, t);
-    Value key = paged::readF32(b, loc, kc, {block, kvHead, slot, index(b, 0)}, d);
+    Value key =
+        paged::readF32(b, loc, kc, {block, kvHead, slot, index(b, 0)}, d);
     Value score = vector::ReductionOp::create(
         b, loc, vector::CombiningKind::ADD,
         arith::MulFOp::create(b, loc, query, key));
@@ -279,7 +282,8 @@ LogicalResult mlir::fuel::buildPagedAttention(RewriterBase &rewriter,
         Value into = vector::TransferWriteOp::create(
                          b, loc, e, acc[0], ValueRange{j}, ArrayRef<bool>{true})
                          .getResult();
-        return SmallVector<Value>{into, arith::AddFOp::create(b, loc, acc[1], e)};
+        return SmallVector<Value>{into,
+                                  arith::AddFOp::create(b, loc, acc[1], e)};
       });
   Value sum = vector::ReductionOp::create(rewriter, loc,
                                           vector::CombiningKind::ADD, exps[1]);
@@ -302,9 +306,11 @@ LogicalResult mlir::fuel::buildPagedAttention(RewriterBase &rewriter,
       rewriter, loc, outLanes, DenseElementsAttr::get(outLanes, 0.0f));
   Value o = forLive(zeros, [&](OpBuilder &b, Value t, Value acc) {
     auto [block, slot] = locate(b, t);
-    Value value = paged::readF32(b, loc, vc, {block, kvHead, slot, index(b, 0)}, dv);
+    Value value =
+        paged::readF32(b, loc, vc, {block, kvHead, slot, index(b, 0)}, dv);
     Value p = vector::BroadcastOp::create(
-        b, loc, outLanes, tensor::ExtractOp::create(b, loc, probs, ValueRange{t}));
+        b, loc, outLanes,
+        tensor::ExtractOp::create(b, loc, probs, ValueRange{t}));
     return arith::AddFOp::create(b, loc, acc,
                                  arith::MulFOp::create(b, loc, p, value))
         .getResult();

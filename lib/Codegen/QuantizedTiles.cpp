@@ -13,7 +13,8 @@ using namespace mlir::fuel::quantized;
 
 int64_t quantized::foldedRows(Value act) {
   int64_t rows = 1;
-  for (int64_t d : cast<RankedTensorType>(act.getType()).getShape().drop_back()) {
+  for (int64_t d :
+       cast<RankedTensorType>(act.getType()).getShape().drop_back()) {
     if (ShapedType::isDynamic(d))
       return ShapedType::kDynamic;
     rows *= d;
@@ -91,7 +92,8 @@ TileFrame TileFrame::open(RewriterBase &rewriter, FusedOp op, Value act,
   // (A dynamic number of rows is tiled by one row.)
   OpFoldResult rowCount =
       ShapedType::isDynamic(rows)
-          ? OpFoldResult(tensor::DimOp::create(rewriter, loc, f.a, 0).getResult())
+          ? OpFoldResult(
+                tensor::DimOp::create(rewriter, loc, f.a, 0).getResult())
           : OpFoldResult(rewriter.getIndexAttr(rows));
   Value out = tensor::EmptyOp::create(
       rewriter, loc,

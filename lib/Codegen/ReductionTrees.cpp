@@ -93,7 +93,8 @@ static vector::ReductionOp asOneReduction(RewriterBase &rewriter,
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   auto flat = VectorType::get({type.getNumElements()}, type.getElementType());
-  Value lanes = vector::ShapeCastOp::create(rewriter, loc, flat, op.getSource());
+  Value lanes =
+      vector::ShapeCastOp::create(rewriter, loc, flat, op.getSource());
   Value acc = op.getAcc();
   auto accType = dyn_cast<VectorType>(acc.getType());
   if (accType)

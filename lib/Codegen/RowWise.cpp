@@ -392,9 +392,10 @@ static bool isRowStatistic(AffineMap map, unsigned rowLoop) {
 /// in vectors. The results can differ from dividing by about one ulp.
 /// Adds the reciprocals' ops to `decomposition`, so they are fused into the
 /// row loop.
-static void divideByReciprocals(RewriterBase &rewriter,
-                                llvm::SmallPtrSetImpl<Operation *> &decomposition,
-                                int64_t rowLength) {
+static void
+divideByReciprocals(RewriterBase &rewriter,
+                    llvm::SmallPtrSetImpl<Operation *> &decomposition,
+                    int64_t rowLength) {
   SmallVector<linalg::GenericOp> candidates;
   for (Operation *op : decomposition)
     if (auto generic = dyn_cast<linalg::GenericOp>(op))
@@ -432,7 +433,8 @@ static void divideByReciprocals(RewriterBase &rewriter,
           });
       decomposition.insert(empty.getDefiningOp());
       decomposition.insert(reciprocal);
-      rewriter.modifyOpInPlace(op, [&] { input->set(reciprocal->getResult(0)); });
+      rewriter.modifyOpInPlace(op,
+                               [&] { input->set(reciprocal->getResult(0)); });
       for (OpOperand &use : llvm::make_early_inc_range(arg.getUses())) {
         auto div = cast<arith::DivFOp>(use.getOwner());
         rewriter.setInsertionPoint(div);
@@ -557,7 +559,8 @@ static void prefetchNextRow(RewriterBase &rewriter, scf::ForallOp rows,
   rows.getBody()->walk([&](vector::TransferReadOp read) {
     Value source = read.getBase();
     auto type = dyn_cast<RankedTensorType>(source.getType());
-    if (!type || !type.hasStaticShape() || rows->isAncestor(source.getParentBlock()->getParentOp()) ||
+    if (!type || !type.hasStaticShape() ||
+        rows->isAncestor(source.getParentBlock()->getParentOp()) ||
         type.getRank() != static_cast<int64_t>(ivs.size()) + 1 ||
         type.getShape().back() != rowLength ||
         !llvm::equal(read.getIndices().drop_back(), ivs))

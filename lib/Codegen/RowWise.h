@@ -20,9 +20,10 @@ LogicalResult canScheduleRowWise(FusedOp op, const ScheduleOptions &options,
 /// (only those are fused into the row loop: what produced the op's operands
 /// stays where it is). Fails, changing nothing, when the decomposition does
 /// not fit it.
-LogicalResult scheduleRowWise(RewriterBase &rewriter, linalg::LinalgOp root,
-                              const llvm::SmallPtrSetImpl<Operation *> &decomposition,
-                              const ScheduleOptions &options);
+LogicalResult
+scheduleRowWise(RewriterBase &rewriter, linalg::LinalgOp root,
+                const llvm::SmallPtrSetImpl<Operation *> &decomposition,
+                const ScheduleOptions &options);
 
 /// The first steps of the row-wise schedule, on the CPU and the GPU: tiles
 /// `root` (a parallel op over rows with one result and a static row) one

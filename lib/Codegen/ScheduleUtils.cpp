@@ -286,8 +286,8 @@ Value mlir::fuel::padWithZeros(RewriterBase &rewriter, Location loc,
       tensor::getMixedSizes(rewriter, loc, x), strides);
 }
 
-Value mlir::fuel::copyWidened(OpBuilder &b, Location loc, Value in, AffineMap inMap,
-                         ArrayRef<OpFoldResult> shape) {
+Value mlir::fuel::copyWidened(OpBuilder &b, Location loc, Value in,
+                              AffineMap inMap, ArrayRef<OpFoldResult> shape) {
   Type f32 = b.getF32Type();
   Value init = tensor::EmptyOp::create(b, loc, shape, f32);
   unsigned rank = shape.size();

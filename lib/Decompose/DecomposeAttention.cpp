@@ -169,7 +169,9 @@ LogicalResult checkHeads(Value q, Value k, std::string &why) {
   return success();
 }
 
-int64_t groupSize(Value q, Value k) { return *staticDim(q, 1) / *staticDim(k, 1); }
+int64_t groupSize(Value q, Value k) {
+  return *staticDim(q, 1) / *staticDim(k, 1);
+}
 
 /// Scores and probabilities of flash attention (q, k, the alibi slopes if
 /// any, and params).
@@ -195,11 +197,11 @@ Probabilities flashProbabilities(Emitter &e, const AttnParams &ap, Value q,
                              });
   if (ap.softcap) {
     Value cap = e.constF(ct, *ap.softcap);
-    out.tanh = e.elementwise({out.scaled}, raw, ct,
-                             [&](OpBuilder &nb, Location nl, ValueRange a) {
-                               Value x = arith::DivFOp::create(nb, nl, a[0], cap);
-                               return math::TanhOp::create(nb, nl, x).getResult();
-                             });
+    out.tanh = e.elementwise(
+        {out.scaled}, raw, ct, [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Value x = arith::DivFOp::create(nb, nl, a[0], cap);
+          return math::TanhOp::create(nb, nl, x).getResult();
+        });
   }
   Value kLen = kLenIndex ? kLenIndex : e.dimValue(k, 2);
   Value off = arith::SubIOp::create(b, e.loc, kLen, e.dimValue(q, 2));
@@ -213,8 +215,8 @@ Value splitHeads(Emitter &e, Value v, int64_t r) {
   auto type = cast<RankedTensorType>(v.getType());
   SmallVector<int64_t> shape = {type.getDimSize(0),
                                 type.getDimSize(1) / r, r};
-  SmallVector<OpFoldResult> sizes = {e.dim(v, 0), e.index(type.getDimSize(1) / r),
-                                     e.index(r)};
+  SmallVector<OpFoldResult> sizes = {
+      e.dim(v, 0), e.index(type.getDimSize(1) / r), e.index(r)};
   for (int64_t i = 2; i < type.getRank(); ++i) {
     shape.push_back(type.getDimSize(i));
     sizes.push_back(e.dim(v, i));
@@ -434,8 +436,8 @@ SmallVector<Value> decompositions::buildPagedAttn(OpBuilder &builder,
         Value t = loopIndex(nb, nl, 2);
         Value len = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), a[1]);
         if (alibi) {
-          Value slope = tensor::ExtractOp::create(nb, nl, alibi,
-                                                  ValueRange{loopIndex(nb, nl, 1)});
+          Value slope = tensor::ExtractOp::create(
+              nb, nl, alibi, ValueRange{loopIndex(nb, nl, 1)});
           if (slope.getType() != ct)
             slope = arith::ExtFOp::create(nb, nl, ct, slope);
           Value one = arith::ConstantIndexOp::create(nb, nl, 1);

@@ -20,7 +20,8 @@ static Value padSpatial(Emitter &e, Value x, std::array<int64_t, 2> lo,
       strides(4, b.getIndexAttr(1));
   bool crop = false;
   for (int i = 0; i < 2; ++i) {
-    int64_t cl = std::max<int64_t>(0, -lo[i]), ch = std::max<int64_t>(0, -hi[i]);
+    int64_t cl = std::max<int64_t>(0, -lo[i]),
+            ch = std::max<int64_t>(0, -hi[i]);
     if (cl || ch) {
       crop = true;
       offsets[2 + i] = b.getIndexAttr(cl);
@@ -29,7 +30,8 @@ static Value padSpatial(Emitter &e, Value x, std::array<int64_t, 2> lo,
   }
   if (crop)
     x = tensor::ExtractSliceOp::create(b, e.loc, x, offsets, sizes, strides);
-  SmallVector<OpFoldResult> low(4, b.getIndexAttr(0)), high(4, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> low(4, b.getIndexAttr(0)),
+      high(4, b.getIndexAttr(0));
   bool pad = false;
   for (int i = 0; i < 2; ++i) {
     low[2 + i] = b.getIndexAttr(std::max<int64_t>(0, lo[i]));
@@ -184,10 +186,9 @@ SmallVector<Value> decompositions::buildConvTranspose2d(OpBuilder &builder,
   AffineMap src = e.map(4, {group * cPerGroup + e.d(1), e.d(0) % fPerGroup,
                             b.getAffineConstantExpr(kh - 1) - e.d(2),
                             b.getAffineConstantExpr(kw - 1) - e.d(3)});
-  Value wFlip = e.generic(4, {{wf, src}}, e.empty(wfSizes, ct), e.loops(4, {0, 1, 2, 3}),
-                          {}, [](OpBuilder &, Location, ValueRange a) {
-                            return a[0];
-                          });
+  Value wFlip =
+      e.generic(4, {{wf, src}}, e.empty(wfSizes, ct), e.loops(4, {0, 1, 2, 3}),
+                {}, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
   // 4. Correlate with dilation, stride 1.
   Value y = convolve(e, xp, wFlip, Value(), {1, 1}, dilation, groups, ct);
   return SmallVector<Value>{e.castTo(y, elt)};
@@ -210,9 +211,9 @@ SmallVector<Value> decompositions::buildCausalConv1d(OpBuilder &builder,
   SmallVector<OpFoldResult> out = {
       e.dim(xf, 0), e.dim(xf, 1),
       e.add(e.sub(e.dim(xf, 2), e.dim(wf, 2)), e.index(1))};
-  Value init = e.generic(3, {{bf, e.loops(3, {1})}}, e.empty(out, ct),
-                         e.loops(3, {0, 1, 2}), {},
-                         [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  Value init = e.generic(
+      3, {{bf, e.loops(3, {1})}}, e.empty(out, ct), e.loops(3, {0, 1, 2}), {},
+      [](OpBuilder &, Location, ValueRange a) { return a[0]; });
   // Loops: b, c, t, j.
   AffineMap xMap = e.map(4, {e.d(0), e.d(1), e.d(2) + e.d(3)});
   AffineMap wMap = e.map(4, {e.d(1), e.b.getAffineConstantExpr(0), e.d(3)});
@@ -220,12 +221,13 @@ SmallVector<Value> decompositions::buildCausalConv1d(OpBuilder &builder,
                       {3}, multiplyAccumulate);
   if (conv.getUseSilu()) {
     Value one = e.constF(ct, 1.0);
-    y = e.elementwise({y}, y, ct, [&](OpBuilder &nb, Location nl, ValueRange a) {
-      Value neg = arith::NegFOp::create(nb, nl, a[0]);
-      Value den = arith::AddFOp::create(nb, nl, one,
-                                        math::ExpOp::create(nb, nl, neg));
-      return arith::DivFOp::create(nb, nl, a[0], den).getResult();
-    });
+    y = e.elementwise(
+        {y}, y, ct, [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Value neg = arith::NegFOp::create(nb, nl, a[0]);
+          Value den = arith::AddFOp::create(nb, nl, one,
+                                            math::ExpOp::create(nb, nl, neg));
+          return arith::DivFOp::create(nb, nl, a[0], den).getResult();
+        });
   }
   return SmallVector<Value>{e.castTo(y, elt)};
 }

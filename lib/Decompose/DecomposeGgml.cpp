@@ -56,7 +56,8 @@ struct Decoder {
   /// The byte at `offset` (index) from the block start, as i32 in [0, 255].
   Value byteAt(Value offset) {
     Value o = addI(base, offset);
-    Value word = tensor::ExtractOp::create(b, loc, stream, ValueRange{divI(o, 4)});
+    Value word =
+        tensor::ExtractOp::create(b, loc, stream, ValueRange{divI(o, 4)});
     Value shift = mulI(toI32(remI(o, 4)), i32(8));
     return band(shr(word, shift), 255);
   }
@@ -143,7 +144,8 @@ Value Decoder::decode(QuantType type) {
     // scales[16] @0, qs[64] @16, d @80, dmin @82; element e = half * 128 +
     // s * 32 + l takes bits 2s of qs[half * 32 + l].
     Value half = divI(e, 128), s = divI(remI(e, 128), 32), l = remI(e, 32);
-    Value q = field(byteAt(addI(idx(16), addI(mulI(half, idx(32)), l))), s, 2, 3);
+    Value q =
+        field(byteAt(addI(idx(16), addI(mulI(half, idx(32)), l))), s, 2, 3);
     Value sc = byteAt(hi16);
     Value dl = mulF(halfAt(80), toF32(band(sc, 15)));
     Value ml = mulF(halfAt(82), toF32(shr(sc, i32(4))));
@@ -152,7 +154,8 @@ Value Decoder::decode(QuantType type) {
   case QuantType::Q3_K: {
     // hmask[32] @0, qs[64] @32, scales[12] @96, d @108.
     Value half = divI(e, 128), s = divI(remI(e, 128), 32), l = remI(e, 32);
-    Value ql = field(byteAt(addI(idx(32), addI(mulI(half, idx(32)), l))), s, 2, 3);
+    Value ql =
+        field(byteAt(addI(idx(32), addI(mulI(half, idx(32)), l))), s, 2, 3);
     Value qh = field(byteAt(l), divI(e, 32), 1, 1);
     // q = ql - 4 when the mask bit is clear.
     Value q = arith::SubIOp::create(
@@ -170,8 +173,8 @@ Value Decoder::decode(QuantType type) {
     // element e = c * 64 + s * 32 + l takes nibble s of qs[c * 32 + l].
     bool five = type == QuantType::Q5_K;
     Value c = divI(e, 64), s = divI(remI(e, 64), 32), l = remI(e, 32);
-    Value q = field(byteAt(addI(idx(five ? 48 : 16), addI(mulI(c, idx(32)), l))),
-                    s, 4, 15);
+    Value q = field(
+        byteAt(addI(idx(five ? 48 : 16), addI(mulI(c, idx(32)), l))), s, 4, 15);
     if (five) {
       Value qh = field(byteAt(addI(idx(16), l)), divI(e, 32), 1, 1);
       q = bor(q, shl(qh, i32(4)));
@@ -187,8 +190,9 @@ Value Decoder::decode(QuantType type) {
     Value half = divI(e, 128), r = remI(e, 128);
     Value ql = field(byteAt(addI(mulI(half, idx(64)), remI(r, 64))),
                      divI(r, 64), 4, 15);
-    Value qh = field(byteAt(addI(idx(128), addI(mulI(half, idx(32)), remI(r, 32)))),
-                     divI(r, 32), 2, 3);
+    Value qh =
+        field(byteAt(addI(idx(128), addI(mulI(half, idx(32)), remI(r, 32)))),
+              divI(r, 32), 2, 3);
     Value q = arith::SubIOp::create(b, loc, bor(ql, shl(qh, i32(4))), i32(32));
     Value sc = sbyteAt(addI(idx(192), hi16));
     return mulF(mulF(halfAt(208), toF32(sc)), toF32(q));

@@ -51,8 +51,9 @@ SmallVector<Value> decompositions::buildNf4Matmul(OpBuilder &builder,
   auto tableType = RankedTensorType::get({16}, b.getF32Type());
   Value table = arith::ConstantOp::create(
       b, e.loc, DenseElementsAttr::get(tableType, getNf4CodeBook()));
-  SmallVector<OpFoldResult> wSizes = {e.dim(packed, 0),
-                                      e.dim(act, cast<ShapedType>(act.getType()).getRank() - 1)};
+  SmallVector<OpFoldResult> wSizes = {
+      e.dim(packed, 0),
+      e.dim(act, cast<ShapedType>(act.getType()).getRank() - 1)};
   // Loops: n, k.
   Value w = e.generic(
       2, {{packed, e.map(2, {e.d(0), e.d(1).floorDiv(2)})},

@@ -63,8 +63,9 @@ decompositions::buildReduceMaxToBackward(OpBuilder &builder, FusedOp op) {
   }
   AffineMap groupMap = e.map(n, groupExprs), keptMap = e.map(n, keptExprs);
   AffineMap id = AffineMap::getMultiDimIdentityMap(n, b.getContext());
-  Value max = e.generic(n, {{xf, id}}, e.full(keptSizes, ct, -INFINITY), keptMap,
-                        reduced, [](OpBuilder &nb, Location nl, ValueRange a) {
+  Value max = e.generic(n, {{xf, id}}, e.full(keptSizes, ct, -INFINITY),
+                        keptMap, reduced,
+                        [](OpBuilder &nb, Location nl, ValueRange a) {
                           return arith::MaximumFOp::create(nb, nl, a[0], a[1])
                               .getResult();
                         });

@@ -69,14 +69,16 @@ SmallVector<Value> decompositions::buildSelectiveScan(OpBuilder &builder,
         bf = e.castTo(bm, ct), cf = e.castTo(c, ct);
   if (scan.getDeltaSoftplus()) {
     Value one = e.constF(ct, 1.0), threshold = e.constF(ct, 20.0);
-    df = e.elementwise({df}, df, ct, [&](OpBuilder &nb, Location nl, ValueRange x) {
-      Value sp = math::LogOp::create(
-          nb, nl, arith::AddFOp::create(nb, nl, one,
-                                        math::ExpOp::create(nb, nl, x[0])));
-      Value big = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
-                                        x[0], threshold);
-      return arith::SelectOp::create(nb, nl, big, x[0], sp).getResult();
-    });
+    df = e.elementwise(
+        {df}, df, ct, [&](OpBuilder &nb, Location nl, ValueRange x) {
+          Value sp = math::LogOp::create(
+              nb, nl,
+              arith::AddFOp::create(nb, nl, one,
+                                    math::ExpOp::create(nb, nl, x[0])));
+          Value big = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
+                                            x[0], threshold);
+          return arith::SelectOp::create(nb, nl, big, x[0], sp).getResult();
+        });
   }
   // State h[b, d, n] and output y[b, l, d].
   SmallVector<OpFoldResult> hSizes = {e.dim(uf, 0), e.dim(uf, 2), e.dim(af, 1)};
@@ -109,9 +111,10 @@ SmallVector<Value> decompositions::buildSelectiveScan(OpBuilder &builder,
             });
         // y_l[b, d] = sum_n h[b, d, n] * c[b, n]; loops (b, d, n).
         SmallVector<OpFoldResult> ySizes = {le.dim(h, 0), le.dim(h, 1)};
-        Value yL = le.generic(3, {{h, le.loops(3, {0, 1, 2})}, {cL, le.loops(3, {0, 2})}},
-                              le.full(ySizes, ct, 0.0), le.loops(3, {0, 1}), {2},
-                              multiplyAccumulate);
+        Value yL = le.generic(
+            3, {{h, le.loops(3, {0, 1, 2})}, {cL, le.loops(3, {0, 2})}},
+            le.full(ySizes, ct, 0.0), le.loops(3, {0, 1}), {2},
+            multiplyAccumulate);
         Value y = insertAt(le, yL, iter[1], 1, l);
         scf::YieldOp::create(lb, ll, ValueRange{h, y});
       });
@@ -172,7 +175,8 @@ SmallVector<Value> decompositions::buildSsdChunkScan(OpBuilder &builder,
                                             le.dim(h, 2)};
         Value yL = le.generic(
             4, {{h, le.loops(4, {0, 1, 2, 3})}, {cL, le.loops(4, {0, 1, 3})}},
-            le.full(ySizes, ct, 0.0), le.loops(4, {0, 1, 2}), {3}, multiplyAccumulate);
+            le.full(ySizes, ct, 0.0), le.loops(4, {0, 1, 2}), {3},
+            multiplyAccumulate);
         Value y = insertAt(le, yL, iter[1], 1, l);
         scf::YieldOp::create(lb, ll, ValueRange{h, y});
       });

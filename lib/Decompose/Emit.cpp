@@ -51,18 +51,20 @@ Value Emitter::castTo(Value t, Type elt) {
   Type from = cast<ShapedType>(t.getType()).getElementType();
   if (from == elt)
     return t;
-  return elementwise({t}, t, elt, [&](OpBuilder &nb, Location nloc, ValueRange a) {
-    if (cast<FloatType>(elt).getWidth() > cast<FloatType>(from).getWidth())
-      return arith::ExtFOp::create(nb, nloc, elt, a[0]).getResult();
-    return arith::TruncFOp::create(nb, nloc, elt, a[0]).getResult();
-  });
+  return elementwise(
+      {t}, t, elt, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+        if (cast<FloatType>(elt).getWidth() > cast<FloatType>(from).getWidth())
+          return arith::ExtFOp::create(nb, nloc, elt, a[0]).getResult();
+        return arith::TruncFOp::create(nb, nloc, elt, a[0]).getResult();
+      });
 }
 
 OpFoldResult Emitter::add(OpFoldResult a, OpFoldResult c) {
   auto x = getConstantIntValue(a), y = getConstantIntValue(c);
   if (x && y)
     return b.getIndexAttr(*x + *y);
-  return arith::AddIOp::create(b, loc, getValueOrCreateConstantIndexOp(b, loc, a),
+  return arith::AddIOp::create(b, loc,
+                               getValueOrCreateConstantIndexOp(b, loc, a),
                                getValueOrCreateConstantIndexOp(b, loc, c))
       .getResult();
 }
@@ -71,7 +73,8 @@ OpFoldResult Emitter::sub(OpFoldResult a, OpFoldResult c) {
   auto x = getConstantIntValue(a), y = getConstantIntValue(c);
   if (x && y)
     return b.getIndexAttr(*x - *y);
-  return arith::SubIOp::create(b, loc, getValueOrCreateConstantIndexOp(b, loc, a),
+  return arith::SubIOp::create(b, loc,
+                               getValueOrCreateConstantIndexOp(b, loc, a),
                                getValueOrCreateConstantIndexOp(b, loc, c))
       .getResult();
 }
@@ -79,8 +82,8 @@ OpFoldResult Emitter::sub(OpFoldResult a, OpFoldResult c) {
 OpFoldResult Emitter::mul(OpFoldResult a, int64_t c) {
   if (auto x = getConstantIntValue(a))
     return b.getIndexAttr(*x * c);
-  return arith::MulIOp::create(b, loc, getValueOrCreateConstantIndexOp(b, loc, a),
-                               constIndex(c))
+  return arith::MulIOp::create(
+             b, loc, getValueOrCreateConstantIndexOp(b, loc, a), constIndex(c))
       .getResult();
 }
 

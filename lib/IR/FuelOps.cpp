@@ -103,7 +103,8 @@ ParseResult FusedOp::parse(OpAsmParser &parser, OperationState &result) {
       parser.resolveOperands(operands, type.getInputs(), operandsLoc,
                              result.operands))
     return failure();
-  result.addAttribute(getKindAttrName(result.name), KindAttr::get(ctx, info->id));
+  result.addAttribute(getKindAttrName(result.name),
+                      KindAttr::get(ctx, info->id));
   result.addAttribute(getParamsAttrName(result.name),
                       canonicalizeParams(*info, dict));
   result.addTypes(type.getResults());
@@ -150,7 +151,8 @@ LogicalResult FusedOp::verify() {
     return emitOpError() << info.name << ": result types: expects "
                          << inferred.size() << " results, got "
                          << getNumResults();
-  for (auto [i, pair] : llvm::enumerate(llvm::zip(inferred, getResultTypes()))) {
+  for (auto [i, pair] :
+       llvm::enumerate(llvm::zip(inferred, getResultTypes()))) {
     auto [want, got] = pair;
     if (!isCompatibleReturnTypes(TypeRange(want), TypeRange(got)))
       return emitOpError() << info.name << ": result types: result #" << i

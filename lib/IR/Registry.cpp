@@ -166,8 +166,8 @@ addRuntimeEntry(RuntimeRegistry &reg, StringRef name, unsigned numOperands,
   }
   for (const std::string &p : params) {
     StringRef n = entry->strings.emplace_back(p);
-    entry->params.push_back(
-        {n, ParamKind::F64, /*optional=*/false, "", nullptr, nullptr, paramDoc});
+    entry->params.push_back({n, ParamKind::F64, /*optional=*/false, "", nullptr,
+                             nullptr, paramDoc});
   }
   bool hasRecipe = recipe != nullptr;
   if (recipe) {

@@ -1,4 +1,4 @@
-//===- Match.cpp - Matching recipes against linalg IR ----------------------===//
+//===- Match.cpp - Matching recipes against linalg IR ---------------------===//
 //
 // The inverse of Instantiate.cpp: given a value, check that it is computed
 // by an op's recipe and recover the op's inputs and params. The match walks
@@ -524,7 +524,8 @@ LogicalResult Matcher::matchTensor(Want want, Value v,
   // max of a max reduction with a -inf splat): the value.
   if (op.getNumReductionLoops() == 0) {
     auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
-    Operation *scalar = withoutScalarTensors(yield.getOperand(k)).getDefiningOp();
+    Operation *scalar =
+        withoutScalarTensors(yield.getOperand(k)).getDefiningOp();
     FailureOr<SmallVector<int64_t>> loops = loopsOf(op, k, vdims, {});
     // (An op without reduction loops is not the reduction itself, even
     // where it combines as the reduction does.)

@@ -148,7 +148,8 @@ LogicalResult Matcher::match(Value root, linalg::GenericOp inBody,
           continue;
         int64_t sign = isK ? 1 : -1;
         if (type.isDynamicDim(pos))
-          want.sym[{in.getAsOpaquePointer(), static_cast<int64_t>(pos)}] += sign;
+          want.sym[{in.getAsOpaquePointer(), static_cast<int64_t>(pos)}] +=
+              sign;
         else
           want.c += sign * type.getDimSize(pos);
         (isQ ? haveQ : haveK) = true;
@@ -413,8 +414,8 @@ matchRecipeFn(const FusedOpInfo &info, RecipeFn recipeFn,
       // The choices that differ from their defaults are params of the op.
       for (NamedAttribute flag : getFlags()) {
         const ParamSpec *spec = info.getParam(flag.getName());
-        Attribute byDefault =
-            spec->hasDefault() ? spec->getDefault(ctx) : BoolAttr::get(ctx, false);
+        Attribute byDefault = spec->hasDefault() ? spec->getDefault(ctx)
+                                                 : BoolAttr::get(ctx, false);
         if (flag.getValue() != byDefault)
           result.params.push_back(flag);
       }

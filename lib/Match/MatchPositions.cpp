@@ -20,8 +20,9 @@ static bool isWholeDim(OpFoldResult size, Value src, int64_t d) {
   int64_t static_ = cast<ShapedType>(src.getType()).getDimSize(d);
   if (std::optional<int64_t> c = getConstantIntValue(size))
     return !ShapedType::isDynamic(static_) && *c == static_;
-  auto dim = dyn_cast<Value>(size) ? cast<Value>(size).getDefiningOp<tensor::DimOp>()
-                                   : tensor::DimOp();
+  auto dim = dyn_cast<Value>(size)
+                 ? cast<Value>(size).getDefiningOp<tensor::DimOp>()
+                 : tensor::DimOp();
   return dim && dim.getSource() == src && dim.getConstantIndex() == d;
 }
 
@@ -130,9 +131,10 @@ indexedPieces(scf::IfOp branch, int64_t axis, unsigned numLoops) {
     if (!arm.hasOneBlock())
       return Value();
     auto armYield = cast<scf::YieldOp>(arm.front().getTerminator());
-    auto extract = armYield.getNumOperands() == 1
-                       ? armYield.getOperand(0).getDefiningOp<tensor::ExtractOp>()
-                       : tensor::ExtractOp();
+    auto extract =
+        armYield.getNumOperands() == 1
+            ? armYield.getOperand(0).getDefiningOp<tensor::ExtractOp>()
+            : tensor::ExtractOp();
     if (!extract || extract.getIndices().size() != numLoops)
       return Value();
     for (auto [d, index] : llvm::enumerate(extract.getIndices()))
@@ -617,7 +619,8 @@ LogicalResult Matcher::matchMaskedRowGuard(Value c, const Body &body) {
   // The combiner: andi(e, out), e read from the input or computed in the
   // body (the comparison fused into the reduction).
   Block *redBlock = red.getBlock();
-  auto combine = redBlock->getTerminator()->getOperand(0).getDefiningOp<arith::AndIOp>();
+  auto combine =
+      redBlock->getTerminator()->getOperand(0).getDefiningOp<arith::AndIOp>();
   Value out = redBlock->getArgument(numInputs(red));
   if (failed(loops) || !init || !matchPattern(init->getOperand(0), m_One()) ||
       !combine || combine->getBlock() != redBlock ||

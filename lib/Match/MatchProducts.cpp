@@ -152,7 +152,8 @@ LogicalResult Matcher::matchProduct(Want w, Value s, const Body &body) {
         if (!op)
           return cuts;
         if (isa<arith::MulFOp>(op)) {
-          parts = {{op->getOperand(0), inverted}, {op->getOperand(1), inverted}};
+          parts = {{op->getOperand(0), inverted},
+                   {op->getOperand(1), inverted}};
         } else if (isa<arith::DivFOp>(op)) {
           parts = {{op->getOperand(0), inverted},
                    {op->getOperand(1), !inverted}};
@@ -164,8 +165,10 @@ LogicalResult Matcher::matchProduct(Want w, Value s, const Body &body) {
           return cuts;
         }
         // The cartesian product of the parts' cuts.
-        SmallVector<Cut> split = {Cut{{}, crossed ? SmallVector<Operation *>{crossed}
-                                                  : SmallVector<Operation *>{}}};
+        SmallVector<Cut> split = {Cut{{},
+                                      crossed
+                                          ? SmallVector<Operation *>{crossed}
+                                          : SmallVector<Operation *>{}}};
         for (auto [part, inv] : parts) {
           SmallVector<Cut> partCuts = cutsOf(part, at, inv, false);
           SmallVector<Cut> next;

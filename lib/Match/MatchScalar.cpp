@@ -122,9 +122,11 @@ LogicalResult Matcher::matchScalar(Want want, Value s, const Body &body) {
       break;
     bool isDiv = isa<arith::DivFOp>(def);
     FloatAttr rhs = constantValue(def->getOperand(1), &body);
-    FloatAttr lhs = isDiv ? FloatAttr() : constantValue(def->getOperand(0), &body);
+    FloatAttr lhs =
+        isDiv ? FloatAttr() : constantValue(def->getOperand(0), &body);
     if (rhs && !rhs.getValue().isZero()) {
-      st.factor *= isDiv ? 1.0 / rhs.getValueAsDouble() : rhs.getValueAsDouble();
+      st.factor *=
+          isDiv ? 1.0 / rhs.getValueAsDouble() : rhs.getValueAsDouble();
       s = def->getOperand(0);
     } else if (lhs) {
       st.factor *= lhs.getValueAsDouble();

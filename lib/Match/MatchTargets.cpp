@@ -144,7 +144,8 @@ LogicalResult Matcher::matchTargetIndex(const RecipeNode &n, Value index,
 LogicalResult Matcher::matchGather(Want w, Operation *op, const Body &body) {
   const RecipeNode &n = recipe.nodes[w.node];
   // select(valid(t), x[t], NaN): a guard that holds on every class.
-  if (auto sel = dyn_cast<arith::SelectOp>(op); sel && recipe.noIgnoredTargets) {
+  if (auto sel = dyn_cast<arith::SelectOp>(op);
+      sel && recipe.noIgnoredTargets) {
     FloatAttr nan = constantValue(sel.getFalseValue(), &body);
     if (!nan)
       if (auto read = readInput(sel.getFalseValue(), body)) {
@@ -235,8 +236,9 @@ LogicalResult Matcher::matchCountKept(Want w, Value v) {
     // acc + (kept ? 1 : 0).
     Block *block = body.block();
     Value out = block->getArgument(numInputs(op));
-    Operation *add =
-        cast<linalg::YieldOp>(block->getTerminator()).getOperand(0).getDefiningOp();
+    Operation *add = cast<linalg::YieldOp>(block->getTerminator())
+                         .getOperand(0)
+                         .getDefiningOp();
     if (!add || !isa<arith::AddIOp, arith::AddFOp>(add) ||
         !llvm::is_contained(add->getOperands(), out))
       return fail("expected a count of the kept targets");

@@ -378,7 +378,8 @@ std::optional<unsigned> identityOperand(Operation *op, const Body *body) {
            arith::AddFOp, arith::SubFOp>(op))
     return std::nullopt;
   for (unsigned i = 0; i < 2; ++i) {
-    FloatAttr c = constantValue(withoutScalarTensors(op->getOperand(1 - i)), body);
+    FloatAttr c =
+        constantValue(withoutScalarTensors(op->getOperand(1 - i)), body);
     if (!c)
       continue;
     APFloat v = c.getValue();

@@ -365,8 +365,8 @@ private:
   readInput(Value x, const Body &body);
   /// The scalar an elementwise op yields for `t` and its body, the op's
   /// loops set from `dims` (the dims `t` is read on).
-  std::optional<std::pair<Value, Body>> elementwiseProducer(Value t,
-                                                           ArrayRef<int64_t> dims);
+  std::optional<std::pair<Value, Body>>
+  elementwiseProducer(Value t, ArrayRef<int64_t> dims);
   std::optional<Linear> evalIndex(Value x, const Body &body, unsigned depth);
   static Linear negated(Linear l);
   std::optional<Linear> evalIndexTensor(Value t, ArrayRef<int64_t> dims,

@@ -290,8 +290,8 @@ RecipeValue RecipeBuilder::binary(RecipeOp op, RecipeValue a, RecipeValue b) {
   SmallVector<RecipeAxis> axes;
   if (llvm::all_of(bx, [&](RecipeAxis x) { return llvm::is_contained(ax, x); }))
     axes = ax;
-  else if (llvm::all_of(ax,
-                        [&](RecipeAxis x) { return llvm::is_contained(bx, x); }))
+  else if (llvm::all_of(
+               ax, [&](RecipeAxis x) { return llvm::is_contained(bx, x); }))
     axes = bx;
   else {
     axes = ax;

@@ -20,7 +20,8 @@ void recipes::flashAttn(RecipeBuilder &r) {
   auto q = dyn_cast_or_null<ShapedType>(r.operandType("q"));
   auto k = dyn_cast_or_null<ShapedType>(r.operandType("k"));
   if (q && k &&
-      (q.isDynamicDim(1) || k.isDynamicDim(1) || q.getDimSize(1) != k.getDimSize(1)))
+      (q.isDynamicDim(1) || k.isDynamicDim(1) ||
+       q.getDimSize(1) != k.getDimSize(1)))
     r.unsupported("grouped-query heads");
   bool causal = r.intParam("causal");
   r.zeroMaskedRows();

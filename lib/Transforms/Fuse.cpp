@@ -265,7 +265,8 @@ struct FuelFusePass : public fuel::impl::FuelFuseBase<FuelFusePass> {
   }
 
   /// The near misses of one scope, in the order of its roots.
-  using MissList = SmallVector<std::pair<Operation *, SmallVector<std::string>>>;
+  using MissList =
+      SmallVector<std::pair<Operation *, SmallVector<std::string>>>;
 
   /// Fuses what `scope` (a function, or the op the pass runs on) computes.
   void fuseIn(Operation *scope, MissList &out) {

@@ -175,8 +175,8 @@ static LogicalResult moveBuffersToDevice(func::FuncOp func) {
                << " is not contiguous (an identity layout is needed to copy "
                   "it to the host)";
       Value device = operand.get();
-      auto host = memref::AllocOp::create(b, ret.getLoc(), type,
-                                          dynamicSizes(b, ret.getLoc(), device));
+      auto host = memref::AllocOp::create(
+          b, ret.getLoc(), type, dynamicSizes(b, ret.getLoc(), device));
       gpu::MemcpyOp::create(b, ret.getLoc(), Type(), ValueRange(), host,
                             device);
       operand.set(host);

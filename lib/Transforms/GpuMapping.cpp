@@ -87,7 +87,8 @@ static void inlineMapped(RewriterBase &rewriter, scf::ForallOp loop,
     int64_t step = *getConstantIntValue(loop.getMixedStep()[i]);
     if (step != 1)
       id = arith::MulIOp::create(
-          rewriter, loc, id, arith::ConstantIndexOp::create(rewriter, loc, step));
+          rewriter, loc, id,
+          arith::ConstantIndexOp::create(rewriter, loc, step));
     if (lb != 0)
       id = arith::AddIOp::create(
           rewriter, loc, id, arith::ConstantIndexOp::create(rewriter, loc, lb));
@@ -596,9 +597,10 @@ static Value shrinkThreadDims(RewriterBase &rewriter, gpu::LaunchOp launch,
 /// Where a static private buffer allocated at `op` goes: the start of its
 /// kernel's body, after the buffers put there before (`hoisted`, the last
 /// per kernel), where no loop encloses it there (it runs at most once a
-/// thread), else `op`; whether it is the former. LLVM promotes to registers only the allocas of a
-/// function's entry block; one in a block of a branch (the mapping's `if`
-/// of the threads that have work) stays a stack slot (AMDGPU's scratch).
+/// thread), else `op`; whether it is the former. LLVM promotes to registers
+/// only the allocas of a function's entry block; one in a block of a branch
+/// (the mapping's `if` of the threads that have work) stays a stack slot
+/// (AMDGPU's scratch).
 static bool
 setPrivateAllocPoint(RewriterBase &rewriter, Operation *op,
                      llvm::DenseMap<Operation *, Operation *> &hoisted) {
@@ -689,14 +691,16 @@ struct FuelGpuPrivateAllocsPass
       return;
     SmallVector<memref::AllocaOp> allocas;
     getOperation()->walk([&](memref::AllocaOp op) {
-      if (op->getParentOfType<gpu::LaunchOp>() && !op.getType().getMemorySpace())
+      if (op->getParentOfType<gpu::LaunchOp>() &&
+          !op.getType().getMemorySpace())
         allocas.push_back(op);
     });
     for (memref::AllocaOp alloca : allocas) {
       MemRefType type = alloca.getType();
       auto privateType = MemRefType::get(
           type.getShape(), type.getElementType(), type.getLayout(),
-          gpu::AddressSpaceAttr::get(&getContext(), gpu::AddressSpace::Private));
+          gpu::AddressSpaceAttr::get(&getContext(),
+                                     gpu::AddressSpace::Private));
       bool atStart = alloca.getDynamicSizes().empty() &&
                      setPrivateAllocPoint(rewriter, alloca, hoisted);
       if (!atStart)

@@ -237,8 +237,9 @@ static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
                        maxThreads)
              .str() +
          "convert-parallel-loops-to-gpu," +
-         (privateAddressSpace ? "fuel-gpu-private-allocs{private-address-space},"
-                              : "fuel-gpu-private-allocs,") +
+         (privateAddressSpace
+              ? "fuel-gpu-private-allocs{private-address-space},"
+              : "fuel-gpu-private-allocs,") +
          "fuel-gpu-host-buffers,"
          "canonicalize,"
          "cse,"

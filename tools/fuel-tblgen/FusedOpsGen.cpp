@@ -73,7 +73,8 @@ std::string cppCheckValue(const FusedOpRec &op, const ParamRec &p) {
     return "cast<BoolAttr>(attr).getValue()";
   if (p.kind == "Pair")
     return "cast<DenseI64ArrayAttr>(attr).asArrayRef()";
-  PrintFatalError(op.def->getLoc(), "param kind " + p.kind + " takes no checks");
+  PrintFatalError(op.def->getLoc(),
+                  "param kind " + p.kind + " takes no checks");
 }
 
 bool emitRegistry(const RecordKeeper &records, raw_ostream &os) {

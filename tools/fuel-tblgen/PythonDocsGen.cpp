@@ -89,7 +89,8 @@ bool emitPython(const RecordKeeper &records, raw_ostream &os) {
     for (const OperandRec &o : op.operands)
       os << "            dict(name=" << pyString(o.name)
          << ", element=" << pyString(o.element) << ", min_rank=" << o.minRank
-         << ", max_rank=" << (o.maxRank < 0 ? "None" : std::to_string(o.maxRank))
+         << ", max_rank="
+         << (o.maxRank < 0 ? "None" : std::to_string(o.maxRank))
          << ", optional=" << (o.optional ? "True" : "False")
          << ", doc=" << pyString(o.doc) << "),\n";
     os << "        ),\n        results=(\n";
@@ -235,7 +236,8 @@ bool emitDocs(const RecordKeeper &records, raw_ostream &os) {
     os << "\nResults: ";
     SmallVector<std::string> results;
     for (const ResultRec &r : op.results)
-      results.push_back("`" + r.name + "`" + (r.doc.empty() ? "" : " " + r.doc));
+      results.push_back("`" + r.name + "`" +
+                        (r.doc.empty() ? "" : " " + r.doc));
     os << llvm::join(results, "; ") << ".\n\n";
     if (!op.params.empty()) {
       os << "| param | kind | default | must be | |\n|---|---|---|---|---|\n";

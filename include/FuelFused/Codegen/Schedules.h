@@ -49,9 +49,9 @@ enum class ScheduleKind {
   /// online softmax, the block contractions in register tiles; no [Sq, Sk]
   /// scores, memory O(S * D). The backwards compute each row's
   /// log-sum-exp and rowsum(p * dp) in a first pass, then dq per query
-  /// block, dk and dv per key block. Unlike the others it does not schedule the op's
-  /// decomposition (a softmax over whole rows) but builds the tiled form,
-  /// which no tiling of that decomposition reaches. f32, f16 and bf16
+  /// block, dk and dv per key block. Unlike the others it does not schedule
+  /// the op's decomposition (a softmax over whole rows) but builds the tiled
+  /// form, which no tiling of that decomposition reaches. f32, f16 and bf16
   /// (computed in f32), with every param and optional operand, any static
   /// shape (sequences padded to whole blocks, head dims to 16).
   Attention,

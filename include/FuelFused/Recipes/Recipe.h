@@ -5,9 +5,9 @@
 // axis, contractions, and a few positional primitives (rotate_half, the
 // causal mask, sliding windows). Values live on named axes (a variadic
 // batch axis stands for any number of leading dims), and broadcasting is by
-// axis name, never by position. Decomposition instantiates a recipe as linalg on tensors in a
-// normal form; fusion matches the same recipe against that form and the
-// spellings frontends use for it.
+// axis name, never by position. Decomposition instantiates a recipe as linalg
+// on tensors in a normal form; fusion matches the same recipe against that form
+// and the spellings frontends use for it.
 //
 // A recipe may cover only part of its op (`RecipeBuilder::unsupported`):
 // such ops also have a hand-written decomposition for the rest.
