@@ -432,6 +432,15 @@ class CompiledFunction:
                 raise RunnerError(
                     f"cannot compile {function!r}: not lowered to LLVM: {', '.join(leftover)}"
                     + "".join("\n" + n for n in notes))
+            if target in _EMULATORS:
+                # A device library function the emulator lacks would abort
+                # the process when the engine resolves it.
+                emulator = _emulator_runtime()
+                missing = sorted(n for n in self._declared_functions()
+                                 if n.startswith(("__nv_", "__ocml_")) and not hasattr(emulator, n))
+                if missing:
+                    raise RunnerError(f"cannot compile {function!r} for the GPU emulator: its kernels "
+                                      f"call {', '.join(missing)}, which the emulator does not provide")
             try:
                 self._engine = ExecutionEngine(
                     self._module, opt_level=opt_level,
@@ -462,6 +471,19 @@ class CompiledFunction:
         if error:
             emulator.fuel_emu_clear_error()
             raise RunnerError(f"{self.name}: the GPU emulator stopped: {error.decode()}")
+
+    def _declared_functions(self):
+        """The names of the LLVM functions the module declares without a
+        body (those the engine resolves in the loaded libraries)."""
+        names = []
+
+        def visit(op):
+            if op.name == "llvm.func" and len(op.regions[0].blocks) == 0:
+                names.append(ir.StringAttr(op.attributes["sym_name"]).value)
+            return ir.WalkResult.ADVANCE
+
+        self._module.operation.walk(visit)
+        return names
 
     def _non_llvm_ops(self):
         names = set()

@@ -370,6 +370,23 @@ def test_a_block_over_cudas_limit_is_reported():
                      "CUDA's limits")
 
 
+def test_a_device_function_the_emulator_lacks_is_an_error(monkeypatch):
+    # Resolved by the engine, it would abort the process.
+    real = runner._emulator_runtime()
+
+    class Without:
+        def __getattr__(self, name):
+            if name == "__nv_expf":
+                raise AttributeError(name)
+            return getattr(real, name)
+
+    monkeypatch.setattr(runner, "_emulator_runtime", Without)
+    text = fused_text("softmax_last_dim", [np.zeros((4, 64), np.float32)])
+    with pytest.raises(runner.RunnerError, match=r"cannot compile 'f' for the GPU emulator: its kernels call "
+                                                 r"__nv_expf, which the emulator does not provide"):
+        runner.compile(text, "f", target="cuda-emulator")
+
+
 def test_the_run_api_raises_what_the_emulator_reports(monkeypatch):
     fn = runner.compile(fused_text("softmax_last_dim", [np.zeros((4, 64), np.float32)]), "f",
                         target="cuda-emulator")
