@@ -286,13 +286,16 @@ static int64_t computeUnitsFor(StringRef chip, int64_t given) {
 /// (convert-gpu-to-nvvm or -rocdl, with its options), then the host. The
 /// kernels go first: a memref.dim whose index is still a constant lowers
 /// without a stack array (which AMDGPU rejects outside address space 5).
-static std::string getGpuLoweringPipeline(const std::string &convertGpu) {
-  return "lower-affine,"
-         "gpu.module(fuel-gpu-lower-all-reduce,"
-         "canonicalize,"
-         "strip-debuginfo,"
-         "fuel-gpu-lower-vectors," +
-         convertGpu +
+/// `withoutDeviceLibrary`: the kernels' math is rewritten first into what
+/// needs no call into the device library (fuel-gpu-expand-math).
+static std::string getGpuLoweringPipeline(const std::string &convertGpu,
+                                          bool withoutDeviceLibrary) {
+  return std::string("lower-affine,"
+                     "gpu.module(fuel-gpu-lower-all-reduce,"
+                     "canonicalize,"
+                     "strip-debuginfo,"
+                     "fuel-gpu-lower-vectors,") +
+         (withoutDeviceLibrary ? "fuel-gpu-expand-math," : "") + convertGpu +
          ","
          "canonicalize,"
          "cse,"
@@ -337,7 +340,8 @@ static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
                        o.chip.getValue(), o.features.getValue(),
                        o.optLevel.getValue())
              .str() +
-         getGpuLoweringPipeline("convert-gpu-to-nvvm") +
+         getGpuLoweringPipeline("convert-gpu-to-nvvm",
+                                /*withoutDeviceLibrary=*/false) +
          (StringRef(o.format.getValue()).starts_with("emulator")
               ? getEmulatedKernels(o.format.getValue())
               : llvm::formatv("gpu-module-to-binary{{format={0}{1}},",
@@ -364,7 +368,8 @@ static std::string getFuelToROCDLPipeline(const fuel::FuelToROCDLOptions &o) {
          getGpuLoweringPipeline(
              llvm::formatv("convert-gpu-to-rocdl{{chipset={0}}",
                            o.chip.getValue())
-                 .str()) +
+                 .str(),
+             /*withoutDeviceLibrary=*/true) +
          (StringRef(o.format.getValue()).starts_with("emulator")
               ? getEmulatedKernels(o.format.getValue())
               : std::string("fuel-gpu-module-to-llvm-ir,")) +

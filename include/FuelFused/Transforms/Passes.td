@@ -415,6 +415,33 @@ def FuelGpuPrivateAllocs : Pass<"fuel-gpu-private-allocs"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FuelGpuExpandMath : Pass<"fuel-gpu-expand-math", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Rewrite the math ops that the ROCDL conversion would lower "
+                "to ROCm device library calls or to libcalls";
+  let description = [{
+    `convert-gpu-to-rocdl` lowers some math ops to calls of OCML, the ROCm
+    device library, which the code objects of `fuel-to-rocdl` (`llc-22`
+    and `ld.lld-22`, no ROCm) are not linked with: their loading would
+    fail on an undefined symbol. Others (f32 `tanh`, `atan`, `sinh`, ...)
+    it lowers to LLVM intrinsics that the AMDGPU backend can only make
+    library calls of, which `llc-22` rejects. Before that conversion, this
+    computes f16 and bf16 math in f32; `erf`, `erfc`, `cbrt`, `tanh`,
+    `atan`, `atan2`, `asin` and `acos` as upstream's polynomial
+    approximations (those the CPU path uses on vectors); `asinh`, `acosh`,
+    `atanh`, `powf`, `tan`, `sinh` and `cosh` as upstream's expansions;
+    and `floor`, `ceil`, `exp2`, `log2`, `log10`, `sin` and `cos` as calls
+    of the LLVM intrinsics (`llvm.call_intrinsic`: the conversion sends
+    their intrinsic ops to OCML too), which the backend lowers to its
+    instructions. The other math ops (f32 `exp`, `log`, `sqrt`, ...)
+    already lower to instructions. Upstream links OCML where ROCm is
+    installed; this is the pass for a toolchain without it.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def FuelGpuLowerAllReduce : Pass<"fuel-gpu-lower-all-reduce", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Lower gpu.all_reduce and clustered gpu.subgroup_reduce in "
                 "kernels, their known launch sizes as constants";
