@@ -1,7 +1,8 @@
 """Math in GPU kernels: every math op a frontend or a recipe writes, in f32,
 f16 and bf16, compiles for AMD GPUs without the ROCm device library (no
 OCML call, and none of the libcalls the AMDGPU backend cannot make: code
-objects by llc-22 and ld.lld-22 for gfx90a and gfx942), and computes what
+objects by llc-22 and ld.lld-22 for gfx90a and gfx942) and for NVIDIA
+GPUs with libdevice linked (PTX that ptxas takes), and computes what
 numpy does on both emulators, NVIDIA's through libdevice and AMD's through
 fuel-gpu-expand-math's approximations; so do ops registered at run time
 (GELU with erf and with tanh, Mish, ...) and the fused ops whose softcap
@@ -101,6 +102,16 @@ def test_math_needs_no_device_library(dtype):
         if HAVE_LLC:
             for chip in ("gfx90a", "gfx942"):
                 assert gpu.amdgpu_code_object(k.llvm_ir, chip).data[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+def test_math_through_libdevice(dtype):
+    # NVIDIA's kernels link libdevice: no call is left for ptxas.
+    for k in gpu.compile_nvvm(math_module(dtype, sorted(MATH)), chip="sm_80"):
+        assert "call" not in k.ptx and ".extern" not in k.ptx
+        if gpu.ptxas_path():
+            for chip in ("sm_80", "sm_90"):
+                assert [r.entry for r in gpu.ptxas(k.ptx, chip)] == list(k.entries)
 
 
 def math_inputs(dtype, names):
