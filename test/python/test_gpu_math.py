@@ -14,6 +14,7 @@ import re
 import numpy as np
 import pytest
 
+from conftest import REPO_ROOT
 from numerics import BF16, assert_close, fused_text, rand
 from test_recipes_python import build, gelu_erf, gelu_tanh, mish, silu, softsign
 
@@ -167,6 +168,29 @@ def test_runtime_ops_on_the_emulators(name, target):
     x = rand((33, 1000), np.float32, seed=5) * 3
     got = runner.compile(build([(name, {})], x.shape), "f", target=target)(x)
     assert_close(got, reference(x.astype(np.float64)), "f32", loose=True)
+
+
+def gelu(x, path):
+    if "tanh" not in path:
+        return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+    # The tanh form's sqrt(2 / pi): TOSA's pow(2 / pi, 0.5), torch-mlir's
+    # constant 0.797724 (as its export writes it).
+    c = 0.797724 if path.startswith("torch_mlir") else math.sqrt(0.636619746)
+    return 0.5 * x * (1.0 + np.tanh(c * (x + 0.044715 * x ** 3)))
+
+
+@pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
+@pytest.mark.parametrize("path", ["torch_mlir/gelu.linalg.mlir", "torch_mlir/gelu_tanh.linalg.mlir",
+                                  "tosa_to_linalg/gelu.tosa2linalg.mlir",
+                                  "tosa_to_linalg/gelu_tanh.tosa2linalg.mlir"])
+def test_frontend_gelu_on_the_emulators(path, target):
+    # The exports' elementwise GELU (no fused op: an erf, or a tanh and a
+    # cube, TOSA's a powf of a negative base, in linalg.generics), through
+    # the GPU pipelines as they are.
+    name = path.split("/")[1].split(".")[0]
+    x = rand((2, 16, 64), np.float32, seed=3) * 3
+    got = runner.compile((REPO_ROOT / "test" / "corpus" / path).read_text(), name, target=target)(x)
+    assert_close(got, gelu(x.astype(np.float64), path), "f32", loose=True)
 
 
 def test_runtime_op_code_objects():
