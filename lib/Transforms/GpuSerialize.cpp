@@ -68,6 +68,21 @@ struct FuelGpuModuleToLLVMIRPass
         return signalPassFailure();
       }
       if (auto rocdl = dyn_cast<ROCDL::ROCDLTargetAttr>((*targets)[0])) {
+        // What fuel-gpu-expand-math leaves to the ROCm device library (f64
+        // math): the code object is not linked with it.
+        SmallVector<StringRef> library;
+        for (llvm::Function &function : *llvmModule)
+          if (function.isDeclaration() &&
+              (function.getName().starts_with("__ocml_") ||
+               function.getName().starts_with("__ockl_")))
+            library.push_back(function.getName());
+        if (!library.empty())
+          emitWarning(module.getLoc())
+              << "fuel-gpu-module-to-llvm-ir: the kernels call "
+              << llvm::join(library, ", ")
+              << " of the ROCm device library, which a code object made "
+                 "by llc and ld.lld alone does not link (its loading would "
+                 "fail): link ROCm's ocml.bc, or compute in f32";
         // The target's chip, features and wave size go on the kernels, so
         // that the IR alone says what to compile it for.
         llvmModule->setTargetTriple(llvm::Triple("amdgcn-amd-amdhsa"));

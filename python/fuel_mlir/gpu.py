@@ -369,8 +369,13 @@ def llvm_tool(name: str) -> str | None:
 def amdgpu_code_object(llvm_ir: str, chip: str = "gfx942", opt_level: int = 3) -> CodeObject:
     """Optimizes the device LLVM IR (`opt`), compiles it for `chip` (`llc`,
     amdgcn-amd-amdhsa) and links it into a code object (`ld.lld -shared`).
-    Raises ToolError when one of them rejects it, FileNotFoundError when
-    one is missing (apt-get install llvm-22 lld-22)."""
+    Raises ToolError when one of them rejects it or the IR calls the ROCm
+    device library (OCML: f64 math), FileNotFoundError when one is missing
+    (apt-get install llvm-22 lld-22)."""
+    library = sorted(set(re.findall(r"^declare .*?@(__oc[km]l_\w+)\(", llvm_ir, re.M)))
+    if library:
+        raise ToolError(f"the kernels call {', '.join(library)} of the ROCm device library, which "
+                        "this code object would not link (its loading would fail): compute in f32")
     tools = {name: llvm_tool(name) for name in ("opt", "llc", "ld.lld")}
     missing = [name for name, path in tools.items() if not path]
     if missing:

@@ -115,6 +115,15 @@ def test_math_through_libdevice(dtype):
                 assert [r.entry for r in gpu.ptxas(k.ptx, chip)] == list(k.entries)
 
 
+def test_f64_math_needing_the_device_library_is_reported(fuel_opt):
+    # f64 erf: OCML's, which no code object here links.
+    text = math_module("f64", ["erf"])
+    (kernel,) = gpu.compile_rocdl(text, chip="gfx942")
+    assert "__ocml_erf_f64" in external_calls(kernel.llvm_ir)
+    with pytest.raises(gpu.ToolError, match="the kernels call __ocml_erf_f64 of the ROCm device library"):
+        gpu.amdgpu_code_object(kernel.llvm_ir, "gfx942")
+
+
 def math_inputs(dtype, names):
     rng = np.random.default_rng(7)
     inputs = []

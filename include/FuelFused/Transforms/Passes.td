@@ -539,7 +539,10 @@ def FuelGpuModuleToLLVMIR : Pass<"fuel-gpu-module-to-llvm-ir", "::mlir::ModuleOp
     object holds the IR as text (the `offload` format). Upstream's
     `gpu-module-to-binary` needs the target's LLVM backend even for its
     `llvm` format, and the MLIR wheel's LLVM has no AMDGPU backend: this is
-    how `fuel-to-rocdl` hands its kernels to `llc-22` and `ld.lld-22`.
+    how `fuel-to-rocdl` hands its kernels to `llc-22` and `ld.lld-22`. A
+    ROCDL module that calls the ROCm device library (OCML or OCKL: f64
+    math, which `fuel-gpu-expand-math` leaves) gets a warning naming the
+    functions: `llc-22` and `ld.lld-22` alone do not link it.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
