@@ -9,10 +9,12 @@
 // them first, in each GPU module, into what the backend lowers itself:
 //
 // - f16 and bf16 math in f32 (OCML has f16 exp, log, log1p, expm1, ...);
-// - erf, erfc, cbrt, tanh, atan, atan2, asin and acos: upstream's
-//   polynomial approximations (those the CPU path uses on vectors);
-// - asinh, acosh, atanh, powf, tan, sinh and cosh: upstream's expansions
-//   (into log, sqrt, exp, sin and cos);
+// - erf, erfc, cbrt, tanh, atan, atan2, asin, acos, expm1 and log1p:
+//   upstream's polynomial approximations (those the CPU path uses on
+//   vectors; the conversion's own expm1 and log1p, exp(x) - 1 and
+//   log(1 + x), lose small arguments);
+// - asinh, acosh, atanh, powf, tan and cosh: upstream's expansions (into
+//   log, sqrt, exp, sin and cos); sinh through expm1 (below);
 // - floor, ceil, exp2, log2, log10, sin and cos: calls of the LLVM
 //   intrinsics (llvm.call_intrinsic: the conversion sends their intrinsic
 //   ops to OCML as well), which the AMDGPU backend lowers to instructions
@@ -61,6 +63,32 @@ struct ToIntrinsic : OpRewritePattern<MathOp> {
   std::string name;
 };
 
+/// sinh(x) as (expm1(x) - expm1(-x)) / 2: upstream's expansion, (exp(x) -
+/// exp(-x)) / 2, loses the relative precision of small x (the difference
+/// of two values near 1), which expm1 keeps.
+struct SinhByExpm1 : OpRewritePattern<math::SinhOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(math::SinhOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!getElementTypeOrSelf(type).isF32())
+      return rewriter.notifyMatchFailure(op, "not f32");
+    Location loc = op.getLoc();
+    Value x = op.getOperand();
+    Value up = math::ExpM1Op::create(rewriter, loc, x);
+    Value down = math::ExpM1Op::create(
+        rewriter, loc, arith::NegFOp::create(rewriter, loc, x));
+    TypedAttr half = rewriter.getF32FloatAttr(0.5);
+    if (auto vector = dyn_cast<VectorType>(type))
+      half = DenseElementsAttr::get(vector, half);
+    rewriter.replaceOpWithNewOp<arith::MulFOp>(
+        op, arith::SubFOp::create(rewriter, loc, up, down),
+        arith::ConstantOp::create(rewriter, loc, type, half));
+    return success();
+  }
+};
+
 struct FuelGpuExpandMathPass
     : public fuel::impl::FuelGpuExpandMathBase<FuelGpuExpandMathPass> {
   void runOnOperation() override {
@@ -73,11 +101,14 @@ struct FuelGpuExpandMathPass
           {math::ErfOp::getOperationName(), math::ErfcOp::getOperationName(),
            math::CbrtOp::getOperationName(), math::TanhOp::getOperationName(),
            math::AtanOp::getOperationName(), math::Atan2Op::getOperationName(),
-           math::AsinOp::getOperationName(), math::AcosOp::getOperationName()},
+           math::AsinOp::getOperationName(), math::AcosOp::getOperationName(),
+           math::ExpM1Op::getOperationName(),
+           math::Log1pOp::getOperationName()},
           op);
     });
-    math::populateExpansionPatterns(patterns, {"asinh", "acosh", "atanh",
-                                               "powf", "tan", "sinh", "cosh"});
+    math::populateExpansionPatterns(
+        patterns, {"asinh", "acosh", "atanh", "powf", "tan", "cosh"});
+    patterns.add<SinhByExpm1>(ctx);
     patterns.add<ToIntrinsic<math::FloorOp>>(ctx, "llvm.floor");
     patterns.add<ToIntrinsic<math::CeilOp>>(ctx, "llvm.ceil");
     patterns.add<ToIntrinsic<math::Exp2Op>>(ctx, "llvm.exp2");

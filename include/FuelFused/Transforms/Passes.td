@@ -426,9 +426,12 @@ def FuelGpuExpandMath : Pass<"fuel-gpu-expand-math", "::mlir::gpu::GPUModuleOp">
     it lowers to LLVM intrinsics that the AMDGPU backend can only make
     library calls of, which `llc-22` rejects. Before that conversion, this
     computes f16 and bf16 math in f32; `erf`, `erfc`, `cbrt`, `tanh`,
-    `atan`, `atan2`, `asin` and `acos` as upstream's polynomial
-    approximations (those the CPU path uses on vectors); `asinh`, `acosh`,
-    `atanh`, `powf`, `tan`, `sinh` and `cosh` as upstream's expansions;
+    `atan`, `atan2`, `asin`, `acos`, `expm1` and `log1p` as upstream's
+    polynomial approximations (those the CPU path uses on vectors; the
+    conversion's own `expm1` and `log1p`, exp(x) - 1 and log(1 + x), lose
+    small arguments); `asinh`, `acosh`,
+    `atanh`, `powf`, `tan` and `cosh` as upstream's expansions, `sinh` as
+    (expm1(x) - expm1(-x)) / 2;
     and `floor`, `ceil`, `exp2`, `log2`, `log10`, `sin` and `cos` as calls
     of the LLVM intrinsics (`llvm.call_intrinsic`: the conversion sends
     their intrinsic ops to OCML too), which the backend lowers to its
