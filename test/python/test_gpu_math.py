@@ -9,18 +9,17 @@ fuel-gpu-expand-math's approximations; so do ops registered at run time
 is a tanh."""
 
 import math
-import re
 
 import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
 from numerics import BF16, assert_close, fused_text, rand
+from test_gpu_rocdl import HAVE_LLC, external_calls
 from test_recipes_python import build, gelu_erf, gelu_tanh, mish, silu, softsign
 
 from fuel_mlir import gpu, registry, runner
 
-HAVE_LLC = all(gpu.llvm_tool(t) for t in ("opt", "llc", "ld.lld"))
 erf, erfc = np.vectorize(math.erf), np.vectorize(math.erfc)
 
 
@@ -82,10 +81,6 @@ func.func @f({ins}) -> ({types}) {{
   return {", ".join(f"%r#{i}" for i in range(len(names)))} : {types}
 }}
 """
-
-
-def external_calls(ir):
-    return [f for f in re.findall(r"^declare .*?@([\w.$]+)\(", ir, re.M) if not f.startswith("llvm.")]
 
 
 @pytest.fixture(autouse=True)
