@@ -243,13 +243,38 @@ void mlir::fuel::tileContractionReductions(RewriterBase &rewriter,
     contractions.push_back({op, opStep});
   });
   // Widening casts of the operands (f16, bf16), and a dequantized weight
-  // (an elementwise op that reads the quantized words in its body), are
-  // computed per step, in registers: each element is made where it is read.
+  // (an elementwise op of the quantized words, scales and zeros, or one
+  // that reads them in its body), are computed per step, in registers:
+  // each element is made where it is read. An elementwise op of several
+  // values, one of which the loop computes otherwise (attention's
+  // probabilities, of its scores and running maxima), stays whole: fused
+  // per step, the others would be kept whole in private memory instead.
+  auto elementwiseInLoop = [&](Operation *op) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    return generic && loop->isProperAncestor(op) &&
+           generic.getNumReductionLoops() == 0;
+  };
+  // Whether `v` is read from outside the loop, through slices and
+  // elementwise ops of such values only.
+  std::function<bool(Value)> isRead = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return !loop->isAncestor(
+          cast<BlockArgument>(v).getOwner()->getParentOp());
+    if (!loop->isProperAncestor(def))
+      return true;
+    if (isa<tensor::ExtractSliceOp, tensor::CastOp, tensor::ExpandShapeOp,
+            tensor::CollapseShapeOp>(def))
+      return isRead(def->getOperand(0));
+    return elementwiseInLoop(def) &&
+           llvm::all_of(cast<linalg::GenericOp>(def).getDpsInputs(), isRead);
+  };
   auto isCast = [&](Operation *producer) {
-    auto generic = dyn_cast<linalg::GenericOp>(producer);
-    return generic && loop->isProperAncestor(producer) &&
-           generic.getNumReductionLoops() == 0 &&
-           generic.getNumDpsInputs() <= 1;
+    if (!elementwiseInLoop(producer))
+      return false;
+    auto generic = cast<linalg::GenericOp>(producer);
+    return generic.getNumDpsInputs() <= 1 ||
+           llvm::all_of(generic.getDpsInputs(), isRead);
   };
   for (auto [op, opStep] : contractions) {
     if (llvm::none_of(op.getDpsInputs(), [&](Value v) {

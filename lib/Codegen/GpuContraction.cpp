@@ -150,6 +150,11 @@ LogicalResult mlir::fuel::scheduleGpuContraction(
           tileOf(op.getStaticLoopRanges()[reductions.front()], step, 1), 1);
   });
   tileContractionReductions(rewriter, threadLoop, step);
+  // What a step computes for its contraction (a dequantized weight's
+  // elements, and the scales they read) is written into a slice of the
+  // thread tile's whole empty tensor: a buffer of the step's own size
+  // instead.
+  privatizeEmptySlices(rewriter, threadLoop);
 
   // 4. Vectorize the thread tiles.
   vectorizeInside(rewriter, threadLoop, /*contractions=*/true);

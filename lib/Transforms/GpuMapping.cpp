@@ -17,10 +17,12 @@
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::fuel {
@@ -594,20 +596,50 @@ static Value shrinkThreadDims(RewriterBase &rewriter, gpu::LaunchOp launch,
   return shrunk;
 }
 
+/// Whether a view of `buffer` may outlive the loop iteration that
+/// allocated it: passed on by a terminator (an `scf.yield` of the loop or
+/// of a region in it), to a call, or to an op that makes a memref of it
+/// other than a view of it. Loads, stores, copies and other accesses
+/// through it do not.
+static bool mayOutliveIteration(Value buffer) {
+  SmallVector<Value> views{buffer};
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    for (Operation *user : view.getUsers()) {
+      if (auto viewLike = dyn_cast<ViewLikeOpInterface>(user)) {
+        if (viewLike.getViewSource() == view) {
+          llvm::append_range(views, user->getResults());
+          continue;
+        }
+      }
+      if (user->hasTrait<OpTrait::IsTerminator>() ||
+          isa<CallOpInterface>(user) ||
+          llvm::any_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>))
+        return true;
+    }
+  }
+  return false;
+}
+
 /// Where a static private buffer allocated at `op` goes: the start of its
 /// kernel's body, after the buffers put there before (`hoisted`, the last
-/// per kernel), where no loop encloses it there (it runs at most once a
-/// thread), else `op`; whether it is the former. LLVM promotes to registers
-/// only the allocas of a function's entry block; one in a block of a branch
-/// (the mapping's `if` of the threads that have work) stays a stack slot
-/// (AMDGPU's scratch).
+/// per kernel), where it runs at most once a thread (no loop encloses it
+/// there) or it serves one iteration of the loops that enclose it (no view
+/// of it outlives the iteration: each iteration's buffer is then the same
+/// one, whose contents no iteration reads before writing them); else `op`.
+/// Returns whether it is the former. LLVM promotes to registers only the
+/// allocas of a function's entry block; one in a block of a branch (the
+/// mapping's `if` of the threads that have work) stays a stack slot
+/// (AMDGPU's scratch), and one in a loop's body is a new stack allocation
+/// each iteration.
 static bool
 setPrivateAllocPoint(RewriterBase &rewriter, Operation *op,
                      llvm::DenseMap<Operation *, Operation *> &hoisted) {
   auto launch = op->getParentOfType<gpu::LaunchOp>();
   for (Operation *parent = op->getParentOp(); parent != launch;
        parent = parent->getParentOp()) {
-    if (isa<LoopLikeOpInterface>(parent)) {
+    if (isa<LoopLikeOpInterface>(parent) &&
+        mayOutliveIteration(op->getResult(0))) {
       rewriter.setInsertionPoint(op);
       return false;
     }

@@ -443,3 +443,18 @@ def test_quantized_prefill_converts_where_it_writes(target, dtype, m, staged):
     assert got.dtype == a.dtype
     assert_close(got, np.asarray(a, np.float64) @ dequant("q4_0", rows, k).T,
                  "f16" if dtype == np.float16 else "bf16", loose=True)
+
+
+@pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+def test_awq_prefill_register_tiles(target, dtype):
+    """awq with 20 rows and N = 48 (not staged: the contraction schedule's
+    register tiles), K of 8 groups of 128, the weight decoded per step of
+    8 k from the words, zeros and scales (f16 scales widened per step)."""
+    from test_codegen_quantized import awq_inputs
+    a, qw, qz, s, w = awq_inputs((20, 1024), 48, 128, dtype)
+    text = fused_text("awq_matmul", [a, qw, qz, s], {"group_size": 128})
+    got = runner.compile(text, "f", target=target)(a, qw, qz, s)
+    assert got.dtype == a.dtype
+    assert_close(got, np.asarray(a, np.float64) @ w, "f32" if dtype == np.float32 else "f16",
+                 loose=True)

@@ -200,6 +200,27 @@ def test_qmatmul_prefill_is_one_kernel_of_register_tiles(qtype):
             assert report.shared_bytes == ((32 * 16 + 16 * 36) * 4 if m == 64 else 0), report
 
 
+# awq with many rows where its tiles are not staged (N = 48: not a
+# multiple of 32): its dequantization (an elementwise op of the words,
+# zeros and scales, f16 scales widened by an op of their own) is computed
+# per reduction step of 8 k, in registers. Computed whole before the
+# steps, it was a thread's [K, 4] f32 columns in local memory: 64 KiB a
+# thread at K = 4096.
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+def test_awq_prefill_register_tiles_decode_per_step(dtype):
+    from test_codegen_quantized import awq_inputs
+    a, qw, qz, s, _ = awq_inputs((20, 4096), 48, 128, dtype)
+    text = fused_text("awq_matmul", [a, qw, qz, s], {"group_size": 128})
+    for chip in ("sm_80", "sm_90"):
+        (kernel,) = gpu.compile_nvvm(text, chip=chip)
+        no_device_malloc([kernel])
+        assert "bar.sync" not in kernel.ptx and kernel.ptx.count("fma.rn.f32") >= 16
+        assert ".local" not in kernel.ptx
+        if HAVE_PTXAS:
+            (report,) = gpu.ptxas(kernel.ptx, chip)
+            assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
 def test_linear_is_one_kernel_of_register_tiles(dtype):
     # Held-out shape: a batch dim, K not a multiple of the step's 8.

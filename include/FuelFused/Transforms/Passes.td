@@ -399,12 +399,18 @@ def FuelGpuPrivateAllocs : Pass<"fuel-gpu-private-allocs"> {
     dims become 1 (upstream has no such rewrite; the transform dialect's
     mapping leaves such buffers whole); with static indices elsewhere it
     then lives in registers. With `private-address-space`, allocas already
-    in kernels move there too. A thread's static buffer that no loop
-    encloses in the kernel is allocated at the start of the kernel's body:
-    LLVM promotes to registers only the allocas of a function's entry
-    block, and one in a branch's block (the mapping's `if` of the threads
-    that have work) stays a stack slot (AMDGPU's scratch). A buffer of
-    dynamic size inside a kernel is an error.
+    in kernels move there too. A thread's static buffer is allocated at
+    the start of the kernel's body where no loop encloses it in the kernel,
+    or where no view of it outlives the iteration of the loops that
+    allocated it (none is yielded by a terminator, passed to a call, or
+    made into a memref other than a view of it: every iteration's buffer
+    can then be the same one). LLVM promotes to registers only the allocas
+    of a function's entry block; one in a branch's block (the mapping's
+    `if` of the threads that have work) stays a stack slot (AMDGPU's
+    scratch), and one in a loop's body is a new stack allocation each
+    iteration (a dynamic stack on AMDGPU). A buffer that a loop passes from
+    an iteration to the next stays in the loop. A buffer of dynamic size
+    inside a kernel is an error.
   }];
   let options = [
     Option<"privateAddressSpace", "private-address-space", "bool",

@@ -159,25 +159,32 @@ func.func @shared_slices(%out: memref<8xf32>) {
 // -----
 // A thread's buffer inside the `if` of the threads that have work is
 // allocated at the start of the kernel, after those allocated there before
-// (LLVM promotes only the entry block's allocas to registers); one inside
-// a loop stays in it (it may be live across the loop's iterations).
+// (LLVM promotes only the entry block's allocas to registers), and so is
+// one inside a loop that serves one iteration (allocated in the loop, it
+// would be a new stack allocation each iteration), through views of it and
+// a nested loop and branch.
 // ALLOC-LABEL: func.func @entry_block
 // ALLOC:         gpu.launch
 // ALLOC-NEXT:      %[[FIRST:.*]] = memref.alloca() : memref<1xf32>
 // ALLOC-NEXT:      %[[SECOND:.*]] = memref.alloca() : memref<2xf32>
+// ALLOC-NEXT:      %[[LOOP:.*]] = memref.alloca() : memref<3x4xf32>
 // ALLOC:           scf.if
 // ALLOC:             memref.store %{{.*}}, %[[FIRST]]
 // ALLOC:             memref.store %{{.*}}, %[[SECOND]]
 // ALLOC:           scf.for
-// ALLOC-NEXT:        %[[LOOP:.*]] = memref.alloca() : memref<3xf32>
-// ALLOC-NEXT:        memref.store %{{.*}}, %[[LOOP]]
+// ALLOC-NOT:         memref.alloca
+// ALLOC:             memref.subview %[[LOOP]]
+// ALLOC:             scf.for
+// ALLOC:               memref.store %{{.*}}, %[[LOOP]]
 // AMD-LABEL:   func.func @entry_block
 // AMD:           gpu.launch
 // AMD-NEXT:        memref.alloca() : memref<1xf32, #gpu.address_space<private>>
 // AMD-NEXT:        memref.alloca() : memref<2xf32, #gpu.address_space<private>>
+// AMD-NEXT:        memref.alloca() : memref<3x4xf32, #gpu.address_space<private>>
 // AMD:             scf.for
-// AMD-NEXT:          memref.alloca() : memref<3xf32, #gpu.address_space<private>>
-func.func @entry_block(%n: index) {
+// AMD-NOT:           memref.alloca
+// AMD:             gpu.terminator
+func.func @entry_block(%n: index, %out: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
@@ -191,8 +198,56 @@ func.func @entry_block(%n: index) {
       memref.store %f, %two[%c1] : memref<2xf32>
     }
     scf.for %i = %c0 to %n step %c1 {
-      %three = memref.alloc() : memref<3xf32>
-      memref.store %f, %three[%c0] : memref<3xf32>
+      %three = memref.alloc() : memref<3x4xf32>
+      %row = memref.subview %three[%c1, 0] [1, 4] [1, 1] : memref<3x4xf32> to memref<4xf32, strided<[1], offset: ?>>
+      scf.for %j = %c0 to %n step %c1 {
+        scf.if %work {
+          memref.store %f, %three[%c0, %c0] : memref<3x4xf32>
+        }
+      }
+      memref.copy %row, %out : memref<4xf32, strided<[1], offset: ?>> to memref<4xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+// A buffer that a loop passes from an iteration to the next (through
+// iter_args, or out of an inner loop) stays where it is: hoisted, the
+// iterations' buffers would be one.
+// ALLOC-LABEL: func.func @live_across_iterations
+// ALLOC:         gpu.launch
+// ALLOC:           scf.for
+// ALLOC-NEXT:        %[[NEXT:.*]] = memref.alloca() : memref<4xf32>
+// ALLOC:             scf.yield %[[NEXT]]
+// ALLOC:           scf.for
+// ALLOC:             scf.for
+// ALLOC-NEXT:          %[[INNER:.*]] = memref.alloca() : memref<2xf32>
+// ALLOC:               memref.cast %[[INNER]]
+// AMD-LABEL:   func.func @live_across_iterations
+// AMD:           scf.for
+// AMD-NEXT:        memref.alloca() : memref<4xf32, #gpu.address_space<private>>
+func.func @live_across_iterations(%n: index, %out: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1) threads(%tx, %ty, %tz) in (%u = %c1, %v = %c1, %w = %c1) {
+    %last = scf.for %i = %c0 to %n step %c1 iter_args(%prev = %out) -> (memref<4xf32>) {
+      %next = memref.alloc() : memref<4xf32>
+      %e = memref.load %prev[%c0] : memref<4xf32>
+      memref.store %e, %next[%c1] : memref<4xf32>
+      scf.yield %next : memref<4xf32>
+    }
+    scf.for %i = %c0 to %n step %c1 {
+      %first = memref.subview %out[0] [2] [1] : memref<4xf32> to memref<2xf32, strided<[1]>>
+      %inner = scf.for %j = %c0 to %n step %c1 iter_args(%p = %first) -> (memref<2xf32, strided<[1]>>) {
+        %b = memref.alloc() : memref<2xf32>
+        %e = memref.load %p[%c0] : memref<2xf32, strided<[1]>>
+        memref.store %e, %b[%c1] : memref<2xf32>
+        %c = memref.cast %b : memref<2xf32> to memref<2xf32, strided<[1]>>
+        scf.yield %c : memref<2xf32, strided<[1]>>
+      }
     }
     gpu.terminator
   }
