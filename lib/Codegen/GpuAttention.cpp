@@ -74,18 +74,22 @@ LogicalResult mlir::fuel::buildGpuAttention(RewriterBase &rewriter,
   // (GpuSplitKeysAttention.cpp) where there are enough of them.
   if (canSplitGpuAttentionKeys(op, options))
     return buildGpuSplitKeysAttention(rewriter, op, options);
-  int64_t dv = attention::AttnShape::of(FlashAttnView(op)).dvP;
+  attention::AttnShape s = attention::AttnShape::of(FlashAttnView(op));
   auto [blocks, rows] = buildAttentionRows(rewriter, op, kBlockK);
   // (batch, head, query block) on (z, y, x); the rows on threads.
   mapForall(rewriter, blocks, /*threads=*/false);
   mapForall(rewriter, rows, /*threads=*/true);
   // Each thread's contractions (q . k over the head dim, p . v over the
-  // key block) in steps, then everything in registers. With value rows of
+  // key block) in steps, then everything in registers. With head dims of
   // up to 64, a step is the whole key block: the score row is then read at
   // static offsets and stays in registers (128 registers, no stack, for
-  // D = 64 on sm_90); wider rows take steps of 8 keys so that a step's
-  // value block fits (255 registers, no spills, for D = 128).
-  tileContractionReductions(rewriter, rows, dv <= 64 ? kBlockK : 8);
+  // D = 64 on sm_90); wider heads take steps of 8 so that a step's key
+  // block ([8, 16]) and value block ([8, Dv]) fit (255 registers, no
+  // spills, for D = 128). Both dims count: q . k in steps of 16 at D = 96
+  // (and Dv = 64) held a [16, 16] key block a step, 168 registers and
+  // 3.5 KiB of spills on sm_80 and sm_90.
+  tileContractionReductions(
+      rewriter, rows, std::max(s.dP, s.dvP) <= 64 ? kBlockK : 8);
   vectorizeInside(rewriter, rows, /*contractions=*/true);
   return success();
 }

@@ -483,6 +483,26 @@ def test_attention_is_a_thread_per_query_row(d):
         assert report.spill_stores == 0, report
 
 
+@pytest.mark.parametrize("d,dv", [(96, 64), (80, 64)])
+def test_attention_rows_steps_fit_the_keys(d, dv):
+    # Keys wider than 64 and values of 64 (a thread per row on sm_80): the
+    # contractions take steps of 8, as for wide values. In steps of 16 (the
+    # whole key block, from the values' width alone), q . k held a [16, 16]
+    # block of keys a step: 168 registers and 3.5 KiB of spills with a
+    # window (64 queries against 16 keys).
+    q = np.zeros((2, 4, 64, d), np.float32)
+    k = np.zeros((2, 1, 16, d), np.float32)
+    v = np.zeros((2, 1, 16, dv), np.float32)
+    text = fused_text("flash_attn", [q, k, v], {"softmax_scale": 0.3, "window_size_left": 3})
+    kernels = gpu.compile_nvvm(text, chip="sm_80")
+    no_device_malloc(kernels)
+    (main,) = [k for k in kernels if "ex2.approx" in k.ptx]
+    assert "st.shared" not in main.ptx and ".local" not in main.ptx
+    if HAVE_PTXAS:
+        (report,) = gpu.ptxas(main.ptx, "sm_80")
+        assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
 @pytest.mark.parametrize("max_blocks,count", [(24, 1), (200, 2)], ids=["384-tokens", "3200-tokens"])
 def test_paged_attention_is_a_block_per_query_head(max_blocks, count):
     # Held-out shapes: 4 sequences, GQA (8 query heads on 2), D = 128,
