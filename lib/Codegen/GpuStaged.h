@@ -77,10 +77,12 @@ struct WorkgroupTile {
   function_ref<Value(Value row, Value col)> chunkElements = {};
 };
 
-/// Whether `threads` threads copy `tile` in equal strided parts: the tile's
-/// extent along the threads (in chunks) a multiple of `threads`, or
-/// `threads` a multiple of it with whole passes over the other dim; and
-/// chunks that divide its columns and its row stride.
+/// Whether `threads` threads copy `tile` in equal strided parts: groups of
+/// G = gcd(E, threads) consecutive threads along the tile's extent E along
+/// the threads (in chunks), the threads / G groups in whole passes over
+/// the other dim (E a multiple of `threads`, or `threads` of E, are the
+/// cases G = threads and G = E); and chunks that divide its columns and
+/// its row stride.
 bool canStageTile(const WorkgroupTile &tile, int64_t threads);
 
 /// The most columns (a power of two, from `most` down to 1) that `tile`'s

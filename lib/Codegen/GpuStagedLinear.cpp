@@ -51,6 +51,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::fuel;
 
@@ -239,9 +241,7 @@ bool mlir::fuel::canStageTile(const WorkgroupTile &tile, int64_t threads) {
     return false;
   int64_t fast = tile.alongRows ? tile.rows : tile.cols / tile.chunk;
   int64_t slow = tile.alongRows ? tile.cols / tile.chunk : tile.rows;
-  if (fast % threads == 0)
-    return true;
-  return threads % fast == 0 && slow % (threads / fast) == 0;
+  return slow % (threads / std::gcd(fast, threads)) == 0;
 }
 
 int64_t mlir::fuel::largestChunk(WorkgroupTile tile, int64_t threads,
@@ -298,27 +298,29 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
   SmallVector<std::array<SmallVector<OpFoldResult>, 3>> slices;
   SmallVector<Value> written;
   for (auto [tile, shared] : llvm::zip(tiles, loop.getRegionIterArgs())) {
-    // Along columns, a pass of the threads copies the columns t, t + T, ...
-    // of every row when the threads are no more than the columns, else
-    // column t % cols of rows t / cols, t / cols + R, ... (R = T / cols
-    // rows a pass). Along rows, the same with rows and columns swapped.
-    // Chunked, the same with chunks for columns.
+    // Along columns, the threads form R = T / G groups of G = gcd(cols, T)
+    // consecutive threads: thread t copies the columns t % G, t % G + G,
+    // ... of rows t / G, t / G + R, ... (every row's columns t, t + T, ...
+    // when T divides the columns; column t % cols of every R-th row when
+    // the columns divide T). Along rows, the same with rows and columns
+    // swapped. Chunked, the same with chunks for columns.
     int64_t fast = tile.alongRows ? tile.rows : tile.cols / tile.chunk;
     int64_t slow = tile.alongRows ? tile.cols / tile.chunk : tile.rows;
-    bool wide = fast % threads == 0;
-    int64_t perPass = wide ? 1 : threads / fast;
-    int64_t slowCount = slow / perPass, fastCount = wide ? fast / threads : 1;
-    int64_t fastStride = wide ? threads : 1;
+    int64_t group = std::gcd(fast, threads);
+    bool wide = group == threads;
+    int64_t perPass = threads / group;
+    int64_t slowCount = slow / perPass, fastCount = fast / group;
+    int64_t fastStride = fastCount > 1 ? group : 1;
     auto ordered = [&](auto slowPart, auto fastPart) {
       using T = decltype(slowPart);
       return tile.alongRows ? SmallVector<T>{fastPart, slowPart}
                             : SmallVector<T>{slowPart, fastPart};
     };
     Value slow0 = wide ? index(0)
-                       : arith::DivUIOp::create(b, loc, t, index(fast))
+                       : arith::DivUIOp::create(b, loc, t, index(group))
                              .getResult();
     Value fast0 = wide ? t
-                       : arith::RemUIOp::create(b, loc, t, index(fast))
+                       : arith::RemUIOp::create(b, loc, t, index(group))
                              .getResult();
     std::array<SmallVector<OpFoldResult>, 3> slice = {
         ordered(OpFoldResult(slow0), OpFoldResult(fast0)),

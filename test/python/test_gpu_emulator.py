@@ -458,3 +458,32 @@ def test_awq_prefill_register_tiles(target, dtype):
     assert got.dtype == a.dtype
     assert_close(got, np.asarray(a, np.float64) @ w, "f32" if dtype == np.float32 else "f16",
                  loose=True)
+
+
+# Heads of 48, 80 and 96 (48: not a multiple of the 64 threads of a block
+# of rows, nor 96; 80 and 96 staged from sm_90 on, 48 on AMD too): their
+# key, value, query and do blocks are copied by groups of gcd(D, 64)
+# threads (and of gcd(D / 4, 64) for chunks of 4 columns), the groups over
+# the rows. Causal, GQA, 100 rows (blocks of 64 padded).
+@pytest.mark.parametrize("target,d", [("cuda-emulator", 48), ("cuda-emulator", 80),
+                                      ("cuda-emulator", 96), ("rocm-emulator", 48)])
+@pytest.mark.parametrize("name", ["flash_attn", "flash_attn_backward_q", "flash_attn_backward_k",
+                                  "flash_attn_backward_v"])
+def test_attention_heads_staged_by_thread_groups(target, d, name):
+    from fuel_mlir import gpu
+    rng = np.random.default_rng(d)
+    q, do = (rng.standard_normal((1, 4, 100, d)).astype(np.float32) for _ in range(2))
+    k, v = (rng.standard_normal((1, 2, 100, d)).astype(np.float32) for _ in range(2))
+    params = {"softmax_scale": 0.125, "causal": True}
+    args = [q, k, v] + ([do] if name != "flash_attn" else [])
+    text = fused_text(name, args, params)
+    if target == "cuda-emulator" and name in ("flash_attn", "flash_attn_backward_v"):
+        computing = [k for k in gpu.compile_nvvm(text, chip="sm_90") if "ex2.approx" in k.ptx]
+        assert computing and all("st.shared" in k.ptx for k in computing)
+    got = runner.compile(text, "f", target=target)(*args)
+    f64 = [np.asarray(x, np.float64) for x in (q, k, v)]
+    if name == "flash_attn":
+        want = ref.flash_attn(*f64, 0.125, causal=True)
+    else:
+        want = ref.flash_attn_grads(*f64, np.asarray(do, np.float64), 0.125, causal=True)["qkv".index(name[-1])]
+    assert_close(got, want, "f32", loose=True)

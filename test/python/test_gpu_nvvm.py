@@ -358,6 +358,27 @@ def test_attention_stages_key_blocks_in_shared_memory(d, dtype):
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
+@pytest.mark.parametrize("d", [48, 80, 96])
+def test_attention_heads_staged_by_thread_groups(d):
+    # Heads of 48, 80 and 96 for sm_90: the 64 threads copy a [D, 16] key
+    # block in groups of gcd(D, 64) along D and a [16, D] value block in
+    # groups of gcd(D / 4, 64) along its chunks of 4, the groups over the
+    # other dim (a copy needed D a multiple of 64 threads, or 64 of D).
+    q = np.zeros((1, 4, 200, d), np.float32)
+    kv = np.zeros((1, 2, 200, d), np.float32)
+    kernels = gpu.compile_nvvm(fused_text("flash_attn", [q, kv, kv], {"softmax_scale": 0.125, "causal": True}),
+                               chip="sm_90")
+    no_device_malloc(kernels)
+    (main,) = [k for k in kernels if "ex2.approx" in k.ptx]
+    assert ".maxntid 64, 1, 1" in main.ptx and "st.shared" in main.ptx and ".local" not in main.ptx
+    if HAVE_PTXAS:
+        (report,) = gpu.ptxas(main.ptx, "sm_90")
+        # The keys (rows of 20 words) and the values, f32 (each variable
+        # aligned to up to 512 bytes).
+        assert 0 <= report.shared_bytes - (d * 20 + 16 * d) * 4 < 512, report
+        assert report.stack_bytes == 0 and report.spill_stores == 0, report
+
+
 @pytest.mark.parametrize("name,d", [("flash_attn", 128), ("flash_attn_backward_q", 64),
                                     ("flash_attn_backward_k", 64), ("flash_attn_backward_v", 128)])
 def test_attention_stages_wider_heads_from_sm_90(name, d):
@@ -463,14 +484,15 @@ def test_attention_with_few_queries_splits_the_keys(b, h, hkv, sq, sk, d, dtype,
                 assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
-@pytest.mark.parametrize("d", [48, 128])
-def test_attention_is_a_thread_per_query_row(d):
-    # Held-out shape: causal, GQA, sequences off the blocks; a head dim of 48
-    # (not copied by 64 threads in equal parts) or 128 (wider than staged
-    # before sm_90; sm_80 here): no staging.
+@pytest.mark.parametrize("d,dv", [(40, 40), (128, 128), (96, 64)])
+def test_attention_is_a_thread_per_query_row(d, dv):
+    # Held-out shape: causal, GQA, sequences off the blocks; a head dim of 40
+    # (not a multiple of 16), 128 or 96 (wider than staged before sm_90;
+    # sm_80 here): no staging.
     q = np.zeros((1, 4, 200, d), np.float32)
-    kv = np.zeros((1, 2, 200, d), np.float32)
-    kernels = gpu.compile_nvvm(fused_text("flash_attn", [q, kv, kv], {"softmax_scale": 0.125, "causal": True}),
+    k = np.zeros((1, 2, 200, d), np.float32)
+    v = np.zeros((1, 2, 200, dv), np.float32)
+    kernels = gpu.compile_nvvm(fused_text("flash_attn", [q, k, v], {"softmax_scale": 0.125, "causal": True}),
                                chip="sm_80")
     no_device_malloc(kernels)
     assert not any("st.shared" in k.ptx and "ex2.approx" in k.ptx for k in kernels)
@@ -480,7 +502,7 @@ def test_attention_is_a_thread_per_query_row(d):
     assert ".maxntid" in main.ptx
     if HAVE_PTXAS:
         (report,) = gpu.ptxas(main.ptx, "sm_80")
-        assert report.spill_stores == 0, report
+        assert report.spill_stores == 0 and report.stack_bytes == 0, report
 
 
 @pytest.mark.parametrize("d,dv", [(96, 64), (80, 64)])

@@ -94,9 +94,10 @@ def test_attention(fuel_opt, shape, case):
     q, k, v = inputs(*shape)
     params = dict(softmax_scale=0.3, **case)
     # Query blocks of 32 rows or more stage their key and value blocks in
-    # workgroup memory (GpuStagedAttention.cpp) where the threads copy them
-    # in equal parts: not values 48 wide.
-    out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v], params, staged=shape[6] != 48)
+    # workgroup memory (GpuStagedAttention.cpp): values 48 wide too, whose
+    # rows' 12 chunks of 4 the 64 threads copy in 16 groups of 4 over the
+    # 16 keys.
+    out = run_gpu_form(fuel_opt, "flash_attn", [q, k, v], params, staged=True)
     assert_close(out, reference(q, k, v, params), "f32", loose=True)
 
 
