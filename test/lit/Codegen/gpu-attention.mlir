@@ -65,8 +65,8 @@ func.func @causal(%q: tensor<2x4x256x64xf32>, %k: tensor<2x4x256x64xf32>, %v: te
 
 // -----
 
-// A head dim of 48 is not copied by 64 threads in equal parts: no staging,
-// each thread runs its own key loop, reading the keys through the caches.
+// A head dim of 40 (not a multiple of 16; padded to 48): no staging, each
+// thread runs its own key loop, reading the keys through the caches.
 // CHECK-LABEL: func.func @unstaged
 // CHECK-NOT:     workgroup
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 4, 4)
@@ -80,7 +80,29 @@ func.func @causal(%q: tensor<2x4x256x64xf32>, %k: tensor<2x4x256x64xf32>, %v: te
 // CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x48xf32> into vector<1x48xf32>
 // CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
-func.func @unstaged(%q: tensor<2x4x256x48xf32>, %k: tensor<2x4x256x48xf32>, %v: tensor<2x4x256x48xf32>) -> tensor<2x4x256x48xf32> {
+func.func @unstaged(%q: tensor<2x4x256x40xf32>, %k: tensor<2x4x256x40xf32>, %v: tensor<2x4x256x40xf32>) -> tensor<2x4x256x40xf32> {
+  %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v) : (tensor<2x4x256x40xf32>, tensor<2x4x256x40xf32>, tensor<2x4x256x40xf32>) -> tensor<2x4x256x40xf32>
+  return %o : tensor<2x4x256x40xf32>
+}
+
+// -----
+
+// A head dim of 48, which 64 threads do not divide nor it them: the
+// threads copy in groups of gcd(48, 64) = 16 consecutive threads, the 4
+// groups over the other dim. The keys [48, 16] (as [48, 5, 4]): thread t
+// writes the 4 keys of group t / 16 at rows t % 16, + 16, + 32; the
+// values [16, 48] (12 chunks of 4 a row, groups of gcd(12, 64) = 4): rows
+// t / 4, chunks t % 4, + 4, + 8.
+// CHECK-LABEL: func.func @groups
+// CHECK:           scf.for %{{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x48xf32>)
+// CHECK:             scf.forall (%[[T:.*]]) in (64) shared_outs({{.*}}) -> (tensor<48x5x4xf32>, tensor<16x12x4xf32>)
+// CHECK:               %[[KG:.*]] = arith.divui %[[T]], %{{.*}} : index
+// CHECK:               %[[KL:.*]] = arith.remui %[[T]], %{{.*}} : index
+// CHECK:               arith.divui %[[T]], %{{.*}} : index
+// CHECK:               arith.remui %[[T]], %{{.*}} : index
+// CHECK:               tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[KL]], %[[KG]], 0] [3, 1, 4] [16, 4, 1] : tensor<3x1x4xf32> into tensor<48x5x4xf32>
+// CHECK:               tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, 0] [1, 3, 4] [16, 4, 1] : tensor<1x3x4xf32> into tensor<16x12x4xf32>
+func.func @groups(%q: tensor<2x4x256x48xf32>, %k: tensor<2x4x256x48xf32>, %v: tensor<2x4x256x48xf32>) -> tensor<2x4x256x48xf32> {
   %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v) : (tensor<2x4x256x48xf32>, tensor<2x4x256x48xf32>, tensor<2x4x256x48xf32>) -> tensor<2x4x256x48xf32>
   return %o : tensor<2x4x256x48xf32>
 }
