@@ -598,9 +598,9 @@ static Value shrinkThreadDims(RewriterBase &rewriter, gpu::LaunchOp launch,
 
 /// Whether a view of `buffer` may outlive the loop iteration that
 /// allocated it: passed on by a terminator (an `scf.yield` of the loop or
-/// of a region in it), to a call, or to an op that makes a memref of it
-/// other than a view of it. Loads, stores, copies and other accesses
-/// through it do not.
+/// of a region in it), to a call, or to an op that makes a memref or a
+/// tensor of it other than a view of it. Loads, stores, copies and other
+/// accesses through it do not.
 static bool mayOutliveIteration(Value buffer) {
   SmallVector<Value> views{buffer};
   while (!views.empty()) {
@@ -614,7 +614,8 @@ static bool mayOutliveIteration(Value buffer) {
       }
       if (user->hasTrait<OpTrait::IsTerminator>() ||
           isa<CallOpInterface>(user) ||
-          llvm::any_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>))
+          llvm::any_of(user->getResultTypes(),
+                       llvm::IsaPred<BaseMemRefType, TensorType>))
         return true;
     }
   }

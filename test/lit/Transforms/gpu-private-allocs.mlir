@@ -253,3 +253,27 @@ func.func @live_across_iterations(%n: index, %out: memref<4xf32>) {
   }
   return
 }
+
+// -----
+// A buffer made into a tensor may be carried out of its iteration as a
+// value: it stays in its loop too.
+// ALLOC-LABEL: func.func @as_tensor
+// ALLOC:         scf.for
+// ALLOC-NEXT:      %[[B:.*]] = memref.alloca() : memref<4xf32>
+// ALLOC:           bufferization.to_tensor %[[B]]
+func.func @as_tensor(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  %init = tensor.empty() : tensor<4xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1) threads(%tx, %ty, %tz) in (%u = %c1, %v = %c1, %w = %c1) {
+    %last = scf.for %i = %c0 to %n step %c1 iter_args(%t = %init) -> (tensor<4xf32>) {
+      %b = memref.alloc() : memref<4xf32>
+      memref.store %f, %b[%c0] : memref<4xf32>
+      %as = bufferization.to_tensor %b : memref<4xf32> to tensor<4xf32>
+      scf.yield %as : tensor<4xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
