@@ -269,7 +269,7 @@ void mlir::fuel::tileContractionReductions(RewriterBase &rewriter,
     return elementwiseInLoop(def) &&
            llvm::all_of(cast<linalg::GenericOp>(def).getDpsInputs(), isRead);
   };
-  auto isCast = [&](Operation *producer) {
+  auto madePerStep = [&](Operation *producer) {
     if (!elementwiseInLoop(producer))
       return false;
     auto generic = cast<linalg::GenericOp>(producer);
@@ -278,7 +278,7 @@ void mlir::fuel::tileContractionReductions(RewriterBase &rewriter,
   };
   for (auto [op, opStep] : contractions) {
     if (llvm::none_of(op.getDpsInputs(), [&](Value v) {
-          return v.getDefiningOp() && isCast(v.getDefiningOp());
+          return v.getDefiningOp() && madePerStep(v.getDefiningOp());
         })) {
       tileReduction(rewriter, op, opStep);
       continue;
@@ -290,7 +290,7 @@ void mlir::fuel::tileContractionReductions(RewriterBase &rewriter,
     kTile[reductions.front()] = rewriter.getIndexAttr(opStep);
     (void)tileAndFuseRoot(rewriter, cast<TilingInterface>(op.getOperation()),
                           kTile, scf::SCFTilingOptions::LoopType::ForOp,
-                          isCast);
+                          madePerStep);
   }
 }
 

@@ -637,13 +637,13 @@ static bool
 setPrivateAllocPoint(RewriterBase &rewriter, Operation *op,
                      llvm::DenseMap<Operation *, Operation *> &hoisted) {
   auto launch = op->getParentOfType<gpu::LaunchOp>();
+  bool inLoop = false;
   for (Operation *parent = op->getParentOp(); parent != launch;
-       parent = parent->getParentOp()) {
-    if (isa<LoopLikeOpInterface>(parent) &&
-        mayOutliveIteration(op->getResult(0))) {
-      rewriter.setInsertionPoint(op);
-      return false;
-    }
+       parent = parent->getParentOp())
+    inLoop |= isa<LoopLikeOpInterface>(parent);
+  if (inLoop && mayOutliveIteration(op->getResult(0))) {
+    rewriter.setInsertionPoint(op);
+    return false;
   }
   if (Operation *last = hoisted.lookup(launch))
     rewriter.setInsertionPointAfter(last);

@@ -478,8 +478,9 @@ def test_attention_heads_staged_by_thread_groups(target, d, name):
     args = [q, k, v] + ([do] if name != "flash_attn" else [])
     text = fused_text(name, args, params)
     if target == "cuda-emulator" and name in ("flash_attn", "flash_attn_backward_v"):
-        computing = [k for k in gpu.compile_nvvm(text, chip="sm_90") if "ex2.approx" in k.ptx]
-        assert computing and all("st.shared" in k.ptx for k in computing)
+        computing = [kernel for kernel in gpu.compile_nvvm(text, chip="sm_90")
+                     if "ex2.approx" in kernel.ptx]
+        assert computing and all("st.shared" in kernel.ptx for kernel in computing)
     got = runner.compile(text, "f", target=target)(*args)
     f64 = [np.asarray(x, np.float64) for x in (q, k, v)]
     if name == "flash_attn":

@@ -490,9 +490,9 @@ def test_attention_is_a_thread_per_query_row(d, dv):
     # (not a multiple of 16), 128 or 96 (wider than staged before sm_90;
     # sm_80 here): no staging.
     q = np.zeros((1, 4, 200, d), np.float32)
-    k = np.zeros((1, 2, 200, d), np.float32)
-    v = np.zeros((1, 2, 200, dv), np.float32)
-    kernels = gpu.compile_nvvm(fused_text("flash_attn", [q, k, v], {"softmax_scale": 0.125, "causal": True}),
+    keys = np.zeros((1, 2, 200, d), np.float32)
+    values = np.zeros((1, 2, 200, dv), np.float32)
+    kernels = gpu.compile_nvvm(fused_text("flash_attn", [q, keys, values], {"softmax_scale": 0.125, "causal": True}),
                                chip="sm_80")
     no_device_malloc(kernels)
     assert not any("st.shared" in k.ptx and "ex2.approx" in k.ptx for k in kernels)
@@ -513,9 +513,9 @@ def test_attention_rows_steps_fit_the_keys(d, dv):
     # block of keys a step: 168 registers and 3.5 KiB of spills with a
     # window (64 queries against 16 keys).
     q = np.zeros((2, 4, 64, d), np.float32)
-    k = np.zeros((2, 1, 16, d), np.float32)
-    v = np.zeros((2, 1, 16, dv), np.float32)
-    text = fused_text("flash_attn", [q, k, v], {"softmax_scale": 0.3, "window_size_left": 3})
+    keys = np.zeros((2, 1, 16, d), np.float32)
+    values = np.zeros((2, 1, 16, dv), np.float32)
+    text = fused_text("flash_attn", [q, keys, values], {"softmax_scale": 0.3, "window_size_left": 3})
     kernels = gpu.compile_nvvm(text, chip="sm_80")
     no_device_malloc(kernels)
     (main,) = [k for k in kernels if "ex2.approx" in k.ptx]
