@@ -204,7 +204,9 @@ static LogicalResult checkROCDLOptions(const fuel::FuelToROCDLOptions &o,
 /// schedule become block- and thread-mapped loops (fuel-codegen-gpu);
 /// everything else is decomposed, its loops tiled over blocks and threads
 /// (fuel-gpu-map-parallel-loops); after bufferization both become
-/// gpu.launch ops, buffers inside kernels go to registers or shared memory
+/// gpu.launch ops (a thread's loops that run at most once their body or an
+/// if first: fuel-gpu-single-trip-loops), buffers inside kernels go to
+/// registers or shared memory
 /// (fuel-gpu-private-allocs), the host side's buffers go to the device
 /// (fuel-gpu-host-buffers), and the launches are outlined.
 static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
@@ -231,6 +233,7 @@ static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
          "canonicalize,"
          "cse,"
          "func.func(fuel-strided-copies-to-loops),"
+         "fuel-gpu-single-trip-loops,"
          "fuel-gpu-map-forall,"
          "func.func(convert-linalg-to-parallel-loops)," +
          llvm::formatv("fuel-gpu-map-parallel-loops{{max-threads={0}},",

@@ -326,14 +326,17 @@ def allocas_past_entry(llvm_ir):
 # have none to speak of (the attention backwards' unstaged key rows spill
 # at some others; see docs/GPU.md): none of a size that grows with the
 # shape (awq's register tiles kept a thread's [K, 4] decoded columns, 2 to
-# 4 KiB here, 64 KiB at K = 4096), and, for AMD, none allocated past a
+# 4 KiB here, 64 KiB at K = 4096), none of a thread's step over query
+# blocks that LLVM hoisted whole out of a loop that runs at most once (dk
+# and dv at seeds 1, 12 and 19 spilled 1.5 to 3.6 KiB before
+# fuel-gpu-single-trip-loops), and, for AMD, none allocated past a
 # kernel's entry block (a buffer allocated in a loop, a new stack
 # allocation each iteration on gfx942).
 @pytest.mark.parametrize("name", OPS)
 def test_random_case_kernels_keep_buffers_small(name):
     from fuel_mlir import gpu
     has_ptxas = gpu.ptxas_path() is not None
-    for seed in (0, 2, 3):
+    for seed in (0, 1, 2, 12, 19):
         case = Case(name, seed * 100 + OPS.index(name))
         text = fused_text(name, case.inputs, case.params)
         for kernel in gpu.compile_rocdl(text, chip="gfx942"):

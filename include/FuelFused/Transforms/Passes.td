@@ -359,6 +359,32 @@ def FuelGpuMapForall : Pass<"fuel-gpu-map-forall"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def FuelGpuSingleTripLoops : Pass<"fuel-gpu-single-trip-loops"> {
+  let summary = "Rewrite the GPU threads' loops that run at most once into "
+                "their body or an scf.if";
+  let description = [{
+    Each `scf.for` in a loop on GPU threads (an `scf.forall` mapped to
+    `#gpu.thread`s) whose bounds, by integer range analysis, let it run at
+    most once (its lower bound's least value plus its constant step
+    reaches its upper bound's greatest) becomes its body where it runs
+    exactly once (its lower bound's greatest value is below its upper
+    bound's least) and an `scf.if` on the lower bound being below the upper
+    bound where it may not run; the induction variable is the lower bound.
+    Such loops come of a schedule's strided loops over fewer elements than
+    threads and of steps over a dim that the shape or a mask leaves
+    shorter than a step (an attention key row's query blocks). Upstream
+    folds only loops of constant bounds; as loops, LLVM's LICM takes every
+    value of their body for loop-invariant and hoists their loads above the
+    inner loops that precede their use, where they stay live: a key row's
+    block of queries, read for its scores and again for dk, 512 values
+    across the step, kernels that spilled 1.5 to 4 KiB (ptxas) or 1 KiB of
+    scratch (gfx942). Part of the GPU pipelines, after bufferization (an
+    `scf.if` on tensors would bufferize to a copy of its result).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def FuelGpuMapParallelLoops : Pass<"fuel-gpu-map-parallel-loops"> {
   let summary = "Tile and map the scf.parallel loops left on the host to "
                 "GPU blocks and threads";
