@@ -20,11 +20,11 @@
 // thread per query row that writes every row's lse and D ([B, Hq, Sq]),
 // then a thread per key row that adds up its row of dk (ds^T q) or dv
 // (p^T do) over the query blocks that see the key and the query heads of
-// its kv head. Scores and probabilities exist a step (16 keys or queries)
-// at a time, in registers: never [Sq, Sk]. Where the shape allows, the
-// blocks a block's rows share (keys and values for query rows, queries
-// and do for key rows) are staged in shared memory
-// (GpuStagedAttentionBackward.cpp).
+// its kv head. Scores and probabilities exist a step (16 keys or queries;
+// 8 for heads of 16 or fewer) at a time, in registers: never [Sq, Sk].
+// Where the shape allows, the blocks a block's rows share (keys and values
+// for query rows, queries and do for key rows) are staged in shared
+// memory (GpuStagedAttentionBackward.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,8 +122,18 @@ LogicalResult mlir::fuel::buildGpuAttentionBackward(
   // As in the forward: whole steps of the contractions with head dims of
   // up to 64, steps of 8 beyond.
   int64_t step = std::max(s.dP, s.dvP) <= 64 ? kBackwardStep : 8;
+  // Heads of 16 (or 8, padded to 16) take steps of 8 rows: a key row's
+  // step reads [16, 16] blocks of q and of do, and q again for dk, which
+  // ptxas held whole (255 registers and 300 to 600 bytes of spills for dk
+  // at the random cases' heads of 8 and 16); a query row's step reads a
+  // [16, 16] block of k^T and of v^T that every thread of the block reads
+  // alike, which the AMDGPU backend loads into SGPRs that do not hold it
+  // (512 VGPRs and 420 to 800 bytes of scratch for dq on gfx942). With
+  // [8, 16] blocks, none spill. Wider heads keep steps of 16: their
+  // contractions are stepped along the head dim already.
+  int64_t rowStep = std::max(s.dP, s.dvP) <= 16 ? 8 : kBackwardStep;
   buildAttentionBackwardRows(
-      rewriter, op, kBackwardStep,
+      rewriter, op, rowStep,
       [&](scf::ForallOp blocks, scf::ForallOp rows) {
         mapForall(rewriter, blocks, /*threads=*/false);
         mapForall(rewriter, rows, /*threads=*/true);

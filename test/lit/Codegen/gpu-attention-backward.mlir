@@ -101,6 +101,27 @@ func.func @dk(%q: tensor<1x4x256x64xf32>, %k: tensor<1x2x256x64xf32>, %v: tensor
 
 // -----
 
+// Heads of 16 (or 8, padded to 16) with too few queries to stage: steps of
+// 8 rows, so that a step's blocks ([8, 16] of q and of do for a key row,
+// [16, 8] of k^T and v^T for a query row's lse and D) fit in registers
+// where [16, 16] ones spilled (ptxas) or took scratch (gfx942).
+// CHECK-LABEL: func.func @dk_small_heads
+// CHECK:         scf.forall (%{{.*}}) in (16)
+// CHECK:           scf.for {{.*}} step %c8{{.*}} -> (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>)
+// CHECK:             vector.contract {{.*}} : vector<1x16xf32>, vector<16x8xf32> into vector<1x8xf32>
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:         scf.forall (%{{.*}}) in (32)
+// CHECK:             scf.for {{.*}} step %c8{{.*}} -> (tensor<1x16xf32>)
+// CHECK:               vector.contract {{.*}} : vector<8x16xf32>, vector<16x1xf32> into vector<8x1xf32>
+// CHECK:               vector.contract {{.*}} : vector<8x1xf32>, vector<8x16xf32> into vector<1x16xf32>
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+func.func @dk_small_heads(%q: tensor<1x2x16x16xf32>, %k: tensor<1x2x24x16xf32>, %v: tensor<1x2x24x16xf32>, %do: tensor<1x2x16x16xf32>) -> tensor<1x2x24x16xf32> {
+  %g = fuel.fused flash_attn_backward_k {softmax_scale = 0.25 : f32, causal = true} (%q, %k, %v, %do) : (tensor<1x2x16x16xf32>, tensor<1x2x24x16xf32>, tensor<1x2x24x16xf32>, tensor<1x2x16x16xf32>) -> tensor<1x2x24x16xf32>
+  return %g : tensor<1x2x24x16xf32>
+}
+
+// -----
+
 // dk with a head dim of 32 stages what the rows of a block share. Every
 // query row's lse and D: blocks of 64 query rows over staged key blocks
 // (keys and values transposed), as dq's first pass. Then a block of 64 key
