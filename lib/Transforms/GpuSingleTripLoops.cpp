@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuelFused/Transforms/Passes.h"
+#include "GpuMappedLoops.h"
 
 #include "mlir/Analysis/DataFlow/ConstantPropagationAnalysis.h"
 #include "mlir/Analysis/DataFlow/DeadCodeAnalysis.h"
@@ -80,21 +81,11 @@ static void foldSingleTripLoops(RewriterBase &rewriter, Operation *root) {
   solver.load<dataflow::IntegerRangeAnalysis>();
   if (failed(solver.initializeAndRun(root)))
     return;
-  // A thread's loops: those of a block's body hold the thread loops that
-  // fuel-gpu-map-forall maps, which it takes in scf.for loops alone.
-  auto inThread = [](scf::ForOp loop) {
-    for (auto forall = loop->getParentOfType<scf::ForallOp>(); forall;
-         forall = forall->getParentOfType<scf::ForallOp>()) {
-      std::optional<ArrayAttr> mapping = forall.getMapping();
-      if (mapping && llvm::any_of(*mapping, llvm::IsaPred<
-                                                gpu::GPUThreadMappingAttr>))
-        return true;
-    }
-    return false;
-  };
   SmallVector<std::pair<scf::ForOp, Trips>> loops;
   root->walk([&](scf::ForOp loop) {
-    if (!inThread(loop))
+    // A thread's loops: those of a block's body hold the thread loops
+    // that fuel-gpu-map-forall maps, which it takes in scf.for loops alone.
+    if (!fuel::isInsideForallMappedTo<gpu::GPUThreadMappingAttr>(loop))
       return;
     if (Trips trips = tripsOf(solver, loop); trips != Trips::Unknown)
       loops.push_back({loop, trips});

@@ -203,10 +203,10 @@ static LogicalResult checkROCDLOptions(const fuel::FuelToROCDLOptions &o,
 /// outlined GPU kernels in the GPU dialect, on memrefs. The ops with a GPU
 /// schedule become block- and thread-mapped loops (fuel-codegen-gpu);
 /// everything else is decomposed, its loops tiled over blocks and threads
-/// (fuel-gpu-map-parallel-loops); after bufferization both become
-/// gpu.launch ops (a thread's loops that run at most once their body or an
-/// if first: fuel-gpu-single-trip-loops), buffers inside kernels go to
-/// registers or shared memory
+/// (fuel-gpu-map-parallel-loops); after bufferization a thread's loops
+/// that run at most once become their body or an if
+/// (fuel-gpu-single-trip-loops), both kinds of loops become gpu.launch
+/// ops, buffers inside kernels go to registers or shared memory
 /// (fuel-gpu-private-allocs), the host side's buffers go to the device
 /// (fuel-gpu-host-buffers), and the launches are outlined.
 static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuelFused/Transforms/Passes.h"
+#include "GpuMappedLoops.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -35,15 +36,8 @@ static bool isContiguous(Type type) {
 /// mapped to `#gpu.block`s or `#gpu.thread`s): in a kernel, a memcpy
 /// carries no alignment, so the backends move it a byte at a time.
 static bool inGpuLoop(Operation *op) {
-  for (auto loop = op->getParentOfType<scf::ForallOp>(); loop;
-       loop = loop->getParentOfType<scf::ForallOp>()) {
-    std::optional<ArrayAttr> mapping = loop.getMapping();
-    if (mapping && llvm::any_of(*mapping, [](Attribute a) {
-          return isa<gpu::GPUBlockMappingAttr, gpu::GPUThreadMappingAttr>(a);
-        }))
-      return true;
-  }
-  return false;
+  return fuel::isInsideForallMappedTo<gpu::GPUBlockMappingAttr,
+                                      gpu::GPUThreadMappingAttr>(op);
 }
 
 struct FuelStridedCopiesToLoopsPass
