@@ -205,7 +205,9 @@ static LogicalResult checkROCDLOptions(const fuel::FuelToROCDLOptions &o,
 /// everything else is decomposed, its loops tiled over blocks and threads
 /// (fuel-gpu-map-parallel-loops); after bufferization a thread's loops
 /// that run at most once become their body or an if
-/// (fuel-gpu-single-trip-loops), both kinds of loops become gpu.launch
+/// (fuel-gpu-single-trip-loops) and the short ones that index a thread's
+/// buffer are unrolled (fuel-gpu-unroll-private-loops), so that it stays
+/// in registers; both kinds of loops become gpu.launch
 /// ops, buffers inside kernels go to registers or shared memory
 /// (fuel-gpu-private-allocs), the host side's buffers go to the device
 /// (fuel-gpu-host-buffers), and the launches are outlined.
@@ -234,6 +236,7 @@ static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
          "cse,"
          "func.func(fuel-strided-copies-to-loops),"
          "fuel-gpu-single-trip-loops,"
+         "fuel-gpu-unroll-private-loops,"
          "fuel-gpu-map-forall,"
          "func.func(convert-linalg-to-parallel-loops)," +
          llvm::formatv("fuel-gpu-map-parallel-loops{{max-threads={0}},",

@@ -385,6 +385,48 @@ def FuelGpuSingleTripLoops : Pass<"fuel-gpu-single-trip-loops"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def FuelGpuUnrollPrivateLoops : Pass<"fuel-gpu-unroll-private-loops"> {
+  let summary = "Unroll the GPU threads' short loops that index private "
+                "buffers";
+  let description = [{
+    Each `scf.for` in a loop on GPU threads (an `scf.forall` mapped to
+    `#gpu.thread`s) whose body indexes a private buffer (a `memref.alloc`
+    or `alloca` inside a loop on GPU blocks or threads, outside workgroup
+    memory, or a view of one) at an offset that varies with the loop (is
+    computed from its induction variable) is unrolled fully (upstream's
+    `loopUnrollFull`), inner loops first, where it has at most
+    `max-trips` iterations (constant bounds) that read at most
+    `max-streamed-elements` elements of other buffers (global or
+    workgroup memory) in all, and where every other loop that indexes
+    the same buffers so may be unrolled too: a buffer that one loop still
+    indexes at varying offsets stays in memory, and unrolling the others
+    would gain nothing. Every offset then becomes a constant, and LLVM's
+    SROA keeps the buffer in registers.
+
+    Such loops come of a schedule's steps along a thread's registers: the
+    attention forms' rows of 16 scores taken 8 at a time where the heads
+    are wider than 64. Upstream unrolls `scf.for` only on request
+    (`transform.loop.unroll`); LLVM unrolls such loops for AMDGPU, whose
+    cost model favours loops that index private arrays, but not for
+    NVPTX, where they stayed loops over arrays in local memory (a 112-byte
+    stack frame, a local load for each read). The budget of streamed
+    elements keeps the loops that read blocks of global memory a step
+    (attention's p . v over [8, 128] blocks of values), which, unrolled,
+    spilled 2 to 7.5 KiB. Part of the GPU pipelines, after
+    `fuel-gpu-single-trip-loops`.
+  }];
+  let options = [
+    Option<"maxTrips", "max-trips", "uint64_t", /*default=*/"4",
+           "The most iterations of a loop that is unrolled">,
+    Option<"maxStreamedElements", "max-streamed-elements", "uint64_t",
+           /*default=*/"1024",
+           "The most elements that a loop that is unrolled reads, over all "
+           "its iterations, from buffers that are not private">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def FuelGpuMapParallelLoops : Pass<"fuel-gpu-map-parallel-loops"> {
   let summary = "Tile and map the scf.parallel loops left on the host to "
                 "GPU blocks and threads";
