@@ -356,6 +356,25 @@ def test_random_case_kernels_keep_buffers_small(name):
                     assert report.stack_bytes < 256, (report, case.described)
 
 
+# The attention kernels at random cases whose thread takes its step's row
+# of 16 scores (or its column of probabilities) 8 at a time, heads wider
+# than 64: fuel-gpu-unroll-private-loops unrolls the loops over the row,
+# so that none keeps it in local memory (a `__local_depot` in its PTX, 64
+# bytes and a 112-byte stack for ptxas, in one kernel of each before the
+# pass).
+@pytest.mark.parametrize("name,seed", [
+    ("flash_attn", 14), ("flash_attn_backward_q", 5),
+    ("flash_attn_backward_q", 10), ("flash_attn_backward_k", 11),
+    ("flash_attn_backward_k", 16), ("flash_attn_backward_k", 19),
+    ("flash_attn_backward_v", 33)])
+def test_random_case_score_rows_stay_in_registers(name, seed):
+    from fuel_mlir import gpu
+    case = Case(name, seed * 100 + OPS.index(name))
+    text = fused_text(name, case.inputs, case.params)
+    for kernel in gpu.compile_nvvm(text, chip="sm_80"):
+        assert "__local_depot" not in kernel.ptx, (kernel.module, case.described)
+
+
 if __name__ == "__main__":
     target, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     ops = sys.argv[4].split(",") if len(sys.argv) > 4 else OPS
