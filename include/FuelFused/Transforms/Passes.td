@@ -412,7 +412,7 @@ def FuelGpuUnrollPrivateLoops : Pass<"fuel-gpu-unroll-private-loops"> {
     stack frame, a local load for each read). The budget of streamed
     elements keeps the loops that read blocks of global memory a step
     (attention's p . v over [8, 128] blocks of values), which, unrolled,
-    spilled 2 to 7.5 KiB. Part of the GPU pipelines, after
+    spilled (stacks of 2 to 7.5 KiB). Part of the GPU pipelines, after
     `fuel-gpu-single-trip-loops`.
   }];
   let options = [
