@@ -75,6 +75,10 @@ struct WorkgroupTile {
   /// copy the same chunk of consecutive rows.
   int64_t chunk = 1;
   function_ref<Value(Value row, Value col)> chunkElements = {};
+  /// Whether each of the block's threads then reads a row of its own, in
+  /// 16-byte vectors: the rows are laid out 4 words wider
+  /// (workgroupRowStride).
+  bool readByRow = false;
 };
 
 /// Whether `threads` threads copy `tile` in equal strided parts: groups of
@@ -90,14 +94,14 @@ bool canStageTile(const WorkgroupTile &tile, int64_t threads);
 int64_t largestChunk(WorkgroupTile tile, int64_t threads, int64_t most);
 
 /// The row stride of `tile` in workgroup memory: its columns, plus 4 where
-/// it is copied along rows and a multiple of 8 wide, so that each row
-/// still starts at a multiple of 16 bytes, for its readers' vector loads.
-/// A warp writing one column of 32 rows then finds their words at banks 4
-/// apart (4-way conflicts, where a stride of 16 words gives 16-way and of
-/// 32, 32-way); writing chunks of 4 columns (16 bytes a lane, 8 lanes a
-/// wavefront), 8 consecutive rows start at 4 * (an odd number) * i words,
-/// 8 different multiples of 4 modulo 32, and cover the 32 banks: no
-/// conflicts.
+/// it is copied along rows or read by row and a multiple of 8 wide, so
+/// that each row still starts at a multiple of 16 bytes, for its readers'
+/// vector loads. A warp writing one column of 32 rows then finds their
+/// words at banks 4 apart (4-way conflicts, where a stride of 16 words
+/// gives 16-way and of 32, 32-way); writing (or reading) chunks of 4
+/// columns (16 bytes a lane, 8 lanes a wavefront), 8 consecutive rows
+/// start at 4 * (an odd number) * i words, 8 different multiples of 4
+/// modulo 32, and cover the 32 banks: no conflicts.
 int64_t workgroupRowStride(const WorkgroupTile &tile);
 
 /// `tiles` (canStageTile holds for each) in new workgroup tensors, copied

@@ -328,7 +328,83 @@ StagedRows::stage(Value head, Value x0, int64_t len,
   return stageTiles(b, loc, {rows}, tiles);
 }
 
+/// The workgroup tile of stage() for `from` ([B, H, len, cols]), or of
+/// stageOwnRows with `ownRows` rows.
+static WorkgroupTile stagedTileOf(Value from, bool transposed,
+                                  int64_t ownRows = 0) {
+  int64_t cols = cast<RankedTensorType>(from.getType()).getDimSize(3);
+  if (ownRows) {
+    WorkgroupTile tile{ownRows, cols, false, {}};
+    tile.readByRow = true;
+    return tile;
+  }
+  return transposed ? WorkgroupTile{cols, kStagedKeys, true, {}}
+                    : WorkgroupTile{kStagedKeys, cols, false, {}};
+}
+
+static int64_t bytesOf(const WorkgroupTile &tile) {
+  return tile.rows * workgroupRowStride(tile) * 4;
+}
+
+int64_t
+StagedRows::stageBytes(ArrayRef<std::pair<Value, bool>> operands) const {
+  int64_t bytes = 0;
+  for (auto [from, transposed] : operands)
+    bytes += bytesOf(stagedTileOf(from, transposed));
+  return bytes;
+}
+
+unsigned StagedRows::stageOwnRows(ArrayRef<Value> operands, Value head,
+                                  int64_t len, int64_t otherBytes,
+                                  int64_t maxBytes) {
+  // The first operands whose rows fit.
+  int64_t bytes = otherBytes;
+  SmallVector<Value> ts;
+  for (Value t : operands) {
+    bytes += bytesOf(stagedTileOf(t, false, rows));
+    if (bytes > maxBytes)
+      break;
+    ts.push_back(t);
+  }
+  if (ts.empty())
+    return 0;
+  // Row row0 + j, or the last where that is past len.
+  auto rowAt = [&](Value j) -> Value {
+    Value at = arith::AddIOp::create(b, loc, row0, j);
+    if (len % rows)
+      at = arith::MinSIOp::create(b, loc, at, bb.index(len - 1));
+    return at;
+  };
+  // They outlive the tiles below, which hold references to them.
+  SmallVector<std::function<Value(Value, Value)>> elements, chunks;
+  elements.reserve(ts.size());
+  chunks.reserve(ts.size());
+  SmallVector<WorkgroupTile> tiles;
+  for (Value t : ts) {
+    WorkgroupTile tile = stagedTileOf(t, false, rows);
+    Type elt = cast<RankedTensorType>(t.getType()).getElementType();
+    tile.chunk = largestChunk(tile, rows, 128 / elt.getIntOrFloatBitWidth());
+    int64_t width = tile.chunk;
+    elements.push_back([&, t](Value j, Value c) {
+      return widenToF32(b, loc,
+                        tensor::ExtractOp::create(
+                            b, loc, t, ValueRange{bi, head, rowAt(j), c}));
+    });
+    chunks.push_back([&, t, width](Value j, Value c) {
+      return readChunkAsF32(b, loc, t, {bi, head, rowAt(j), c}, width);
+    });
+    tile.element = elements.back();
+    tile.chunkElements = chunks.back();
+    tiles.push_back(tile);
+  }
+  for (auto [t, staged] : llvm::zip(ts, stageTiles(b, loc, {rows}, tiles)))
+    ownRows[{t, head}] = staged;
+  return ts.size();
+}
+
 Value StagedRows::ownRow(Value t, Value head, Value r, int64_t len) {
+  if (Value staged = ownRows.lookup({t, head}))
+    return rowOf(staged, r);
   Value at = arith::AddIOp::create(b, loc, row0, r);
   if (len % rows)
     at = arith::MinSIOp::create(b, loc, at, bb.index(len - 1));
@@ -377,10 +453,13 @@ LogicalResult mlir::fuel::buildGpuStagedAttention(
       g.filledRows({{s.blockQ}, {s.blockQ}, {s.blockQ, s.dv}},
                    {-INFINITY, 0.0, 0.0});
   auto [lo, hiKey] = keyRange(bb, s, hp.bp, g.row0, hp.off);
+  std::pair<Value, bool> steps[] = {{attn.getK(), true},
+                                    {attn.getV(), false}};
+  g.stageOwnRows(attn.getQ(), g.hi, s.sq, g.stageBytes(steps),
+                 options.maxOwnRowsBlockBytes);
   auto keys = g.stepLoop(lo, hiKey, state, [&](Value j0, ValueRange carried) {
     SmallVector<Value> staged =
-        g.stage(hp.kvHead, j0, s.sk,
-                {{attn.getK(), true}, {attn.getV(), false}}, /*chunked=*/true);
+        g.stage(hp.kvHead, j0, s.sk, steps, /*chunked=*/true);
     auto update = g.rowThreads(carried, [&](Value r, ValueRange mine) {
       Value q = g.ownRow(attn.getQ(), g.hi, r, s.sq);
       Value scores =

@@ -130,6 +130,12 @@ bool mlir::fuel::canStageGpuAttentionBackward(
   return stagedShapes(op, options).has_value();
 }
 
+/// What the first pass stages at each key block: the keys and the values,
+/// both transposed.
+static SmallVector<std::pair<Value, bool>> statsSteps(const Backward &w) {
+  return {{w.k, true}, {w.v, true}};
+}
+
 /// The first pass of a backward in the block of query rows `g` opened (of
 /// head g.hi): each row's lse and D over the key blocks it sees, written
 /// into `lseInit` and `deltaInit` ([rows] each).
@@ -144,8 +150,7 @@ static std::pair<Value, Value> stagedStats(StagedRows &g, const Backward &w,
       g.filledRows({{g.rows}, {g.rows}, {g.rows}}, {-INFINITY, 0.0, 0.0});
   auto [lo, hiKey] = keyRange(bb, s, hp.bp, g.row0, hp.off);
   auto stats = g.stepLoop(lo, hiKey, state, [&](Value j0, ValueRange carried) {
-    SmallVector<Value> staged =
-        g.stage(hp.kvHead, j0, s.sk, {{w.k, true}, {w.v, true}});
+    SmallVector<Value> staged = g.stage(hp.kvHead, j0, s.sk, statsSteps(w));
     auto update = g.rowThreads(carried, [&](Value r, ValueRange mine) {
       Value i = arith::AddIOp::create(g.b, g.loc, g.row0, r);
       Value scores =
@@ -170,7 +175,8 @@ static std::pair<Value, Value> stagedStats(StagedRows &g, const Backward &w,
 
 /// dq: the first pass, then dq += ds k over the key blocks again.
 static Value buildStagedDq(RewriterBase &rewriter, FusedOp op,
-                           const Backward &w, const AttnShape &s) {
+                           const Backward &w, const AttnShape &s,
+                           const GpuScheduleOptions &options) {
   Location loc = op.getLoc();
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   StagedRows g(rewriter, loc, s, s.blockQ);
@@ -180,6 +186,12 @@ static Value buildStagedDq(RewriterBase &rewriter, FusedOp op,
   g.open(op, s.heads, s.sqP / s.blockQ, out);
   HeadParams hp =
       headParams(bb, w.bp, std::nullopt, w.alibi, s, g.bi, g.hi);
+  // The block's rows of q and do, read at every step of both passes.
+  SmallVector<std::pair<Value, bool>> steps = {
+      {w.k, true}, {w.v, true}, {w.k, false}};
+  g.stageOwnRows({w.q, w.dout}, g.hi, s.sq,
+                 g.stageBytes(statsSteps(w)) + g.stageBytes(steps),
+                 options.maxOwnRowsBlockBytes);
   auto [lse, delta] = stagedStats(g, w, hp, bb.empty({s.blockQ}, g.f32),
                                   bb.empty({s.blockQ}, g.f32));
 
@@ -188,8 +200,7 @@ static Value buildStagedDq(RewriterBase &rewriter, FusedOp op,
   Value zero = g.filledRows({{s.blockQ, s.d}}, {0.0})[0];
   auto [lo, hiKey] = keyRange(bb, s, hp.bp, g.row0, hp.off);
   auto grads = g.stepLoop(lo, hiKey, zero, [&](Value j0, ValueRange carried) {
-    SmallVector<Value> staged = g.stage(
-        hp.kvHead, j0, s.sk, {{w.k, true}, {w.v, true}, {w.k, false}});
+    SmallVector<Value> staged = g.stage(hp.kvHead, j0, s.sk, steps);
     auto update = g.rowThreads(carried, [&](Value r, ValueRange mine) {
       Value i = arith::AddIOp::create(g.b, loc, g.row0, r);
       Value scores =
@@ -215,7 +226,8 @@ static Value buildStagedDq(RewriterBase &rewriter, FusedOp op,
 /// dk or dv: lse and D of every query row from a kernel of their own, then
 /// a thread per key row over the query blocks that see its block.
 static Value buildStagedDkDv(RewriterBase &rewriter, FusedOp op,
-                             const Backward &w, const StagedShapes &shapes) {
+                             const Backward &w, const StagedShapes &shapes,
+                             const GpuScheduleOptions &options) {
   Location loc = op.getLoc();
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
 
@@ -228,6 +240,8 @@ static Value buildStagedDkDv(RewriterBase &rewriter, FusedOp op,
   st.open(op, sr.heads, sr.sqP / sr.blockQ, {lseAll, deltaAll});
   HeadParams statsHead =
       headParams(st.bb, w.bp, std::nullopt, w.alibi, sr, st.bi, st.hi);
+  st.stageOwnRows({w.q, w.dout}, st.hi, sr.sq, st.stageBytes(statsSteps(w)),
+                  options.maxOwnRowsBlockBytes);
   auto [lse, delta] =
       stagedStats(st, w, statsHead, st.blockRows(0), st.blockRows(1));
   ValueRange stats = st.close({lse, delta});
@@ -245,6 +259,19 @@ static Value buildStagedDkDv(RewriterBase &rewriter, FusedOp op,
                        type.getElementType());
   g.open(op, s.kvHeads, s.skP / s.blockK, out);
   Value zero = g.filledRows({{s.blockK, width}}, {0.0})[0];
+  // Queries and do transposed (the scores, dp) and as they are (the sums:
+  // dk += ds q, dv += p do), at each query block; the block's rows of k
+  // (and v, for dk's dp), read at every step, staged once.
+  SmallVector<std::pair<Value, bool>> operands = {{w.q, true}};
+  SmallVector<Value> own = {w.k};
+  if (w.grad == Grad::K) {
+    operands.append({{w.dout, true}, {w.q, false}});
+    own.push_back(w.v);
+  } else {
+    operands.push_back({w.dout, false});
+  }
+  g.stageOwnRows(own, g.hi, s.sk, g.stageBytes(operands),
+                 options.maxOwnRowsBlockBytes);
   Value firstHead = arith::MulIOp::create(b, loc, g.hi, bb.index(group));
   auto heads = g.stepLoop(
       bb.index(0), bb.index(group), zero,
@@ -264,13 +291,6 @@ static Value buildStagedDkDv(RewriterBase &rewriter, FusedOp op,
         };
         auto queries = g.stepLoop(qlo, qhi, acc, [&](Value i0,
                                                      ValueRange carried) {
-          // Queries and do transposed (the scores, dp) and as they are (the
-          // sums: dk += ds q, dv += p do).
-          SmallVector<std::pair<Value, bool>> operands = {{w.q, true}};
-          if (w.grad == Grad::K)
-            operands.append({{w.dout, true}, {w.q, false}});
-          else
-            operands.push_back({w.dout, false});
           SmallVector<Value> staged = g.stage(h, i0, s.sq, operands);
           Value lseRows = rowsAt(lseT, i0);
           Value deltaRows = w.grad == Grad::K ? rowsAt(deltaT, i0) : Value();
@@ -309,8 +329,8 @@ LogicalResult mlir::fuel::buildGpuStagedAttentionBackward(
   Backward w = *Backward::of(op);
   OpBuilder::InsertionGuard guard(rewriter);
   Value padded = w.grad == Grad::Q
-                     ? buildStagedDq(rewriter, op, w, shapes->rows)
-                     : buildStagedDkDv(rewriter, op, w, *shapes);
+                     ? buildStagedDq(rewriter, op, w, shapes->rows, options)
+                     : buildStagedDkDv(rewriter, op, w, *shapes, options);
   rewriter.replaceOp(
       op, sliceToResult(rewriter, op.getLoc(), padded,
                         cast<RankedTensorType>(op->getResult(0).getType())));

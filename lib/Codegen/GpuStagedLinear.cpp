@@ -253,7 +253,9 @@ int64_t mlir::fuel::largestChunk(WorkgroupTile tile, int64_t threads,
 }
 
 int64_t mlir::fuel::workgroupRowStride(const WorkgroupTile &tile) {
-  return tile.alongRows && tile.cols % 8 == 0 ? tile.cols + 4 : tile.cols;
+  return (tile.alongRows || tile.readByRow) && tile.cols % 8 == 0
+             ? tile.cols + 4
+             : tile.cols;
 }
 
 SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,

@@ -113,9 +113,26 @@ public:
                            ArrayRef<std::pair<Value, bool>> operands,
                            bool chunked = false);
 
+  /// The bytes of workgroup memory stage() takes for `operands`.
+  int64_t stageBytes(ArrayRef<std::pair<Value, bool>> operands) const;
+
+  /// Rows row0 to row0 + rows of head `head` of the first `operands`
+  /// ([B, H, len, cols] each) that fit, with `otherBytes` (the kernel's
+  /// other tiles), in `maxBytes` of workgroup memory
+  /// (GpuScheduleOptions::maxOwnRowsBlockBytes), as f32, [rows, cols]
+  /// each, copied once by one thread loop in chunks of up to 16 bytes of a
+  /// row (padded rows, past len, copy the last row); ownRow then reads
+  /// them there. Returns how many were staged. A thread reads its own row
+  /// at every step: from workgroup memory in 16-byte vectors free of bank
+  /// conflicts (workgroupRowStride), where from global memory a warp's
+  /// request (a float a lane, rows apart) touches 32 sectors of 32 cache
+  /// lines.
+  unsigned stageOwnRows(ArrayRef<Value> operands, Value head, int64_t len,
+                        int64_t otherBytes, int64_t maxBytes);
+
   /// Row row0 + r of head `head` of `t` ([B, H, len, cols]) as [1, cols]
   /// of f32 (padded rows, past len, read the last row: their results are
-  /// dropped).
+  /// dropped): from workgroup memory where stageOwnRows staged it.
   Value ownRow(Value t, Value head, Value r, int64_t len);
 
   /// Row r of `t` ([rows, ...]) as [1, ...].
@@ -132,6 +149,10 @@ public:
   Type f32;
   scf::ForallOp blocks;
   Value bi, hi, row0;
+
+private:
+  /// The rows stageOwnRows staged: (operand, head) to the tile.
+  DenseMap<std::pair<Value, Value>, Value> ownRows;
 };
 
 } // namespace attention

@@ -90,6 +90,11 @@ struct FuelCodegenGPUPass
              << "fuel-codegen-gpu: max-staged-head-dim must be a multiple of "
                 "16 (0 for none), got "
              << static_cast<int64_t>(maxStagedHeadDim);
+    if (ownRowsBytes < 0 || ownRowsBytes > 48 * 1024)
+      return emitError(UnknownLoc::get(context))
+             << "fuel-codegen-gpu: own-rows-bytes must be between 0 and "
+                "49152 (a block's static workgroup memory), got "
+             << static_cast<int64_t>(ownRowsBytes);
     if (computeUnits < 1)
       return emitError(UnknownLoc::get(context))
              << "fuel-codegen-gpu: compute-units must be at least 1, got "
@@ -102,6 +107,7 @@ struct FuelCodegenGPUPass
     options.maxThreads = maxThreads;
     options.maxStagedHeadDim = maxStagedHeadDim;
     options.computeUnits = computeUnits;
+    options.maxOwnRowsBlockBytes = ownRowsBytes;
     SmallVector<FusedOp> candidates;
     getOperation()->walk([&](FusedOp op) { candidates.push_back(op); });
     IRRewriter rewriter(&getContext());

@@ -145,6 +145,12 @@ struct GpuScheduleOptions {
   /// a thread) only where those still give at least this many blocks, and
   /// halve their 64 x 64 ones (down to 32 x 32) until they do.
   int64_t computeUnits = 108;
+  /// The most workgroup memory (bytes) a block of a staged attention form
+  /// takes once the rows its threads read at every step (flash_attn's and
+  /// dq's queries, dk's and dv's keys; GpuStagedRows.h) are staged there
+  /// too; rows that do not fit are read from global memory. 32 KiB keeps
+  /// 7 blocks of 64 threads on an H100; 0 stages none.
+  int64_t maxOwnRowsBlockBytes = 32 * 1024;
 };
 
 /// Checks, changing nothing, that `op` has a GPU schedule and that its

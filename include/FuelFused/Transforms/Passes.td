@@ -293,7 +293,8 @@ def FuelCodegenGPU : Pass<"fuel-codegen-gpu"> {
     awq's). `fused_linear` gets
     block and thread tiles of its output, `flash_attn` a thread per query
     row of a block of queries, its key and value blocks staged in workgroup
-    memory for heads up to `max-staged-head-dim` wide (with fewer than 32
+    memory for heads up to `max-staged-head-dim` wide, and the block's
+    query rows once where they fit `own-rows-bytes` (with fewer than 32
     query rows, a block per row and partition of its keys whose threads
     split them and combine their partials in workgroup memory), and its
     backwards a
@@ -316,6 +317,12 @@ def FuelCodegenGPU : Pass<"fuel-codegen-gpu"> {
            "128 block tiles only where those give at least this many "
            "blocks, and halve 64 x 64 ones (to 32 x 32 at most) until "
            "they do. fuel-to-nvvm and fuel-to-rocdl set it from the chip">,
+    Option<"ownRowsBytes", "own-rows-bytes", "int64_t",
+           /*default=*/"32768",
+           "The most workgroup memory (bytes, at most 49152) a staged "
+           "attention block takes once the rows each thread reads at every "
+           "step (queries; dk's and dv's keys) are staged there too; rows "
+           "that do not fit are read from global memory (0: all of them)">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Remark on each op left without a GPU schedule, and why">
   ];

@@ -157,12 +157,20 @@ func.func @dk_staged(%q: tensor<1x4x256x32xf32>, %k: tensor<1x2x256x32xf32>, %v:
 // -----
 
 // dv, with blocks of 32 key rows, stages the queries (transposed) and do
-// (as it is): dv += p do.
+// (as it is): dv += p do. The block's key rows, which each thread reads
+// at every query block, are copied once, before the loops over heads and
+// query blocks, into rows of 36 words (16-byte reads free of bank
+// conflicts).
 // CHECK-LABEL: func.func @dv_staged
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, 3) {{.*}} -> (tensor<1x1x96x16xf32>)
+// CHECK:           bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x36xf32>
+// CHECK:           scf.forall (%{{.*}}) in (32) shared_outs({{.*}}) -> (tensor<32x9x4xf32>)
+// CHECK:           %[[KS:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<32x9x4xf32> into tensor<32x36xf32>
+// CHECK:           scf.for
 // CHECK:             scf.for {{.*}} step %c16{{.*}} -> (tensor<32x16xf32>)
 // CHECK:               scf.forall (%{{.*}}) in (32) shared_outs({{.*}}) -> (tensor<32x20xf32>, tensor<16x16xf32>)
-// CHECK:               scf.forall (%{{.*}}) in (32) shared_outs({{.*}}) -> (tensor<32x16xf32>)
+// CHECK:               scf.forall (%[[R:.*]]) in (32) shared_outs({{.*}}) -> (tensor<32x16xf32>)
+// CHECK:                 vector.transfer_read %[[KS]][%[[R]], %{{.*}}]{{.*}} : tensor<32x36xf32>, vector<1x16xf32>
 // CHECK:                 vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
 // CHECK:                 math.exp
 // CHECK:                 vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>

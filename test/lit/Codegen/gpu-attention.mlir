@@ -13,11 +13,26 @@
 // RUN: not fuel-opt --fuel-codegen-gpu="max-staged-head-dim=20" %s -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADOPT
 // BADOPT: fuel-codegen-gpu: max-staged-head-dim must be a multiple of 16 (0 for none), got 20
+// RUN: fuel-opt --split-input-file --fuel-codegen-gpu="own-rows-bytes=0" %s \
+// RUN:   | FileCheck %s --check-prefix=NOOWN
+// RUN: not fuel-opt --fuel-codegen-gpu="own-rows-bytes=49153" %s -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BADOWN
+// BADOWN: fuel-codegen-gpu: own-rows-bytes must be between 0 and 49152 (a block's static workgroup memory), got 49153
 
 // With max-staged-head-dim=0 nothing is staged.
 // NOSTAGE-LABEL: func.func @causal
 // NOSTAGE-NOT:     workgroup
 // NOSTAGE:       } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+
+// With own-rows-bytes=0 the keys and values are staged, and each thread
+// reads its query row from global memory at every key block.
+// NOOWN-LABEL: func.func @causal
+// NOOWN-NOT:     tensor<64x68xf32>
+// NOOWN:         scf.for
+// NOOWN:           bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x20xf32>
+// NOOWN:           scf.forall (%[[R:.*]]) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
+// NOOWN:             vector.transfer_read %arg0[{{.*}}]{{.*}} : tensor<2x4x256x64xf32>, vector<1x16xf32>
+// NOOWN:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
 
 // Query blocks of 64 rows stage each block of 16 keys and values in
 // workgroup memory: the key loop is in the block's body, around a thread
@@ -30,6 +45,17 @@
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 4, 4)
 // CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
 // CHECK:           } {mapping = [#gpu.thread<x>]}
+// The block's 64 query rows, which their threads read at every key block,
+// are copied once, before the key loop, into a [64, 68] tile: rows 4
+// words wider than the row, so that the 16-byte reads of 8 threads' rows
+// (a wavefront) cover the 32 banks. 16 consecutive threads copy a row in
+// chunks of 4 (coalesced), 4 rows a pass.
+// CHECK:           bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x68xf32>
+// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64x17x4xf32>)
+// CHECK-COUNT-16:    vector.transfer_read %arg0{{.*}} : tensor<2x4x256x64xf32>, vector<4xf32>
+// CHECK-NOT:         vector.transfer_read %arg0
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:           %[[QS:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<64x17x4xf32> into tensor<64x68xf32>
 // CHECK:           scf.for %[[J0:.*]] = %{{.*}} to %{{.*}} step %c16{{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x20xf32>
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf32>
@@ -50,7 +76,8 @@
 // threads (one wavefront) cover the 32 banks once, where single words down
 // a column would be 4-way bank-conflicted (16-way with rows 16 words
 // apart); a row reads its 16 keys.
-// CHECK:             scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
+// CHECK:             scf.forall (%[[R:.*]]) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
+// CHECK:               vector.transfer_read %[[QS]][%[[R]], %{{.*}}], %{{.*}} {in_bounds = [true, true]} : tensor<64x68xf32>, vector<1x16xf32>
 // CHECK:               vector.transfer_read %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true, true]} : tensor<64x20xf32>, vector<16x16xf32>
 // CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
 // CHECK:               math.exp
