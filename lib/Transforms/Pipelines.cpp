@@ -121,7 +121,13 @@ static int minimumPtxVersion(StringRef chip) {
 
 /// The checks both GPU pipelines make.
 static LogicalResult checkGpuOptions(int optLevel, int64_t maxThreads,
-                                     int64_t computeUnits, std::string &why) {
+                                     int64_t computeUnits,
+                                     int64_t ownRowsBytes, std::string &why) {
+  if (ownRowsBytes < 0 || ownRowsBytes > 48 * 1024) {
+    why = "own-rows-bytes must be from 0 to 49152, got " +
+          std::to_string(ownRowsBytes);
+    return failure();
+  }
   if (computeUnits < 0) {
     why = "compute-units must be 0 (from the chip) or more, got " +
           std::to_string(computeUnits);
@@ -154,7 +160,8 @@ static LogicalResult checkNVVMOptions(const fuel::FuelToNVVMOptions &o,
     return failure();
   }
   if (failed(
-          checkGpuOptions(o.optLevel, o.maxThreads, o.computeUnits, why)))
+          checkGpuOptions(o.optLevel, o.maxThreads, o.computeUnits,
+                          o.ownRowsBytes, why)))
     return failure();
   if (!StringRef(o.chip.getValue()).starts_with("sm_")) {
     why = "chip must be an NVIDIA architecture (sm_80, sm_90, ...), got '" +
@@ -183,7 +190,8 @@ static LogicalResult checkNVVMOptions(const fuel::FuelToNVVMOptions &o,
 static LogicalResult checkROCDLOptions(const fuel::FuelToROCDLOptions &o,
                                        std::string &why) {
   if (failed(
-          checkGpuOptions(o.optLevel, o.maxThreads, o.computeUnits, why)))
+          checkGpuOptions(o.optLevel, o.maxThreads, o.computeUnits,
+                          o.ownRowsBytes, why)))
     return failure();
   if (!StringRef(o.chip.getValue()).starts_with("gfx")) {
     why = "chip must be an AMD GPU architecture (gfx90a, gfx942, ...), got '" +
@@ -214,11 +222,14 @@ static LogicalResult checkROCDLOptions(const fuel::FuelToROCDLOptions &o,
 static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
                                          int64_t maxStagedHeadDim,
                                          int64_t computeUnits,
+                                         int64_t ownRowsBytes,
                                          bool privateAddressSpace) {
   std::string schedule =
       codegen ? llvm::formatv("fuel-codegen-gpu{{max-threads={0} "
-                              "max-staged-head-dim={1} compute-units={2}},",
-                              maxThreads, maxStagedHeadDim, computeUnits)
+                              "max-staged-head-dim={1} compute-units={2} "
+                              "own-rows-bytes={3}},",
+                              maxThreads, maxStagedHeadDim, computeUnits,
+                              ownRowsBytes)
                     .str()
               : std::string();
   return schedule +
@@ -340,6 +351,7 @@ static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
   return getGpuKernelsPipeline(o.codegen, o.maxThreads,
                                stagedHeadDimFor(o.chip.getValue()),
                                computeUnitsFor(o.chip, o.computeUnits),
+                               o.ownRowsBytes,
                                /*privateAddressSpace=*/false) +
          "convert-nvvm-to-llvm," +
          llvm::formatv("nvvm-attach-target{{chip={0} features={1} O={2}},",
@@ -366,6 +378,7 @@ static std::string getFuelToROCDLPipeline(const fuel::FuelToROCDLOptions &o) {
   return getGpuKernelsPipeline(o.codegen, o.maxThreads,
                                fuel::GpuScheduleOptions().maxStagedHeadDim,
                                computeUnitsFor(o.chip, o.computeUnits),
+                               o.ownRowsBytes,
                                /*privateAddressSpace=*/true) +
          llvm::formatv("rocdl-attach-target{{chip={0} wave64={1} O={2}{3}},",
                        o.chip.getValue(), o.wave64 ? "true" : "false",

@@ -368,11 +368,13 @@ def test_staged_attention_without_bank_conflicts(target):
     into a [D, 16] tile with rows 20 words apart: each thread writes 4
     keys of a row at once (16 bytes; 8 consecutive rows cover the 32
     banks), where one word a thread down a column was 4-way conflicted.
-    The block's query rows, which each thread reads at every key block,
-    are copied once into a tile with rows 68 words apart: a thread's
-    16-byte reads of its row are free of bank conflicts, where its reads
-    of global memory (a float a lane, lanes a row apart) were 12% of
-    their sectors and most of the kernel's requests (18% over all)."""
+    For NVIDIA GPUs the block's query rows, which each thread reads at
+    every key block, are copied once into a tile with rows 68 words
+    apart: a thread's 16-byte reads of its row are free of bank
+    conflicts, where its reads of global memory (a float a lane, lanes a
+    row apart) were 12% of their sectors and most of the kernel's
+    requests (18% over all). fuel-to-rocdl's own-rows-bytes is 0: the
+    AMD kernels read them from global memory."""
     rng = np.random.default_rng(4)
     q, k, v = (rng.standard_normal((1, 2, 128, 64)).astype(np.float32) for _ in range(3))
     params = {"softmax_scale": 0.125, "causal": True}
@@ -387,11 +389,15 @@ def test_staged_attention_without_bank_conflicts(target):
     stores = [s for s in profile.sites if s.space == "workgroup" and s.op == "store"]
     assert stores and {s.type for s in stores} == {"vector<4xf32>"}
     assert profile.conflicts("store") == profile.conflicts("load") == 1.0
-    # Every device load is a coalesced copy: the keys, the values and the
-    # queries, the latter once a block.
+    # The copies of the keys and values are coalesced; for NVIDIA GPUs, so
+    # is every device load: the queries are copied too, once a block.
     loads = [s for s in profile.sites if s.space == "device" and s.op == "load"]
-    assert loads and all(s.units == s.ideal for s in loads)
-    assert profile.efficiency("load") == 1.0
+    copies = [s for s in loads if s.type in ("f32", "vector<4xf32>")]
+    assert copies and all(s.units == s.ideal for s in copies)
+    if target == "cuda-emulator":
+        assert loads == copies and profile.efficiency("load") == 1.0
+    else:
+        assert profile.efficiency("load") < 0.5
 
 
 @pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])

@@ -353,8 +353,10 @@ def test_attention_stages_key_blocks_in_shared_memory(d, dtype):
         if HAVE_PTXAS:
             (report,) = gpu.ptxas(main.ptx, chip)
             # The keys [D, 16] (rows of 20 words: written down the columns)
-            # and the values [16, D], f32.
-            assert report.shared_bytes == (d * 20 + 16 * d) * 4, report
+            # and the values [16, D], f32; the block's 64 query rows, each
+            # read by its thread at every key block, copied once (rows of
+            # D + 4 words: 16-byte reads free of bank conflicts).
+            assert report.shared_bytes == (d * 20 + 16 * d + 64 * (d + 4)) * 4, report
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
@@ -374,8 +376,13 @@ def test_attention_heads_staged_by_thread_groups(d):
     if HAVE_PTXAS:
         (report,) = gpu.ptxas(main.ptx, "sm_90")
         # The keys (rows of 20 words) and the values, f32 (each variable
-        # aligned to up to 512 bytes).
-        assert 0 <= report.shared_bytes - (d * 20 + 16 * d) * 4 < 512, report
+        # aligned to up to 512 bytes); the 64 query rows (rows of D + 4
+        # words) where all of it fits own-rows-bytes (32 KiB): D = 48, not
+        # 80 (32.25 KiB) or 96.
+        tiles = d * 20 + 16 * d
+        own = 64 * (d + 4) if (tiles + 64 * (d + 4)) * 4 <= 32 * 1024 else 0
+        assert own or d != 48
+        assert 0 <= report.shared_bytes - (tiles + own) * 4 < 512, report
         assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
@@ -611,8 +618,10 @@ def test_attention_backward_q_stages_key_blocks_in_shared_memory(dtype):
         if HAVE_PTXAS:
             (report,) = gpu.ptxas(main.ptx, chip)
             # The first loop's keys and values [32, 16] (transposed, rows of
-            # 20 words), the second's and its keys [16, 32], f32.
-            assert report.shared_bytes == (4 * 32 * 20 + 16 * 32) * 4, report
+            # 20 words), the second's and its keys [16, 32], f32; the
+            # block's 64 rows of q and of do, read at every key block of
+            # both loops, copied once (rows of 36 words).
+            assert report.shared_bytes == (4 * 32 * 20 + 16 * 32 + 2 * 64 * 36) * 4, report
             assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 
@@ -640,11 +649,15 @@ def test_attention_backward_kv_stages_query_blocks_in_shared_memory(which, dtype
             # 20 words; dv needs no D, so no values); the gradient: the
             # queries and do [32, 16] (transposed) and q [16, 32] (dk), or
             # the queries [32, 16] (transposed) and do [16, 32] (dv), f32.
-            # (Transposed tiles, others) a kernel.
-            tiles = {"k": ((2, 0), (2, 1)), "v": ((1, 0), (1, 1))}[which]
-            for kernel, (transposed, plain) in zip((stats, grads), tiles):
+            # Each kernel's block of 64 rows that its threads read at every
+            # step, copied once (rows of 36 words): q and do (dv: q; it
+            # needs no dp), k and v (dv: k).
+            # (Transposed tiles, others, own rows) a kernel.
+            tiles = {"k": ((2, 0, 2), (2, 1, 2)), "v": ((1, 0, 1), (1, 1, 1))}[which]
+            for kernel, (transposed, plain, own) in zip((stats, grads), tiles):
                 (report,) = gpu.ptxas(kernel.ptx, chip)
-                assert report.shared_bytes == (transposed * 32 * 20 + plain * 16 * 32) * 4, report
+                assert report.shared_bytes == (transposed * 32 * 20 + plain * 16 * 32
+                                               + own * 64 * 36) * 4, report
                 assert report.stack_bytes == 0 and report.spill_stores == 0, report
 
 

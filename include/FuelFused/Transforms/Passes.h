@@ -110,6 +110,13 @@ struct FuelToNVVMOptions : public PassPipelineOptions<FuelToNVVMOptions> {
                      "contractions' block tiles are chosen to fill; 0: "
                      "those of the largest GPU of the chip's generation"),
       llvm::cl::init(0)};
+  Option<int64_t> ownRowsBytes{
+      *this, "own-rows-bytes",
+      llvm::cl::desc("The most shared memory (bytes, at most 49152) a "
+                     "staged attention block takes once the rows each "
+                     "thread reads at every step are copied there too "
+                     "(fuel-codegen-gpu); 0: read from global memory"),
+      llvm::cl::init(32 * 1024)};
   Option<bool> codegen{
       *this, "codegen",
       llvm::cl::desc("Schedule the ops that have a GPU schedule; off: every "
@@ -151,6 +158,15 @@ struct FuelToROCDLOptions : public PassPipelineOptions<FuelToROCDLOptions> {
       llvm::cl::desc("The GPU's multiprocessors (compute units), which the "
                      "contractions' block tiles are chosen to fill; 0: "
                      "those of the largest GPU of the chip's generation"),
+      llvm::cl::init(0)};
+  Option<int64_t> ownRowsBytes{
+      *this, "own-rows-bytes",
+      llvm::cl::desc("The most LDS (bytes, at most 49152) a staged "
+                     "attention block takes once the rows each thread "
+                     "reads at every step are copied there too "
+                     "(fuel-codegen-gpu); 0, the default: read from global "
+                     "memory (copied, the AMDGPU backend took more than 256 "
+                     "VGPRs in half the kernels it changed)"),
       llvm::cl::init(0)};
   Option<bool> codegen{
       *this, "codegen",

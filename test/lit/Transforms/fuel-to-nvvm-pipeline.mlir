@@ -10,6 +10,14 @@
 // RUN: not fuel-opt --fuel-to-nvvm="max-threads=100" %s 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: not fuel-opt --fuel-to-nvvm="opt-level=4" %s 2>&1 | FileCheck %s --check-prefix=OPT
 // RUN: not fuel-opt --fuel-to-nvvm="compute-units=-1" %s 2>&1 | FileCheck %s --check-prefix=UNITS
+// RUN: not fuel-opt --fuel-to-nvvm="own-rows-bytes=65536" %s 2>&1 | FileCheck %s --check-prefix=OWN
+// RUN: fuel-opt --fuel-to-nvvm --dump-pass-pipeline %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=DUMP
+// RUN: fuel-opt --fuel-to-nvvm="own-rows-bytes=0" --dump-pass-pipeline %s -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=DUMP0
+// OWN: fuel-to-nvvm: own-rows-bytes must be from 0 to 49152, got 65536
+// The staged attention's own rows in shared memory, up to 32 KiB a block.
+// DUMP: fuel-codegen-gpu{{.*}} own-rows-bytes=32768
+// DUMP0: fuel-codegen-gpu{{.*}} own-rows-bytes=0
 // PTX: fuel-to-nvvm: sm_80 needs PTX 7.0 at least (features=+ptx70), got '+ptx60'
 // CHIP: fuel-to-nvvm: chip must be an NVIDIA architecture (sm_80, sm_90, ...), got 'gfx942'
 // FORMAT: fuel-to-nvvm: format must be isa, bin, fatbin, llvm, offload, emulator or emulator-profile, got 'elf'

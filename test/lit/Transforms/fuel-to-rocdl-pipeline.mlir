@@ -5,6 +5,14 @@
 // RUN: not fuel-opt --fuel-to-rocdl="chip=sm_90" %s 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not fuel-opt --fuel-to-rocdl="max-threads=2048" %s 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: not fuel-opt --fuel-to-rocdl="compute-units=-8" %s 2>&1 | FileCheck %s --check-prefix=UNITS
+// RUN: not fuel-opt --fuel-to-rocdl="own-rows-bytes=-1" %s 2>&1 | FileCheck %s --check-prefix=OWN
+// RUN: fuel-opt --fuel-to-rocdl --dump-pass-pipeline %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=DUMP
+// RUN: fuel-opt --fuel-to-rocdl="own-rows-bytes=32768" --dump-pass-pipeline %s -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=DUMP32
+// OWN: fuel-to-rocdl: own-rows-bytes must be from 0 to 49152, got -1
+// The staged attention's own rows stay in global memory unless asked for.
+// DUMP: fuel-codegen-gpu{{.*}} own-rows-bytes=0
+// DUMP32: fuel-codegen-gpu{{.*}} own-rows-bytes=32768
 // RUN: not fuel-opt --fuel-to-rocdl="format=isa" %s 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: fuel-opt --fuel-to-rocdl="format=emulator" %s | FileCheck %s --check-prefix=EMU
 // RUN: fuel-opt --fuel-to-rocdl="format=emulator-profile" %s | FileCheck %s --check-prefix=PROFILE
