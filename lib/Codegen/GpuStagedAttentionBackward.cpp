@@ -186,12 +186,15 @@ static Value buildStagedDq(RewriterBase &rewriter, FusedOp op,
   g.open(op, s.heads, s.sqP / s.blockQ, out);
   HeadParams hp =
       headParams(bb, w.bp, std::nullopt, w.alibi, s, g.bi, g.hi);
-  // The block's rows of q and do, read at every step of both passes.
+  // The block's rows of q and do, read at every step of both passes. The
+  // first pass's key and value tiles share the second's buffers (tiles of
+  // the same types in loops one after the other; fuel-gpu-private-allocs).
   SmallVector<std::pair<Value, bool>> steps = {
       {w.k, true}, {w.v, true}, {w.k, false}};
-  g.stageOwnRows({w.q, w.dout}, g.hi, s.sq,
-                 g.stageBytes(statsSteps(w)) + g.stageBytes(steps),
-                 options.maxOwnRowsBlockBytes);
+  g.stageOwnRows(
+      {w.q, w.dout}, g.hi, s.sq,
+      std::max(g.stageBytes(statsSteps(w)), g.stageBytes(steps)),
+      options.maxOwnRowsBlockBytes);
   auto [lse, delta] = stagedStats(g, w, hp, bb.empty({s.blockQ}, g.f32),
                                   bb.empty({s.blockQ}, g.f32));
 

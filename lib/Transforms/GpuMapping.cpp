@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuelFused/Transforms/Passes.h"
+#include "GpuWorkgroupBuffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -602,24 +603,8 @@ static Value shrinkThreadDims(RewriterBase &rewriter, gpu::LaunchOp launch,
 /// tensor of it other than a view of it. Loads, stores, copies and other
 /// accesses through it do not.
 static bool mayOutliveIteration(Value buffer) {
-  SmallVector<Value> views{buffer};
-  while (!views.empty()) {
-    Value view = views.pop_back_val();
-    for (Operation *user : view.getUsers()) {
-      if (auto viewLike = dyn_cast<ViewLikeOpInterface>(user)) {
-        if (viewLike.getViewSource() == view) {
-          llvm::append_range(views, user->getResults());
-          continue;
-        }
-      }
-      if (user->hasTrait<OpTrait::IsTerminator>() ||
-          isa<CallOpInterface>(user) ||
-          llvm::any_of(user->getResultTypes(),
-                       llvm::IsaPred<BaseMemRefType, TensorType>))
-        return true;
-    }
-  }
-  return false;
+  return !allBufferUsers(
+      buffer, [](Operation *user) { return !mayPassBufferOn(user); });
 }
 
 /// Where a static private buffer allocated at `op` goes: the start of its
@@ -665,6 +650,7 @@ struct FuelGpuPrivateAllocsPass
     });
     IRRewriter rewriter(&getContext());
     llvm::DenseMap<Operation *, Operation *> hoisted;
+    WorkgroupBuffers workgroup;
     // Per-thread slices of a shared-looking buffer first.
     for (memref::AllocOp &alloc : allocs) {
       auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
@@ -689,9 +675,8 @@ struct FuelGpuPrivateAllocsPass
       auto space =
           dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
       if (space && space.getValue() == gpu::AddressSpace::Workgroup) {
-        auto launch = alloc->getParentOfType<gpu::LaunchOp>();
-        BlockArgument buffer =
-            launch.addWorkgroupAttribution(type, alloc.getLoc());
+        BlockArgument buffer = workgroup.bufferFor(
+            alloc->getParentOfType<gpu::LaunchOp>(), alloc);
         rewriter.replaceOp(alloc, buffer);
         continue;
       }

@@ -277,3 +277,76 @@ func.func @as_tensor(%n: index) {
   }
   return
 }
+
+// -----
+
+// Workgroup buffers of one type in two loops of the kernel's body, a
+// barrier between the loops (dq's two key loops): one attribution, which
+// the second loop's buffer reuses, as does a later loop's. Not shared: two
+// buffers in one loop, buffers of another type, a buffer in a loop with no
+// barrier between it and the loop before, the kernel body's own buffer
+// and one that a loop passes on (yielded).
+// ALLOC-LABEL: func.func @shared_between_loops
+// ALLOC:         gpu.launch
+// ALLOC-SAME:      workgroup(%[[A:[a-z0-9]+]] : memref<64x20xf32, #gpu.address_space<workgroup>>, %[[B:[a-z0-9]+]] : memref<64x20xf32, #gpu.address_space<workgroup>>, %[[C:[a-z0-9]+]] : memref<16x64xf32, #gpu.address_space<workgroup>>, %[[D:[a-z0-9]+]] : memref<64x20xf32, #gpu.address_space<workgroup>>, %[[E:[a-z0-9]+]] : memref<64x20xf32, #gpu.address_space<workgroup>>, %[[F:[a-z0-9]+]] : memref<64x20xf32, #gpu.address_space<workgroup>>)
+// ALLOC-NOT:       memref.alloc(
+// ALLOC:           scf.for
+// ALLOC:             memref.store %{{.*}}, %[[A]]
+// ALLOC:             memref.store %{{.*}}, %[[B]]
+// ALLOC:           gpu.barrier
+// ALLOC:           scf.for
+// ALLOC:             memref.store %{{.*}}, %[[A]]
+// ALLOC:             memref.store %{{.*}}, %[[B]]
+// ALLOC:             memref.store %{{.*}}, %[[C]]
+// ALLOC:           scf.for
+// ALLOC:             memref.store %{{.*}}, %[[D]]
+// ALLOC:           gpu.barrier
+// ALLOC:           scf.for {{.*}} iter_args(%{{.*}} = %[[E]])
+// ALLOC:             memref.store %{{.*}}, %[[F]]
+// ALLOC:             scf.yield %[[F]]
+// ALLOC:           gpu.barrier
+// ALLOC:           scf.for
+// ALLOC:             memref.store %{{.*}}, %[[A]]
+func.func @shared_between_loops() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %f = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1) threads(%tx, %ty, %tz) in (%u = %c1, %v = %c1, %w = %c1) {
+    scf.for %i = %c0 to %c4 step %c1 {
+      %a = memref.alloc() : memref<64x20xf32, #gpu.address_space<workgroup>>
+      %b = memref.alloc() : memref<64x20xf32, #gpu.address_space<workgroup>>
+      memref.store %f, %a[%i, %c0] : memref<64x20xf32, #gpu.address_space<workgroup>>
+      memref.store %f, %b[%i, %c0] : memref<64x20xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+    }
+    gpu.barrier
+    scf.for %i = %c0 to %c4 step %c1 {
+      %a = memref.alloc() : memref<64x20xf32, #gpu.address_space<workgroup>>
+      %b = memref.alloc() : memref<64x20xf32, #gpu.address_space<workgroup>>
+      %c = memref.alloc() : memref<16x64xf32, #gpu.address_space<workgroup>>
+      memref.store %f, %a[%i, %c0] : memref<64x20xf32, #gpu.address_space<workgroup>>
+      memref.store %f, %b[%i, %c0] : memref<64x20xf32, #gpu.address_space<workgroup>>
+      memref.store %f, %c[%i, %c0] : memref<16x64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+    }
+    scf.for %i = %c0 to %c4 step %c1 {
+      %d = memref.alloc() : memref<64x20xf32, #gpu.address_space<workgroup>>
+      memref.store %f, %d[%i, %c0] : memref<64x20xf32, #gpu.address_space<workgroup>>
+    }
+    gpu.barrier
+    %init = memref.alloc() : memref<64x20xf32, #gpu.address_space<workgroup>>
+    %last = scf.for %i = %c0 to %c4 step %c1 iter_args(%prev = %init) -> (memref<64x20xf32, #gpu.address_space<workgroup>>) {
+      %e = memref.alloc() : memref<64x20xf32, #gpu.address_space<workgroup>>
+      memref.store %f, %e[%i, %c0] : memref<64x20xf32, #gpu.address_space<workgroup>>
+      scf.yield %e : memref<64x20xf32, #gpu.address_space<workgroup>>
+    }
+    gpu.barrier
+    scf.for %i = %c0 to %c4 step %c1 {
+      %g = memref.alloc() : memref<64x20xf32, #gpu.address_space<workgroup>>
+      memref.store %f, %g[%i, %c0] : memref<64x20xf32, #gpu.address_space<workgroup>>
+    }
+    gpu.terminator
+  }
+  return
+}
