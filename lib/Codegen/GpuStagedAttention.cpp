@@ -237,6 +237,24 @@ scf::ForOp StagedRows::stepLoop(
       });
 }
 
+/// The workgroup tile of stage() for `from` ([B, H, len, cols]), or of
+/// stageOwnRows with `ownRows` rows.
+static WorkgroupTile stagedTileOf(Value from, bool transposed,
+                                  int64_t ownRows = 0) {
+  int64_t cols = cast<RankedTensorType>(from.getType()).getDimSize(3);
+  if (ownRows) {
+    WorkgroupTile tile{ownRows, cols, false, {}};
+    tile.readByRow = true;
+    return tile;
+  }
+  return transposed ? WorkgroupTile{cols, kStagedKeys, true, {}}
+                    : WorkgroupTile{kStagedKeys, cols, false, {}};
+}
+
+static int64_t bytesOf(const WorkgroupTile &tile) {
+  return tile.rows * workgroupRowStride(tile) * 4;
+}
+
 SmallVector<Value>
 StagedRows::stage(Value head, Value x0, int64_t len,
                   ArrayRef<std::pair<Value, bool>> operands, bool chunked) {
@@ -317,33 +335,14 @@ StagedRows::stage(Value head, Value x0, int64_t len,
   SmallVector<WorkgroupTile> tiles;
   for (auto [operand, fn, chunkFn, width] :
        llvm::zip(operands, elements, chunks, widths)) {
-    auto [from, transposed] = operand;
-    int64_t cols = cast<RankedTensorType>(from.getType()).getDimSize(3);
     // Consecutive threads on consecutive columns (or chunks) of a row.
-    tiles.push_back(transposed ? WorkgroupTile{cols, kStagedKeys, true, fn,
-                                               width, chunkFn}
-                               : WorkgroupTile{kStagedKeys, cols, false, fn,
-                                               width, chunkFn});
+    WorkgroupTile tile = stagedTileOf(operand.first, operand.second);
+    tile.element = fn;
+    tile.chunk = width;
+    tile.chunkElements = chunkFn;
+    tiles.push_back(tile);
   }
   return stageTiles(b, loc, {rows}, tiles);
-}
-
-/// The workgroup tile of stage() for `from` ([B, H, len, cols]), or of
-/// stageOwnRows with `ownRows` rows.
-static WorkgroupTile stagedTileOf(Value from, bool transposed,
-                                  int64_t ownRows = 0) {
-  int64_t cols = cast<RankedTensorType>(from.getType()).getDimSize(3);
-  if (ownRows) {
-    WorkgroupTile tile{ownRows, cols, false, {}};
-    tile.readByRow = true;
-    return tile;
-  }
-  return transposed ? WorkgroupTile{cols, kStagedKeys, true, {}}
-                    : WorkgroupTile{kStagedKeys, cols, false, {}};
-}
-
-static int64_t bytesOf(const WorkgroupTile &tile) {
-  return tile.rows * workgroupRowStride(tile) * 4;
 }
 
 int64_t
@@ -368,13 +367,7 @@ unsigned StagedRows::stageOwnRows(ArrayRef<Value> operands, Value head,
   }
   if (ts.empty())
     return 0;
-  // Row row0 + j, or the last where that is past len.
-  auto rowAt = [&](Value j) -> Value {
-    Value at = arith::AddIOp::create(b, loc, row0, j);
-    if (len % rows)
-      at = arith::MinSIOp::create(b, loc, at, bb.index(len - 1));
-    return at;
-  };
+  auto rowAt = [&](Value j) { return ownRowIndex(j, len); };
   // They outlive the tiles below, which hold references to them.
   SmallVector<std::function<Value(Value, Value)>> elements, chunks;
   elements.reserve(ts.size());
@@ -402,12 +395,17 @@ unsigned StagedRows::stageOwnRows(ArrayRef<Value> operands, Value head,
   return ts.size();
 }
 
-Value StagedRows::ownRow(Value t, Value head, Value r, int64_t len) {
-  if (Value staged = ownRows.lookup({t, head}))
-    return rowOf(staged, r);
+Value StagedRows::ownRowIndex(Value r, int64_t len) {
   Value at = arith::AddIOp::create(b, loc, row0, r);
   if (len % rows)
     at = arith::MinSIOp::create(b, loc, at, bb.index(len - 1));
+  return at;
+}
+
+Value StagedRows::ownRow(Value t, Value head, Value r, int64_t len) {
+  if (Value staged = ownRows.lookup({t, head}))
+    return rowOf(staged, r);
+  Value at = ownRowIndex(r, len);
   auto type = cast<RankedTensorType>(t.getType());
   return toF32(bb, bb.block(t, bi, head, at, b.getIndexAttr(0), 1,
                             type.getDimSize(3), type.getElementType()));

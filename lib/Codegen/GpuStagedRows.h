@@ -151,6 +151,10 @@ public:
   Value bi, hi, row0;
 
 private:
+  /// Row row0 + r of a sequence of `len` rows, or its last row where that
+  /// is past len (a padded row, whose results are dropped).
+  Value ownRowIndex(Value r, int64_t len);
+
   /// The rows stageOwnRows staged: (operand, head) to the tile.
   DenseMap<std::pair<Value, Value>, Value> ownRows;
 };

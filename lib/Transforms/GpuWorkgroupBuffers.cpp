@@ -71,17 +71,13 @@ BlockArgument WorkgroupBuffers::bufferFor(gpu::LaunchOp launch,
   Operation *holder = holderOf(launch, alloc);
   if (holder)
     for (Buffer &buffer : kernel)
-      if (buffer.argument.getType() == type && !buffer.holders.empty() &&
-          buffer.holders.back() != holder &&
-          barrierBetween(buffer.holders.back(), holder)) {
-        buffer.holders.push_back(holder);
+      if (buffer.argument.getType() == type && buffer.holder &&
+          buffer.holder != holder && barrierBetween(buffer.holder, holder)) {
+        buffer.holder = holder;
         return buffer.argument;
       }
   BlockArgument argument =
       launch.addWorkgroupAttribution(type, alloc.getLoc());
-  Buffer buffer{argument, {}};
-  if (holder)
-    buffer.holders.push_back(holder);
-  kernel.push_back(buffer);
+  kernel.push_back({argument, holder});
   return argument;
 }

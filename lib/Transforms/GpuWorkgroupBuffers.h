@@ -45,9 +45,9 @@ public:
 private:
   struct Buffer {
     BlockArgument argument;
-    /// The ops of the kernel's body whose buffers it is, in order; none
-    /// where one of its buffers may be used anywhere.
-    SmallVector<Operation *> holders;
+    /// The op of the kernel's body whose buffer it was last given to; null
+    /// where that buffer may be used anywhere.
+    Operation *holder;
   };
   llvm::DenseMap<Operation *, SmallVector<Buffer>> buffers;
 };
