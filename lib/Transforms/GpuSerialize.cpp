@@ -1,4 +1,4 @@
-//===- GpuSerialize.cpp - GPU modules as device LLVM IR -------------------===//
+//===- GpuSerialize.cpp - GPU modules serialized --------------------------===//
 //
 // fuel-gpu-module-to-llvm-ir: each gpu.module (lowered to the LLVM dialect)
 // becomes a gpu.binary holding its device LLVM IR as text. Upstream's
@@ -7,13 +7,19 @@
 // LLVM has no AMDGPU backend, so fuel-to-rocdl stops at the IR, which
 // Debian's llc-22 and ld.lld-22 turn into a code object.
 //
+// fuel-gpu-module-to-binary: upstream's gpu-module-to-binary with NVPTX's
+// 32-bit pointers into shared, local and constant memory (the
+// nvptx-short-ptr option of LLVM, set for the pass's run).
+//
 //===----------------------------------------------------------------------===//
 
 #include "FuelFused/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -24,9 +30,11 @@
 #include "llvm/IR/Function.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::fuel {
+#define GEN_PASS_DEF_FUELGPUMODULETOBINARY
 #define GEN_PASS_DEF_FUELGPUMODULETOLLVMIR
 #include "FuelFused/Transforms/Passes.h.inc"
 } // namespace mlir::fuel
@@ -109,6 +117,37 @@ struct FuelGpuModuleToLLVMIRPass
                             builder.getArrayAttr({object}));
       module.erase();
     }
+  }
+};
+} // namespace
+
+namespace {
+struct FuelGpuModuleToBinaryPass
+    : public fuel::impl::FuelGpuModuleToBinaryBase<FuelGpuModuleToBinaryPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    // The NVPTX backend's option, registered where LLVM has that backend
+    // (a command-line option of type bool: cl::opt<bool>).
+    auto *shortPtr = static_cast<llvm::cl::opt<bool> *>(
+        llvm::cl::getRegisteredOptions().lookup("nvptx-short-ptr"));
+    if (!shortPtr) {
+      getOperation().emitError(
+          "fuel-gpu-module-to-binary: LLVM has no NVPTX backend here "
+          "(its option nvptx-short-ptr is not registered)");
+      return signalPassFailure();
+    }
+    GpuModuleToBinaryPassOptions options;
+    options.compilationTarget = format;
+    options.toolkitPath = toolkit;
+    OpPassManager pm(ModuleOp::getOperationName());
+    pm.addPass(createGpuModuleToBinaryPass(options));
+    bool saved = *shortPtr;
+    shortPtr->setValue(shortPointers);
+    LogicalResult result = runPipeline(pm, getOperation());
+    shortPtr->setValue(saved);
+    if (failed(result))
+      signalPassFailure();
   }
 };
 } // namespace

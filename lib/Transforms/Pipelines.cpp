@@ -362,8 +362,10 @@ static std::string getFuelToNVVMPipeline(const fuel::FuelToNVVMOptions &o) {
                                 /*withoutDeviceLibrary=*/false) +
          (StringRef(o.format.getValue()).starts_with("emulator")
               ? getEmulatedKernels(o.format.getValue())
-              : llvm::formatv("gpu-module-to-binary{{format={0}{1}},",
-                              o.format.getValue(), toolkit)
+              : llvm::formatv("fuel-gpu-module-to-binary{{format={0}{1} "
+                              "short-pointers={2}},",
+                              o.format.getValue(), toolkit,
+                              o.shortPointers.getValue())
                     .str()) +
          kGpuHostTail;
 }

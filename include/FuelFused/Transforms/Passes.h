@@ -117,6 +117,12 @@ struct FuelToNVVMOptions : public PassPipelineOptions<FuelToNVVMOptions> {
                      "thread reads at every step are copied there too "
                      "(fuel-codegen-gpu); 0: read from global memory"),
       llvm::cl::init(32 * 1024)};
+  Option<bool> shortPointers{
+      *this, "short-pointers",
+      llvm::cl::desc("32-bit addresses of shared, local and constant "
+                     "memory (a shared address one register, not two: "
+                     "LLVM's nvptx-short-ptr, fuel-gpu-module-to-binary)"),
+      llvm::cl::init(true)};
   Option<bool> codegen{
       *this, "codegen",
       llvm::cl::desc("Schedule the ops that have a GPU schedule; off: every "

@@ -635,6 +635,36 @@ def FuelGpuModuleToLLVMIR : Pass<"fuel-gpu-module-to-llvm-ir", "::mlir::ModuleOp
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def FuelGpuModuleToBinary
+    : Pass<"fuel-gpu-module-to-binary", "::mlir::ModuleOp"> {
+  let summary = "gpu-module-to-binary with 32-bit addresses of NVIDIA "
+                "shared, local and constant memory";
+  let description = [{
+    Runs upstream's `gpu-module-to-binary` (its `format` and `toolkit`)
+    with LLVM's NVPTX option `nvptx-short-ptr` set to `short-pointers`
+    for the time of the pass, then as it was. With it, the data layout of
+    the NVPTX target machine that serializes an NVVM module makes pointers
+    into workgroup (`addrspace(3)`), private and constant memory 32 bits
+    wide: a thread's shared-memory address is one register, not two (and
+    `ld.shared [%r]`, as CUDA's compiler emits it). Upstream's serializer
+    takes its target machine's data layout and has no option for it; the
+    NVPTX backend has only the command-line option, which this pass scopes
+    to the serialization (two pipelines serializing at once in one process
+    share it). A GPU module with another target is serialized as upstream
+    does.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"isa\"",
+           "gpu-module-to-binary's format (llvm, isa, bin, fatbin)">,
+    Option<"toolkit", "toolkit", "std::string", /*default=*/"\"\"",
+           "gpu-module-to-binary's toolkit path">,
+    Option<"shortPointers", "short-pointers", "bool", /*default=*/"true",
+           "32-bit pointers for NVPTX's shared, local and constant memory "
+           "(LLVM's nvptx-short-ptr)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def FuelGpuEmulatedKernels
     : Pass<"fuel-gpu-emulated-kernels", "::mlir::ModuleOp"> {
   let summary = "Compile NVVM or ROCDL kernels for the host, to run on the "

@@ -14,9 +14,18 @@
 // RUN: fuel-opt --fuel-to-nvvm --dump-pass-pipeline %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=DUMP
 // RUN: fuel-opt --fuel-to-nvvm="own-rows-bytes=0" --dump-pass-pipeline %s -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=DUMP0
+// RUN: fuel-opt --fuel-to-nvvm="chip=sm_90 toolkit=%cuda_toolkit" %s | FileCheck %s --check-prefix=SHORT
+// RUN: fuel-opt --fuel-to-nvvm="chip=sm_90 short-pointers=false toolkit=%cuda_toolkit" %s \
+// RUN:   | FileCheck %s --check-prefix=LONG
+// The kernels serialized with 32-bit addresses of shared memory (one
+// register each), unless short-pointers=false.
+// SHORT: ld.shared.b32 \09%r{{[0-9]+}}, [%r{{[0-9]+}}]
+// SHORT-NOT: .shared.b32 \09[%rd
+// LONG: ld.shared.b32 \09%r{{[0-9]+}}, [%rd{{[0-9]+}}]
 // OWN: fuel-to-nvvm: own-rows-bytes must be from 0 to 49152, got 65536
 // The staged attention's own rows in shared memory, up to 32 KiB a block.
 // DUMP: fuel-codegen-gpu{{.*}} own-rows-bytes=32768
+// DUMP: fuel-gpu-module-to-binary{format=isa short-pointers=true
 // DUMP0: fuel-codegen-gpu{{.*}} own-rows-bytes=0
 // PTX: fuel-to-nvvm: sm_80 needs PTX 7.0 at least (features=+ptx70), got '+ptx60'
 // CHIP: fuel-to-nvvm: chip must be an NVIDIA architecture (sm_80, sm_90, ...), got 'gfx942'
