@@ -79,6 +79,11 @@ struct WorkgroupTile {
   /// 16-byte vectors: the rows are laid out 4 words wider
   /// (workgroupRowStride).
   bool readByRow = false;
+  /// Where set, the tile is written into `into` (a [rows, cols] tensor of
+  /// any float type, such as a block of an output: `element` and
+  /// `chunkElements` then give values of its element type) rather than
+  /// into a new workgroup tensor: the same copy, out of workgroup memory.
+  Value into = {};
 };
 
 /// Whether `threads` threads copy `tile` in equal strided parts: groups of
@@ -96,20 +101,21 @@ int64_t largestChunk(WorkgroupTile tile, int64_t threads, int64_t most);
 /// The row stride of `tile` in workgroup memory: its columns, plus 4 where
 /// it is copied along rows or read by row and a multiple of 8 wide, so
 /// that each row still starts at a multiple of 16 bytes, for its readers'
-/// vector loads. A warp writing one column of 32 rows then finds their
-/// words at banks 4 apart (4-way conflicts, where a stride of 16 words
-/// gives 16-way and of 32, 32-way); writing (or reading) chunks of 4
-/// columns (16 bytes a lane, 8 lanes a wavefront), 8 consecutive rows
-/// start at 4 * (an odd number) * i words, 8 different multiples of 4
-/// modulo 32, and cover the 32 banks: no conflicts.
+/// vector loads (its columns where it has an `into`). A warp writing one
+/// column of 32 rows then finds their words at banks 4 apart (4-way
+/// conflicts, where a stride of 16 words gives 16-way and of 32, 32-way);
+/// writing (or reading) chunks of 4 columns (16 bytes a lane, 8 lanes a
+/// wavefront), 8 consecutive rows start at 4 * (an odd number) * i words,
+/// 8 different multiples of 4 modulo 32, and cover the 32 banks: no
+/// conflicts.
 int64_t workgroupRowStride(const WorkgroupTile &tile);
 
-/// `tiles` (canStageTile holds for each) in new workgroup tensors, copied
-/// by one scf.forall on the threads of `threadDims` (1 or 2 dims, the last
-/// on x) at the builder's insertion point; thread t = y * TX + x copies
-/// elements t, t + threads, ... of each tile in the order of its copy.
-/// A tile whose workgroupRowStride exceeds its columns is a slice of a
-/// wider workgroup tensor.
+/// `tiles` (canStageTile holds for each) in new workgroup tensors (or
+/// their `into`), copied by one scf.forall on the threads of `threadDims`
+/// (1 or 2 dims, the last on x) at the builder's insertion point; thread
+/// t = y * TX + x copies elements t, t + threads, ... of each tile in the
+/// order of its copy. A tile whose workgroupRowStride exceeds its columns
+/// is a slice of a wider workgroup tensor.
 SmallVector<Value> stageTiles(RewriterBase &b, Location loc,
                               ArrayRef<int64_t> threadDims,
                               ArrayRef<WorkgroupTile> tiles);

@@ -23,8 +23,11 @@
 // windowed attention); each row masks the rest.
 //
 // The rows' state (m [Bq], l [Bq], acc [Bq, Dv]) is carried by the key
-// loop (GpuStagedRows.h). The queries are read from global memory, through
-// the caches, as in the unstaged form.
+// loop (GpuStagedRows.h). The block's queries, which each thread reads at
+// every step, are copied into workgroup memory once where they fit
+// own-rows-bytes (stageOwnRows), else read from global memory through the
+// caches as in the unstaged form; the output rows leave through that tile
+// (writeRows).
 //
 //===----------------------------------------------------------------------===//
 
@@ -237,6 +240,14 @@ scf::ForOp StagedRows::stepLoop(
       });
 }
 
+/// The widest chunk in which the block's threads copy rows into or out of
+/// a workgroup tile (stage, stageOwnRows, writeRows): 16 bytes of the f32
+/// tile a thread, 8 consecutive threads on 128 consecutive bytes (free of
+/// bank conflicts). Chunks of 8 (16 bytes of f16 in global memory) put
+/// threads 0 and 4 of a quarter of a warp on the same banks (2
+/// wavefronts), where the global side is whole sectors either way.
+static constexpr int64_t kTileChunk = 4;
+
 /// The workgroup tile of stage() for `from` ([B, H, len, cols]), or of
 /// stageOwnRows with `ownRows` rows.
 static WorkgroupTile stagedTileOf(Value from, bool transposed,
@@ -322,11 +333,11 @@ StagedRows::stage(Value head, Value x0, int64_t len,
       continue;
     }
     elements.push_back([&, t](Value j, Value c) { return element(t, j, c); });
-    // Rows as they are: chunks of up to 16 bytes of a row.
-    int64_t most = 128 / type.getElementType().getIntOrFloatBitWidth();
+    // Rows as they are: chunks of up to 16 bytes of the tile's row.
     int64_t width =
-        chunked ? largestChunk({kStagedKeys, cols, false, {}}, rows, most)
-                : 1;
+        chunked
+            ? largestChunk({kStagedKeys, cols, false, {}}, rows, kTileChunk)
+            : 1;
     chunks.push_back([&, t, width](Value j, Value c) {
       return chunk(t, j, c, width);
     });
@@ -375,8 +386,7 @@ unsigned StagedRows::stageOwnRows(ArrayRef<Value> operands, Value head,
   SmallVector<WorkgroupTile> tiles;
   for (Value t : ts) {
     WorkgroupTile tile = stagedTileOf(t, false, rows);
-    Type elt = cast<RankedTensorType>(t.getType()).getElementType();
-    tile.chunk = largestChunk(tile, rows, 128 / elt.getIntOrFloatBitWidth());
+    tile.chunk = largestChunk(tile, rows, kTileChunk);
     int64_t width = tile.chunk;
     elements.push_back([&, t](Value j, Value c) {
       return widenToF32(b, loc,
@@ -421,6 +431,52 @@ Value StagedRows::rowOf(Value t, Value r) {
   return tensor::ExtractSliceOp::create(
       b, loc, t, offsets, sizes,
       SmallVector<OpFoldResult>(shape.size(), b.getIndexAttr(1)));
+}
+
+Value StagedRows::writeRows(unsigned i,
+                            function_ref<Value(Value, Value)> row) {
+  Value out = blockRows(i);
+  auto type = cast<RankedTensorType>(out.getType());
+  auto written = [&](Value init) {
+    return rowThreads(init, [&](Value r, ValueRange mine) {
+             return SmallVector<Value>{row(r, mine[0])};
+           })
+        .getResult(0);
+  };
+  if (type.getRank() != 2)
+    return written(out);
+  // A staged tile of rows as wide as the output's, and how the block's
+  // threads copy it out.
+  WorkgroupTile copy{rows, type.getDimSize(1), false, {}};
+  copy.into = out;
+  Value tile;
+  for (Value staged : llvm::make_second_range(ownRows)) {
+    if (cast<RankedTensorType>(staged.getType()).getDimSize(1) == copy.cols) {
+      tile = staged;
+      break;
+    }
+  }
+  Type elt = type.getElementType();
+  copy.chunk = largestChunk(copy, rows, kTileChunk);
+  if (!tile || !canStageTile(copy, rows))
+    return written(out);
+  Value rowsF32 = written(tile);
+  auto narrow = [&](Value x) -> Value {
+    Type to = isa<VectorType>(x.getType())
+                  ? Type(VectorType::get({copy.chunk}, elt))
+                  : elt;
+    return elt.isF32() ? x : arith::TruncFOp::create(b, loc, to, x);
+  };
+  auto element = [&](Value r, Value c) {
+    return narrow(
+        tensor::ExtractOp::create(b, loc, rowsF32, ValueRange{r, c}));
+  };
+  auto chunk = [&](Value r, Value c) {
+    return narrow(readChunkAsF32(b, loc, rowsF32, {r, c}, copy.chunk));
+  };
+  copy.element = element;
+  copy.chunkElements = chunk;
+  return stageTiles(b, loc, {rows}, {copy})[0];
 }
 
 Value StagedRows::scoresRow(Value row, Value tileT) {
@@ -472,11 +528,10 @@ LogicalResult mlir::fuel::buildGpuStagedAttention(
 
   // Each row's o = acc / l into the block's rows of the output.
   Value acc = keys.getResult(2), l = keys.getResult(1);
-  auto finish = g.rowThreads(g.blockRows(), [&](Value r, ValueRange mine) {
-    return SmallVector<Value>{
-        normalizeRows(bb, g.rowOf(acc, r), g.rowOf(l, r), mine[0])};
+  Value finish = g.writeRows(0, [&](Value r, Value mine) {
+    return normalizeRows(bb, g.rowOf(acc, r), g.rowOf(l, r), mine);
   });
-  Value padded = g.close(finish.getResult(0))[0];
+  Value padded = g.close(finish)[0];
   rewriter.replaceOp(op, sliceToResult(rewriter, loc, padded, type));
   return success();
 }

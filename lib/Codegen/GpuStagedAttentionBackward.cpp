@@ -220,10 +220,10 @@ static Value buildStagedDq(RewriterBase &rewriter, FusedOp op,
 
   // Each row's dq, in the result's type, into the block's rows.
   Value dq = grads.getResult(0);
-  auto finish = g.rowThreads(g.blockRows(), [&](Value r, ValueRange mine) {
-    return SmallVector<Value>{finishTile(g.b, loc, g.rowOf(dq, r), mine[0])};
+  Value finish = g.writeRows(0, [&](Value r, Value mine) {
+    return finishTile(g.b, loc, g.rowOf(dq, r), mine);
   });
-  return g.close(finish.getResult(0))[0];
+  return g.close(finish)[0];
 }
 
 /// dk or dv: lse and D of every query row from a kernel of their own, then
@@ -319,10 +319,10 @@ static Value buildStagedDkDv(RewriterBase &rewriter, FusedOp op,
 
   // Each row's dk or dv, in the result's type, into the block's rows.
   Value grads = heads.getResult(0);
-  auto finish = g.rowThreads(g.blockRows(), [&](Value r, ValueRange mine) {
-    return SmallVector<Value>{finishTile(b, loc, g.rowOf(grads, r), mine[0])};
+  Value finish = g.writeRows(0, [&](Value r, Value mine) {
+    return finishTile(b, loc, g.rowOf(grads, r), mine);
   });
-  return g.close(finish.getResult(0))[0];
+  return g.close(finish)[0];
 }
 
 LogicalResult mlir::fuel::buildGpuStagedAttentionBackward(

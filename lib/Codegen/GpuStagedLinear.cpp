@@ -253,7 +253,8 @@ int64_t mlir::fuel::largestChunk(WorkgroupTile tile, int64_t threads,
 }
 
 int64_t mlir::fuel::workgroupRowStride(const WorkgroupTile &tile) {
-  return (tile.alongRows || tile.readByRow) && tile.cols % 8 == 0
+  return !tile.into && (tile.alongRows || tile.readByRow) &&
+                 tile.cols % 8 == 0
              ? tile.cols + 4
              : tile.cols;
 }
@@ -262,7 +263,6 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
                                           ArrayRef<int64_t> threadDims,
                                           ArrayRef<WorkgroupTile> tiles) {
   MLIRContext *ctx = b.getContext();
-  Type f32 = b.getF32Type();
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -272,8 +272,13 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
   SmallVector<Value> inits;
   for (const WorkgroupTile &tile : tiles) {
     assert(canStageTile(tile, threads) && "a tile the threads cannot copy");
-    Value init =
-        workgroupTensor(b, loc, {tile.rows, workgroupRowStride(tile)});
+    assert((!tile.into || cast<RankedTensorType>(tile.into.getType())
+                                  .getShape() ==
+                              ArrayRef<int64_t>{tile.rows, tile.cols}) &&
+           "a destination of the tile's shape");
+    Value init = tile.into ? tile.into
+                           : workgroupTensor(
+                                 b, loc, {tile.rows, workgroupRowStride(tile)});
     // Chunked: the tile as [rows, stride / chunk, chunk], a thread's slice
     // whole chunks.
     if (tile.chunk > 1)
@@ -282,7 +287,7 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
           RankedTensorType::get({tile.rows,
                                  workgroupRowStride(tile) / tile.chunk,
                                  tile.chunk},
-                                f32),
+                                getElementTypeOrSelf(init.getType())),
           init, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
     inits.push_back(init);
   }

@@ -22,6 +22,8 @@
 #include "AttentionBlocks.h"
 #include "GpuSchedules.h"
 
+#include "llvm/ADT/MapVector.h"
+
 namespace mlir {
 namespace fuel {
 namespace attention {
@@ -138,6 +140,17 @@ public:
   /// Row r of `t` ([rows, ...]) as [1, ...].
   Value rowOf(Value t, Value r);
 
+  /// The block's rows of output `i` ([rows, cols] of its element type)
+  /// written by a thread loop, `row(r, mine)` writing thread r's row into
+  /// `mine` ([1, cols], of f32 or of the output's type) and returning it.
+  /// Where stageOwnRows staged rows as wide, their tile (read by then)
+  /// takes the rows, each thread's in 16-byte vectors free of bank
+  /// conflicts, and the block's threads then copy them out, narrowed,
+  /// consecutive threads on consecutive 16-byte chunks of a row: whole
+  /// requests, where a warp writing its threads' own rows of global memory
+  /// moves a float a lane, lanes a row apart (32 sectors a request).
+  Value writeRows(unsigned i, function_ref<Value(Value r, Value mine)> row);
+
   /// out[0, j] = sum_c row[0, c] * tile[c, j] (f32, [1, 16]).
   Value scoresRow(Value row, Value tileT);
 
@@ -155,8 +168,9 @@ private:
   /// is past len (a padded row, whose results are dropped).
   Value ownRowIndex(Value r, int64_t len);
 
-  /// The rows stageOwnRows staged: (operand, head) to the tile.
-  DenseMap<std::pair<Value, Value>, Value> ownRows;
+  /// The rows stageOwnRows staged: (operand, head) to the tile, in the
+  /// order staged.
+  llvm::MapVector<std::pair<Value, Value>, Value> ownRows;
 };
 
 } // namespace attention

@@ -373,10 +373,22 @@ def test_staged_attention_without_bank_conflicts(target):
     apart: a thread's 16-byte reads of its row are free of bank
     conflicts, where its reads of global memory (a float a lane, lanes a
     row apart) were 12% of their sectors and most of the kernel's
-    requests (18% over all). fuel-to-rocdl's own-rows-bytes is 0: the
-    AMD kernels read them from global memory."""
+    requests (18% over all). The rows of the output then go through that
+    tile (each thread writes its row there, and the block copies the tile
+    out, consecutive threads on consecutive 16 bytes of a row): whole
+    stores, where a thread writing its own row moved a float a lane.
+    fuel-to-rocdl's own-rows-bytes is 0: the AMD kernels read and write
+    those rows in global memory. In f16, the copies move 16 bytes of the
+    f32 tiles a thread (8 bytes of global memory) rather than 16 bytes of
+    global memory: 32 bytes of a tile put threads 0 and 4 of a quarter
+    of a warp on the same banks."""
+    check_staged_attention_profile(target, np.float32)
+    check_staged_attention_profile(target, np.float16)
+
+
+def check_staged_attention_profile(target, dtype):
     rng = np.random.default_rng(4)
-    q, k, v = (rng.standard_normal((1, 2, 128, 64)).astype(np.float32) for _ in range(3))
+    q, k, v = (rng.standard_normal((1, 2, 128, 64)).astype(dtype) for _ in range(3))
     params = {"softmax_scale": 0.125, "causal": True}
     fn = runner.compile(fused_text("flash_attn", [q, k, v], params), "f", target=target,
                         memory_profile=True)
@@ -385,19 +397,32 @@ def test_staged_attention_without_bank_conflicts(target):
     s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k.astype(np.float64)) * 0.125
     s = np.where(np.tril(np.ones((128, 128), bool)), s, -np.inf)
     p = np.exp(s - s.max(-1, keepdims=True))
-    np.testing.assert_allclose(got, (p / p.sum(-1, keepdims=True)) @ v, rtol=1e-4, atol=1e-5)
+    want = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64)
+    if dtype == np.float32:
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    else:
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=2e-3)
+    chunk = "vector<4xf32>" if dtype == np.float32 else "vector<4xf16>"
+    # The keys' and values' copies, and on NVIDIA GPUs the queries' and
+    # the output's, in 16-byte pieces of the tiles.
     stores = [s for s in profile.sites if s.space == "workgroup" and s.op == "store"]
-    assert stores and {s.type for s in stores} == {"vector<4xf32>"}
+    assert stores and "vector<4xf32>" in {s.type for s in stores}
+    assert "vector<8xf32>" not in {s.type for s in profile.sites if s.space == "workgroup"}
     assert profile.conflicts("store") == profile.conflicts("load") == 1.0
     # The copies of the keys and values are coalesced; for NVIDIA GPUs, so
-    # is every device load: the queries are copied too, once a block.
+    # is every device load and store: the queries and the output rows go
+    # through a tile, once a block.
     loads = [s for s in profile.sites if s.space == "device" and s.op == "load"]
-    copies = [s for s in loads if s.type in ("f32", "vector<4xf32>")]
+    copies = [s for s in loads if s.type in (str(np.dtype(dtype)).replace("float", "f"), chunk)]
     assert copies and all(s.units == s.ideal for s in copies)
     if target == "cuda-emulator":
         assert loads == copies and profile.efficiency("load") == 1.0
+        outs = [s for s in profile.sites if s.space == "device" and s.op == "store"]
+        assert {s.type for s in outs} == {chunk}
+        assert profile.efficiency("store") == 1.0
     else:
         assert profile.efficiency("load") < 0.5
+        assert profile.efficiency("store") < 0.5
 
 
 @pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])

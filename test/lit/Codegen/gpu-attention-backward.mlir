@@ -138,6 +138,10 @@ func.func @dk_small_heads(%q: tensor<1x2x16x16xf32>, %k: tensor<1x2x24x16xf32>, 
 // CHECK:             math.log
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 4) {{.*}} -> (tensor<1x2x256x32xf32>)
+// The block's rows of k and v, which each thread reads at every step,
+// copied once into rows of 36 words.
+// CHECK:           %[[KS:.*]] = tensor.collapse_shape %{{.*}}#0 {{\[}}[0], [1, 2]] : tensor<64x9x4xf32> into tensor<64x36xf32>
+// CHECK:           %[[KROWS:.*]] = tensor.extract_slice %[[KS]][0, 0] [64, 32] [1, 1] : tensor<64x36xf32> to tensor<64x32xf32>
 // CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c1{{.*}} -> (tensor<64x32xf32>)
 // CHECK:             scf.for {{.*}} step %c16{{.*}} -> (tensor<64x32xf32>)
 // CHECK:               bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x32xf32>
@@ -147,7 +151,13 @@ func.func @dk_small_heads(%q: tensor<1x2x16x16xf32>, %k: tensor<1x2x24x16xf32>, 
 // CHECK:                 math.exp
 // CHECK:                 vector.contract {{.*}} : vector<1x16xf32>, vector<16x16xf32> into vector<1x16xf32>
 // CHECK:                 vector.contract {{.*}} : vector<1x16xf32>, vector<16x32xf32> into vector<1x32xf32>
-// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64x32xf32>)
+// Each row's dk goes into the key rows' tile, read by then; the block's
+// threads then copy the tile into dk in chunks of 4, 8 consecutive
+// threads a row (whole requests).
+// CHECK:           %[[DK:.*]] = scf.forall (%{{.*}}) in (64) shared_outs(%{{.*}} = %[[KROWS]]) -> (tensor<64x32xf32>)
+// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64x8x4xf32>)
+// CHECK-COUNT-4:     vector.transfer_read %[[DK]]{{.*}} : tensor<64x32xf32>, vector<4xf32>
+// CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
 func.func @dk_staged(%q: tensor<1x4x256x32xf32>, %k: tensor<1x2x256x32xf32>, %v: tensor<1x2x256x32xf32>, %do: tensor<1x4x256x32xf32>) -> tensor<1x2x256x32xf32> {
   %g = fuel.fused flash_attn_backward_k {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v, %do) : (tensor<1x4x256x32xf32>, tensor<1x2x256x32xf32>, tensor<1x2x256x32xf32>, tensor<1x4x256x32xf32>) -> tensor<1x2x256x32xf32>

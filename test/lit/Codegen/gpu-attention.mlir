@@ -32,6 +32,10 @@
 // NOOWN:           bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x20xf32>
 // NOOWN:           scf.forall (%[[R:.*]]) in (64) shared_outs({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
 // NOOWN:             vector.transfer_read %arg0[{{.*}}]{{.*}} : tensor<2x4x256x64xf32>, vector<1x16xf32>
+// Without that tile, each thread writes its row of the output.
+// NOOWN:           %[[OUT:.*]] = tensor.extract_slice %{{.*}} [1, 1, 64, 64] [1, 1, 1, 1] : tensor<2x4x256x64xf32> to tensor<64x64xf32>
+// NOOWN:           scf.forall (%{{.*}}) in (64) shared_outs(%{{.*}} = %[[OUT]]) -> (tensor<64x64xf32>)
+// NOOWN-NOT:       scf.forall (
 // NOOWN:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
 
 // Query blocks of 64 rows stage each block of 16 keys and values in
@@ -56,6 +60,7 @@
 // CHECK-NOT:         vector.transfer_read %arg0
 // CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:           %[[QS:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<64x17x4xf32> into tensor<64x68xf32>
+// CHECK:           %[[QROWS:.*]] = tensor.extract_slice %[[QS]][0, 0] [64, 64] [1, 1] : tensor<64x68xf32> to tensor<64x64xf32>
 // CHECK:           scf.for %[[J0:.*]] = %{{.*}} to %{{.*}} step %c16{{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<64x20xf32>
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf32>
@@ -83,7 +88,20 @@
 // CHECK:               math.exp
 // CHECK:               vector.contract {{.*}} : vector<1x16xf32>, vector<16x64xf32> into vector<1x64xf32>
 // CHECK:             } {mapping = [#gpu.thread<x>]}
-// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64x64xf32>)
+// The rows of o (acc / l) go into the query rows' tile, read by then (each
+// thread writes over its own row); then the block's threads copy the tile
+// into the output, 16 consecutive threads a row in chunks of 4 (whole
+// requests), 4 rows a pass, where a thread writing its own row of the
+// output would move a float a lane, lanes a row apart.
+// CHECK:           %[[OUT:.*]] = tensor.extract_slice %{{.*}} [1, 1, 64, 64] [1, 1, 1, 1] : tensor<2x4x256x64xf32> to tensor<64x64xf32>
+// CHECK:           %[[O:.*]] = scf.forall (%{{.*}}) in (64) shared_outs(%{{.*}} = %[[QROWS]]) -> (tensor<64x64xf32>)
+// CHECK:             arith.divf
+// CHECK:           } {mapping = [#gpu.thread<x>]}
+// CHECK:           %[[OUT4:.*]] = tensor.expand_shape %[[OUT]] {{\[}}[0], [1, 2]] output_shape [64, 16, 4] : tensor<64x64xf32> into tensor<64x16x4xf32>
+// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs(%{{.*}} = %[[OUT4]]) -> (tensor<64x16x4xf32>)
+// CHECK-COUNT-16:    vector.transfer_read %[[O]][%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<64x64xf32>, vector<4xf32>
+// CHECK:             tensor.parallel_insert_slice %{{.*}} [16, 1, 4] [4, 1, 1] : tensor<16x1x4xf32> into tensor<64x16x4xf32>
+// CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:         } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
 func.func @causal(%q: tensor<2x4x256x64xf32>, %k: tensor<2x4x256x64xf32>, %v: tensor<2x4x256x64xf32>) -> tensor<2x4x256x64xf32> {
   %o = fuel.fused flash_attn {softmax_scale = 0.125 : f32, causal = true} (%q, %k, %v) : (tensor<2x4x256x64xf32>, tensor<2x4x256x64xf32>, tensor<2x4x256x64xf32>) -> tensor<2x4x256x64xf32>
@@ -144,6 +162,15 @@ func.func @groups(%q: tensor<2x4x256x48xf32>, %k: tensor<2x4x256x48xf32>, %v: te
 // CHECK:           scf.forall (%{{.*}}) in (64)
 // CHECK:           scf.for {{.*}} = %c0 to %c32 step %c16
 // CHECK:             bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x20xf32>
+// The rows of o go through the query rows' tile, of f32, and are narrowed
+// as the block copies them out, 16 bytes of the tile (4 halves) a thread
+// at a time: 32 bytes would put threads 0 and 4 of a quarter of a warp on
+// the same banks.
+// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64x32xf32>)
+// CHECK:           scf.forall (%{{.*}}) in (64) shared_outs({{.*}}) -> (tensor<64x8x4xf16>)
+// CHECK-COUNT-8:     arith.truncf %{{.*}} : vector<4xf32> to vector<4xf16>
+// CHECK-NOT:         arith.truncf
+// CHECK:           } {mapping = [#gpu.thread<x>]}
 // CHECK:         tensor.extract_slice {{.*}} to tensor<1x8x40x32xf16>
 // CHECK-NOT:     tensor<{{.*}}40x24
 func.func @gqa(%q: tensor<1x8x40x32xf16>, %k: tensor<1x2x24x32xf16>, %v: tensor<1x2x24x32xf16>) -> tensor<1x8x40x32xf16> {
