@@ -245,7 +245,10 @@ scf::ForOp StagedRows::stepLoop(
 /// tile a thread, 8 consecutive threads on 128 consecutive bytes (free of
 /// bank conflicts). Chunks of 8 (16 bytes of f16 in global memory) put
 /// threads 0 and 4 of a quarter of a warp on the same banks (2
-/// wavefronts), where the global side is whole sectors either way.
+/// wavefronts), where the global side is whole sectors either way. The
+/// staged contractions (GpuStagedLinear.cpp) still copy 16 bytes of f16
+/// a thread, for their 16-byte global loads (fused_linear in f16: its
+/// tiles' stores 2x conflicted).
 static constexpr int64_t kTileChunk = 4;
 
 /// The workgroup tile of stage() for `from` ([B, H, len, cols]), or of
@@ -462,10 +465,12 @@ Value StagedRows::writeRows(unsigned i,
     return written(out);
   Value rowsF32 = written(tile);
   auto narrow = [&](Value x) -> Value {
-    Type to = isa<VectorType>(x.getType())
-                  ? Type(VectorType::get({copy.chunk}, elt))
-                  : elt;
-    return elt.isF32() ? x : arith::TruncFOp::create(b, loc, to, x);
+    if (elt.isF32())
+      return x;
+    Type to = elt;
+    if (auto vector = dyn_cast<VectorType>(x.getType()))
+      to = vector.clone(elt);
+    return arith::TruncFOp::create(b, loc, to, x);
   };
   auto element = [&](Value r, Value c) {
     return narrow(
