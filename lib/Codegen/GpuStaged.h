@@ -115,7 +115,10 @@ int64_t workgroupRowStride(const WorkgroupTile &tile);
 /// (1 or 2 dims, the last on x) at the builder's insertion point; thread
 /// t = y * TX + x copies elements t, t + threads, ... of each tile in the
 /// order of its copy. A tile whose workgroupRowStride exceeds its columns
-/// is a slice of a wider workgroup tensor.
+/// is a slice of a wider workgroup tensor. A chunk wider than 16 bytes of
+/// the tile, where every 8 consecutive threads copy 8 consecutive chunks,
+/// is written as 16-byte pieces starting at a piece that depends on the
+/// thread, so that the 8 pieces of one wavefront take different banks.
 SmallVector<Value> stageTiles(RewriterBase &b, Location loc,
                               ArrayRef<int64_t> threadDims,
                               ArrayRef<WorkgroupTile> tiles);

@@ -246,9 +246,11 @@ scf::ForOp StagedRows::stepLoop(
 /// bank conflicts). Chunks of 8 (16 bytes of f16 in global memory) put
 /// threads 0 and 4 of a quarter of a warp on the same banks (2
 /// wavefronts), where the global side is whole sectors either way. The
-/// staged contractions (GpuStagedLinear.cpp) still copy 16 bytes of f16
-/// a thread, for their 16-byte global loads (fused_linear in f16: its
-/// tiles' stores 2x conflicted).
+/// staged contractions (GpuStagedLinear.cpp) copy 16 bytes of f16 a
+/// thread, for their 16-byte global loads, and write the chunk's two
+/// halves in an order that depends on the thread (stageTiles: selects a
+/// chunk); rows padded for their readers (workgroupRowStride) take no
+/// chunks of 8, and the value blocks keep chunks of 4 without the selects.
 static constexpr int64_t kTileChunk = 4;
 
 /// The workgroup tile of stage() for `from` ([B, H, len, cols]), or of

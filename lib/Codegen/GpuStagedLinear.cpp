@@ -259,6 +259,66 @@ int64_t mlir::fuel::workgroupRowStride(const WorkgroupTile &tile) {
              : tile.cols;
 }
 
+/// The widest access of workgroup memory a thread makes at once, in bits,
+/// and the lanes whose such accesses one wavefront serves (128 bytes).
+static constexpr int64_t kPieceBits = 128;
+static constexpr int64_t kPieceLanes = 8;
+
+/// `chunk` (a vector) as `pieces` (2 or more) equal slices and the offset
+/// of each in the chunk, in the order thread `t` writes them: thread t
+/// starts at its piece (t / (8 / pieces)) mod pieces. Where consecutive
+/// threads write consecutive chunks, their k-th writes then cover 8
+/// distinct 16-byte groups of banks in every 8 threads that one wavefront
+/// serves, where writing the chunks whole (each thread its first piece,
+/// then its second, ...) puts threads 8 / pieces apart on the same banks
+/// (2-way conflicts for the 32-byte chunks of f16 widened to f32).
+static SmallVector<std::pair<Value, Value>>
+rotatedPieces(RewriterBase &b, Location loc, Value chunk, Value t,
+              int64_t pieces) {
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  // A widened chunk (f16 read as f32) is sliced and selected as it was
+  // read, half the bits, and each piece widened.
+  auto widened = chunk.getDefiningOp<arith::ExtFOp>();
+  Value source = widened ? widened.getIn() : chunk;
+  auto type = cast<VectorType>(chunk.getType());
+  int64_t width = type.getNumElements() / pieces;
+  SmallVector<Value> slices;
+  for (int64_t p = 0; p < pieces; ++p)
+    slices.push_back(vector::ExtractStridedSliceOp::create(
+        b, loc, source, ArrayRef<int64_t>{p * width},
+        ArrayRef<int64_t>{width}, ArrayRef<int64_t>{1}));
+  Value first = arith::RemUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, t, index(kPieceLanes / pieces)),
+      index(pieces));
+  SmallVector<std::pair<Value, Value>> order;
+  for (int64_t k = 0; k < pieces; ++k) {
+    // Piece (first + k) mod pieces: the one whose index it is.
+    Value piece =
+        k ? arith::RemUIOp::create(
+                b, loc, arith::AddIOp::create(b, loc, first, index(k)),
+                index(pieces))
+                .getResult()
+          : first;
+    Value value = slices[0];
+    for (int64_t p = 1; p < pieces; ++p)
+      value = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, piece,
+                                index(p)),
+          slices[p], value);
+    if (widened)
+      value = arith::ExtFOp::create(
+          b, loc, VectorType::get({width}, type.getElementType()), value);
+    order.push_back(
+        {value, arith::MulIOp::create(b, loc, piece, index(width))});
+  }
+  if (widened && widened->use_empty())
+    b.eraseOp(widened);
+  return order;
+}
+
 SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
                                           ArrayRef<int64_t> threadDims,
                                           ArrayRef<WorkgroupTile> tiles) {
@@ -340,6 +400,20 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
     }
     Value mine = tensor::ExtractSliceOp::create(b, loc, shared, slice[0],
                                                 slice[1], slice[2]);
+    // Chunks wider than 16 bytes of workgroup memory, every 8 consecutive
+    // threads on 8 consecutive chunks (a pass over whole rows, or over
+    // groups of threads a multiple of 8): written in rotated 16-byte
+    // pieces.
+    int64_t pieces = 1;
+    int64_t bits =
+        getElementTypeOrSelf(shared.getType()).getIntOrFloatBitWidth();
+    bool consecutive =
+        wide || group % kPieceLanes == 0 ||
+        (group == fast && workgroupRowStride(tile) == tile.cols);
+    if (tile.chunk * bits > kPieceBits && !tile.alongRows && consecutive &&
+        threads % kPieceLanes == 0 &&
+        tile.chunk * bits <= kPieceBits * kPieceLanes)
+      pieces = tile.chunk * bits / kPieceBits;
     for (int64_t i = 0; i < slowCount; ++i) {
       Value slowAt = arith::AddIOp::create(b, loc, slow0, index(i * perPass));
       for (int64_t j = 0; j < fastCount; ++j) {
@@ -349,14 +423,26 @@ SmallVector<Value> mlir::fuel::stageTiles(RewriterBase &b, Location loc,
                          : fast0;
         SmallVector<Value> at = ordered(slowAt, fastAt);
         if (tile.chunk > 1) {
-          // Columns at[1] * chunk, ... of row at[0], as one vector.
+          // Columns at[1] * chunk, ... of row at[0], as one vector (its
+          // pieces in the thread's order where rotated).
           Value col = arith::MulIOp::create(b, loc, at[1], index(tile.chunk));
           SmallVector<Value> into = ordered(index(i), index(j));
-          into.push_back(index(0));
-          mine = vector::TransferWriteOp::create(
-                     b, loc, tile.chunkElements(at[0], col), mine, into,
-                     ArrayRef<bool>{true})
-                     .getResult();
+          if (pieces == 1) {
+            into.push_back(index(0));
+            mine = vector::TransferWriteOp::create(
+                       b, loc, tile.chunkElements(at[0], col), mine, into,
+                       ArrayRef<bool>{true})
+                       .getResult();
+            continue;
+          }
+          for (auto [value, offset] : rotatedPieces(
+                   b, loc, tile.chunkElements(at[0], col), t, pieces)) {
+            SmallVector<Value> piece = into;
+            piece.push_back(offset);
+            mine = vector::TransferWriteOp::create(b, loc, value, mine, piece,
+                                                   ArrayRef<bool>{true})
+                       .getResult();
+          }
           continue;
         }
         mine = tensor::InsertOp::create(b, loc, tile.element(at[0], at[1]),

@@ -426,24 +426,44 @@ def check_staged_attention_profile(target, dtype):
 
 
 @pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
-@pytest.mark.parametrize("m,k,n", [(64, 64, 64), (1536, 64, 1536)])
-def test_staged_linear_without_bank_conflicts(m, k, n, target):
+@pytest.mark.parametrize("m,k,n,dtype", [(64, 64, 64, np.float32), (1536, 64, 1536, np.float32),
+                                         (64, 64, 64, np.float16), (256, 512, 256, np.float16),
+                                         (1536, 64, 1536, np.float16)],
+                         ids=["64-f32", "1536-f32", "64-f16", "256-f16", "1536-f16"])
+def test_staged_linear_without_bank_conflicts(m, k, n, dtype, target):
     """fused_linear's staged tiles (64 x 64 tiles of 4 x 4; 128 x 128 of
     8 x 8 where they still fill the GPU): the A and B tiles are written as
     16-byte chunks of consecutive columns, and read by each thread as
     rows of its tile; the 8 x 8 tiles' B layout (its two groups of 4
     columns in the tile's two halves) keeps the 8 threads of a 16-byte
-    wavefront on 8 different 16-byte groups of banks."""
+    wavefront on 8 different 16-byte groups of banks. In f16 a thread
+    reads 16 bytes (8 elements, 32 bytes of the f32 tile) at once and
+    writes them as two 16-byte pieces, the threads of a wavefront's two
+    halves in opposite orders (2 wavefronts a piece when written in
+    order)."""
     rng = np.random.default_rng(6)
-    a = rng.standard_normal((m, k)).astype(np.float32)
-    w = rng.standard_normal((k, n)).astype(np.float32)
-    bias = rng.standard_normal(n).astype(np.float32)
+    a = rng.standard_normal((m, k)).astype(dtype)
+    w = rng.standard_normal((k, n)).astype(dtype)
+    bias = rng.standard_normal(n).astype(dtype)
     fn = runner.compile(fused_text("fused_linear", [a, w, bias], {}), "f", target=target,
                         memory_profile=True)
     with memory_profile.record(blocks=2) as profile:
         got = fn(a, w, bias)
-    np.testing.assert_allclose(got, a.astype(np.float64) @ w + bias, rtol=1e-5, atol=1e-4)
-    assert {s.type for s in profile.sites if s.space == "workgroup"} >= {"vector<4xf32>"}
+    want = a.astype(np.float64) @ w.astype(np.float64) + bias
+    if dtype == np.float32:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    else:
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=2e-3 * np.abs(want).max())
+        # The tiles' chunks: 16 bytes of f16 read at once, whole sectors
+        # (but for gfx942's 64 x 64 tiles of 256 threads at 1536, whose
+        # [64, 16] A tile has 128 chunks of 8: chunks of 4, in order).
+        copies = [s for s in profile.sites if s.space == "device" and s.op == "load"
+                  and s.type in ("vector<8xf16>", "vector<4xf16>")]
+        assert copies and all(s.units == s.ideal for s in copies)
+        if (m, target) != (1536, "rocm-emulator"):
+            assert "vector<8xf16>" in {s.type for s in copies}
+    workgroup = {s.type for s in profile.sites if s.space == "workgroup"}
+    assert "vector<4xf32>" in workgroup and "vector<8xf32>" not in workgroup
     assert profile.conflicts("load") == profile.conflicts("store") == 1.0
     assert profile.efficiency("load") >= 0.9
 

@@ -126,3 +126,41 @@ func.func @batched_bf16(%x: tensor<3x96x40xbf16>, %w: tensor<40x32xbf16>, %b: te
   %y = fuel.fused fused_linear (%x, %w, %b) : (tensor<3x96x40xbf16>, tensor<40x32xbf16>, tensor<32xbf16>) -> tensor<3x96x32xbf16>
   return %y : tensor<3x96x32xbf16>
 }
+
+// -----
+
+// f16 in chunks of 8 (16 bytes of f16, 32 of the f32 tile): each chunk is
+// read at once and written as two 16-byte pieces, thread t starting at
+// its piece (t / 4) mod 2 (the other piece next), so that the 8 threads
+// one wavefront serves write 8 different 16-byte groups of banks; the
+// pieces are selected as f16 and widened each.
+// CHECK-LABEL: func.func @linear_f16
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %c64{{.*}} step %c16
+// CHECK:           scf.forall (%[[Y:.*]], %[[X:.*]]) in (8, 8) {{.*}} -> (tensor<32x2x8xf32>, tensor<16x4x8xf32>)
+// CHECK:             %[[YT:.*]] = arith.muli %[[Y]], %c8
+// CHECK:             %[[T:.*]] = arith.addi %[[YT]], %[[X]]
+// CHECK:             %[[MINE:.*]] = tensor.extract_slice %{{.*}} [1, 1, 8] [32, 1, 1] : tensor<32x2x8xf32> to tensor<1x1x8xf32>
+// CHECK:             %[[V:.*]] = vector.transfer_read %arg0{{.*}} : tensor<64x64xf16>, vector<8xf16>
+// CHECK-DAG:         %[[LO:.*]] = vector.extract_strided_slice %[[V]] {offsets = [0], sizes = [4], strides = [1]} : vector<8xf16> to vector<4xf16>
+// CHECK-DAG:         %[[HI:.*]] = vector.extract_strided_slice %[[V]] {offsets = [4], sizes = [4], strides = [1]} : vector<8xf16> to vector<4xf16>
+// CHECK:             %[[QUAD:.*]] = arith.divui %[[T]], %c4
+// CHECK:             %[[FIRST:.*]] = arith.remui %[[QUAD]], %c2
+// CHECK:             %[[IS1:.*]] = arith.cmpi eq, %[[FIRST]], %c1
+// CHECK:             %[[P0:.*]] = arith.select %[[IS1]], %[[HI]], %[[LO]] : vector<4xf16>
+// CHECK:             %[[W0:.*]] = arith.extf %[[P0]] : vector<4xf16> to vector<4xf32>
+// CHECK:             %[[AT0:.*]] = arith.muli %[[FIRST]], %c4
+// CHECK:             %[[NEXT:.*]] = arith.addi %[[FIRST]], %c1
+// CHECK:             %[[SECOND:.*]] = arith.remui %[[NEXT]], %c2
+// CHECK:             %[[IS1B:.*]] = arith.cmpi eq, %[[SECOND]], %c1
+// CHECK:             %[[P1:.*]] = arith.select %[[IS1B]], %[[HI]], %[[LO]] : vector<4xf16>
+// CHECK:             %[[W1:.*]] = arith.extf %[[P1]] : vector<4xf16> to vector<4xf32>
+// CHECK:             %[[AT1:.*]] = arith.muli %[[SECOND]], %c4
+// CHECK:             %[[WR:.*]] = vector.transfer_write %[[W0]], %[[MINE]][%{{.*}}, %{{.*}}, %[[AT0]]] {in_bounds = [true]} : vector<4xf32>, tensor<1x1x8xf32>
+// CHECK:             vector.transfer_write %[[W1]], %[[WR]][%{{.*}}, %{{.*}}, %[[AT1]]] {in_bounds = [true]} : vector<4xf32>, tensor<1x1x8xf32>
+// CHECK-NOT:         vector<8xf32>
+// CHECK:             vector.transfer_read %arg1{{.*}} : tensor<64x64xf16>, vector<8xf16>
+// CHECK:           } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+func.func @linear_f16(%x: tensor<64x64xf16>, %w: tensor<64x64xf16>, %b: tensor<64xf16>) -> tensor<64x64xf16> {
+  %y = fuel.fused fused_linear (%x, %w, %b) : (tensor<64x64xf16>, tensor<64x64xf16>, tensor<64xf16>) -> tensor<64x64xf16>
+  return %y : tensor<64x64xf16>
+}
