@@ -426,6 +426,32 @@ def check_staged_attention_profile(target, dtype):
 
 
 @pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+def test_staged_conv2d_without_bank_conflicts(dtype, target):
+    """conv2d's staged tiles (the implicit matrix product's 32 x 16 pixel
+    and 16 x 32 filter tiles): the filters' chunks, 16 bytes of f16 read at
+    once and 32 bytes of the f32 tile, are written as two 16-byte pieces in
+    an order that depends on the thread (1.5x the wavefronts written in
+    order)."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((1, 64, 32, 32)).astype(dtype)
+    w = (rng.standard_normal((64, 64, 3, 3)) * 0.1).astype(dtype)
+    bias = rng.standard_normal(64).astype(dtype)
+    fn = runner.compile(fused_text("conv2d", [x, w, bias], {"stride": 1, "padding": 1}), "f",
+                        target=target, memory_profile=True)
+    with memory_profile.record(blocks=2) as profile:
+        got = fn(x, w, bias)
+    want = ref.conv2d(*(np.asarray(a, np.float64) for a in (x, w, bias)), (1, 1), (1, 1), 1)
+    tol = 1e-5 if dtype == np.float32 else 2e-3
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol, atol=tol * np.abs(want).max())
+    workgroup = [s for s in profile.sites if s.space == "workgroup"]
+    assert workgroup and "vector<8xf32>" not in {s.type for s in workgroup}
+    if dtype == np.float16:
+        assert "vector<8xf16>" in {s.type for s in profile.sites if s.space == "device"}
+    assert profile.conflicts("store") == profile.conflicts("load") == 1.0
+
+
+@pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
 @pytest.mark.parametrize("m,k,n,dtype", [(64, 64, 64, np.float32), (1536, 64, 1536, np.float32),
                                          (64, 64, 64, np.float16), (256, 512, 256, np.float16),
                                          (1536, 64, 1536, np.float16)],
