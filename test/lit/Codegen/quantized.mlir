@@ -337,36 +337,81 @@ func.func @unscheduled(%a: tensor<2x64xf32>, %a256: tensor<2x256xf32>, %w: tenso
 // awq_matmul: the weight is K-major; a tile is the columns of a vector of
 // words (16 with AVX-512, 8 with AVX2), each nibble position a vector of
 // its own (no shuffle per k): shifted to the top of a mantissa and or'd
-// into 1.0 (1 + q / 16), times A[m, k]. Per group, A's sum; the group's
-// zeros (decoded as the weight) and its scales (times 16, shuffled into the
-// nibble order) are applied once, and the tile is shuffled back into column
-// order when it is written.
+// into 1.0 (1 + q / 16), times A[m, k]. A block of tiles side by side
+// reads each row of its words tile after tile, into the group's partial
+// sums in memory ([tiles, rows * 8, lanes], zeroed at each group); per
+// group, A's sum, and the group's zeros (decoded as the weight) and its
+// scales (times 16, shuffled into the nibble order) take the partial sums
+// into the accumulators (in memory too); each tile is shuffled back into
+// column order when it is written.
 // CHECK-LABEL: func.func @awq
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 1)
-// CHECK:           scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK:             scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, f32)
-// CHECK:               vector.transfer_read %{{.*}} : tensor<128x16xi32>, vector<16xi32>
+// CHECK:           %[[ACC0:.*]] = linalg.fill {{.*}} -> tensor<1x8x16xf32>
+// CHECK:           %[[PART0:.*]] = tensor.empty() : tensor<1x8x16xf32>
+// CHECK:           %[[GROUPS:.*]]:2 = scf.for %[[G:[a-z0-9_]+]] = {{.*}} iter_args(%{{.*}} = %[[ACC0]], %[[PARTIN:.*]] = %[[PART0]]) -> (tensor<1x8x16xf32>, tensor<1x8x16xf32>)
+// CHECK:             %[[ZEROED:.*]] = linalg.fill {{.*}} outs(%[[PARTIN]] : tensor<1x8x16xf32>)
+// CHECK:             %[[STEPS:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %[[ZEROED]], %{{.*}} = %{{.*}}) -> (tensor<1x8x16xf32>, f32)
 // CHECK:               tensor.extract %{{.*}} : tensor<1x128xf32>
 // CHECK:               arith.addf {{.*}} : f32
-// CHECK:               arith.shli %{{.*}}, %cst{{.*}} : vector<16xi32>
-// CHECK:               arith.andi
-// CHECK:               arith.ori
-// CHECK:               arith.bitcast {{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK:               scf.for %[[T:[a-z0-9_]+]] = {{.*}} -> (tensor<1x8x16xf32>)
+// CHECK:                 vector.transfer_read %{{.*}} : tensor<128x16xi32>, vector<16xi32>
+// CHECK:                 arith.shli %{{.*}}, %cst{{.*}} : vector<16xi32>
+// CHECK:                 arith.andi
+// CHECK:                 arith.ori
+// CHECK:                 arith.bitcast {{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK:                 vector.transfer_read %{{.*}}[%[[T]], %c0{{.*}}, %c0{{.*}}]{{.*}} : tensor<1x8x16xf32>, vector<16xf32>
+// CHECK:                 vector.fma
+// CHECK:                 vector.transfer_write %{{.*}}[%[[T]], %c0{{.*}}, %c0{{.*}}]{{.*}} : vector<16xf32>, tensor<1x8x16xf32>
+// CHECK-NOT:             vector.shuffle
+// CHECK:                 scf.yield
+// CHECK:             scf.for {{.*}} -> (tensor<1x8x16xf32>)
+// CHECK:               vector.transfer_read %{{.*}}[%[[G]], %{{.*}}]{{.*}} : tensor<2x16xi32>, vector<16xi32>
+// CHECK:               vector.transfer_read %{{.*}}[%[[G]], %{{.*}}]{{.*}} : tensor<2x128xf32>, vector<128xf32>
+// CHECK:               vector.shuffle %{{.*}} [0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120]
+// CHECK:               vector.transfer_read %[[STEPS]]#0
 // CHECK:               vector.fma
-// CHECK-NOT:           vector.shuffle
-// CHECK:               scf.yield
-// CHECK:             vector.transfer_read %{{.*}} : tensor<2x16xi32>, vector<16xi32>
-// CHECK:             vector.transfer_read %{{.*}} : tensor<2x128xf32>, vector<128xf32>
-// CHECK:             vector.shuffle %{{.*}} [0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120]
-// CHECK:           vector.shuffle {{.*}} : vector<128xf32>, vector<128xf32>
-// CHECK:           vector.transfer_write {{.*}} : vector<128xf32>, tensor<1x128xf32>
+// CHECK:               vector.fma
+// CHECK:               vector.transfer_write
+// CHECK:           scf.for {{.*}} -> (tensor<1x128xf32>)
+// CHECK-COUNT-8:     vector.transfer_read %[[GROUPS]]#0
+// CHECK:             vector.shuffle {{.*}} : vector<128xf32>, vector<128xf32>
+// CHECK:             vector.transfer_write {{.*}} : vector<128xf32>, tensor<1x128xf32>
 // AVX2-LABEL: func.func @awq
 // AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
-// AVX2:               vector.transfer_read %{{.*}} : tensor<128x16xi32>, vector<8xi32>
-// AVX2:             vector.shuffle %{{.*}} [0, 8, 16, 24, 32, 40, 48, 56] : vector<64xf32>
+// AVX2:                 vector.transfer_read %{{.*}} : tensor<128x16xi32>, vector<8xi32>
+// AVX2:               vector.shuffle %{{.*}} [0, 8, 16, 24, 32, 40, 48, 56] : vector<64xf32>
 func.func @awq(%a: tensor<1x128xf32>, %q: tensor<128x16xi32>, %z: tensor<2x16xi32>, %s: tensor<2x128xf32>) -> tensor<1x128xf32> {
   %c = fuel.fused awq_matmul {group_size = 64 : i64} (%a, %q, %z, %s) : (tensor<1x128xf32>, tensor<128x16xi32>, tensor<2x16xi32>, tensor<2x128xf32>) -> tensor<1x128xf32>
   return %c : tensor<1x128xf32>
+}
+
+// -----
+
+// A block of tiles side by side along N (64 words of each row of the
+// weight, 256 bytes: 4 tiles of 16 words with AVX-512, 8 of 8 with AVX2),
+// leaving two blocks; each k reads the block's words tile after tile
+// (consecutive addresses); f16 activations and scales widened, the tiles
+// narrowed as written.
+// CHECK-LABEL: func.func @awq_blocks
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
+// CHECK:           linalg.fill {{.*}} -> tensor<4x16x16xf32>
+// CHECK:           scf.for {{.*}} to %c2{{.*}} -> (tensor<4x16x16xf32>, tensor<4x16x16xf32>)
+// CHECK:             scf.for {{.*}} to %c128{{.*}} -> (tensor<4x16x16xf32>, f32, f32)
+// CHECK:               scf.for {{.*}} to %c4{{.*}} -> (tensor<4x16x16xf32>)
+// CHECK:                 vector.transfer_read %arg1{{.*}} : tensor<256x128xi32>, vector<16xi32>
+// CHECK:             scf.for {{.*}} to %c4{{.*}} -> (tensor<4x16x16xf32>)
+// CHECK:           scf.for {{.*}} to %c4{{.*}} -> (tensor<2x512xf16>)
+// CHECK-COUNT-2:     vector.transfer_write {{.*}} : vector<128xf16>, tensor<2x512xf16>
+// AVX2-LABEL: func.func @awq_blocks
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// AVX2:           linalg.fill {{.*}} -> tensor<8x8x8xf32>
+// AVX2:             scf.for {{.*}} to %c128{{.*}} -> (tensor<8x8x8xf32>, f32)
+// AVX2:               scf.for {{.*}} to %c8{{.*}} -> (tensor<8x8x8xf32>)
+// AVX2:                 vector.transfer_read %arg1{{.*}} : tensor<256x128xi32>, vector<8xi32>
+// AVX2:           scf.for {{.*}} to %c8{{.*}} -> (tensor<1x512xf16>)
+func.func @awq_blocks(%a: tensor<2x256xf16>, %q: tensor<256x128xi32>, %z: tensor<2x128xi32>, %s: tensor<2x1024xf16>) -> tensor<2x1024xf16> {
+  %c = fuel.fused awq_matmul {group_size = 128 : i64} (%a, %q, %z, %s) : (tensor<2x256xf16>, tensor<256x128xi32>, tensor<2x128xi32>, tensor<2x1024xf16>) -> tensor<2x1024xf16>
+  return %c : tensor<2x1024xf16>
 }
 
 // -----
