@@ -12,7 +12,10 @@
 
 #include "FuelFused/IR/FuelAttrs.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include "llvm/ADT/bit.h"
 
 using namespace mlir;
 using namespace mlir::fuel;
@@ -348,12 +351,23 @@ LogicalResult quantized::buildAwq(RewriterBase &rewriter, AwqMatmulView awq,
 // NF4 (bitsandbytes): W[n, k] = NF4[code(n, k)] * absmax[n, k / B], code in
 // the high nibble of byte w_packed[n, k / 2] for even k, the low one for odd
 // k; C = A @ W^T. N-major like qmatmul: per row n of a tile, steps of 32
-// weights (16 bytes), read `lanes` bytes at a time and widened to i32
-// lanes, whose high nibbles and low nibbles are two vectors of codes. A is
-// copied once into that order (`packNf4Activations`), so no shuffle puts
-// the codes back into element order. The codes are looked up in the code
-// book held in registers (`lookUp`); the scale of the step's block
-// multiplies the step's dot product (one row of A) or the weights (more).
+// weights (16 bytes), whose high nibbles and low nibbles are the codes. A is
+// copied once into the order the codes decode in (`packNf4Activations`), so
+// no shuffle puts them back into element order. The decode depends on the
+// vector width:
+//  - 16 lanes (AVX-512) and 2: `lanes` bytes at a time widened to i32
+//    lanes, each looked up in the code book held in registers (`lookUp`,
+//    one vpermps with 16 lanes);
+//  - 8 lanes (AVX2) and 4: the code book does not fit one register, so the
+//    codes stay bytes and each byte of the book's f32 values is looked up
+//    as a table of 16 bytes (`lookUpByPlanes`, four vpshufb per 32
+//    codes), the four bytes then interleaved into f32 lanes, 128 bits at a
+//    time (x86's unpacks, NEON's zips): 15 shuffles and logic operations
+//    per 32 weights where the two halves of the book took 8 vpermps, 4
+//    compares and 4 blends, and more (AVX2, [1, 4096] x [4096, 4096]:
+//    4.4 to 2.7-3.0 ms).
+// The scale of the step's block multiplies the step's dot product (one row
+// of A) or the weights (more).
 //
 // The tiles are sized as qmatmul's (QShape in Quantized.cpp): one row of A
 // by as many rows of W as half the vector registers hold accumulators, or
@@ -369,9 +383,11 @@ struct Nf4Shape {
   int64_t lanes;
   int64_t tileM, tileN;
 
-  /// The vectors of a step's codes: per `lanes` bytes, the high nibbles,
-  /// then the low ones.
+  /// The vectors of a step's weights.
   int64_t pieces() const { return kNf4Step / lanes; }
+  /// Whether the codes are looked up a byte of the book at a time
+  /// (`lookUpByPlanes`): vectors of 16 or 32 bytes.
+  bool byPlanes() const { return lanes == 4 || lanes == 8; }
 };
 
 Nf4Shape shapeOf(Nf4MatmulView nf4, const ScheduleOptions &options) {
@@ -391,12 +407,20 @@ Nf4Shape shapeOf(Nf4MatmulView nf4, const ScheduleOptions &options) {
   return s;
 }
 
-/// A ([rows, K], folded) as f32 in the order of the codes: lane l of piece
-/// p = 2j + h of a step holds weight 2 (j * lanes + l) + h, so A's K split
-/// as [K/32, 16/lanes, lanes, 2] is transposed to [K/32, 16/lanes, 2,
-/// lanes].
+/// A ([rows, K], folded) as f32 in the order of the decoded weights. With
+/// `lookUp`, lane l of piece p = 2j + h of a step holds weight 2 (j * lanes
+/// + l) + h, so A's K split as [K/32, 16/lanes, lanes, 2] is transposed to
+/// [K/32, 16/lanes, 2, lanes]. With `lookUpByPlanes`, the step's weights
+/// split as [4 (q), 4 (t), 2 (h)] come out in the order (q, h, t) from
+/// vectors of 32 bytes and (h, q, t) from vectors of 16.
 Value packNf4Activations(RewriterBase &rewriter, Location loc,
                          const Nf4Shape &s, Value a) {
+  if (s.byPlanes()) {
+    SmallVector<unsigned> perm = {0, 1, 3, 2};
+    if (s.lanes == 4)
+      perm = {0, 3, 1, 2};
+    return permuteColumns(rewriter, loc, a, {s.k / kNf4Step, 4, 4, 2}, perm);
+  }
   // Output dims (s, j, h, l) read input dims (s, j, l, h).
   return permuteColumns(rewriter, loc, a,
                         {s.k / kNf4Step, kNf4Step / 2 / s.lanes, s.lanes, 2},
@@ -444,6 +468,123 @@ Value lookUp(OpBuilder &b, Location loc, Value codes, ArrayRef<float> table) {
     result = arith::SelectOp::create(b, loc, inPart, looked, result);
   }
   return result;
+}
+
+/// The in-lane interleave of two vectors of `count` elements, 128 bits
+/// (`segment` elements) at a time: the low (or high) halves of each
+/// segment of `x` and `y`, element by element (x86's punpckl/punpckh,
+/// NEON's zip1/zip2 for 128-bit vectors).
+Value interleave(OpBuilder &b, Location loc, Value x, Value y,
+                 int64_t segment, bool high) {
+  int64_t count = cast<VectorType>(x.getType()).getNumElements();
+  SmallVector<int64_t> mask;
+  for (int64_t first = 0; first < count; first += segment)
+    for (int64_t j = 0; j < segment / 2; ++j) {
+      int64_t at = first + j + (high ? segment / 2 : 0);
+      mask.push_back(at);
+      mask.push_back(count + at);
+    }
+  return vector::ShuffleOp::create(b, loc, x, y, mask);
+}
+
+/// The f32 weights of a step of 16 bytes of NF4 codes, in vectors of
+/// `lanes` (4 or 8). The codes, high nibbles then low ones, are one vector
+/// of 32 bytes or two of 16; each byte of the code book's f32 values
+/// (least significant first) is a table of 16 bytes, looked up per code by
+/// an extract at a dynamic position (one vpshufb with SSSE3 or AVX2, one
+/// tbl with NEON), and the four bytes are interleaved into f32 lanes: bytes
+/// into i16 pairs, pairs into i32 (little endian), 128 bits at a time. Lane
+/// 4 s + t of vector q of a vector of codes holds its code 16 s + 4 q + t.
+SmallVector<Value, 8> lookUpByPlanes(OpBuilder &b, Location loc, Value bytes,
+                                     int64_t lanes) {
+  Type i8 = b.getI8Type();
+  int64_t width = 4 * lanes;
+  auto bytes16 = cast<VectorType>(bytes.getType());
+  auto splat = [&](int8_t v) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, bytes16,
+        DenseElementsAttr::get(bytes16, b.getI8IntegerAttr(v)));
+  };
+  // The codes, frozen: LLVM otherwise reads each position through the
+  // shift and the mask (or the concatenation), and the positions must all
+  // come from one vector to be selected as one shuffle. The 32 codes of
+  // one vector are the bytes twice, shifted by 4 bits in the first half,
+  // computed in i32 lanes: the backend sees through a concatenation even
+  // when it is frozen.
+  SmallVector<Value> codeVectors;
+  if (width == 16) {
+    codeVectors.push_back(arith::ShRUIOp::create(b, loc, bytes, splat(4)));
+    codeVectors.push_back(arith::AndIOp::create(b, loc, bytes, splat(15)));
+  } else {
+    auto words = VectorType::get({8}, b.getI32Type());
+    auto wordsOf = [&](int32_t first, int32_t second) -> Value {
+      SmallVector<int32_t> v(4, first);
+      v.append(4, second);
+      return arith::ConstantOp::create(
+          b, loc, words, DenseElementsAttr::get(words, ArrayRef(v)));
+    };
+    SmallVector<int64_t> twice;
+    for (int64_t i = 0; i < 32; ++i)
+      twice.push_back(i % 16);
+    Value both = vector::BitCastOp::create(
+        b, loc, words, vector::ShuffleOp::create(b, loc, bytes, bytes, twice));
+    Value shifted = arith::ShRUIOp::create(b, loc, both, wordsOf(4, 0));
+    codeVectors.push_back(vector::BitCastOp::create(
+        b, loc, VectorType::get({32}, i8),
+        arith::AndIOp::create(b, loc, shifted,
+                              wordsOf(0x0f0f0f0f, 0x0f0f0f0f))));
+  }
+  for (Value &codes : codeVectors)
+    codes = LLVM::FreezeOp::create(b, loc, codes);
+
+  ArrayRef<float> book = getNf4CodeBook();
+  auto table = VectorType::get({16}, i8);
+  SmallVector<Value, 4> planes;
+  for (int64_t p = 0; p < 4; ++p) {
+    SmallVector<int8_t> entries;
+    for (float v : book)
+      entries.push_back(static_cast<int8_t>(
+          (llvm::bit_cast<uint32_t>(v) >> (8 * p)) & 0xff));
+    planes.push_back(arith::ConstantOp::create(
+        b, loc, table, DenseElementsAttr::get(table, ArrayRef(entries))));
+  }
+
+  auto codeType = VectorType::get({width}, i8);
+  auto pairType = VectorType::get({width / 2}, b.getI16Type());
+  auto f32s = VectorType::get({lanes}, b.getF32Type());
+  SmallVector<Value, 8> weights;
+  for (Value codes : codeVectors) {
+    SmallVector<Value> positions;
+    for (int64_t i = 0; i < width; ++i) {
+      Value code = vector::ExtractOp::create(b, loc, codes, i);
+      positions.push_back(
+          arith::IndexCastUIOp::create(b, loc, b.getIndexType(), code));
+    }
+    SmallVector<Value, 4> looked;
+    for (Value plane : planes) {
+      SmallVector<Value> entries;
+      for (Value position : positions)
+        entries.push_back(vector::ExtractOp::create(
+            b, loc, plane, ArrayRef<OpFoldResult>{position}));
+      // Frozen, so that LLVM keeps the vector whole: otherwise InstCombine
+      // rebuilds it for each interleave from the half that one reads, and
+      // the backend, seeing no one lookup, extracts and inserts each byte.
+      looked.push_back(LLVM::FreezeOp::create(
+          b, loc, vector::FromElementsOp::create(b, loc, codeType, entries)));
+    }
+    SmallVector<Value, 2> pairs[2];
+    for (int64_t half = 0; half < 2; ++half)
+      for (int64_t p = 0; p < 4; p += 2)
+        pairs[half].push_back(vector::BitCastOp::create(
+            b, loc, pairType,
+            interleave(b, loc, looked[p], looked[p + 1], 16, half == 1)));
+    for (int64_t q = 0; q < 4; ++q) {
+      ArrayRef<Value> pair = pairs[q / 2];
+      weights.push_back(vector::BitCastOp::create(
+          b, loc, f32s, interleave(b, loc, pair[0], pair[1], 8, q % 2 == 1)));
+    }
+  }
+  return weights;
 }
 } // namespace
 
@@ -512,20 +653,27 @@ LogicalResult quantized::buildNf4(RewriterBase &rewriter, Nf4MatmulView nf4,
               tensor::ExtractOp::create(b, l, nf4.getAbsmax(),
                                         ValueRange{n, blk}));
           SmallVector<Value, 8> w;
-          for (int64_t group = 0; group < s.pieces() / 2; ++group) {
-            Value at =
-                arith::AddIOp::create(b, l, byte0, st.index(group * s.lanes));
-            Value bytes = arith::ExtUIOp::create(
-                b, l, i32s,
-                vector::TransferReadOp::create(b, l, i8s, nf4.getWPacked(),
-                                               ValueRange{n, at}, padI,
-                                               ArrayRef<bool>{true}));
-            Value high = arith::ShRUIOp::create(
-                b, l, bytes, st.lanesOf(SmallVector<int32_t>(s.lanes, 4)));
-            Value lowNibbles = arith::AndIOp::create(
-                b, l, bytes, st.lanesOf(SmallVector<int32_t>(s.lanes, 15)));
-            w.push_back(lookUp(b, l, high, getNf4CodeBook()));
-            w.push_back(lookUp(b, l, lowNibbles, getNf4CodeBook()));
+          if (s.byPlanes()) {
+            Value bytes = vector::TransferReadOp::create(
+                b, l, VectorType::get({kNf4Step / 2}, i8), nf4.getWPacked(),
+                ValueRange{n, byte0}, padI, ArrayRef<bool>{true});
+            w = lookUpByPlanes(b, l, bytes, s.lanes);
+          } else {
+            for (int64_t group = 0; group < s.pieces() / 2; ++group) {
+              Value at = arith::AddIOp::create(b, l, byte0,
+                                               st.index(group * s.lanes));
+              Value bytes = arith::ExtUIOp::create(
+                  b, l, i32s,
+                  vector::TransferReadOp::create(b, l, i8s, nf4.getWPacked(),
+                                                 ValueRange{n, at}, padI,
+                                                 ArrayRef<bool>{true}));
+              Value high = arith::ShRUIOp::create(
+                  b, l, bytes, st.lanesOf(SmallVector<int32_t>(s.lanes, 4)));
+              Value lowNibbles = arith::AndIOp::create(
+                  b, l, bytes, st.lanesOf(SmallVector<int32_t>(s.lanes, 15)));
+              w.push_back(lookUp(b, l, high, getNf4CodeBook()));
+              w.push_back(lookUp(b, l, lowNibbles, getNf4CodeBook()));
+            }
           }
           if (s.tileM == 1) {
             // One row of A: the step's dot product, then scaled once.

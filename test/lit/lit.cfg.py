@@ -25,11 +25,15 @@ config.substitutions.append(
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
-tool_dirs = [config.fuel_tools_dir, config.llvm_tools_dir]
+tool_dirs = [config.fuel_tools_dir, config.llvm_tools_dir, config.mlir_tools_dir]
 tools = [
     "fuel-opt",
     "fuel-tblgen",
     "split-file",
+    # Machine code of the CPU schedules (Codegen/*-machine-code.mlir).
+    "mlir-translate",
+    "opt",
+    "llc",
     ToolSubst("%PYTHON", config.python_executable, unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -374,9 +374,10 @@ def test_nf4(a_shape, n, block):
     assert_close(out, a.astype(np.float64) @ w.T, "f32", loose=True)
 
 
-# Each register file sizes the code vectors (16, 8, 4 or 2 lanes: the code
-# book looked up in 1, 2, 4 or 8 parts) and the tiles (one row of A by up to
-# 16 rows of W; up to 8 rows of A).
+# Each register file sizes the code vectors (16 or 2 lanes: the code book
+# looked up in 1 or 8 parts; 8 or 4 lanes: each byte of its values looked
+# up as a table of 16 bytes, from one vector of 32 codes or two of 16) and
+# the tiles (one row of A by up to 16 rows of W; up to 8 rows of A).
 @pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda v: f"{v[0]}x{v[1]}")
 @pytest.mark.parametrize("a_shape,n,block", [((1, 256), 32, 64), ((8, 128), 16, 32),
                                              ((16, 64), 4, 64), ((3, 96), 2, 96)],

@@ -213,6 +213,8 @@ def FuelCodegenCPU : Pass<"fuel-codegen-cpu"> {
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::linalg::LinalgDialect",
+    // llvm.freeze, which keeps nf4_matmul's looked-up vectors whole.
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",

@@ -9,6 +9,8 @@
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu="vector-registers=16 vector-register-bits=256" %s \
 // RUN:   | FileCheck %s --check-prefix=AVX2
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu="vector-registers=32 vector-register-bits=128" %s \
+// RUN:   | FileCheck %s --check-prefix=NARROW
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 
@@ -440,16 +442,54 @@ func.func @awq_blocks(%a: tensor<2x256xf16>, %q: tensor<256x128xi32>, %z: tensor
 // CHECK:             arith.mulf
 // CHECK:             vector.fma
 // CHECK-NOT:     vector.gather
-// With AVX2's registers the code book is looked up in two halves of 8, the
-// half selected by the code.
+// With AVX2's registers (8 lanes) the code book does not fit one register:
+// A is copied into another order ([K/32, 4, 4, 2] to [K/32, 4, 2, 4]), and
+// the step's 16 bytes, twice, become 32 codes (high nibbles in the first 16
+// bytes: a shift of 4 in the first half of the i32 lanes, then a mask). Each
+// byte of the book's f32 values is a table of 16 bytes, looked up per code
+// (one vpshufb), and the four looked-up bytes are interleaved into f32 lanes
+// 128 bits at a time (vpunpck{l,h}bw, then vpunpck{l,h}wd). Frozen vectors
+// keep LLVM from splitting the lookups.
 // AVX2-LABEL: func.func @nf4
+// AVX2:         tensor.expand_shape %{{.*}} output_shape [4, 4, 4, 4, 2]
+// AVX2:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4x4x4x2x4xf32>)
 // AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (1, 4)
-// AVX2:           arith.constant dense<[-1.000000e+00, {{.*}}, 0.000000e+00]> : vector<8xf32>
-// AVX2:           vector.from_elements {{.*}} : vector<8xf32>
-// AVX2:           arith.constant dense<[0.0795{{.*}}, 1.000000e+00]> : vector<8xf32>
-// AVX2:           vector.from_elements {{.*}} : vector<8xf32>
-// AVX2:           %[[HALF:.*]] = arith.cmpi uge, %{{.*}}, %{{.*}} : vector<8xi32>
-// AVX2:           arith.select %[[HALF]], %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
+// AVX2:           %[[BYTES:.*]] = vector.transfer_read %{{.*}} : tensor<8x64xi8>, vector<16xi8>
+// AVX2:           %[[TWICE:.*]] = vector.shuffle %[[BYTES]], %[[BYTES]] [0, 1, {{.*}}, 15, 0, 1, {{.*}}, 15] : vector<16xi8>, vector<16xi8>
+// AVX2:           %[[WORDS:.*]] = vector.bitcast %[[TWICE]] : vector<32xi8> to vector<8xi32>
+// AVX2:           %[[SHIFT:.*]] = arith.constant dense<[4, 4, 4, 4, 0, 0, 0, 0]> : vector<8xi32>
+// AVX2:           %[[SHIFTED:.*]] = arith.shrui %[[WORDS]], %[[SHIFT]] : vector<8xi32>
+// AVX2:           %[[MASK:.*]] = arith.constant dense<252645135> : vector<8xi32>
+// AVX2:           %[[NIBBLES:.*]] = arith.andi %[[SHIFTED]], %[[MASK]] : vector<8xi32>
+// AVX2:           %[[CODES32:.*]] = vector.bitcast %[[NIBBLES]] : vector<8xi32> to vector<32xi8>
+// AVX2:           %[[CODES:.*]] = llvm.freeze %[[CODES32]] : vector<32xi8>
+// AVX2:           %[[PLANE0:.*]] = arith.constant dense<[0, -79, 48, -96, 77, 63, 113, 0, -1, -29, -35, 58, -72, -85, -77, 0]> : vector<16xi8>
+// AVX2:           %[[PLANE3:.*]] = arith.constant dense<[-65, -65, -65, -66, -66, -66, -67, 0, 61, 62, 62, 62, 62, 63, 63, 63]> : vector<16xi8>
+// AVX2:           %[[FIRST:.*]] = vector.extract %[[CODES]][0] : i8 from vector<32xi8>
+// AVX2:           %[[AT:.*]] = arith.index_castui %[[FIRST]] : i8 to index
+// AVX2:           vector.extract %[[PLANE0]][%[[AT]]] : i8 from vector<16xi8>
+// AVX2:           %[[LOW:.*]] = vector.from_elements {{.*}} : vector<32xi8>
+// AVX2:           %[[LOW_FROZEN:.*]] = llvm.freeze %[[LOW]] : vector<32xi8>
+// AVX2:           vector.extract %[[PLANE3]][%[[AT]]] : i8 from vector<16xi8>
+// AVX2:           %[[PAIRS:.*]] = vector.shuffle %[[LOW_FROZEN]], %{{.*}} [0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39, 16, 48, 17, 49, {{.*}}, 23, 55] : vector<32xi8>, vector<32xi8>
+// AVX2:           vector.bitcast %[[PAIRS]] : vector<32xi8> to vector<16xi16>
+// AVX2:           %[[QUAD:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, 2, 18, 3, 19, 8, 24, 9, 25, 10, 26, 11, 27] : vector<16xi16>, vector<16xi16>
+// AVX2:           vector.bitcast %[[QUAD]] : vector<16xi16> to vector<8xf32>
+// AVX2-NOT:       arith.select
+// AVX2:           vector.fma
+// With 128-bit registers (NEON, SSE), the high and the low nibbles are a
+// vector of codes each: A's order is [K/32, 4, 4, 2] to [K/32, 2, 4, 4].
+// NARROW-LABEL: func.func @nf4
+// NARROW:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4x4x2x4x4xf32>)
+// NARROW:           %[[BYTES:.*]] = vector.transfer_read %{{.*}} : tensor<8x64xi8>, vector<16xi8>
+// NARROW:           %[[HIGH:.*]] = arith.shrui %[[BYTES]], %{{.*}} : vector<16xi8>
+// NARROW:           %[[LOW:.*]] = arith.andi %[[BYTES]], %{{.*}} : vector<16xi8>
+// NARROW:           llvm.freeze %[[HIGH]] : vector<16xi8>
+// NARROW:           llvm.freeze %[[LOW]] : vector<16xi8>
+// NARROW:           vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23] : vector<16xi8>, vector<16xi8>
+// NARROW:           vector.shuffle %{{.*}}, %{{.*}} [4, 12, 5, 13, 6, 14, 7, 15] : vector<8xi16>, vector<8xi16>
+// NARROW:           vector.bitcast %{{.*}} : vector<8xi16> to vector<4xf32>
+// NARROW-NOT:       arith.select
 func.func @nf4(%a: tensor<4x128xf32>, %w: tensor<8x64xi8>, %s: tensor<8x2xf32>) -> tensor<4x8xf32> {
   %c = fuel.fused nf4_matmul (%a, %w, %s) : (tensor<4x128xf32>, tensor<8x64xi8>, tensor<8x2xf32>) -> tensor<4x8xf32>
   return %c : tensor<4x8xf32>
