@@ -167,6 +167,13 @@ LogicalResult quantized::buildAwq(RewriterBase &rewriter, AwqMatmulView awq,
                                          rewriter.getI32IntegerAttr(0));
   Value padS = arith::ConstantOp::create(rewriter, loc, sElt,
                                          rewriter.getFloatAttr(sElt, 0.0));
+  // The first word of tile t of the block (its column n0 + t * tileN, over
+  // 8).
+  auto tileWord = [&](OpBuilder &b, Location l, Value t) -> Value {
+    return arith::AddIOp::create(
+        b, l, w0,
+        arith::MulIOp::create(b, l, t, StepBuilder{b, l}.index(lanes)));
+  };
   auto wordsAt = [&](OpBuilder &b, Location l, Value tensor, Value row,
                      Value word) {
     return vector::TransferReadOp::create(
@@ -240,11 +247,8 @@ LogicalResult quantized::buildAwq(RewriterBase &rewriter, AwqMatmulView awq,
                   ValueRange{carried[0]},
                   [&](OpBuilder &ib, Location il, Value t, ValueRange part) {
                     StepBuilder it{ib, il};
-                    Value word = arith::AddIOp::create(
-                        ib, il, w0,
-                        arith::MulIOp::create(ib, il, t, it.index(lanes)));
-                    Value words =
-                        wordsAt(ib, il, awq.getQweight(), k, word);
+                    Value words = wordsAt(ib, il, awq.getQweight(), k,
+                                          tileWord(ib, il, t));
                     Value p = part[0];
                     for (int64_t i = 0; i < 8; ++i) {
                       Value q = awqNibble(it, words, i);
@@ -273,8 +277,8 @@ LogicalResult quantized::buildAwq(RewriterBase &rewriter, AwqMatmulView awq,
               Value nt = arith::AddIOp::create(
                   tb, tl, n0,
                   arith::MulIOp::create(tb, tl, t, tt.index(tileN)));
-              Value wt = arith::DivUIOp::create(tb, tl, nt, tt.index(8));
-              Value zWords = wordsAt(tb, tl, awq.getQzeros(), g, wt);
+              Value zWords =
+                  wordsAt(tb, tl, awq.getQzeros(), g, tileWord(tb, tl, t));
               Value sRow = vector::TransferReadOp::create(
                   tb, tl, VectorType::get({tileN}, sElt), scales,
                   ValueRange{g, nt}, padS, ArrayRef<bool>{true});
