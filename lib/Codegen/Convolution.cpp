@@ -1,8 +1,8 @@
 //===- Convolution.cpp - The convolution schedule -------------------------===//
 //
 // conv2d (NCHW input, FCHW weight; any stride and groups, depthwise
-// included), and conv_transpose_2d with one group and dilation 1 (as that
-// convolution of its input spread out, see buildConvolution), as register
+// included), and conv_transpose_2d with dilation 1 (as the stride-1
+// convolutions of its output phases, see buildTransposed), as register
 // tiles of outer products: y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c)
 // of x_pad[b, c, oh + kh, ow + kw] * w[f, c, kh, kw] (stride 1). For each
 // output row (b, oh), a tile of 8 output columns by 32 filters is
@@ -180,12 +180,10 @@ LogicalResult mlir::fuel::canScheduleConvolution(
     }
   }
   if (std::optional<ConvTranspose2dView> ct = ConvTranspose2dView::match(op)) {
-    auto w = cast<RankedTensorType>(ct->getW().getType()).getShape();
-    std::array<int64_t, 2> pad = ct->getPadding(), dil = ct->getDilation();
-    if (ct->getGroups() != 1 || dil[0] != 1 || dil[1] != 1 ||
-        pad[0] > w[2] - 1 || pad[1] > w[3] - 1) {
+    std::array<int64_t, 2> dil = ct->getDilation();
+    if (dil[0] != 1 || dil[1] != 1) {
       why = "the convolution schedule handles transposed convolutions with "
-            "one group, dilation 1 and padding below the kernel size";
+            "dilation 1";
       return failure();
     }
     return checkTypes(op, why);
@@ -294,11 +292,6 @@ static Value splitPhases(RewriterBase &rewriter, Location loc, Value xp,
       {grid[0], grid[1], grid[3], grid[5], rowSize, colSize});
 }
 
-/// y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c) of
-/// xp[b, g(f) * Cg + c, oh * s_h + kh, ow * s_w + kw] * wT[kh, kw, c, f]:
-/// xp in f32 [B, C, Hp, Wp] (split into phases when strided: `CoreInput`),
-/// wT in f32 [KH, KW, Cg, F], Cg the channels per group; replaces `op` by
-/// y.
 /// The output's rows and columns, and its columns in whole register tiles
 /// (the columns past y's are computed from zeros and dropped): constants,
 /// or index values for a dynamic height or width.
@@ -306,13 +299,17 @@ struct OutExtent {
   OpFoldResult rows, cols, paddedCols;
 };
 
-static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
-                      std::optional<Value> bias, ConvTile registers,
-                      OutExtent extent, CoreInput in = {}) {
+/// y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c) of
+/// xp[b, g(f) * Cg + c, oh * s_h + kh, ow * s_w + kw] * wT[kh, kw, c, f]:
+/// xp in f32 [B, C, Hp, Wp] (split into phases when strided: `CoreInput`),
+/// wT in f32 [KH, KW, Cg, F], Cg the channels per group, y of `yType`
+/// (its batch xp's, its rows and columns `extent`'s).
+static Value buildCore(RewriterBase &rewriter, Location loc,
+                       RankedTensorType yType, Value xp, Value wT,
+                       std::optional<Value> bias, ConvTile registers,
+                       OutExtent extent, CoreInput in = {}) {
   int64_t tileW = registers.cols;
-  Location loc = op.getLoc();
   Type f32 = rewriter.getF32Type();
-  auto yType = cast<RankedTensorType>(op->getResult(0).getType());
   Type yElt = yType.getElementType();
   ArrayRef<int64_t> y = yType.getShape(),
                     w = cast<RankedTensorType>(wT.getType()).getShape();
@@ -559,55 +556,215 @@ static void buildCore(RewriterBase &rewriter, FusedOp op, Value xp, Value wT,
                                extent.cols},
         ArrayRef<OpFoldResult>{attr(1), attr(1), attr(1), attr(1)});
   }
+  return result;
+}
+
+/// One output phase of a transposed convolution along one axis: the
+/// outputs o = q * s + r (q from 0 to `size`), which only the taps
+/// k = K - 1 - (first + t * s) of the kernel (t from 0 to `taps`) reach,
+/// from the inputs q + t + offset. (With the kernel flipped, the stride-1
+/// convolution of the input spread out and padded by K - 1 - padding
+/// reads the spread input at o + first + t * s, a pixel where that is
+/// K - 1 - padding plus a multiple of s.)
+struct TransposedPhase {
+  int64_t first, taps, offset, size;
+};
+
+/// The phase r (0 <= r < `stride`) of a transposed convolution's axis of
+/// `outSize` outputs, a `kernel`-tap kernel and `padding`.
+static TransposedPhase transposedPhase(int64_t r, int64_t stride,
+                                       int64_t kernel, int64_t padding,
+                                       int64_t outSize) {
+  int64_t top = kernel - 1 - padding;
+  int64_t first = ((top - r) % stride + stride) % stride;
+  int64_t taps = first < kernel ? (kernel - first + stride - 1) / stride : 0;
+  int64_t size = outSize > r ? (outSize - r + stride - 1) / stride : 0;
+  return {first, taps, (r + first - top) / stride, size};
+}
+
+using ChooseConvTile =
+    function_ref<ConvTile(int64_t, int64_t, int64_t, int64_t)>;
+
+/// conv_transpose_2d (dilation 1) as its s_h x s_w output phases
+/// (sub-pixel): the phase (r_h, r_w), the outputs y[b, f, q_h * s_h + r_h,
+/// q_w * s_w + r_w], is the stride-1 convolution of the input (padded
+/// once, for all phases) with the taps of the kernel that reach it,
+/// flipped and its channel dims swapped: wT[t_h, t_w, c, f] =
+/// w[g * Cg + c, f - g * Fg, KH - 1 - first_h - t_h * s_h, ...] for f in
+/// group g of Fg filters (`TransposedPhase`). Each phase is the core's,
+/// into a tensor of its own, inserted into y `stride` apart. Against the
+/// convolution of the input with its pixels `stride` apart, this skips the
+/// zeros between them, all but 1 / (s_h * s_w) of the multiply-adds.
+static void buildTransposed(RewriterBase &rewriter, ConvTranspose2dView ct,
+                            ChooseConvTile chooseTile) {
+  FusedOp op = ct.getOperation();
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  auto yType = cast<RankedTensorType>(op->getResult(0).getType());
+  ArrayRef<int64_t> x = cast<RankedTensorType>(ct.getX().getType()).getShape(),
+                    w = cast<RankedTensorType>(ct.getW().getType()).getShape(),
+                    y = yType.getShape();
+  std::array<int64_t, 2> stride = ct.getStride(), pad = ct.getPadding();
+  int64_t groups = ct.getGroups(), cg = w[0] / groups, fg = w[1];
+  // The phases that have outputs, their tiles, and the input's padding
+  // before (lo) and its padded height and width (hp, wp) for them all.
+  struct Phase {
+    int64_t rh, rw;
+    TransposedPhase h, w;
+    ConvTile tile;
+  };
+  SmallVector<Phase> phases;
+  bool emptyPhase = false;
+  int64_t loH = 0, loW = 0;
+  for (int64_t rh = 0; rh < stride[0]; ++rh) {
+    TransposedPhase ph = transposedPhase(rh, stride[0], w[2], pad[0], y[2]);
+    for (int64_t rw = 0; rw < stride[1]; ++rw) {
+      TransposedPhase pw = transposedPhase(rw, stride[1], w[3], pad[1], y[3]);
+      if (ph.size == 0 || pw.size == 0)
+        continue;
+      // (A phase no tap reaches, where the kernel is smaller than the
+      // stride, is zeros.)
+      if (ph.taps == 0 || pw.taps == 0) {
+        emptyPhase = true;
+        continue;
+      }
+      phases.push_back(
+          {rh, rw, ph, pw, chooseTile(y[1], fg, ph.size, pw.size)});
+      loH = std::max(loH, -ph.offset);
+      loW = std::max(loW, -pw.offset);
+    }
+  }
+  int64_t hp = loH + x[2], wp = loW + x[3];
+  for (const Phase &p : phases) {
+    hp = std::max(hp, loH + p.h.offset + p.h.size + p.h.taps - 1);
+    wp = std::max(wp, loW + p.w.offset + paddedWidth(p.w.size, p.tile) +
+                          p.w.taps - 1);
+  }
+  Value xp =
+      placeInZeros(rewriter, loc, ct.getX(), rewriter.getIndexAttr(hp),
+                   rewriter.getIndexAttr(wp), loH, loW, /*stride=*/{1, 1});
+
+  SmallVector<OpFoldResult> ySizes = withBatchOf(rewriter, loc, xp, y);
+  Value result = tensor::EmptyOp::create(rewriter, loc, ySizes,
+                                         yType.getElementType());
+  if (emptyPhase) {
+    Type elt = yType.getElementType();
+    Value zero = arith::ConstantOp::create(rewriter, loc, elt,
+                                           rewriter.getFloatAttr(elt, 0.0));
+    result = linalg::FillOp::create(rewriter, loc, zero, result).getResult(0);
+  }
+  auto attr = [&](int64_t v) -> OpFoldResult {
+    return rewriter.getIndexAttr(v);
+  };
+  AffineExpr d0, d1, d2, d3;
+  bindDims(ctx, d0, d1, d2, d3);
+  for (const Phase &p : phases) {
+    // The input rows and columns the phase reads.
+    int64_t colsP = paddedWidth(p.w.size, p.tile);
+    SmallVector<OpFoldResult> inSizes =
+        withBatchOf(rewriter, loc, xp,
+                    {x[0], x[1], p.h.size + p.h.taps - 1,
+                     colsP + p.w.taps - 1});
+    Value in = tensor::ExtractSliceOp::create(
+        rewriter, loc, xp,
+        ArrayRef<OpFoldResult>{attr(0), attr(0), attr(loH + p.h.offset),
+                               attr(loW + p.w.offset)},
+        inSizes, SmallVector<OpFoldResult>(4, attr(1)));
+    Value wT = copyWidened(
+        rewriter, loc, ct.getW(),
+        AffineMap::get(4, 0,
+                       {groups == 1 ? d2 : d3.floorDiv(fg) * cg + d2,
+                        groups == 1 ? d3 : d3 % fg,
+                        w[2] - 1 - p.h.first - stride[0] * d0,
+                        w[3] - 1 - p.w.first - stride[1] * d1},
+                       ctx),
+        getAsIndexOpFoldResult(ctx, {p.h.taps, p.w.taps, cg, y[1]}));
+    auto phaseType = RankedTensorType::get({y[0], y[1], p.h.size, p.w.size},
+                                           yType.getElementType());
+    CoreInput coreIn;
+    coreIn.groups = groups;
+    Value phase = buildCore(rewriter, loc, phaseType, in, wT, std::nullopt,
+                            p.tile,
+                            {attr(p.h.size), attr(p.w.size), attr(colsP)},
+                            coreIn);
+    if (stride[0] == 1 && stride[1] == 1) {
+      result = phase;
+      continue;
+    }
+    SmallVector<OpFoldResult> sizes = ySizes;
+    sizes[2] = attr(p.h.size);
+    sizes[3] = attr(p.w.size);
+    result = tensor::InsertSliceOp::create(
+        rewriter, loc, phase, result,
+        ArrayRef<OpFoldResult>{attr(0), attr(0), attr(p.rh), attr(p.rw)},
+        sizes,
+        ArrayRef<OpFoldResult>{attr(1), attr(1), attr(stride[0]),
+                               attr(stride[1])});
+  }
   rewriter.replaceOp(op, result);
+}
+
+/// conv_transpose_2d (one group, dilation 1, padding below the kernel
+/// size) as one stride-1 convolution: of the input with its pixels
+/// `stride` apart, padded by k - 1 - padding (and output_padding at the
+/// end), with the kernel flipped and its channel dims swapped:
+/// wT[kh, kw, c, f] = w[c, f, KH - 1 - kh, KW - 1 - kw]. The zeros between
+/// pixels cost stride^2 times the multiply-adds of buildTransposed's
+/// phases, but it is one loop nest (on a GPU, one kernel against a kernel
+/// and two copies per phase).
+static void buildSpreadTransposed(RewriterBase &rewriter,
+                                  ConvTranspose2dView ct,
+                                  ChooseConvTile chooseTile) {
+  FusedOp op = ct.getOperation();
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  AffineExpr d0, d1, d2, d3;
+  bindDims(ctx, d0, d1, d2, d3);
+  // A transposed convolution is the convolution, stride 1, of the input
+  // with its pixels `stride` apart, padded by k - 1 - padding (and
+  // output_padding at the end), with the kernel flipped and its channel
+  // dims swapped: wT[kh, kw, c, f] = w[c, f, KH - 1 - kh, KW - 1 - kw].
+  // (The zeros between pixels cost stride^2 times the multiply-adds.)
+  auto yType = cast<RankedTensorType>(op->getResult(0).getType());
+  ArrayRef<int64_t> x = cast<RankedTensorType>(ct.getX().getType()).getShape(),
+                    w = cast<RankedTensorType>(ct.getW().getType()).getShape(),
+                    y = yType.getShape();
+  std::array<int64_t, 2> stride = ct.getStride(), pad = ct.getPadding(),
+                         outPad = ct.getOutputPadding();
+  int64_t top = w[2] - 1 - pad[0], left = w[3] - 1 - pad[1];
+  int64_t hp = (x[2] - 1) * stride[0] + 1 + 2 * top + outPad[0];
+  int64_t wp = (x[3] - 1) * stride[1] + 1 + 2 * left + outPad[1];
+  // Zeros on the right for the output's columns in whole tiles.
+  int64_t wo = wp - w[3] + 1;
+  ConvTile tile = chooseTile(w[1], w[1], y[2], wo);
+  wp += paddedWidth(wo, tile) - wo;
+  Value xp = placeInZeros(rewriter, loc, ct.getX(),
+                          rewriter.getIndexAttr(hp),
+                          rewriter.getIndexAttr(wp), top, left, stride);
+  Value wT = copyWidened(
+      rewriter, loc, ct.getW(),
+      AffineMap::get(4, 0, {d2, d3, w[2] - 1 - d0, w[3] - 1 - d1}, ctx),
+      getAsIndexOpFoldResult(ctx, {w[2], w[3], w[0], w[1]}));
+  rewriter.replaceOp(
+      op, buildCore(rewriter, loc, yType, xp, wT, std::nullopt, tile,
+                    {rewriter.getIndexAttr(y[2]), rewriter.getIndexAttr(y[3]),
+                     rewriter.getIndexAttr(paddedWidth(y[3], tile))}));
 }
 
 /// buildConvolution and buildGpuConvolution, their register tiles chosen
 /// by `chooseTile` for F filters, the filters of a group and the output's
-/// height and width (ShapedType::kDynamic where not static).
-static void buildConvolutionWith(
-    RewriterBase &rewriter, FusedOp op,
-    function_ref<ConvTile(int64_t, int64_t, int64_t, int64_t)> chooseTile) {
+/// height and width (ShapedType::kDynamic where not static); a transposed
+/// convolution as its phases, or `spread` out.
+static void buildConvolutionWith(RewriterBase &rewriter, FusedOp op,
+                                 ChooseConvTile chooseTile, bool spread) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   MLIRContext *ctx = rewriter.getContext();
   AffineExpr d0, d1, d2, d3;
   bindDims(ctx, d0, d1, d2, d3);
-  if (std::optional<ConvTranspose2dView> ct = ConvTranspose2dView::match(op)) {
-    // A transposed convolution is the convolution, stride 1, of the input
-    // with its pixels `stride` apart, padded by k - 1 - padding (and
-    // output_padding at the end), with the kernel flipped and its channel
-    // dims swapped: wT[kh, kw, c, f] = w[c, f, KH - 1 - kh, KW - 1 - kw].
-    // (The zeros between pixels cost stride^2 times the multiply-adds.)
-    ArrayRef<int64_t> x =
-        cast<RankedTensorType>(ct->getX().getType()).getShape();
-    ArrayRef<int64_t> w =
-        cast<RankedTensorType>(ct->getW().getType()).getShape();
-    std::array<int64_t, 2> stride = ct->getStride(), pad = ct->getPadding(),
-                           outPad = ct->getOutputPadding();
-    int64_t top = w[2] - 1 - pad[0], left = w[3] - 1 - pad[1];
-    int64_t hp = (x[2] - 1) * stride[0] + 1 + 2 * top + outPad[0];
-    int64_t wp = (x[3] - 1) * stride[1] + 1 + 2 * left + outPad[1];
-    // Zeros on the right for the output's columns in whole tiles.
-    int64_t wo = wp - w[3] + 1;
-    ConvTile tile = chooseTile(
-        w[1], w[1],
-        cast<RankedTensorType>(op->getResult(0).getType()).getShape()[2], wo);
-    wp += paddedWidth(wo, tile) - wo;
-    Value xp = placeInZeros(rewriter, loc, ct->getX(),
-                            rewriter.getIndexAttr(hp),
-                            rewriter.getIndexAttr(wp), top, left, stride);
-    Value wT = copyWidened(
-        rewriter, loc, ct->getW(),
-        AffineMap::get(4, 0, {d2, d3, w[2] - 1 - d0, w[3] - 1 - d1}, ctx),
-        getAsIndexOpFoldResult(ctx, {w[2], w[3], w[0], w[1]}));
-    ArrayRef<int64_t> y =
-        cast<RankedTensorType>(op->getResult(0).getType()).getShape();
-    buildCore(rewriter, op, xp, wT, std::nullopt, tile,
-              {rewriter.getIndexAttr(y[2]), rewriter.getIndexAttr(y[3]),
-               rewriter.getIndexAttr(paddedWidth(y[3], tile))});
-    return;
-  }
+  if (std::optional<ConvTranspose2dView> ct = ConvTranspose2dView::match(op))
+    return spread ? buildSpreadTransposed(rewriter, *ct, chooseTile)
+                  : buildTransposed(rewriter, *ct, chooseTile);
   Conv2dView conv(op);
   ArrayRef<int64_t> x =
       cast<RankedTensorType>(conv.getX().getType()).getShape();
@@ -663,7 +820,9 @@ static void buildConvolutionWith(
   CoreInput in{stride, conv.getGroups(), deinterleave};
   if (strided && !deinterleave)
     xp = splitPhases(rewriter, loc, xp, stride);
-  buildCore(rewriter, op, xp, wT, conv.getBias(), tile, extent, in);
+  auto yType = cast<RankedTensorType>(op->getResult(0).getType());
+  rewriter.replaceOp(op, buildCore(rewriter, loc, yType, xp, wT,
+                                   conv.getBias(), tile, extent, in));
 }
 
 LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
@@ -674,7 +833,8 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
                        [&](int64_t, int64_t filtersPerGroup, int64_t,
                            int64_t width) {
                          return convTile(filtersPerGroup, width, options);
-                       });
+                       },
+                       /*spread=*/false);
   return success();
 }
 
@@ -686,5 +846,6 @@ void mlir::fuel::buildGpuConvolution(RewriterBase &rewriter, FusedOp op,
           int64_t width) {
         return gpuConvTile(filters, filtersPerGroup, height, width,
                            maxThreads);
-      });
+      },
+      /*spread=*/true);
 }

@@ -76,6 +76,19 @@ LogicalResult mlir::fuel::canScheduleGpuConvolution(
     return success();
   if (failed(canScheduleConvolution(op, ScheduleOptions{}, why)))
     return failure();
+  // A transposed convolution's register tiles read its input spread out
+  // (one kernel), which takes one group and padding below the kernel.
+  if (std::optional<ConvTranspose2dView> ct = ConvTranspose2dView::match(op)) {
+    ArrayRef<int64_t> w =
+        cast<RankedTensorType>(ct->getW().getType()).getShape();
+    std::array<int64_t, 2> pad = ct->getPadding();
+    if (ct->getGroups() != 1 || pad[0] > w[2] - 1 || pad[1] > w[3] - 1) {
+      why = "the GPU convolution schedule's register tiles handle "
+            "transposed convolutions with one group and padding below the "
+            "kernel size";
+      return failure();
+    }
+  }
   ArrayRef<int64_t> y =
       cast<RankedTensorType>(op->getResult(0).getType()).getShape();
   // The grid's y and z: (channel, batch) for causal_conv1d, (filter

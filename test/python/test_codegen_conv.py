@@ -11,7 +11,7 @@ filters-major tiles where the filters per group are not a multiple of 16
 import numpy as np
 import pytest
 
-from fuel_mlir import runner
+from fuel_mlir import ir, passmanager, runner
 import references as ref
 from numerics import BF16, assert_close, fused_text, rand
 
@@ -244,6 +244,34 @@ def test_transposed(xs, ws, stride, padding, output_padding):
     params = {"stride": stride, "padding": padding, "output_padding": output_padding}
     out = runner.compile(fused_text("conv_transpose_2d", [x, w], params), "f")(x, w)
     assert_close(out, transposed_reference(x, w, stride, padding, output_padding), "f32", loose=True)
+
+
+# (x shape, w shape [C, F / groups, kh, kw], stride, padding,
+# output_padding, groups): two groups of 16 filters (register tiles), three
+# of 2 (filters-major tiles), padding past the kernel, a kernel smaller than
+# the stride (the phases no tap reaches are zeros), strides 1 and 3.
+TRANSPOSED_MORE = [((1, 8, 5, 6), (8, 16, 3, 3), (2, 2), (1, 1), (1, 0), 2),
+                   ((1, 6, 5, 5), (6, 2, 3, 3), (2, 2), (0, 0), (0, 0), 3),
+                   ((1, 4, 5, 5), (4, 8, 3, 3), (2, 2), (3, 3), (1, 1), 1),
+                   ((1, 2, 4, 4), (2, 16, 1, 2), (3, 3), (0, 0), (2, 1), 1),
+                   ((2, 3, 4, 5), (3, 16, 3, 2), (1, 3), (2, 1), (0, 2), 1)]
+
+
+@pytest.mark.parametrize("xs,ws,stride,padding,output_padding,groups", TRANSPOSED_MORE, ids=lambda v: str(v))
+def test_transposed_phases(xs, ws, stride, padding, output_padding, groups):
+    x, w = rand(xs, np.float32, 4), rand(ws, np.float32, 5)
+    params = {"stride": stride, "padding": padding, "output_padding": output_padding, "groups": groups}
+    text = fused_text("conv_transpose_2d", [x, w], params)
+    with ir.Context():
+        module = ir.Module.parse(text)
+        passmanager.PassManager.parse("builtin.module(fuel-codegen-cpu)").run(module.operation)
+        scheduled = str(module)
+    assert "fuel.fused" not in scheduled and "vector.outerproduct" in scheduled
+    out = runner.compile(text, "f")(x, w)
+    want = ref.conv_transpose2d(np.asarray(x, np.float64), np.asarray(w, np.float64), stride, padding,
+                                output_padding, (1, 1), groups)
+    assert out.shape == want.shape
+    assert_close(out, want, "f32", loose=True)
 
 
 @pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])

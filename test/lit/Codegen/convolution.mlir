@@ -161,16 +161,31 @@ func.func @widths_and_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<16x4x3x3xf32>, 
 
 // -----
 
-// conv_transpose_2d: the stride-1 convolution of the input with its pixels
-// 2 apart (a strided insert into zeros), padded by k - 1 - padding = 1 and
-// output_padding 1 at the end, the kernel flipped and its channel dims
-// swapped ([C, F, kh, kw] read at (c, f, 2 - kh, 2 - kw)).
-// CHECK-DAG:   #[[FLIP:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3, -d0 + 2, -d1 + 2)>
+// conv_transpose_2d with stride 2, as its 2 x 2 output phases: y[.., 2q + r,
+// ..] takes the kernel rows kh = 1 - 2t (r = 0: one) or 2 - 2t (r = 1:
+// two), the input rows q + t (likewise columns). The input is padded once
+// (a column and a row of zeros at the end, for phase 1's second tap); each
+// phase reads its slice of it, through its own kernel [th, tw, c, f]
+// (flipped: kh descending), into a [1, 16, 8, 8] tensor of its own,
+// inserted into y 2 apart: a quarter of the multiply-adds of convolving
+// the input spread out.
+// CHECK-DAG:   #[[K00:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3, d0 * -2 + 1, d1 * -2 + 1)>
+// CHECK-DAG:   #[[K11:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3, d0 * -2 + 2, d1 * -2 + 2)>
 // CHECK-LABEL: func.func @transposed
-// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 1] [1, 4, 8, 8] [1, 1, 2, 2] : tensor<1x4x8x8xf32> into tensor<1x4x18x18xf32>
-// CHECK:         linalg.generic {indexing_maps = [#[[FLIP]], {{.*}}} ins(%{{.*}} : tensor<4x16x3x3xf32>) outs(%{{.*}} : tensor<3x3x4x16xf32>)
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 16, 1, 2)
+// CHECK:         %[[XP:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 4, 8, 8] [1, 1, 1, 1] : tensor<1x4x8x8xf32> into tensor<1x4x9x9xf32>
+// CHECK:         %[[Y:.*]] = tensor.empty() : tensor<1x16x16x16xf32>
+// CHECK:         tensor.extract_slice %[[XP]][0, 0, 0, 0] [1, 4, 8, 8]
+// CHECK:         linalg.generic {indexing_maps = [#[[K00]], {{.*}}} ins(%{{.*}} : tensor<4x16x3x3xf32>) outs(%{{.*}} : tensor<1x1x4x16xf32>)
+// CHECK:         %[[P00:.*]] = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 8, 1, 1)
 // CHECK:               vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<8xf32>, vector<16xf32>
+// CHECK:         %[[Y00:.*]] = tensor.insert_slice %[[P00]] into %[[Y]][0, 0, 0, 0] [1, 16, 8, 8] [1, 1, 2, 2]
+// CHECK:         %[[Y01:.*]] = tensor.insert_slice %{{.*}} into %[[Y00]][0, 0, 0, 1] [1, 16, 8, 8] [1, 1, 2, 2]
+// CHECK:         %[[Y10:.*]] = tensor.insert_slice %{{.*}} into %[[Y01]][0, 0, 1, 0] [1, 16, 8, 8] [1, 1, 2, 2]
+// CHECK:         tensor.extract_slice %[[XP]][0, 0, 0, 0] [1, 4, 9, 9]
+// CHECK:         linalg.generic {indexing_maps = [#[[K11]], {{.*}}} ins(%{{.*}} : tensor<4x16x3x3xf32>) outs(%{{.*}} : tensor<2x2x4x16xf32>)
+// CHECK:         %[[P11:.*]] = scf.forall
+// CHECK:         %[[Y11:.*]] = tensor.insert_slice %[[P11]] into %[[Y10]][0, 0, 1, 1] [1, 16, 8, 8] [1, 1, 2, 2]
+// CHECK:         return %[[Y11]]
 func.func @transposed(%x: tensor<1x4x8x8xf32>, %w: tensor<4x16x3x3xf32>) -> tensor<1x16x16x16xf32> {
   %y = fuel.fused conv_transpose_2d {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, output_padding = array<i64: 1, 1>} (%x, %w) : (tensor<1x4x8x8xf32>, tensor<4x16x3x3xf32>) -> tensor<1x16x16x16xf32>
   return %y : tensor<1x16x16x16xf32>
@@ -178,7 +193,28 @@ func.func @transposed(%x: tensor<1x4x8x8xf32>, %w: tensor<4x16x3x3xf32>) -> tens
 
 // -----
 
-// REPORT: not scheduled: the convolution schedule handles transposed convolutions with one group, dilation 1 and padding below the kernel size
+// Two groups of 16 filters, padding 3 past the kernel: phase (0, 0) takes
+// kernel row 1 at input row q + 1 (a slice of the input from row 1 on, no
+// padding before it); filter f reads the channels of its group, (f / 16) *
+// 4 on, its weights w[(f / 16) * 4 + c, f mod 16, ..].
+// CHECK-DAG:   #[[G00:.*]] = affine_map<(d0, d1, d2, d3) -> ((d3 floordiv 16) * 4 + d2, d3 mod 16, d0 * -2 + 1, d1 * -2 + 1)>
+// CHECK-LABEL: func.func @transposed_grouped
+// CHECK:         %[[XP:.*]] = tensor.insert_slice %{{.*}}[0, 0, 0, 0] [1, 8, 5, 6] [1, 1, 1, 1] : tensor<1x8x5x6xf32> into tensor<1x8x5x10xf32>
+// CHECK:         tensor.extract_slice %[[XP]][0, 0, 1, 1] [1, 8, 3, 8]
+// CHECK:         linalg.generic {indexing_maps = [#[[G00]], {{.*}}} ins(%{{.*}} : tensor<8x16x3x3xf32>) outs(%{{.*}} : tensor<1x1x4x32xf32>)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %[[FT:.*]], %{{.*}}) in (1, 3, 2, 1)
+// CHECK:           %[[F0:.*]] = arith.muli %[[FT]], %c16
+// CHECK:           %[[G:.*]] = arith.divui %[[F0]], %c16
+// CHECK:           arith.muli %[[G]], %c4
+// CHECK:         tensor.insert_slice %{{.*}}[0, 0, 0, 0] [1, 32, 3, 4] [1, 1, 2, 2] : tensor<1x32x3x4xf32> into tensor<1x32x6x8xf32>
+func.func @transposed_grouped(%x: tensor<1x8x5x6xf32>, %w: tensor<8x16x3x3xf32>) -> tensor<1x32x6x8xf32> {
+  %y = fuel.fused conv_transpose_2d {stride = array<i64: 2, 2>, padding = array<i64: 3, 3>, output_padding = array<i64: 1, 1>, groups = 2 : i64} (%x, %w) : (tensor<1x8x5x6xf32>, tensor<8x16x3x3xf32>) -> tensor<1x32x6x8xf32>
+  return %y : tensor<1x32x6x8xf32>
+}
+
+// -----
+
+// REPORT: not scheduled: the convolution schedule handles transposed convolutions with dilation 1
 func.func @transposed_unscheduled(%x: tensor<1x4x8x8xf32>, %w: tensor<4x16x3x3xf32>) -> tensor<1x16x6x6xf32> {
   %y = fuel.fused conv_transpose_2d {padding = array<i64: 3, 3>, dilation = array<i64: 2, 2>} (%x, %w) : (tensor<1x4x8x8xf32>, tensor<4x16x3x3xf32>) -> tensor<1x16x6x6xf32>
   return %y : tensor<1x16x6x6xf32>

@@ -89,6 +89,18 @@ func.func @transposed(%x: tensor<1x16x14x14xf32>, %w: tensor<16x8x4x4xf32>) -> t
 
 // -----
 
+// Two groups of 16 filters (too few to stage): the register tiles read the
+// input spread out, which takes one group, so it lowers as decomposed.
+// REPORT: remark: fuel-codegen-gpu: {{.*}} not scheduled: the GPU convolution schedule's register tiles handle transposed convolutions with one group and padding below the kernel size
+// CHECK-LABEL: func.func @transposed_grouped
+// CHECK-NOT:     #gpu.thread
+func.func @transposed_grouped(%x: tensor<1x8x5x6xf32>, %w: tensor<8x16x3x3xf32>) -> tensor<1x32x10x11xf32> {
+  %y = fuel.fused conv_transpose_2d {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, output_padding = array<i64: 1, 0>, groups = 2 : i64} (%x, %w) : (tensor<1x8x5x6xf32>, tensor<8x16x3x3xf32>) -> tensor<1x32x10x11xf32>
+  return %y : tensor<1x32x10x11xf32>
+}
+
+// -----
+
 // conv_transpose_2d of 2 groups with dilation 2 (which the register-tile
 // form declines): staged per (image, group) on z, the pixels a tap meets
 // between the strided inputs read as zeros (no spread copy of the input);
