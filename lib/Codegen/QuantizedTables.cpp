@@ -33,12 +33,16 @@ using namespace mlir::fuel::quantized;
 // so each k costs a shift, a mask, a conversion and one FMA per row of A;
 // the group's zeros (packed as the weight) and scales (shuffled into the
 // nibble order) are applied once per group. An scf.forall iteration takes
-// a block of tiles side by side (256 bytes of each row of the weight) and
+// a block of tiles side by side, as wide as 16 KiB of partial sums allow
+// (with AVX2 and a row of A per tile, 512 words: a whole row of the weight
+// at N = 4096; 256 where that would leave the forall one iteration), and
 // reads each row of it tile after tile, into partial sums in memory, so
 // that the weight streams through the caches: a tile walking K alone read
 // half a cache line (AVX2) 2 KiB past the last at K = N = 4096, a new page
 // every other step (with AVX2 at [1, 4096] x [4096, 4096], 1.4-1.55x
-// faster). Each tile is shuffled back into column order when it is
+// faster with blocks of 256 bytes; with blocks of 1 or 2 KiB, 1.5-1.75x
+// again for 4 and 16 rows of A, the same for one row, whose weight comes
+// from memory). Each tile is shuffled back into column order when it is
 // written.
 //===----------------------------------------------------------------------===//
 
@@ -48,9 +52,9 @@ constexpr int64_t kAwqOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
 /// The nibble position of each column: kAwqOrder's inverse.
 constexpr int64_t kAwqPosition[8] = {0, 4, 1, 5, 2, 6, 3, 7};
 
-/// The words of W's rows that a block of tiles reads at each k: 256
-/// bytes, four cache lines.
-constexpr int64_t kAwqBlockWords = 64;
+/// The most bytes of partial sums a block of tiles keeps (with the rows
+/// of the weight streaming past them through the first-level cache).
+constexpr int64_t kAwqPartialBytes = 16384;
 
 struct AwqShape {
   int64_t rows, k, n, group;
@@ -77,12 +81,15 @@ AwqShape shapeOf(AwqMatmulView awq, const ScheduleOptions &options) {
     s.tileM = powerOfTwoDividing(
         s.rows, std::max<int64_t>((options.vectorRegisters - 3) / 9, 1));
   s.lanes = powerOfTwoDividing(s.n / 8, targetLanes(options));
-  // As many tiles a block as fill kAwqBlockWords, leaving two blocks or
-  // more where N has them.
+  // As many tiles a block as keep kAwqPartialBytes of partial sums (a
+  // tile's: 8 vectors per row of A), leaving two iterations or more of the
+  // scf.forall (blocks times tiles of rows of A) where N has them.
   int64_t tiles = s.n / s.tileN();
-  s.blockTiles =
-      powerOfTwoDividing(tiles, std::max<int64_t>(kAwqBlockWords / s.lanes, 1));
-  while (s.blockTiles > 1 && tiles / s.blockTiles < 2)
+  int64_t tileBytes = s.tileM * 8 * s.lanes * 4;
+  s.blockTiles = powerOfTwoDividing(
+      tiles, std::max<int64_t>(kAwqPartialBytes / tileBytes, 1));
+  int64_t rowTiles = ShapedType::isDynamic(s.rows) ? 1 : s.rows / s.tileM;
+  while (s.blockTiles > 1 && tiles / s.blockTiles * rowTiles < 2)
     s.blockTiles /= 2;
   return s;
 }
@@ -204,7 +211,7 @@ LogicalResult quantized::buildAwq(RewriterBase &rewriter, AwqMatmulView awq,
                ArrayRef<bool>{true})
         .getResult();
   };
-  // Per group, each k reads the block's kAwqBlockWords words of row k, tile
+  // Per group, each k reads the block's words of row k, tile
   // by tile (consecutive addresses: the rows stream through the caches,
   // where a tile walking all of K alone reads half a cache line 2 KiB
   // after the last at K = N = 4096), into the group's partial sums in

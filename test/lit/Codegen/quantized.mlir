@@ -389,11 +389,13 @@ func.func @awq(%a: tensor<1x128xf32>, %q: tensor<128x16xi32>, %z: tensor<2x16xi3
 
 // -----
 
-// A block of tiles side by side along N (64 words of each row of the
-// weight, 256 bytes: 4 tiles of 16 words with AVX-512, 8 of 8 with AVX2),
-// leaving two blocks; each k reads the block's words tile after tile
-// (consecutive addresses); f16 activations and scales widened, the tiles
-// narrowed as written.
+// A block of tiles side by side along N, as many as 16 KiB of partial
+// sums hold, leaving two scf.forall iterations: with AVX-512 and 2 rows of
+// A a tile (2 rows by 8 vectors of 16 lanes: 1 KiB), half of the 8 tiles
+// (two blocks); with AVX2 a row of A a tile (256 bytes), all 16 tiles, the
+// whole row of the weight (the 2 rows of A are the 2 iterations). Each k
+// reads the block's words tile after tile (consecutive addresses); f16
+// activations and scales widened, the tiles narrowed as written.
 // CHECK-LABEL: func.func @awq_blocks
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
 // CHECK:           linalg.fill {{.*}} -> tensor<4x16x16xf32>
@@ -405,12 +407,12 @@ func.func @awq(%a: tensor<1x128xf32>, %q: tensor<128x16xi32>, %z: tensor<2x16xi3
 // CHECK:           scf.for {{.*}} to %c4{{.*}} -> (tensor<2x512xf16>)
 // CHECK-COUNT-2:     vector.transfer_write {{.*}} : vector<128xf16>, tensor<2x512xf16>
 // AVX2-LABEL: func.func @awq_blocks
-// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
-// AVX2:           linalg.fill {{.*}} -> tensor<8x8x8xf32>
-// AVX2:             scf.for {{.*}} to %c128{{.*}} -> (tensor<8x8x8xf32>, f32)
-// AVX2:               scf.for {{.*}} to %c8{{.*}} -> (tensor<8x8x8xf32>)
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (2, 1)
+// AVX2:           linalg.fill {{.*}} -> tensor<16x8x8xf32>
+// AVX2:             scf.for {{.*}} to %c128{{.*}} -> (tensor<16x8x8xf32>, f32)
+// AVX2:               scf.for {{.*}} to %c16{{.*}} -> (tensor<16x8x8xf32>)
 // AVX2:                 vector.transfer_read %arg1{{.*}} : tensor<256x128xi32>, vector<8xi32>
-// AVX2:           scf.for {{.*}} to %c8{{.*}} -> (tensor<1x512xf16>)
+// AVX2:           scf.for {{.*}} to %c16{{.*}} -> (tensor<1x1024xf16>)
 func.func @awq_blocks(%a: tensor<2x256xf16>, %q: tensor<256x128xi32>, %z: tensor<2x128xi32>, %s: tensor<2x1024xf16>) -> tensor<2x1024xf16> {
   %c = fuel.fused awq_matmul {group_size = 128 : i64} (%a, %q, %z, %s) : (tensor<2x256xf16>, tensor<256x128xi32>, tensor<2x128xi32>, tensor<2x1024xf16>) -> tensor<2x1024xf16>
   return %c : tensor<2x1024xf16>
