@@ -35,15 +35,13 @@ using namespace mlir::fuel::quantized;
 // nibble order) are applied once per group. An scf.forall iteration takes
 // a block of tiles side by side, as wide as 16 KiB of partial sums allow
 // (with AVX2 and a row of A per tile, 512 words: a whole row of the weight
-// at N = 4096; 256 where that would leave the forall one iteration), and
-// reads each row of it tile after tile, into partial sums in memory, so
-// that the weight streams through the caches: a tile walking K alone read
-// half a cache line (AVX2) 2 KiB past the last at K = N = 4096, a new page
-// every other step (with AVX2 at [1, 4096] x [4096, 4096], 1.4-1.55x
-// faster with blocks of 256 bytes; with blocks of 1 or 2 KiB, 1.5-1.75x
-// again for 4 and 16 rows of A, the same for one row, whose weight comes
-// from memory). Each tile is shuffled back into column order when it is
-// written.
+// at N = 4096), and reads each row of it tile after tile, into partial
+// sums in memory, so that the weight streams through the caches: a tile
+// walking K alone read half a cache line (AVX2) 2 KiB past the last at
+// K = N = 4096, a new page every other step (with AVX2 at [1, 4096] x
+// [4096, 4096], 1.4-1.55x faster with blocks of 256 bytes, and 1.45x
+// again, 1.5-1.75x with 4 and 16 rows of A, with whole rows). Each tile is
+// shuffled back into column order when it is written.
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -82,15 +80,13 @@ AwqShape shapeOf(AwqMatmulView awq, const ScheduleOptions &options) {
         s.rows, std::max<int64_t>((options.vectorRegisters - 3) / 9, 1));
   s.lanes = powerOfTwoDividing(s.n / 8, targetLanes(options));
   // As many tiles a block as keep kAwqPartialBytes of partial sums (a
-  // tile's: 8 vectors per row of A), leaving two iterations or more of the
-  // scf.forall (blocks times tiles of rows of A) where N has them.
+  // tile's: 8 vectors per row of A). (Even where that leaves the scf.forall
+  // one iteration: one row of A and a weight read from memory ran faster
+  // as whole rows on one thread than as half rows on two.)
   int64_t tiles = s.n / s.tileN();
   int64_t tileBytes = s.tileM * 8 * s.lanes * 4;
   s.blockTiles = powerOfTwoDividing(
       tiles, std::max<int64_t>(kAwqPartialBytes / tileBytes, 1));
-  int64_t rowTiles = ShapedType::isDynamic(s.rows) ? 1 : s.rows / s.tileM;
-  while (s.blockTiles > 1 && tiles / s.blockTiles * rowTiles < 2)
-    s.blockTiles /= 2;
   return s;
 }
 

@@ -379,7 +379,7 @@ func.func @unscheduled(%a: tensor<2x64xf32>, %a256: tensor<2x256xf32>, %w: tenso
 // CHECK:             vector.shuffle {{.*}} : vector<128xf32>, vector<128xf32>
 // CHECK:             vector.transfer_write {{.*}} : vector<128xf32>, tensor<1x128xf32>
 // AVX2-LABEL: func.func @awq
-// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (1, 1)
 // AVX2:                 vector.transfer_read %{{.*}} : tensor<128x16xi32>, vector<8xi32>
 // AVX2:               vector.shuffle %{{.*}} [0, 8, 16, 24, 32, 40, 48, 56] : vector<64xf32>
 func.func @awq(%a: tensor<1x128xf32>, %q: tensor<128x16xi32>, %z: tensor<2x16xi32>, %s: tensor<2x128xf32>) -> tensor<1x128xf32> {
@@ -390,22 +390,21 @@ func.func @awq(%a: tensor<1x128xf32>, %q: tensor<128x16xi32>, %z: tensor<2x16xi3
 // -----
 
 // A block of tiles side by side along N, as many as 16 KiB of partial
-// sums hold, leaving two scf.forall iterations: with AVX-512 and 2 rows of
-// A a tile (2 rows by 8 vectors of 16 lanes: 1 KiB), half of the 8 tiles
-// (two blocks); with AVX2 a row of A a tile (256 bytes), all 16 tiles, the
-// whole row of the weight (the 2 rows of A are the 2 iterations). Each k
-// reads the block's words tile after tile (consecutive addresses); f16
-// activations and scales widened, the tiles narrowed as written.
+// sums hold: with AVX-512 and 2 rows of A a tile (2 rows by 8 vectors of
+// 16 lanes: 1 KiB), all 8 tiles; with AVX2 a row of A a tile (256 bytes),
+// all 16. Either way the whole row of the weight, read tile after tile
+// (consecutive addresses) at each k; f16 activations and scales widened,
+// the tiles narrowed as written.
 // CHECK-LABEL: func.func @awq_blocks
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
-// CHECK:           linalg.fill {{.*}} -> tensor<4x16x16xf32>
-// CHECK:           scf.for {{.*}} to %c2{{.*}} -> (tensor<4x16x16xf32>, tensor<4x16x16xf32>)
-// CHECK:             scf.for {{.*}} to %c128{{.*}} -> (tensor<4x16x16xf32>, f32, f32)
-// CHECK:               scf.for {{.*}} to %c4{{.*}} -> (tensor<4x16x16xf32>)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 1)
+// CHECK:           linalg.fill {{.*}} -> tensor<8x16x16xf32>
+// CHECK:           scf.for {{.*}} to %c2{{.*}} -> (tensor<8x16x16xf32>, tensor<8x16x16xf32>)
+// CHECK:             scf.for {{.*}} to %c128{{.*}} -> (tensor<8x16x16xf32>, f32, f32)
+// CHECK:               scf.for {{.*}} to %c8{{.*}} -> (tensor<8x16x16xf32>)
 // CHECK:                 vector.transfer_read %arg1{{.*}} : tensor<256x128xi32>, vector<16xi32>
-// CHECK:             scf.for {{.*}} to %c4{{.*}} -> (tensor<4x16x16xf32>)
-// CHECK:           scf.for {{.*}} to %c4{{.*}} -> (tensor<2x512xf16>)
-// CHECK-COUNT-2:     vector.transfer_write {{.*}} : vector<128xf16>, tensor<2x512xf16>
+// CHECK:             scf.for {{.*}} to %c8{{.*}} -> (tensor<8x16x16xf32>)
+// CHECK:           scf.for {{.*}} to %c8{{.*}} -> (tensor<2x1024xf16>)
+// CHECK-COUNT-2:     vector.transfer_write {{.*}} : vector<128xf16>, tensor<2x1024xf16>
 // AVX2-LABEL: func.func @awq_blocks
 // AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (2, 1)
 // AVX2:           linalg.fill {{.*}} -> tensor<16x8x8xf32>
