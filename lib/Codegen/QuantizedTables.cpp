@@ -85,8 +85,11 @@ AwqShape shapeOf(AwqMatmulView awq, const ScheduleOptions &options) {
   // as whole rows on one thread than as half rows on two.)
   int64_t tiles = s.n / s.tileN();
   int64_t tileBytes = s.tileM * 8 * s.lanes * 4;
-  s.blockTiles = powerOfTwoDividing(
-      tiles, std::max<int64_t>(kAwqPartialBytes / tileBytes, 1));
+  // (The most tiles that divide them: N = 11008 is 172 tiles of 64
+  // columns with AVX2, blocks of 43.)
+  s.blockTiles = std::max<int64_t>(kAwqPartialBytes / tileBytes, 1);
+  while (tiles % s.blockTiles != 0)
+    --s.blockTiles;
   return s;
 }
 

@@ -314,12 +314,15 @@ def test_awq_low_precision(dname, dtype):
 # Each register file sizes the tile: the columns of 16, 8, 4 or 2 words (a
 # vector of words per k) by 2 rows of A where 32 registers hold their 16
 # accumulators, else 1; a block is as many tiles side by side as 16 KiB of
-# partial sums hold ([3, 384] x [384, 1024]: the row's 128 words one block,
-# over 3 groups; [1, 64] x [64, 8192]: 1024 words, two blocks or more).
+# partial sums hold and divide the tiles ([3, 384] x [384, 1024]: the row's
+# 128 words one block, over 3 groups; [1, 64] x [64, 8192]: 1024 words, two
+# blocks or more; [1, 64] x [64, 11008]: 1376 words, 43 x 2^i tiles, blocks
+# of 2, 43, 86 or 172; [2, 128] x [128, 192]: one block of 3, 6 or 12).
 @pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda v: f"{v[0]}x{v[1]}")
 @pytest.mark.parametrize("a_shape,n,group", [((1, 256), 128, 128), ((4, 128), 64, 64),
                                              ((3, 64), 16, 64), ((2, 128), 256, 64),
-                                             ((3, 384), 1024, 128), ((1, 64), 8192, 64)],
+                                             ((3, 384), 1024, 128), ((1, 64), 8192, 64),
+                                             ((1, 64), 11008, 64), ((2, 128), 192, 64)],
                          ids=lambda v: str(v))
 def test_awq_register_files(registers, a_shape, n, group):
     a, qw, qz, s, w = awq_inputs(a_shape, n, group, seed=n)
