@@ -39,9 +39,9 @@ using namespace mlir::fuel::quantized;
 // sums in memory, so that the weight streams through the caches: a tile
 // walking K alone read half a cache line (AVX2) 2 KiB past the last at
 // K = N = 4096, a new page every other step (with AVX2 at [1, 4096] x
-// [4096, 4096], 1.4-1.55x faster with blocks of 256 bytes, and 1.45x
-// again, 1.5-1.75x with 4 and 16 rows of A, with whole rows). Each tile is
-// shuffled back into column order when it is written.
+// [4096, 4096], 1.4-1.55x faster with blocks of 256 bytes, and 1.4-1.9x
+// again, for 1 to 16 rows of A, with whole rows). Each tile is shuffled
+// back into column order when it is written.
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -210,12 +210,12 @@ LogicalResult quantized::buildAwq(RewriterBase &rewriter, AwqMatmulView awq,
                ArrayRef<bool>{true})
         .getResult();
   };
-  // Per group, each k reads the block's words of row k, tile
-  // by tile (consecutive addresses: the rows stream through the caches,
-  // where a tile walking all of K alone reads half a cache line 2 KiB
-  // after the last at K = N = 4096), into the group's partial sums in
-  // memory, [tiles, rows * 8, lanes]; then the group's zeros and scales
-  // take them into the accumulators.
+  // Per group, each k reads the block's words of row k, tile by tile
+  // (consecutive addresses: the rows stream through the caches, where a
+  // tile walking all of K alone reads half a cache line 2 KiB after the
+  // last at K = N = 4096), into the group's partial sums in memory,
+  // [tiles, rows * 8, lanes]; then the group's zeros and scales take them
+  // into the accumulators.
   // (The partial sums' buffer is carried across the groups and zeroed at
   // each, one allocation.)
   Value partInit =
