@@ -720,11 +720,6 @@ static void buildSpreadTransposed(RewriterBase &rewriter,
   MLIRContext *ctx = rewriter.getContext();
   AffineExpr d0, d1, d2, d3;
   bindDims(ctx, d0, d1, d2, d3);
-  // A transposed convolution is the convolution, stride 1, of the input
-  // with its pixels `stride` apart, padded by k - 1 - padding (and
-  // output_padding at the end), with the kernel flipped and its channel
-  // dims swapped: wT[kh, kw, c, f] = w[c, f, KH - 1 - kh, KW - 1 - kw].
-  // (The zeros between pixels cost stride^2 times the multiply-adds.)
   auto yType = cast<RankedTensorType>(op->getResult(0).getType());
   ArrayRef<int64_t> x = cast<RankedTensorType>(ct.getX().getType()).getShape(),
                     w = cast<RankedTensorType>(ct.getW().getType()).getShape(),

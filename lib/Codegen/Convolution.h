@@ -20,8 +20,9 @@ LogicalResult buildConvolution(RewriterBase &rewriter, FusedOp op,
                                const ScheduleOptions &options);
 
 /// Replaces `op` (a conv2d or conv_transpose_2d canScheduleConvolution
-/// accepts, with static shapes) by the same register tiles, a thread's
-/// each: 4 output columns by up to 4 filters, a block of up to
+/// accepts, with static shapes; a transposed one of one group and padding
+/// below the kernel size, read spread out) by the same register tiles, a
+/// thread's each: 4 output columns by up to 4 filters, a block of up to
 /// `maxThreads` threads over filter tiles (y) and column tiles (x), blocks
 /// over (batch and output row, filter blocks, column blocks), every loop
 /// mapped (GpuConvolution.cpp).
