@@ -7,14 +7,17 @@ import time
 import numpy as np
 
 
-def time_interleaved(contenders, rounds, settle=0.05):
+def time_interleaved(contenders, rounds, settle=0.05, before=None):
     """{name: [ms per round]} for `contenders` ({name: callable()}). Each
     call starts `settle` seconds after the one before: the worker threads
     of a multi-threaded contender (OpenMP's, OpenBLAS's) spin for a while
-    after a call and would slow whichever comes next."""
+    after a call and would slow whichever comes next. `before`, when given,
+    is called (untimed) before each call: to evict the caches, say."""
     times = {who: [] for who in contenders}
     for _ in range(rounds):
         for who, f in contenders.items():
+            if before is not None:
+                before()
             time.sleep(settle)
             start = time.perf_counter()
             f()

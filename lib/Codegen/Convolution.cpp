@@ -3,17 +3,20 @@
 // conv2d (NCHW input, FCHW weight; any stride and groups, depthwise
 // included), and conv_transpose_2d with dilation 1 (as the stride-1
 // convolutions of its output phases, see buildTransposed), as register
-// tiles of outer products: y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c)
+// tiles of outer products: y[b, f, oh, ow] = bias[f] + sum over (c, kh, kw)
 // of x_pad[b, c, oh + kh, ow + kw] * w[f, c, kh, kw] (stride 1). For each
 // output row (b, oh), a tile of 8 output columns by 32 filters is
-// accumulated in registers over the reduction: each step (kh, kw, c) adds
+// accumulated in registers over the reduction: each step (c, kh, kw) adds
 // the outer product of 8 consecutive input pixels of row oh + kh (from
-// column ow + kw) and 32 consecutive filters' weights. The weight is
-// transposed once to [kh, kw, C, F] so that those 32 weights are
-// contiguous, and the input is padded once; the tile is transposed in
-// registers and written as 32 rows of 8 outputs. The loops: an scf.forall
-// over (b, oh, filter tiles, column tiles), the reduction as scf.for loops
-// over kh, kw and c carrying the accumulator.
+// column ow + kw) and 32 consecutive filters' weights. The weight is packed
+// once per tile of 32 filters, [F / 32, C, kh, kw, 32], so that a tile
+// reads its weights front to back, and the input is padded once; the tile
+// is transposed in registers and written as 32 rows of 8 outputs. The
+// loops: an scf.forall over (b, oh, filter tiles, blocks of a row's column
+// tiles); in each iteration the reduction runs in blocks of channels whose
+// weights fit 16 KiB, each block taken by the iteration's tiles in turn
+// (the partial sums in memory between blocks), so that the block's weights
+// are read from L1 (buildBlockedCore).
 //
 // With stride s the 8 pixels of a tile are s apart; the padded input is
 // split once into its s_h x s_w phases (`splitPhases`: phase (ph, pw) holds
@@ -36,6 +39,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Convolution.h"
+#include "ConvolutionCore.h"
 #include "GpuSchedules.h"
 #include "ScheduleUtils.h"
 
@@ -52,37 +56,26 @@
 
 using namespace mlir;
 using namespace mlir::fuel;
+using namespace mlir::fuel::convolution;
 
 namespace {
-/// The register tile of a convolution: `cols` output columns by `filters`
-/// filters. Where the filters (per group) are a multiple of 16 it is the
-/// contraction's (registerTile): its rows are output columns, its columns
-/// filters, one outer product per step broadcasting each pixel (8 x 32 f32
-/// accumulators are 16 AVX-512 registers; 4 x 16 on AVX2, where 8 x 32
-/// spilled). Otherwise (depthwise convolutions, small groups, a few
-/// filters) it is filters-major (`filtersOuter`): up to 4 filters by up to
-/// 4 vectors of output columns, each step broadcasting each filter's weight
-/// over a vector of pixels.
-struct ConvTile {
-  int64_t cols, filters;
-  bool filtersOuter = false;
-  /// On a GPU: the threads of a block along output rows, filter tiles and
-  /// column tiles, a tile each (0 on the CPU, where one scf.forall covers
-  /// them).
-  int64_t threadRows = 0, threadFilters = 0, threadCols = 0;
-
-  /// The output columns of an iteration of the outer loop: a tile's, or on
-  /// a GPU a block's.
-  int64_t blockCols() const { return cols * std::max<int64_t>(threadCols, 1); }
-};
-
 ConvTile convTile(int64_t filtersPerGroup, int64_t width,
                   const ScheduleOptions &options) {
   RegisterTile tile = registerTile(options);
-  if (filtersPerGroup % tile.n == 0)
-    return {tile.m, tile.n};
-  if (filtersPerGroup % 16 == 0)
-    return {tile.m, 16};
+  if (filtersPerGroup % tile.n == 0 || filtersPerGroup % 16 == 0) {
+    // A row's column tiles in the fewest iterations of at most
+    // kMaxColTiles, as even as they go (14 tiles: 2 of 7). A dynamic
+    // width (passed as int32's largest) takes one tile an iteration: the
+    // width is padded to whole iterations, which could be most of a
+    // narrow row.
+    ConvTile conv{tile.m, filtersPerGroup % tile.n == 0 ? tile.n : 16};
+    if (width < std::numeric_limits<int32_t>::max()) {
+      int64_t tiles = (width + tile.m - 1) / tile.m;
+      int64_t iterations = (tiles + kMaxColTiles - 1) / kMaxColTiles;
+      conv.colTiles = (tiles + iterations - 1) / iterations;
+    }
+    return conv;
+  }
   int64_t lanes = std::clamp<int64_t>(options.vectorRegisterBits / 32, 4, 16);
   int64_t vectors = std::clamp<int64_t>((width + lanes - 1) / lanes, 1, 4);
   int64_t filters = 1;
@@ -191,15 +184,71 @@ LogicalResult mlir::fuel::canScheduleConvolution(
   return checkTypes(op, why);
 }
 
-/// A [B, ...] size list: `shape` with its first size that of dim 0 of `x`
-/// (a tensor.dim when dynamic: the batch).
-static SmallVector<OpFoldResult> withBatchOf(OpBuilder &b, Location loc,
-                                             Value x, ArrayRef<int64_t> shape) {
+SmallVector<OpFoldResult>
+convolution::withBatchOf(OpBuilder &b, Location loc, Value x,
+                         ArrayRef<int64_t> shape) {
   SmallVector<OpFoldResult> sizes =
       getAsIndexOpFoldResult(b.getContext(), shape);
   if (cast<RankedTensorType>(x.getType()).isDynamicDim(0))
     sizes[0] = tensor::DimOp::create(b, loc, x, 0).getResult();
   return sizes;
+}
+
+std::pair<Value, Value> convolution::phaseAndOffset(OpBuilder &b,
+                                                    Location loc, Value o,
+                                                    Value k, int64_t s) {
+  if (s == 1)
+    return {Value(), arith::AddIOp::create(b, loc, o, k)};
+  Value sv = arith::ConstantIndexOp::create(b, loc, s);
+  return {arith::RemUIOp::create(b, loc, k, sv),
+          arith::AddIOp::create(b, loc, o,
+                                arith::DivUIOp::create(b, loc, k, sv))};
+}
+
+CoreOutput::CoreOutput(RewriterBase &rewriter, Location loc,
+                       RankedTensorType yType, Value xp, OutExtent extent,
+                       int64_t blockCols) {
+  ArrayRef<int64_t> y = yType.getShape();
+  sizes = withBatchOf(rewriter, loc, xp, {y[0], y[1], 1, 1});
+  sizes[2] = extent.rows;
+  sizes[3] = extent.paddedCols;
+  init = tensor::EmptyOp::create(rewriter, loc, sizes, yType.getElementType());
+  if (std::optional<int64_t> cols = getConstantIntValue(extent.paddedCols))
+    colBlocks = rewriter.getIndexAttr(*cols / blockCols);
+  else
+    colBlocks = arith::DivUIOp::create(
+                    rewriter, loc, cast<Value>(extent.paddedCols),
+                    arith::ConstantIndexOp::create(rewriter, loc, blockCols))
+                    .getResult();
+}
+
+Value CoreOutput::crop(RewriterBase &rewriter, Location loc,
+                       RankedTensorType yType, Value result,
+                       OutExtent extent) const {
+  ArrayRef<int64_t> y = yType.getShape();
+  if (getConstantIntValue(extent.paddedCols) == y[3])
+    return result;
+  auto attr = [&](int64_t v) -> OpFoldResult {
+    return rewriter.getIndexAttr(v);
+  };
+  return tensor::ExtractSliceOp::create(
+      rewriter, loc, yType, result,
+      ArrayRef<OpFoldResult>{attr(0), attr(0), attr(0), attr(0)},
+      ArrayRef<OpFoldResult>{sizes[0], attr(y[1]), extent.rows, extent.cols},
+      SmallVector<OpFoldResult>(4, attr(1)));
+}
+
+Value convolution::readBias(OpBuilder &b, Location loc, Value bias, Value f0,
+                            int64_t filters) {
+  Type elt = cast<RankedTensorType>(bias.getType()).getElementType();
+  Value v = vector::TransferReadOp::create(
+      b, loc, VectorType::get({filters}, elt), bias, ValueRange{f0},
+      arith::ConstantOp::create(b, loc, elt, b.getFloatAttr(elt, 0.0)),
+      ArrayRef<bool>{true});
+  if (elt.isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc,
+                               VectorType::get({filters}, b.getF32Type()), v);
 }
 
 /// `x` (widened to f32) placed in a zero [B, C, hp, wp] at (top, left),
@@ -236,22 +285,6 @@ static Value placeInZeros(RewriterBase &rewriter, Location loc, Value x,
       ArrayRef<OpFoldResult>{attr(1), attr(1), attr(stride[0]),
                              attr(stride[1])});
 }
-
-/// How the core reads its input: with stride s, from the input split into
-/// its s_h x s_w phases, xs[b, c, ph, pw, i, j] = xp[b, c, i * s_h + ph,
-/// j * s_w + pw] (`splitPhases`), so that the pixels of consecutive output
-/// columns are consecutive; with `groups`, filter f reads the channels of
-/// its group.
-struct CoreInput {
-  std::array<int64_t, 2> stride = {1, 1};
-  int64_t groups = 1;
-  /// Whether xp is the padded input itself, not split into phases: then a
-  /// tile reads stride x tile-width consecutive pixels of input row
-  /// oh * s_h + kh and keeps every s_w-th (one shuffle). The filters-major
-  /// tiles do, whose little arithmetic per pixel made the split's copy of
-  /// the input cost as much as the convolution.
-  bool deinterleave = false;
-};
 
 /// xp [B, C, Hp, Wp] (Hp, Wp multiples of the stride) split into its
 /// phases: [B, C, s_h, s_w, Hp / s_h, Wp / s_w], element (ph, pw, i, j)
@@ -292,22 +325,21 @@ static Value splitPhases(RewriterBase &rewriter, Location loc, Value xp,
       {grid[0], grid[1], grid[3], grid[5], rowSize, colSize});
 }
 
-/// The output's rows and columns, and its columns in whole register tiles
-/// (the columns past y's are computed from zeros and dropped): constants,
-/// or index values for a dynamic height or width.
-struct OutExtent {
-  OpFoldResult rows, cols, paddedCols;
-};
-
 /// y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c) of
 /// xp[b, g(f) * Cg + c, oh * s_h + kh, ow * s_w + kw] * wT[kh, kw, c, f]:
 /// xp in f32 [B, C, Hp, Wp] (split into phases when strided: `CoreInput`),
-/// wT in f32 [KH, KW, Cg, F], Cg the channels per group, y of `yType`
-/// (its batch xp's, its rows and columns `extent`'s).
+/// wT in f32 [KH, KW, Cg, F] (coreWeight; packed for blocked tiles, which
+/// buildBlockedCore builds), Cg the channels per group, y of `yType` (its
+/// batch xp's, its rows and columns `extent`'s). The tiles of an iteration
+/// of the scf.forall over (b, oh, filter tiles, column tiles), or on a GPU
+/// of its threads, each run the whole reduction (kh, kw, c).
 static Value buildCore(RewriterBase &rewriter, Location loc,
                        RankedTensorType yType, Value xp, Value wT,
                        std::optional<Value> bias, ConvTile registers,
                        OutExtent extent, CoreInput in = {}) {
+  if (registers.blocked())
+    return buildBlockedCore(rewriter, loc, yType, xp, wT, bias, registers,
+                            extent, in);
   int64_t tileW = registers.cols;
   Type f32 = rewriter.getF32Type();
   Type yElt = yType.getElementType();
@@ -322,21 +354,12 @@ static Value buildCore(RewriterBase &rewriter, Location loc,
   };
 
   // The output's width in whole tiles (the caller padded the input for
-  // it); the columns past y's are dropped at the end. (A dynamic batch is
-  // xp's.)
-  SmallVector<OpFoldResult> outSizes =
-      withBatchOf(rewriter, loc, xp, {y[0], y[1], 1, 1});
-  outSizes[2] = extent.rows;
-  outSizes[3] = extent.paddedCols;
-  Value out = tensor::EmptyOp::create(rewriter, loc, outSizes, yElt);
-  std::optional<int64_t> woP = getConstantIntValue(extent.paddedCols);
+  // it); the columns past y's are dropped at the end.
   int64_t blockCols = registers.blockCols();
-  OpFoldResult colBlocks =
-      woP ? OpFoldResult(rewriter.getIndexAttr(*woP / blockCols))
-          : OpFoldResult(arith::DivUIOp::create(
-                             rewriter, loc, cast<Value>(extent.paddedCols),
-                             index(rewriter, blockCols))
-                             .getResult());
+  CoreOutput output(rewriter, loc, yType, xp, extent, blockCols);
+  SmallVector<OpFoldResult> outSizes = output.sizes;
+  Value out = output.init;
+  OpFoldResult colBlocks = output.colBlocks;
   // The loops over tiles, and where the tile goes: on the CPU one
   // scf.forall over (b, oh, filter tiles, column tiles); on a GPU blocks
   // over (b * Ho + oh, filter blocks, column blocks) and in each a thread
@@ -439,27 +462,18 @@ static Value buildCore(RewriterBase &rewriter, Location loc,
   //                       wT[kh, kw, c, f0 : +tileF]
   auto nest = [&](OpBuilder &b, int64_t ub, Value init,
                   function_ref<Value(OpBuilder &, Value, Value)> step) {
-    return scf::ForOp::create(
-               b, loc, index(b, 0), index(b, ub), index(b, 1), init,
-               [&](OpBuilder &nb, Location, Value iv, ValueRange args) {
-                 scf::YieldOp::create(nb, loc, step(nb, iv, args[0]));
-               })
-        .getResult(0);
+    return carriedLoop(b, loc, 0, ub, 1, init, step);
   };
   // Kernel row kh of output row oh: input row oh * s + kh, phase kh % s,
-  // row oh + kh / s of the phase.
+  // row oh + kh / s of the phase (deinterleaving, row oh * s + kh of the
+  // padded input itself).
   auto phaseAndRow = [&](OpBuilder &b, Value o, Value k,
                          int64_t s) -> std::pair<Value, Value> {
-    if (s == 1)
-      return {Value(), arith::AddIOp::create(b, loc, o, k)};
-    if (in.deinterleave) {
+    if (s != 1 && in.deinterleave) {
       Value first = arith::MulIOp::create(b, loc, o, index(b, s));
       return {Value(), arith::AddIOp::create(b, loc, first, k)};
     }
-    Value sv = index(b, s);
-    return {arith::RemUIOp::create(b, loc, k, sv),
-            arith::AddIOp::create(b, loc, o,
-                                  arith::DivUIOp::create(b, loc, k, sv))};
+    return phaseAndOffset(b, loc, o, k, s);
   };
   Value acc = nest(rewriter, w[0], acc0, [&](OpBuilder &b1, Value kh,
                                              Value a1) {
@@ -497,15 +511,7 @@ static Value buildCore(RewriterBase &rewriter, Location loc,
     });
   });
   if (bias) {
-    Type bElt = cast<RankedTensorType>(bias->getType()).getElementType();
-    Value bv = vector::TransferReadOp::create(
-        rewriter, loc, VectorType::get({tileF}, bElt), *bias, ValueRange{f0},
-        arith::ConstantOp::create(rewriter, loc, bElt,
-                                  rewriter.getFloatAttr(bElt, 0.0)),
-        ArrayRef<bool>{true});
-    if (bElt != f32)
-      bv = arith::ExtFOp::create(rewriter, loc, VectorType::get({tileF}, f32),
-                                 bv);
+    Value bv = readBias(rewriter, loc, *bias, f0, tileF);
     // (Filters-major: each filter's bias along its row.)
     if (filtersOuter)
       bv = vector::ShapeCastOp::create(
@@ -544,19 +550,7 @@ static Value buildCore(RewriterBase &rewriter, Location loc,
     mapForall(rewriter, threads, /*threads=*/true);
   }
   rewriter.setInsertionPointAfter(forall);
-  Value result = forall.getResult(0);
-  if (woP != y[3]) {
-    auto attr = [&](int64_t v) -> OpFoldResult {
-      return rewriter.getIndexAttr(v);
-    };
-    result = tensor::ExtractSliceOp::create(
-        rewriter, loc, yType, result,
-        ArrayRef<OpFoldResult>{attr(0), attr(0), attr(0), attr(0)},
-        ArrayRef<OpFoldResult>{outSizes[0], attr(y[1]), extent.rows,
-                               extent.cols},
-        ArrayRef<OpFoldResult>{attr(1), attr(1), attr(1), attr(1)});
-  }
-  return result;
+  return output.crop(rewriter, loc, yType, forall.getResult(0), extent);
 }
 
 /// One output phase of a transposed convolution along one axis: the
@@ -670,7 +664,7 @@ static void buildTransposed(RewriterBase &rewriter, ConvTranspose2dView ct,
         ArrayRef<OpFoldResult>{attr(0), attr(0), attr(loH + p.h.offset),
                                attr(loW + p.w.offset)},
         inSizes, SmallVector<OpFoldResult>(4, attr(1)));
-    Value wT = copyWidened(
+    Value wT = coreWeight(
         rewriter, loc, ct.getW(),
         AffineMap::get(4, 0,
                        {groups == 1 ? d2 : d3.floorDiv(fg) * cg + d2,
@@ -678,7 +672,7 @@ static void buildTransposed(RewriterBase &rewriter, ConvTranspose2dView ct,
                         w[2] - 1 - p.h.first - stride[0] * d0,
                         w[3] - 1 - p.w.first - stride[1] * d1},
                        ctx),
-        getAsIndexOpFoldResult(ctx, {p.h.taps, p.w.taps, cg, y[1]}));
+        {p.h.taps, p.w.taps, cg, y[1]}, p.tile);
     auto phaseType = RankedTensorType::get({y[0], y[1], p.h.size, p.w.size},
                                            yType.getElementType());
     CoreInput coreIn;
@@ -736,10 +730,10 @@ static void buildSpreadTransposed(RewriterBase &rewriter,
   Value xp = placeInZeros(rewriter, loc, ct.getX(),
                           rewriter.getIndexAttr(hp),
                           rewriter.getIndexAttr(wp), top, left, stride);
-  Value wT = copyWidened(
+  Value wT = coreWeight(
       rewriter, loc, ct.getW(),
       AffineMap::get(4, 0, {d2, d3, w[2] - 1 - d0, w[3] - 1 - d1}, ctx),
-      getAsIndexOpFoldResult(ctx, {w[2], w[3], w[0], w[1]}));
+      {w[2], w[3], w[0], w[1]}, tile);
   rewriter.replaceOp(
       op, buildCore(rewriter, loc, yType, xp, wT, std::nullopt, tile,
                     {rewriter.getIndexAttr(y[2]), rewriter.getIndexAttr(y[3]),
@@ -766,10 +760,6 @@ static void buildConvolutionWith(RewriterBase &rewriter, FusedOp op,
   ArrayRef<int64_t> w =
       cast<RankedTensorType>(conv.getW().getType()).getShape();
   std::array<int64_t, 2> pad = conv.getPadding(), stride = conv.getStride();
-  // The weight as [kh, kw, Cg, F].
-  Value wT = copyWidened(rewriter, loc, conv.getW(),
-                         AffineMap::get(4, 0, {d3, d2, d0, d1}, ctx),
-                         getAsIndexOpFoldResult(ctx, {w[2], w[3], w[1], w[0]}));
   // Padded, with zeros on the right for the output's columns in whole
   // tiles, and to whole strides (zeros no output reads); with a dynamic
   // width the tile is chosen as for a wide output.
@@ -781,6 +771,10 @@ static void buildConvolutionWith(RewriterBase &rewriter, FusedOp op,
                           : (x[2] + 2 * pad[0] - w[2]) / stride[0] + 1;
   ConvTile tile =
       chooseTile(w[0], w[0] / conv.getGroups(), outHeight, outWidth);
+  // The weight as [kh, kw, Cg, F], or packed (coreWeight).
+  Value wT = coreWeight(rewriter, loc, conv.getW(),
+                        AffineMap::get(4, 0, {d3, d2, d0, d1}, ctx),
+                        {w[2], w[3], w[1], w[0]}, tile);
   bool strided = stride[0] != 1 || stride[1] != 1;
   bool deinterleave = strided && tile.filtersOuter;
   // (Deinterleaving, the last tile reads s_w - 1 pixels past its last.)

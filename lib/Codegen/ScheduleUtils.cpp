@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -303,6 +304,20 @@ Value mlir::fuel::copyWidened(OpBuilder &b, Location loc, Value in,
                if (v.getType() != f32)
                  v = arith::ExtFOp::create(nb, nl, f32, v);
                linalg::YieldOp::create(nb, nl, v);
+             })
+      .getResult(0);
+}
+
+Value mlir::fuel::carriedLoop(
+    OpBuilder &b, Location loc, int64_t lb, int64_t ub, int64_t step,
+    Value init, function_ref<Value(OpBuilder &, Value, Value)> body) {
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  return scf::ForOp::create(
+             b, loc, index(lb), index(ub), index(step), init,
+             [&](OpBuilder &nb, Location, Value iv, ValueRange args) {
+               scf::YieldOp::create(nb, loc, body(nb, iv, args[0]));
              })
       .getResult(0);
 }

@@ -91,6 +91,12 @@ Value padWithZeros(RewriterBase &rewriter, Location loc, Value x,
 Value copyWidened(OpBuilder &b, Location loc, Value in, AffineMap inMap,
                   ArrayRef<OpFoldResult> shape);
 
+/// An scf.for from `lb` to `ub` by `step` carrying one value, from
+/// `init`: `body(b, iv, carried)` builds the value an iteration yields.
+Value carriedLoop(OpBuilder &b, Location loc, int64_t lb, int64_t ub,
+                  int64_t step, Value init,
+                  function_ref<Value(OpBuilder &, Value, Value)> body);
+
 /// A register tile of a contraction: `m` rows by `n` columns of the
 /// output, accumulated in half the target's vector registers (`options`):
 /// `n` is two registers wide, `m` a power of two up to 8 (AVX-512's 32

@@ -1,7 +1,8 @@
 """The convolution schedule (conv2d: register tiles of 8 output columns by
 32 or 16 filters (4 by 16 with AVX2's registers) accumulated as outer
-products over (kh, kw, c), a strided input split into its phases, a
-group's filters reading its channels; fuel-codegen-cpu) against the numpy
+products over (c, kh, kw) in blocks of channels, a row's tiles taking
+each block in turn, a strided input split into its phases, a group's
+filters reading its channels; fuel-codegen-cpu) against the numpy
 reference (references.conv2d, in float64): kernels 1x1, 3x3, 5x3, 7x7,
 padding none, even and uneven, strides 1, 2 and 3, groups, output widths
 off the register tile, with and without bias, batches, f32/f16/bf16; and
@@ -24,6 +25,14 @@ def run(x, w, b, params, **options):
 def reference(x, w, b, stride=(1, 1), padding=(0, 0), groups=1):
     f64 = lambda a: None if a is None else np.asarray(a, dtype=np.float64)  # noqa: E731
     return ref.conv2d(f64(x), f64(w), f64(b), stride, padding, groups)
+
+
+def assert_conv(out, x, w, b, params):
+    """`out` is x's convolution with w (and b) with `params`, in f32."""
+    want = reference(x, w, b, params.get("stride", (1, 1)), params.get("padding", (0, 0)),
+                     params.get("groups", 1))
+    assert out.shape == want.shape
+    assert_close(out, want, "f32", loose=True)
 
 
 # (x shape, w shape, padding, bias)
@@ -53,6 +62,43 @@ def test_register_files(registers, xs, ws, padding, bias):
     b = rand((ws[0],), np.float32, 3) if bias else None
     out = run(x, w, b, {"padding": padding}, vector_registers=registers)
     assert_close(out, reference(x, w, b, padding=padding), "f32", loose=True)
+
+
+# The reduction in blocks of channels whose weights fit 16 KiB (3 x 3
+# kernels: 16 channels of 16 filters with AVX2, 8 of 32 with AVX-512; a
+# channel count with no such divisor, 37, in blocks of one), each block
+# taken by all the column tiles of a row in turn (a row of 40 or 36
+# columns: 10 or 9 AVX2 tiles in 2 iterations); groups, strides, a dynamic
+# batch and a transposed convolution's phases in blocks too.
+CHANNEL_BLOCKS = [
+    ({"padding": (1, 1)}, (1, 64, 6, 40), (32, 64, 3, 3)),
+    ({"padding": (1, 1)}, (1, 37, 5, 36), (16, 37, 3, 3)),
+    ({"padding": (1, 1), "groups": 2}, (1, 96, 4, 20), (64, 48, 3, 3)),
+    ({"padding": (1, 1), "stride": (2, 2)}, (2, 48, 9, 34), (32, 48, 3, 3)),
+    ({}, (1, 300, 3, 12), (16, 300, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("registers", [(32, 512), (16, 256)], ids=lambda r: f"{r[0]}x{r[1]}")
+@pytest.mark.parametrize("params,xs,ws", CHANNEL_BLOCKS, ids=lambda v: str(v))
+def test_channel_blocks(registers, params, xs, ws):
+    # (The weight scaled by 1 / sqrt(fan-in): outputs of about one, whose
+    # rounding the f32 tolerance covers over hundreds of products.)
+    x, b = rand(xs, np.float32, 1), rand((ws[0],), np.float32, 3)
+    w = (rand(ws, np.float32, 2) / np.sqrt(np.prod(ws[1:]))).astype(np.float32)
+    out = run(x, w, b, params, vector_registers=registers)
+    assert_conv(out, x, w, b, params)
+
+
+def test_channel_blocks_transposed():
+    x = rand((1, 40, 6, 7), np.float32, 4)
+    w = (rand((40, 16, 3, 3), np.float32, 5) / np.sqrt(40 * 9)).astype(np.float32)
+    params = {"stride": (2, 2), "padding": (1, 1), "output_padding": (1, 0)}
+    out = runner.compile(fused_text("conv_transpose_2d", [x, w], params), "f")(x, w)
+    want = ref.conv_transpose2d(x.astype(np.float64), w.astype(np.float64), (2, 2), (1, 1),
+                                (1, 0), (1, 1), 1)
+    assert out.shape == want.shape
+    assert_close(out, want, "f32", loose=True)
 
 
 DTYPES = [("f16", np.float16)] + ([("bf16", BF16)] if BF16 is not None else [])
@@ -97,10 +143,7 @@ STRIDED_GROUPED = [
 def test_strided_and_grouped(registers, params, xs, ws):
     x, w, b = rand(xs, np.float32, 1), rand(ws, np.float32, 2), rand((ws[0],), np.float32, 3)
     out = run(x, w, b, params, vector_registers=registers)
-    want = reference(x, w, b, params.get("stride", (1, 1)), params.get("padding", (0, 0)),
-                     params.get("groups", 1))
-    assert out.shape == want.shape
-    assert_close(out, want, "f32", loose=True)
+    assert_conv(out, x, w, b, params)
 
 
 @pytest.mark.parametrize("params,ws", [({"padding": (1, 1)}, (16, 4, 3, 3)),
@@ -199,10 +242,7 @@ def test_filters_major(registers, params, xs, ws, bias):
     x, w = rand(xs, np.float32, 1), rand(ws, np.float32, 2)
     b = rand((ws[0],), np.float32, 3) if bias else None
     out = run(x, w, b, params, vector_registers=registers)
-    want = reference(x, w, b, params.get("stride", (1, 1)), params.get("padding", (0, 0)),
-                     params.get("groups", 1))
-    assert out.shape == want.shape
-    assert_close(out, want, "f32", loose=True)
+    assert_conv(out, x, w, b, params)
 
 
 def test_depthwise_dynamic_batch_low_precision():

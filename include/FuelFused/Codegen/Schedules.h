@@ -62,12 +62,13 @@ enum class ScheduleKind {
   /// byte read once per tile of rows of A. Built in its tiled form like
   /// Attention: decoding packed weights has no linalg form that vectorizes.
   Quantized,
-  /// 2-D convolutions (conv2d with stride 1, conv_transpose_2d with
-  /// dilation 1, as the stride-1 convolution of its input spread out; one
-  /// group): per output row, tiles of 8 output columns by 32 filters
-  /// accumulated in registers as outer products over (kh, kw, c), the
-  /// weight transposed (and, transposed, flipped) once to [kh, kw, C, F]
-  /// and the input padded once. Built in its tiled form: the
+  /// 2-D convolutions (conv2d, any stride and groups; conv_transpose_2d
+  /// with dilation 1, as the stride-1 convolutions of its output phases):
+  /// per output row, tiles of 8 output columns by 32 filters accumulated
+  /// in registers as outer products over (c, kh, kw), in blocks of
+  /// channels that each of a row's tiles takes in turn; the weight packed
+  /// (and, transposed, flipped) once per filter tile, [F / 32, C, kh, kw,
+  /// 32], the input padded once. Built in its tiled form: the
   /// decomposition's input map (oh + kh) does not vectorize upstream.
   Convolution,
   /// Ops that reduce each row of their last dim to one value

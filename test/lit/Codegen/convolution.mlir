@@ -1,36 +1,65 @@
 // The convolution schedule: conv2d (any stride, groups of 16 filters or
-// more; stride 1 and one group first). The weight transposed once to [kh, kw,
-// C, F], the input padded once; per output row,
-// tiles of 8 output columns by 32 filters in an scf.forall, accumulated in
-// registers as outer products over kh, kw and c; the bias added and the
-// tile transposed in registers, written as rows of 8 outputs.
+// more; stride 1 and one group first). The weight packed once per filter
+// tile, [F / 32, C, kh, kw, 32], the input padded once; per output row, an
+// scf.forall iteration over 32 filters and a block of the row's tiles of 8
+// columns. The reduction runs in blocks of channels whose weights fit 16
+// KiB (8 of 16 channels here: 8 x 3 x 3 x 32 f32): each tile of the
+// iteration in turn starts from zeros (the first block) or its partial
+// sums, accumulates the block's outer products in registers (over c, kh
+// and kw) and stores them. Then the bias is added and each tile
+// transposed in registers, written as rows of 8 outputs into the
+// iteration's slice of y.
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
-// AVX2's registers: tiles of 4 output columns by 16 filters.
+// AVX2's registers: tiles of 4 output columns by 16 filters, the row's 4
+// tiles in one iteration, the 16 channels in one block (9 KiB): each tile
+// then goes from zeros to y in registers, without partial sums in memory.
 // RUN: fuel-opt --split-input-file \
 // RUN:   --fuel-codegen-cpu="vector-registers=16 vector-register-bits=256" %s \
 // RUN:   | FileCheck %s --check-prefix=AVX2
 // AVX2-LABEL: func.func @conv
-// AVX2:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 16, 4, 4)
-// AVX2:           vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<4xf32>, vector<16xf32>
-// AVX2:           tensor.parallel_insert_slice %{{.*}} [1, 16, 1, 4] [1, 1, 1, 1] : tensor<16x4xf32> into tensor<1x64x16x16xf32>
+// AVX2:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4x16x3x3x16xf32>)
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 16, 4, 1) shared_outs(%[[OUT:.*]] = %{{.*}})
+// AVX2:           %[[ROWS:.*]] = tensor.extract_slice %[[OUT]]{{.*}} [1, 16, 1, 16] [1, 1, 1, 1] : tensor<1x64x16x16xf32> to tensor<16x16xf32>
+// AVX2-NOT:       tensor.empty
+// AVX2:           scf.for %{{.*}} = %{{.*}} to %c4{{.*}} iter_args(%{{.*}} = %[[ROWS]]) -> (tensor<16x16xf32>)
+// AVX2:             scf.for {{.*}} -> (vector<4x16xf32>)
+// AVX2:                   vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<4xf32>, vector<16xf32>
+// AVX2:             vector.transpose %{{.*}}, [1, 0] : vector<4x16xf32> to vector<16x4xf32>
+// AVX2:           tensor.parallel_insert_slice %{{.*}} [1, 16, 1, 16] [1, 1, 1, 1] : tensor<16x16xf32> into tensor<1x64x16x16xf32>
 
+// CHECK-DAG:   #[[PACK:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 32 + d4, d1, d2, d3)>
 // CHECK-LABEL: func.func @conv
-// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<64x16x3x3xf32>) outs(%{{.*}} : tensor<3x3x16x64xf32>)
+// CHECK:         %[[W:.*]] = linalg.generic {indexing_maps = [#[[PACK]], {{.*}} ins(%{{.*}} : tensor<64x16x3x3xf32>) outs(%{{.*}} : tensor<2x16x3x3x32xf32>)
 // CHECK:         linalg.fill {{.*}} -> tensor<1x16x18x18xf32>
-// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 1] [1, 16, 16, 16] [1, 1, 1, 1]
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 16, 2, 2)
-// CHECK:           scf.for
-// CHECK:             scf.for
-// CHECK:               scf.for {{.*}} -> (vector<8x32xf32>)
-// CHECK:                 vector.transfer_read %{{.*}} : tensor<1x16x18x18xf32>, vector<8xf32>
-// CHECK:                 vector.transfer_read %{{.*}} : tensor<3x3x16x64xf32>, vector<32xf32>
-// CHECK:                 vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<8xf32>, vector<32xf32>
-// CHECK:           vector.broadcast %{{.*}} : vector<32xf32> to vector<8x32xf32>
-// CHECK:           vector.transpose %{{.*}}, [1, 0] : vector<8x32xf32> to vector<32x8xf32>
+// CHECK:         %[[XP:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 1] [1, 16, 16, 16] [1, 1, 1, 1]
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %[[FT:.*]], %{{.*}}) in (1, 16, 2, 1) shared_outs(%[[OUT:.*]] = %{{.*}})
+// CHECK:           %[[BIAS:.*]] = vector.broadcast %{{.*}} : vector<32xf32> to vector<8x32xf32>
+// CHECK:           %[[ROWS:.*]] = tensor.extract_slice %[[OUT]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] [1, 32, 1, 16] [1, 1, 1, 1] : tensor<1x64x16x16xf32> to tensor<32x16xf32>
+// CHECK:           %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
+// CHECK:           %[[EMPTY:.*]] = tensor.empty() : tensor<2x8x32xf32>
+// CHECK:           %[[SUMS:.*]] = scf.for %[[CB:.*]] = %{{.*}} to %c16{{.*}} step %c8{{.*}} iter_args(%{{.*}} = %[[EMPTY]]) -> (tensor<2x8x32xf32>)
+// CHECK:             %[[FIRST:.*]] = arith.cmpi eq, %[[CB]], %{{.*}}
+// CHECK:             scf.for %[[T:.*]] = %{{.*}} to %c2{{.*}} step %c1{{.*}} iter_args(%[[P:.*]] = %{{.*}}) -> (tensor<2x8x32xf32>)
+// CHECK:               %[[START:.*]] = scf.if %[[FIRST]] -> (vector<8x32xf32>)
+// CHECK-NEXT:            scf.yield %[[ZEROS]]
+// CHECK-NEXT:          } else {
+// CHECK-NEXT:            vector.transfer_read %[[P]][%[[T]], %{{.*}}, %{{.*}}]{{.*}} : tensor<2x8x32xf32>, vector<8x32xf32>
+// CHECK:               scf.for %[[CI:.*]] = %{{.*}} to %c8{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %[[START]]) -> (vector<8x32xf32>)
+// CHECK:                 %[[C:.*]] = arith.addi %[[CB]], %[[CI]]
+// CHECK:                 scf.for %[[KH:.*]] = %{{.*}} to %c3
+// CHECK:                   scf.for %[[KW:.*]] = %{{.*}} to %c3
+// CHECK:                     vector.transfer_read %[[XP]][%{{.*}}, %[[C]], %{{.*}}, %{{.*}}]{{.*}} : tensor<1x16x18x18xf32>, vector<8xf32>
+// CHECK:                     vector.transfer_read %[[W]][%[[FT]], %[[C]], %[[KH]], %[[KW]], %{{.*}}]{{.*}} : tensor<2x16x3x3x32xf32>, vector<32xf32>
+// CHECK:                     vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<8xf32>, vector<32xf32>
+// CHECK:               vector.transfer_write %{{.*}}, %[[P]][%[[T]], %{{.*}}, %{{.*}}]{{.*}} : vector<8x32xf32>, tensor<2x8x32xf32>
+// CHECK:           scf.for {{.*}} iter_args(%{{.*}} = %[[ROWS]])
+// CHECK:             %[[TILE:.*]] = vector.transfer_read %[[SUMS]]
+// CHECK:             arith.addf %[[TILE]], %[[BIAS]]
+// CHECK:             vector.transpose %{{.*}}, [1, 0] : vector<8x32xf32> to vector<32x8xf32>
 // CHECK:         scf.forall.in_parallel
-// CHECK-NEXT:      tensor.parallel_insert_slice %{{.*}} [1, 32, 1, 8] [1, 1, 1, 1] : tensor<32x8xf32> into tensor<1x64x16x16xf32>
+// CHECK-NEXT:      tensor.parallel_insert_slice %{{.*}} into %[[OUT]]{{.*}} [1, 32, 1, 16] [1, 1, 1, 1] : tensor<32x16xf32> into tensor<1x64x16x16xf32>
 func.func @conv(%x: tensor<1x16x16x16xf32>, %w: tensor<64x16x3x3xf32>, %b: tensor<64xf32>) -> tensor<1x64x16x16xf32> {
   %y = fuel.fused conv2d {padding = array<i64: 1, 1>} (%x, %w, %b) : (tensor<1x16x16x16xf32>, tensor<64x16x3x3xf32>, tensor<64xf32>) -> tensor<1x64x16x16xf32>
   return %y : tensor<1x64x16x16xf32>
@@ -42,23 +71,26 @@ func.func @conv(%x: tensor<1x16x16x16xf32>, %w: tensor<64x16x3x3xf32>, %b: tenso
 // strides) split once into its 2 x 2 phases, [B, C, 2, 2, 19, 19]; kernel
 // row kh reads phase kh % 2, row oh + kh / 2 (likewise columns), so a
 // tile's 8 pixels are consecutive; a filter tile reads its group's
-// channels, from (f0 / 32) * 4 on.
+// channels, from (f0 / 32) * 4 on (in blocks of 2: 2 x 7 x 7 x 32 f32 are
+// 12.25 KiB), and its packed weight at its own channels.
 // CHECK-LABEL: func.func @strided_grouped
 // CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 3, 3] [1, 8, 32, 32] [1, 1, 1, 1] : tensor<1x8x32x32xf32> into tensor<1x8x38x38xf32>
 // CHECK:         tensor.expand_shape %{{.*}} output_shape [1, 8, 19, 2, 19, 2] : tensor<1x8x38x38xf32> into tensor<1x8x19x2x19x2xf32>
 // CHECK:         %[[PHASES:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x8x2x2x19x19xf32>)
-// CHECK:         scf.forall (%{{.*}}, %[[OH:.*]], %[[FT:.*]], %{{.*}}) in (1, 16, 2, 2)
+// CHECK:         scf.forall (%{{.*}}, %[[OH:.*]], %[[FT:.*]], %{{.*}}) in (1, 16, 2, 1)
 // CHECK:           %[[F0:.*]] = arith.muli %[[FT]], %c32
 // CHECK:           %[[G:.*]] = arith.divui %[[F0]], %c32
 // CHECK:           %[[C0:.*]] = arith.muli %[[G]], %c4
-// CHECK:           scf.for %[[KH:.*]] = %{{.*}} to %c7
-// CHECK:             %[[PH:.*]] = arith.remui %[[KH]], %c2
-// CHECK:             %[[DH:.*]] = arith.divui %[[KH]], %c2
-// CHECK:             %[[ROW:.*]] = arith.addi %[[OH]], %[[DH]]
-// CHECK:               scf.for %[[C:.*]] = %{{.*}} to %c4
+// CHECK:           scf.for %[[CB:.*]] = %{{.*}} to %c4{{.*}} step %c2
+// CHECK:                 %[[C:.*]] = arith.addi %[[CB]], %{{.*}}
 // CHECK:                 %[[CH:.*]] = arith.addi %[[C0]], %[[C]]
-// CHECK:                 vector.transfer_read %[[PHASES]][%{{.*}}, %[[CH]], %[[PH]], %{{.*}}, %[[ROW]], %{{.*}}]{{.*}} : tensor<1x8x2x2x19x19xf32>, vector<8xf32>
-// CHECK:                 vector.outerproduct
+// CHECK:                 scf.for %[[KH:.*]] = %{{.*}} to %c7
+// CHECK:                   %[[PH:.*]] = arith.remui %[[KH]], %c2
+// CHECK:                   %[[DH:.*]] = arith.divui %[[KH]], %c2
+// CHECK:                   %[[ROW:.*]] = arith.addi %[[OH]], %[[DH]]
+// CHECK:                     vector.transfer_read %[[PHASES]][%{{.*}}, %[[CH]], %[[PH]], %{{.*}}, %[[ROW]], %{{.*}}]{{.*}} : tensor<1x8x2x2x19x19xf32>, vector<8xf32>
+// CHECK:                     vector.transfer_read %{{.*}}[%[[FT]], %[[C]], %[[KH]], %{{.*}}, %{{.*}}]{{.*}} : tensor<2x4x7x7x32xf32>, vector<32xf32>
+// CHECK:                     vector.outerproduct
 func.func @strided_grouped(%x: tensor<1x8x32x32xf32>, %w: tensor<64x4x7x7xf32>) -> tensor<1x64x16x16xf32> {
   %y = fuel.fused conv2d {stride = array<i64: 2, 2>, padding = array<i64: 3, 3>, groups = 2 : i64} (%x, %w) : (tensor<1x8x32x32xf32>, tensor<64x4x7x7xf32>) -> tensor<1x64x16x16xf32>
   return %y : tensor<1x64x16x16xf32>
@@ -165,24 +197,24 @@ func.func @widths_and_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<16x4x3x3xf32>, 
 // ..] takes the kernel rows kh = 1 - 2t (r = 0: one) or 2 - 2t (r = 1:
 // two), the input rows q + t (likewise columns). The input is padded once
 // (a column and a row of zeros at the end, for phase 1's second tap); each
-// phase reads its slice of it, through its own kernel [th, tw, c, f]
-// (flipped: kh descending), into a [1, 16, 8, 8] tensor of its own,
+// phase reads its slice of it, through its own kernel, packed as
+// [1, c, th, tw, 16] (flipped: kh descending), into a [1, 16, 8, 8] tensor of its own,
 // inserted into y 2 apart: a quarter of the multiply-adds of convolving
 // the input spread out.
-// CHECK-DAG:   #[[K00:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3, d0 * -2 + 1, d1 * -2 + 1)>
-// CHECK-DAG:   #[[K11:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3, d0 * -2 + 2, d1 * -2 + 2)>
+// CHECK-DAG:   #[[K00:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0 * 16 + d4, d2 * -2 + 1, d3 * -2 + 1)>
+// CHECK-DAG:   #[[K11:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0 * 16 + d4, d2 * -2 + 2, d3 * -2 + 2)>
 // CHECK-LABEL: func.func @transposed
 // CHECK:         %[[XP:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 4, 8, 8] [1, 1, 1, 1] : tensor<1x4x8x8xf32> into tensor<1x4x9x9xf32>
 // CHECK:         %[[Y:.*]] = tensor.empty() : tensor<1x16x16x16xf32>
 // CHECK:         tensor.extract_slice %[[XP]][0, 0, 0, 0] [1, 4, 8, 8]
-// CHECK:         linalg.generic {indexing_maps = [#[[K00]], {{.*}}} ins(%{{.*}} : tensor<4x16x3x3xf32>) outs(%{{.*}} : tensor<1x1x4x16xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[K00]], {{.*}}} ins(%{{.*}} : tensor<4x16x3x3xf32>) outs(%{{.*}} : tensor<1x4x1x1x16xf32>)
 // CHECK:         %[[P00:.*]] = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 8, 1, 1)
 // CHECK:               vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<8xf32>, vector<16xf32>
 // CHECK:         %[[Y00:.*]] = tensor.insert_slice %[[P00]] into %[[Y]][0, 0, 0, 0] [1, 16, 8, 8] [1, 1, 2, 2]
 // CHECK:         %[[Y01:.*]] = tensor.insert_slice %{{.*}} into %[[Y00]][0, 0, 0, 1] [1, 16, 8, 8] [1, 1, 2, 2]
 // CHECK:         %[[Y10:.*]] = tensor.insert_slice %{{.*}} into %[[Y01]][0, 0, 1, 0] [1, 16, 8, 8] [1, 1, 2, 2]
 // CHECK:         tensor.extract_slice %[[XP]][0, 0, 0, 0] [1, 4, 9, 9]
-// CHECK:         linalg.generic {indexing_maps = [#[[K11]], {{.*}}} ins(%{{.*}} : tensor<4x16x3x3xf32>) outs(%{{.*}} : tensor<2x2x4x16xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[K11]], {{.*}}} ins(%{{.*}} : tensor<4x16x3x3xf32>) outs(%{{.*}} : tensor<1x4x2x2x16xf32>)
 // CHECK:         %[[P11:.*]] = scf.forall
 // CHECK:         %[[Y11:.*]] = tensor.insert_slice %[[P11]] into %[[Y10]][0, 0, 1, 1] [1, 16, 8, 8] [1, 1, 2, 2]
 // CHECK:         return %[[Y11]]
@@ -196,12 +228,13 @@ func.func @transposed(%x: tensor<1x4x8x8xf32>, %w: tensor<4x16x3x3xf32>) -> tens
 // Two groups of 16 filters, padding 3 past the kernel: phase (0, 0) takes
 // kernel row 1 at input row q + 1 (a slice of the input from row 1 on, no
 // padding before it); filter f reads the channels of its group, (f / 16) *
-// 4 on, its weights w[(f / 16) * 4 + c, f mod 16, ..].
-// CHECK-DAG:   #[[G00:.*]] = affine_map<(d0, d1, d2, d3) -> ((d3 floordiv 16) * 4 + d2, d3 mod 16, d0 * -2 + 1, d1 * -2 + 1)>
+// 4 on, its weights w[(f / 16) * 4 + c, f mod 16, ..] (packed: filter
+// f = 16 ft + fi).
+// CHECK-DAG:   #[[G00:.*]] = affine_map<(d0, d1, d2, d3, d4) -> ((d0 + d4 floordiv 16) * 4 + d1, d4 mod 16, d2 * -2 + 1, d3 * -2 + 1)>
 // CHECK-LABEL: func.func @transposed_grouped
 // CHECK:         %[[XP:.*]] = tensor.insert_slice %{{.*}}[0, 0, 0, 0] [1, 8, 5, 6] [1, 1, 1, 1] : tensor<1x8x5x6xf32> into tensor<1x8x5x10xf32>
 // CHECK:         tensor.extract_slice %[[XP]][0, 0, 1, 1] [1, 8, 3, 8]
-// CHECK:         linalg.generic {indexing_maps = [#[[G00]], {{.*}}} ins(%{{.*}} : tensor<8x16x3x3xf32>) outs(%{{.*}} : tensor<1x1x4x32xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[G00]], {{.*}}} ins(%{{.*}} : tensor<8x16x3x3xf32>) outs(%{{.*}} : tensor<2x4x1x1x16xf32>)
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %[[FT:.*]], %{{.*}}) in (1, 3, 2, 1)
 // CHECK:           %[[F0:.*]] = arith.muli %[[FT]], %c16
 // CHECK:           %[[G:.*]] = arith.divui %[[F0]], %c16

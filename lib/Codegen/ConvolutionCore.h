@@ -1,0 +1,136 @@
+//===- ConvolutionCore.h - The convolution cores' shared parts -*- C++ -*-===//
+//
+// What the convolution schedule (Convolution.cpp: its shapes, its core of
+// tiles that each run the whole reduction, its GPU form) and the CPU core
+// of blocked tiles (ConvolutionBlocked.cpp) share: the register tile, how
+// a core reads its input and weight and what it computes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUEL_LIB_CODEGEN_CONVOLUTIONCORE_H
+#define FUEL_LIB_CODEGEN_CONVOLUTIONCORE_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+namespace mlir {
+namespace fuel {
+namespace convolution {
+
+/// The register tile of a convolution: `cols` output columns by `filters`
+/// filters. Where the filters (per group) are a multiple of 16 it is the
+/// contraction's (registerTile): its rows are output columns, its columns
+/// filters, one outer product per step broadcasting each pixel (8 x 32 f32
+/// accumulators are 16 AVX-512 registers; 4 x 16 on AVX2, where 8 x 32
+/// spilled). Otherwise (depthwise convolutions, small groups, a few
+/// filters) it is filters-major (`filtersOuter`): up to 4 filters by up to
+/// 4 vectors of output columns, each step broadcasting each filter's weight
+/// over a vector of pixels.
+struct ConvTile {
+  int64_t cols, filters;
+  bool filtersOuter = false;
+  /// On a GPU: the threads of a block along output rows, filter tiles and
+  /// column tiles, a tile each (0 on the CPU, where one scf.forall covers
+  /// them).
+  int64_t threadRows = 0, threadFilters = 0, threadCols = 0;
+  /// On the CPU, with filters inner: the column tiles of an iteration of
+  /// the outer loop, which take each block of the reduction in turn
+  /// (buildBlockedCore).
+  int64_t colTiles = 1;
+
+  /// The output columns of an iteration of the outer loop: its tiles', or
+  /// on a GPU a block's.
+  int64_t blockCols() const {
+    return cols * colTiles * std::max<int64_t>(threadCols, 1);
+  }
+  /// Whether the core reads the weight packed per filter tile (`coreWeight`)
+  /// and runs the reduction in blocks (buildBlockedCore): CPU tiles of
+  /// outer products that broadcast pixels.
+  bool blocked() const { return threadCols == 0 && !filtersOuter; }
+};
+
+/// The column tiles of a CPU iteration at most (buildBlockedCore): 8 tiles
+/// of 4 accumulators rows are 2 KiB of f32 partial sums with AVX2.
+constexpr int64_t kMaxColTiles = 8;
+
+/// How the core reads its input: with stride s, from the input split into
+/// its s_h x s_w phases, xs[b, c, ph, pw, i, j] = xp[b, c, i * s_h + ph,
+/// j * s_w + pw] (`splitPhases`), so that the pixels of consecutive output
+/// columns are consecutive; with `groups`, filter f reads the channels of
+/// its group.
+struct CoreInput {
+  std::array<int64_t, 2> stride = {1, 1};
+  int64_t groups = 1;
+  /// Whether xp is the padded input itself, not split into phases: then a
+  /// tile reads stride x tile-width consecutive pixels of input row
+  /// oh * s_h + kh and keeps every s_w-th (one shuffle). The filters-major
+  /// tiles do, whose little arithmetic per pixel made the split's copy of
+  /// the input cost as much as the convolution.
+  bool deinterleave = false;
+};
+
+/// The output's rows and columns, and its columns in whole register tiles
+/// (the columns past y's are computed from zeros and dropped): constants,
+/// or index values for a dynamic height or width.
+struct OutExtent {
+  OpFoldResult rows, cols, paddedCols;
+};
+
+/// The output a core fills: `sizes` [B, F, rows, padded columns] (B
+/// xp's), `init` an empty tensor of them, and the iterations of the loop
+/// along columns, `blockCols` columns each.
+struct CoreOutput {
+  SmallVector<OpFoldResult> sizes;
+  Value init;
+  OpFoldResult colBlocks;
+
+  CoreOutput(RewriterBase &rewriter, Location loc, RankedTensorType yType,
+             Value xp, OutExtent extent, int64_t blockCols);
+
+  /// `result` (of `sizes`) without the columns past y's.
+  Value crop(RewriterBase &rewriter, Location loc, RankedTensorType yType,
+             Value result, OutExtent extent) const;
+};
+
+/// A [B, ...] size list: `shape` with its first size that of dim 0 of `x`
+/// (a tensor.dim when dynamic: the batch).
+SmallVector<OpFoldResult> withBatchOf(OpBuilder &b, Location loc, Value x,
+                                      ArrayRef<int64_t> shape);
+
+/// The bias of filters [f0, f0 + `filters`) as a vector of f32.
+Value readBias(OpBuilder &b, Location loc, Value bias, Value f0,
+               int64_t filters);
+
+/// Kernel offset `k` of output `o` along an axis of stride `s`, read from
+/// the input split into its phases: the phase k mod s and its row (or
+/// column) o + k / s; with stride 1, no phase (a null value) and o + k.
+std::pair<Value, Value> phaseAndOffset(OpBuilder &b, Location loc, Value o,
+                                       Value k, int64_t s);
+
+/// The weight as the core reads it, widened to f32: `w` through `wMap`
+/// (from the dims (kh, kw, c, f) to w's indices, `sizes` their extents
+/// [KH, KW, Cg, F]). For blocked tiles (ConvTile::blocked) packed per
+/// filter tile, [F / tileF, Cg, KH, KW, tileF] (ConvolutionBlocked.cpp);
+/// otherwise [KH, KW, Cg, F].
+Value coreWeight(RewriterBase &rewriter, Location loc, Value w,
+                 AffineMap wMap, ArrayRef<int64_t> sizes, ConvTile tile);
+
+/// The convolution core for blocked tiles (ConvTile::blocked), on the CPU:
+/// y (of `yType`) = bias + the convolution of xp with the packed weight wP
+/// (coreWeight), as the core of Convolution.cpp computes it
+/// (ConvolutionBlocked.cpp).
+Value buildBlockedCore(RewriterBase &rewriter, Location loc,
+                       RankedTensorType yType, Value xp, Value wP,
+                       std::optional<Value> bias, ConvTile tile,
+                       OutExtent extent, CoreInput in);
+
+} // namespace convolution
+} // namespace fuel
+} // namespace mlir
+
+#endif // FUEL_LIB_CODEGEN_CONVOLUTIONCORE_H
