@@ -29,6 +29,14 @@ python -m pip install -q --no-build-isolation -Cbuild-dir="$build" .
 echo "==> lit and pytest against the build tree"
 ninja -C "$build" check-fuel
 
+# The installed package: what installing can break (the Python modules and
+# dialects, fuel-opt on PATH, the JIT's runtime libraries, every op compiled
+# and run, the registry and its docs, the GPU emulator's runtime and the
+# NVVM pipeline's tools), about 2 minutes; the whole suite has run on the
+# build tree above.
 echo "==> pytest against the installed package"
+installed_tests=(test_package.py test_builders.py test_registry.py test_docs.py
+  test_runner.py test_runner_out.py test_runner_fast_call.py test_all_ops.py
+  test_gpu_emulator.py test_gpu_nvvm.py)
 (cd /tmp && FUEL_SOURCE_DIR="$root" FUEL_OPT="$(command -v fuel-opt)" \
-  python -m pytest -q -n auto "$root/test/python")
+  python -m pytest -q -n auto "${installed_tests[@]/#/$root/test/python/}")
