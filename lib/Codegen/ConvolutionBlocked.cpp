@@ -123,11 +123,12 @@ Value convolution::buildBlockedCore(RewriterBase &rewriter, Location loc,
     return carriedLoop(b, loc, lb, ub, step, init, body);
   };
 
-  // acc + the steps of the channels [cb, cb + block) for column tile t:
-  // acc += xp[b, c, oh + kh, col0 + kw : +tileW] (outer) wP[ft, c, kh, kw, :]
-  auto accumulate = [&](OpBuilder &b1, Value acc, Value cb, Value t) {
-    Value col0 = arith::AddIOp::create(
-        b1, loc, ow0, arith::MulIOp::create(b1, loc, t, index(b1, tileW)));
+  // acc (`width` columns) + the steps of the channels [cb, cb + block)
+  // for the columns from col0:
+  // acc += xp[b, c, oh + kh, col0 + kw : +width] (outer) wP[ft, c, kh, kw, :]
+  auto accumulateCols = [&](OpBuilder &b1, Value acc, Value cb, Value col0,
+                            int64_t width) {
+    auto type = VectorType::get({width, tileF}, f32);
     return loop(b1, 0, block, 1, acc, [&](OpBuilder &b2, Value ci,
                                           Value a2) {
       Value c = arith::AddIOp::create(b2, loc, cb, ci);
@@ -142,18 +143,69 @@ Value convolution::buildBlockedCore(RewriterBase &rewriter, Location loc,
             at = {bi,  channel, ph ? ph : index(b4, 0),
                   pw ? pw : index(b4, 0), row, col};
           Value pixels = vector::TransferReadOp::create(
-              b4, loc, VectorType::get({tileW}, f32), xp, at, pad,
+              b4, loc, VectorType::get({width}, f32), xp, at, pad,
               ArrayRef<bool>{true});
           Value weights = vector::TransferReadOp::create(
               b4, loc, VectorType::get({tileF}, f32), wP,
               ValueRange{ft, c, r, q, index(b4, 0)}, pad,
               ArrayRef<bool>{true});
-          return vector::OuterProductOp::create(b4, loc, accType, pixels,
+          return vector::OuterProductOp::create(b4, loc, type, pixels,
                                                 weights, a4)
               .getResult();
         });
       });
     });
+  };
+  // The same for column tile t: all its columns where y has them all; only
+  // y's where the tile holds y's last columns (`last` of them, a narrower
+  // accumulator); none past y's (the tiles that round the row up to whole
+  // iterations). With a static width that is not a multiple of the
+  // iterations', as for ResNet's rows of 14 and 7 (tiles of 4 with AVX2).
+  std::optional<int64_t> cols = getConstantIntValue(extent.cols);
+  std::optional<int64_t> paddedCols = getConstantIntValue(extent.paddedCols);
+  int64_t last = cols ? *cols % tileW : 0;
+  auto accumulate = [&](OpBuilder &b1, Value acc, Value cb, Value t) {
+    Value col0 = arith::AddIOp::create(
+        b1, loc, ow0, arith::MulIOp::create(b1, loc, t, index(b1, tileW)));
+    if (!cols || cols == paddedCols)
+      return accumulateCols(b1, acc, cb, col0, tileW);
+    Value whole = arith::CmpIOp::create(
+        b1, loc, arith::CmpIPredicate::ule,
+        arith::AddIOp::create(b1, loc, col0, index(b1, tileW)),
+        index(b1, *cols));
+    auto ifWhole = scf::IfOp::create(
+        b1, loc, whole,
+        [&](OpBuilder &b, Location) {
+          scf::YieldOp::create(b, loc,
+                               accumulateCols(b, acc, cb, col0, tileW));
+        },
+        [&](OpBuilder &b, Location) {
+          if (!last) {
+            scf::YieldOp::create(b, loc, acc);
+            return;
+          }
+          Value part = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                             col0, index(b, *cols));
+          auto ifPart = scf::IfOp::create(
+              b, loc, part,
+              [&](OpBuilder &pb, Location) {
+                Value narrow = vector::ExtractStridedSliceOp::create(
+                    pb, loc, acc, ArrayRef<int64_t>{0, 0},
+                    ArrayRef<int64_t>{last, tileF}, ArrayRef<int64_t>{1, 1});
+                narrow = accumulateCols(pb, narrow, cb, col0, last);
+                scf::YieldOp::create(
+                    pb, loc,
+                    vector::InsertStridedSliceOp::create(
+                        pb, loc, narrow, acc, ArrayRef<int64_t>{0, 0},
+                        ArrayRef<int64_t>{1, 1})
+                        .getResult());
+              },
+              [&](OpBuilder &pb, Location) {
+                scf::YieldOp::create(pb, loc, acc);
+              });
+          scf::YieldOp::create(b, loc, ifPart.getResult(0));
+        });
+    return ifWhole.getResult(0);
   };
 
   // Tile t's sums with the bias, transposed, written into `rows`, the

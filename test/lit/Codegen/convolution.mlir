@@ -169,12 +169,21 @@ func.func @dynamic_unscheduled(%x: tensor<1x?x8x8xf32>, %w: tensor<16x?x3x3xf32>
 
 // Output widths off the register tile (4 and 6 columns) are computed in
 // whole tiles of 8, the input padded with zeros on the right for them, and
-// the result sliced. Fewer than 16 filters per group (8 here) get
+// the result sliced; the tile that holds the last columns accumulates only
+// those (4 of 8 here, a narrower accumulator), tiles past them nothing. Fewer than 16 filters per group (8 here) get
 // filters-major tiles: 4 filters by a vector of 16 output columns, each
 // filter's weight broadcast over the pixels, no transpose.
 // CHECK-LABEL: func.func @widths_and_groups
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 1, 1) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x16x4x8xf32>)
-// CHECK:           vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<8xf32>, vector<16xf32>
+// CHECK:           %[[WHOLE:.*]] = arith.cmpi ule, %{{.*}}, %c4
+// CHECK:           scf.if %[[WHOLE]] -> (vector<8x16xf32>)
+// CHECK:             vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<8xf32>, vector<16xf32>
+// CHECK:           } else {
+// CHECK:             %[[PART:.*]] = arith.cmpi ult, %{{.*}}, %c4
+// CHECK:             scf.if %[[PART]] -> (vector<8x16xf32>)
+// CHECK:               vector.extract_strided_slice %{{.*}} {offsets = [0, 0], sizes = [4, 16], strides = [1, 1]} : vector<8x16xf32> to vector<4x16xf32>
+// CHECK:               vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<4xf32>, vector<16xf32>
+// CHECK:               vector.insert_strided_slice %{{.*}}, %{{.*}} {offsets = [0, 0], strides = [1, 1]} : vector<4x16xf32> into vector<8x16xf32>
 // CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 16, 4, 4] [1, 1, 1, 1] : tensor<1x16x4x8xf32> to tensor<1x16x4x4xf32>
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 6, 4, 1) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x16x6x16xf32>)
 // CHECK:           vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<4xf32>, vector<16xf32>
