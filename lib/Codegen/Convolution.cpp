@@ -13,10 +13,11 @@
 // reads its weights front to back, and the input is padded once; the tile
 // is transposed in registers and written as 32 rows of 8 outputs. The
 // loops: an scf.forall over (b, oh, filter tiles, blocks of a row's column
-// tiles); in each iteration the reduction runs in blocks of channels whose
-// weights fit 16 KiB, each block taken by the iteration's tiles in turn
-// (the partial sums in memory between blocks), so that the block's weights
-// are read from L1 (buildBlockedCore).
+// tiles; narrow rows several to an iteration); in each iteration the
+// reduction runs in blocks of channels whose weights fit 16 KiB, each
+// block taken by the iteration's tiles in turn (the partial sums in memory
+// between blocks), so that the block's weights are read from L1
+// (buildBlockedCore).
 //
 // With stride s the 8 pixels of a tile are s apart; the padded input is
 // split once into its s_h x s_w phases (`splitPhases`: phase (ph, pw) holds
@@ -59,7 +60,7 @@ using namespace mlir::fuel;
 using namespace mlir::fuel::convolution;
 
 namespace {
-ConvTile convTile(int64_t filtersPerGroup, int64_t width,
+ConvTile convTile(int64_t filtersPerGroup, int64_t height, int64_t width,
                   const ScheduleOptions &options) {
   RegisterTile tile = registerTile(options);
   if (filtersPerGroup % tile.n == 0 || filtersPerGroup % 16 == 0) {
@@ -74,6 +75,18 @@ ConvTile convTile(int64_t filtersPerGroup, int64_t width,
       int64_t iterations = (tiles + kMaxColTiles - 1) / kMaxColTiles;
       conv.colTiles = (tiles + iterations - 1) / iterations;
     }
+    // Narrow rows (half the most column tiles or fewer, ResNet's of 7 and
+    // 14): as many of the output's rows as divide its height and keep the
+    // iteration within kMaxTiles (a static height), so that each block of
+    // the weight serves more tiles. ([1, 512, 7, 7] with 512 3x3 filters,
+    // 2 tiles a row, ran 1.12x faster in 7-row iterations; rows of 7 tiles
+    // in pairs, [1, 128, 28, 28] and [1, 64, 56, 56], 0.96-0.97x.)
+    if (!ShapedType::isDynamic(height) && 2 * conv.colTiles <= kMaxColTiles)
+      for (int64_t r = kMaxTiles / conv.colTiles; r > 1; --r)
+        if (height % r == 0) {
+          conv.rowTiles = r;
+          break;
+        }
     return conv;
   }
   int64_t lanes = std::clamp<int64_t>(options.vectorRegisterBits / 32, 4, 16);
@@ -819,9 +832,10 @@ LogicalResult mlir::fuel::buildConvolution(RewriterBase &rewriter, FusedOp op,
   if (CausalConv1dView::match(op))
     return buildCausalConv1d(rewriter, op, options);
   buildConvolutionWith(rewriter, op,
-                       [&](int64_t, int64_t filtersPerGroup, int64_t,
+                       [&](int64_t, int64_t filtersPerGroup, int64_t height,
                            int64_t width) {
-                         return convTile(filtersPerGroup, width, options);
+                         return convTile(filtersPerGroup, height, width,
+                                         options);
                        },
                        /*spread=*/false);
   return success();

@@ -59,9 +59,9 @@ Value convolution::coreWeight(RewriterBase &rewriter, Location loc, Value w,
                                sizes[1], tile.filters}));
 }
 
-// An iteration
-/// of the scf.forall over (b, oh, filter tiles, column blocks) computes
-// `colTiles` register tiles of a row, side by side, with the reduction in
+// An iteration of the scf.forall over (b, blocks of rows, filter tiles,
+// blocks of columns) computes `rowTiles` x `colTiles` register tiles (tile
+// t: row t / colTiles, column tile t mod colTiles), with the reduction in
 // blocks of channels: for each block, each tile in turn loads its partial
 // sums, adds the block's steps (c, then kh and kw) and stores them. The
 // block's weights (at most kWeightBlockBytes) are then read from L1 by
@@ -74,7 +74,8 @@ Value convolution::buildBlockedCore(RewriterBase &rewriter, Location loc,
                                     Value wP, std::optional<Value> bias,
                                     ConvTile tile, OutExtent extent,
                                     CoreInput in) {
-  int64_t tileW = tile.cols, tileF = tile.filters, tiles = tile.colTiles;
+  int64_t tileW = tile.cols, tileF = tile.filters, colTiles = tile.colTiles,
+          rowTiles = tile.rowTiles, tiles = rowTiles * colTiles;
   Type f32 = rewriter.getF32Type();
   Type yElt = yType.getElementType();
   ArrayRef<int64_t> y = yType.getShape(),
@@ -93,15 +94,20 @@ Value convolution::buildBlockedCore(RewriterBase &rewriter, Location loc,
   // dropped at the end.
   int64_t blockCols = tile.blockCols();
   CoreOutput output(rewriter, loc, yType, xp, extent, blockCols);
+  // (rowTiles > 1 only where the height is static.)
+  OpFoldResult rowBlocks = extent.rows;
+  if (rowTiles > 1)
+    rowBlocks = attr(*getConstantIntValue(extent.rows) / rowTiles);
   auto forall = scf::ForallOp::create(
       rewriter, loc,
-      ArrayRef<OpFoldResult>{output.sizes[0], extent.rows,
-                             attr(y[1] / tileF), output.colBlocks},
+      ArrayRef<OpFoldResult>{output.sizes[0], rowBlocks, attr(y[1] / tileF),
+                             output.colBlocks},
       ValueRange{output.init}, std::nullopt);
   Block *body = forall.getBody();
   rewriter.setInsertionPointToStart(body);
-  Value bi = body->getArgument(0), oh = body->getArgument(1),
-        ft = body->getArgument(2);
+  Value bi = body->getArgument(0), ft = body->getArgument(2);
+  Value oh0 = arith::MulIOp::create(rewriter, loc, body->getArgument(1),
+                                    index(rewriter, rowTiles));
   Value f0 = arith::MulIOp::create(rewriter, loc, ft, index(rewriter, tileF));
   Value ow0 = arith::MulIOp::create(rewriter, loc, body->getArgument(3),
                                     index(rewriter, blockCols));
@@ -126,8 +132,8 @@ Value convolution::buildBlockedCore(RewriterBase &rewriter, Location loc,
   // acc (`width` columns) + the steps of the channels [cb, cb + block)
   // for the columns from col0:
   // acc += xp[b, c, oh + kh, col0 + kw : +width] (outer) wP[ft, c, kh, kw, :]
-  auto accumulateCols = [&](OpBuilder &b1, Value acc, Value cb, Value col0,
-                            int64_t width) {
+  auto accumulateCols = [&](OpBuilder &b1, Value acc, Value cb, Value oh,
+                            Value col0, int64_t width) {
     auto type = VectorType::get({width, tileF}, f32);
     return loop(b1, 0, block, 1, acc, [&](OpBuilder &b2, Value ci,
                                           Value a2) {
@@ -164,11 +170,20 @@ Value convolution::buildBlockedCore(RewriterBase &rewriter, Location loc,
   std::optional<int64_t> cols = getConstantIntValue(extent.cols);
   std::optional<int64_t> paddedCols = getConstantIntValue(extent.paddedCols);
   int64_t last = cols ? *cols % tileW : 0;
+  // Tile t is the iteration's row t / colTiles, column tile t % colTiles.
+  auto rowOf = [&](OpBuilder &b, Value t) -> Value {
+    return arith::DivUIOp::create(b, loc, t, index(b, colTiles));
+  };
+  auto colOf = [&](OpBuilder &b, Value t) -> Value {
+    return arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, t, index(b, colTiles)),
+        index(b, tileW));
+  };
   auto accumulate = [&](OpBuilder &b1, Value acc, Value cb, Value t) {
-    Value col0 = arith::AddIOp::create(
-        b1, loc, ow0, arith::MulIOp::create(b1, loc, t, index(b1, tileW)));
+    Value oh = arith::AddIOp::create(b1, loc, oh0, rowOf(b1, t));
+    Value col0 = arith::AddIOp::create(b1, loc, ow0, colOf(b1, t));
     if (!cols || cols == paddedCols)
-      return accumulateCols(b1, acc, cb, col0, tileW);
+      return accumulateCols(b1, acc, cb, oh, col0, tileW);
     Value whole = arith::CmpIOp::create(
         b1, loc, arith::CmpIPredicate::ule,
         arith::AddIOp::create(b1, loc, col0, index(b1, tileW)),
@@ -177,7 +192,7 @@ Value convolution::buildBlockedCore(RewriterBase &rewriter, Location loc,
         b1, loc, whole,
         [&](OpBuilder &b, Location) {
           scf::YieldOp::create(b, loc,
-                               accumulateCols(b, acc, cb, col0, tileW));
+                               accumulateCols(b, acc, cb, oh, col0, tileW));
         },
         [&](OpBuilder &b, Location) {
           if (!last) {
@@ -192,7 +207,7 @@ Value convolution::buildBlockedCore(RewriterBase &rewriter, Location loc,
                 Value narrow = vector::ExtractStridedSliceOp::create(
                     pb, loc, acc, ArrayRef<int64_t>{0, 0},
                     ArrayRef<int64_t>{last, tileF}, ArrayRef<int64_t>{1, 1});
-                narrow = accumulateCols(pb, narrow, cb, col0, last);
+                narrow = accumulateCols(pb, narrow, cb, oh, col0, last);
                 scf::YieldOp::create(
                     pb, loc,
                     vector::InsertStridedSliceOp::create(
@@ -222,17 +237,21 @@ Value convolution::buildBlockedCore(RewriterBase &rewriter, Location loc,
     if (yElt != f32)
       accT = arith::TruncFOp::create(
           b, loc, VectorType::get({tileF, tileW}, yElt), accT);
-    Value col = arith::MulIOp::create(b, loc, t, index(b, tileW));
-    return vector::TransferWriteOp::create(b, loc, accT, rows,
-                                           ValueRange{zero, col},
-                                           ArrayRef<bool>{true, true})
+    AffineMap skipRow = AffineMap::get(
+        3, 0, {b.getAffineDimExpr(0), b.getAffineDimExpr(2)}, b.getContext());
+    return vector::TransferWriteOp::create(
+               b, loc, accT, rows, ValueRange{zero, rowOf(b, t), colOf(b, t)},
+               skipRow, ArrayRef<bool>{true, true})
         .getResult();
   };
+  // The iteration's slice of y, [tileF, rowTiles, blockCols].
+  SmallVector<OpFoldResult> ySlice = {attr(1), attr(tileF), attr(rowTiles),
+                                      attr(blockCols)};
   Value rows = tensor::ExtractSliceOp::create(
-      rewriter, loc, RankedTensorType::get({tileF, blockCols}, yElt),
-      body->getArgument(4), ArrayRef<OpFoldResult>{bi, f0, oh, ow0},
-      ArrayRef<OpFoldResult>{attr(1), attr(tileF), attr(1), attr(blockCols)},
-      SmallVector<OpFoldResult>(4, attr(1)));
+      rewriter, loc,
+      RankedTensorType::get({tileF, rowTiles, blockCols}, yElt),
+      body->getArgument(4), ArrayRef<OpFoldResult>{bi, f0, oh0, ow0},
+      ySlice, SmallVector<OpFoldResult>(4, attr(1)));
   Value zeros = arith::ConstantOp::create(
       rewriter, loc, accType, DenseElementsAttr::get(accType, 0.0f));
 
@@ -287,8 +306,7 @@ Value convolution::buildBlockedCore(RewriterBase &rewriter, Location loc,
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(
       rewriter, loc, rows, body->getArgument(4),
-      ArrayRef<OpFoldResult>{bi, f0, oh, ow0},
-      ArrayRef<OpFoldResult>{attr(1), attr(tileF), attr(1), attr(blockCols)},
+      ArrayRef<OpFoldResult>{bi, f0, oh0, ow0}, ySlice,
       SmallVector<OpFoldResult>(4, attr(1)));
   rewriter.setInsertionPointAfter(forall);
   return output.crop(rewriter, loc, yType, forall.getResult(0), extent);

@@ -42,6 +42,10 @@ struct ConvTile {
   /// the outer loop, which take each block of the reduction in turn
   /// (buildBlockedCore).
   int64_t colTiles = 1;
+  /// On the CPU, with filters inner: the output rows of an iteration (of
+  /// `colTiles` tiles each), which take each block of the reduction in
+  /// turn with the others.
+  int64_t rowTiles = 1;
 
   /// The output columns of an iteration of the outer loop: its tiles', or
   /// on a GPU a block's.
@@ -57,6 +61,9 @@ struct ConvTile {
 /// The column tiles of a CPU iteration at most (buildBlockedCore): 8 tiles
 /// of 4 accumulators rows are 2 KiB of f32 partial sums with AVX2.
 constexpr int64_t kMaxColTiles = 8;
+/// The tiles of a CPU iteration at most, over its rows: 16 tiles of 4 x 16
+/// f32 partial sums are 4 KiB with AVX2.
+constexpr int64_t kMaxTiles = 16;
 
 /// How the core reads its input: with stride s, from the input split into
 /// its s_h x s_w phases, xs[b, c, ph, pw, i, j] = xp[b, c, i * s_h + ph,

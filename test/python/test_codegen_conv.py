@@ -68,14 +68,19 @@ def test_register_files(registers, xs, ws, padding, bias):
 # kernels: 16 channels of 16 filters with AVX2, 8 of 32 with AVX-512; a
 # channel count with no such divisor, 37, in blocks of one), each block
 # taken by all the column tiles of a row in turn (a row of 40 or 36
-# columns: 10 or 9 AVX2 tiles in 2 iterations); groups, strides, a dynamic
-# batch and a transposed convolution's phases in blocks too.
+# columns: 10 or 9 AVX2 tiles in 2 iterations; narrow rows several to an
+# iteration); groups, strides and a transposed convolution's phases in
+# blocks too.
 CHANNEL_BLOCKS = [
     ({"padding": (1, 1)}, (1, 64, 6, 40), (32, 64, 3, 3)),
     ({"padding": (1, 1)}, (1, 37, 5, 36), (16, 37, 3, 3)),
     ({"padding": (1, 1), "groups": 2}, (1, 96, 4, 20), (64, 48, 3, 3)),
     ({"padding": (1, 1), "stride": (2, 2)}, (2, 48, 9, 34), (32, 48, 3, 3)),
     ({}, (1, 300, 3, 12), (16, 300, 1, 1)),
+    # Narrow rows, several to an iteration: 6 rows of 14 columns (AVX2: 3
+    # rows of 4 tiles; AVX-512: 6 rows of 2), a strided 6 x 7 output.
+    ({"padding": (1, 1)}, (1, 64, 6, 14), (32, 64, 3, 3)),
+    ({"padding": (1, 1), "stride": (2, 2)}, (1, 48, 12, 14), (16, 48, 3, 3)),
 ]
 
 

@@ -1,65 +1,73 @@
 // The convolution schedule: conv2d (any stride, groups of 16 filters or
 // more; stride 1 and one group first). The weight packed once per filter
-// tile, [F / 32, C, kh, kw, 32], the input padded once; per output row, an
-// scf.forall iteration over 32 filters and a block of the row's tiles of 8
-// columns. The reduction runs in blocks of channels whose weights fit 16
-// KiB (8 of 16 channels here: 8 x 3 x 3 x 32 f32): each tile of the
-// iteration in turn starts from zeros (the first block) or its partial
-// sums, accumulates the block's outer products in registers (over c, kh
-// and kw) and stores them. Then the bias is added and each tile
-// transposed in registers, written as rows of 8 outputs into the
-// iteration's slice of y.
+// tile, [F / 32, C, kh, kw, 32], the input padded once; an scf.forall
+// iteration over 32 filters and a block of tiles of 8 columns: here both
+// tiles of a row, and 8 rows (narrow rows, several to an iteration), 16
+// tiles. The reduction runs in blocks of channels whose weights fit 16 KiB
+// (8 of 16 channels here: 8 x 3 x 3 x 32 f32): each tile of the iteration
+// in turn (row t / 2, columns 8 (t mod 2) on) starts from zeros (the first
+// block) or its partial sums, accumulates the block's outer products in
+// registers (over c, kh and kw) and stores them. Then the bias is added
+// and each tile transposed in registers, written as rows of 8 outputs into
+// the iteration's slice of y.
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 // AVX2's registers: tiles of 4 output columns by 16 filters, the row's 4
-// tiles in one iteration, the 16 channels in one block (9 KiB): each tile
-// then goes from zeros to y in registers, without partial sums in memory.
+// tiles and 4 rows in one iteration, the 16 channels in one block (9 KiB):
+// each tile then goes from zeros to y in registers, without partial sums
+// in memory.
 // RUN: fuel-opt --split-input-file \
 // RUN:   --fuel-codegen-cpu="vector-registers=16 vector-register-bits=256" %s \
 // RUN:   | FileCheck %s --check-prefix=AVX2
 // AVX2-LABEL: func.func @conv
 // AVX2:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4x16x3x3x16xf32>)
-// AVX2:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 16, 4, 1) shared_outs(%[[OUT:.*]] = %{{.*}})
-// AVX2:           %[[ROWS:.*]] = tensor.extract_slice %[[OUT]]{{.*}} [1, 16, 1, 16] [1, 1, 1, 1] : tensor<1x64x16x16xf32> to tensor<16x16xf32>
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 4, 1) shared_outs(%[[OUT:.*]] = %{{.*}})
+// AVX2:           %[[ROWS:.*]] = tensor.extract_slice %[[OUT]]{{.*}} [1, 16, 4, 16] [1, 1, 1, 1] : tensor<1x64x16x16xf32> to tensor<16x4x16xf32>
 // AVX2-NOT:       tensor.empty
-// AVX2:           scf.for %{{.*}} = %{{.*}} to %c4{{.*}} iter_args(%{{.*}} = %[[ROWS]]) -> (tensor<16x16xf32>)
+// AVX2:           scf.for %{{.*}} = %{{.*}} to %c16{{.*}} iter_args(%{{.*}} = %[[ROWS]]) -> (tensor<16x4x16xf32>)
 // AVX2:             scf.for {{.*}} -> (vector<4x16xf32>)
 // AVX2:                   vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<4xf32>, vector<16xf32>
 // AVX2:             vector.transpose %{{.*}}, [1, 0] : vector<4x16xf32> to vector<16x4xf32>
-// AVX2:           tensor.parallel_insert_slice %{{.*}} [1, 16, 1, 16] [1, 1, 1, 1] : tensor<16x16xf32> into tensor<1x64x16x16xf32>
+// AVX2:           tensor.parallel_insert_slice %{{.*}} [1, 16, 4, 16] [1, 1, 1, 1] : tensor<16x4x16xf32> into tensor<1x64x16x16xf32>
 
 // CHECK-DAG:   #[[PACK:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 32 + d4, d1, d2, d3)>
+// CHECK-DAG:   #[[SKIP_ROW:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-LABEL: func.func @conv
 // CHECK:         %[[W:.*]] = linalg.generic {indexing_maps = [#[[PACK]], {{.*}} ins(%{{.*}} : tensor<64x16x3x3xf32>) outs(%{{.*}} : tensor<2x16x3x3x32xf32>)
 // CHECK:         linalg.fill {{.*}} -> tensor<1x16x18x18xf32>
 // CHECK:         %[[XP:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 1] [1, 16, 16, 16] [1, 1, 1, 1]
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %[[FT:.*]], %{{.*}}) in (1, 16, 2, 1) shared_outs(%[[OUT:.*]] = %{{.*}})
+// CHECK:         scf.forall (%{{.*}}, %[[RB:.*]], %[[FT:.*]], %{{.*}}) in (1, 2, 2, 1) shared_outs(%[[OUT:.*]] = %{{.*}})
+// CHECK:           %[[OH0:.*]] = arith.muli %[[RB]], %c8
 // CHECK:           %[[BIAS:.*]] = vector.broadcast %{{.*}} : vector<32xf32> to vector<8x32xf32>
-// CHECK:           %[[ROWS:.*]] = tensor.extract_slice %[[OUT]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] [1, 32, 1, 16] [1, 1, 1, 1] : tensor<1x64x16x16xf32> to tensor<32x16xf32>
+// CHECK:           %[[ROWS:.*]] = tensor.extract_slice %[[OUT]][%{{.*}}, %{{.*}}, %[[OH0]], %{{.*}}] [1, 32, 8, 16] [1, 1, 1, 1] : tensor<1x64x16x16xf32> to tensor<32x8x16xf32>
 // CHECK:           %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
-// CHECK:           %[[EMPTY:.*]] = tensor.empty() : tensor<2x8x32xf32>
-// CHECK:           %[[SUMS:.*]] = scf.for %[[CB:.*]] = %{{.*}} to %c16{{.*}} step %c8{{.*}} iter_args(%{{.*}} = %[[EMPTY]]) -> (tensor<2x8x32xf32>)
+// CHECK:           %[[EMPTY:.*]] = tensor.empty() : tensor<16x8x32xf32>
+// CHECK:           %[[SUMS:.*]] = scf.for %[[CB:.*]] = %{{.*}} to %c16{{.*}} step %c8{{.*}} iter_args(%{{.*}} = %[[EMPTY]]) -> (tensor<16x8x32xf32>)
 // CHECK:             %[[FIRST:.*]] = arith.cmpi eq, %[[CB]], %{{.*}}
-// CHECK:             scf.for %[[T:.*]] = %{{.*}} to %c2{{.*}} step %c1{{.*}} iter_args(%[[P:.*]] = %{{.*}}) -> (tensor<2x8x32xf32>)
+// CHECK:             scf.for %[[T:.*]] = %{{.*}} to %c16{{.*}} step %c1{{.*}} iter_args(%[[P:.*]] = %{{.*}}) -> (tensor<16x8x32xf32>)
 // CHECK:               %[[START:.*]] = scf.if %[[FIRST]] -> (vector<8x32xf32>)
 // CHECK-NEXT:            scf.yield %[[ZEROS]]
 // CHECK-NEXT:          } else {
-// CHECK-NEXT:            vector.transfer_read %[[P]][%[[T]], %{{.*}}, %{{.*}}]{{.*}} : tensor<2x8x32xf32>, vector<8x32xf32>
+// CHECK-NEXT:            vector.transfer_read %[[P]][%[[T]], %{{.*}}, %{{.*}}]{{.*}} : tensor<16x8x32xf32>, vector<8x32xf32>
+// CHECK:               %[[R:.*]] = arith.divui %[[T]], %c2
+// CHECK:               %[[OH:.*]] = arith.addi %[[OH0]], %[[R]]
 // CHECK:               scf.for %[[CI:.*]] = %{{.*}} to %c8{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %[[START]]) -> (vector<8x32xf32>)
 // CHECK:                 %[[C:.*]] = arith.addi %[[CB]], %[[CI]]
 // CHECK:                 scf.for %[[KH:.*]] = %{{.*}} to %c3
+// CHECK:                   %[[ROW:.*]] = arith.addi %[[OH]], %[[KH]]
 // CHECK:                   scf.for %[[KW:.*]] = %{{.*}} to %c3
-// CHECK:                     vector.transfer_read %[[XP]][%{{.*}}, %[[C]], %{{.*}}, %{{.*}}]{{.*}} : tensor<1x16x18x18xf32>, vector<8xf32>
+// CHECK:                     vector.transfer_read %[[XP]][%{{.*}}, %[[C]], %[[ROW]], %{{.*}}]{{.*}} : tensor<1x16x18x18xf32>, vector<8xf32>
 // CHECK:                     vector.transfer_read %[[W]][%[[FT]], %[[C]], %[[KH]], %[[KW]], %{{.*}}]{{.*}} : tensor<2x16x3x3x32xf32>, vector<32xf32>
 // CHECK:                     vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<8xf32>, vector<32xf32>
-// CHECK:               vector.transfer_write %{{.*}}, %[[P]][%[[T]], %{{.*}}, %{{.*}}]{{.*}} : vector<8x32xf32>, tensor<2x8x32xf32>
+// CHECK:               vector.transfer_write %{{.*}}, %[[P]][%[[T]], %{{.*}}, %{{.*}}]{{.*}} : vector<8x32xf32>, tensor<16x8x32xf32>
 // CHECK:           scf.for {{.*}} iter_args(%{{.*}} = %[[ROWS]])
 // CHECK:             %[[TILE:.*]] = vector.transfer_read %[[SUMS]]
 // CHECK:             arith.addf %[[TILE]], %[[BIAS]]
 // CHECK:             vector.transpose %{{.*}}, [1, 0] : vector<8x32xf32> to vector<32x8xf32>
+// CHECK:             vector.transfer_write {{.*}} {in_bounds = [true, true], permutation_map = #[[SKIP_ROW]]} : vector<32x8xf32>, tensor<32x8x16xf32>
 // CHECK:         scf.forall.in_parallel
-// CHECK-NEXT:      tensor.parallel_insert_slice %{{.*}} into %[[OUT]]{{.*}} [1, 32, 1, 16] [1, 1, 1, 1] : tensor<32x16xf32> into tensor<1x64x16x16xf32>
+// CHECK-NEXT:      tensor.parallel_insert_slice %{{.*}} into %[[OUT]]{{.*}} [1, 32, 8, 16] [1, 1, 1, 1] : tensor<32x8x16xf32> into tensor<1x64x16x16xf32>
 func.func @conv(%x: tensor<1x16x16x16xf32>, %w: tensor<64x16x3x3xf32>, %b: tensor<64xf32>) -> tensor<1x64x16x16xf32> {
   %y = fuel.fused conv2d {padding = array<i64: 1, 1>} (%x, %w, %b) : (tensor<1x16x16x16xf32>, tensor<64x16x3x3xf32>, tensor<64xf32>) -> tensor<1x64x16x16xf32>
   return %y : tensor<1x64x16x16xf32>
@@ -77,11 +85,13 @@ func.func @conv(%x: tensor<1x16x16x16xf32>, %w: tensor<64x16x3x3xf32>, %b: tenso
 // CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 3, 3] [1, 8, 32, 32] [1, 1, 1, 1] : tensor<1x8x32x32xf32> into tensor<1x8x38x38xf32>
 // CHECK:         tensor.expand_shape %{{.*}} output_shape [1, 8, 19, 2, 19, 2] : tensor<1x8x38x38xf32> into tensor<1x8x19x2x19x2xf32>
 // CHECK:         %[[PHASES:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x8x2x2x19x19xf32>)
-// CHECK:         scf.forall (%{{.*}}, %[[OH:.*]], %[[FT:.*]], %{{.*}}) in (1, 16, 2, 1)
+// CHECK:         scf.forall (%{{.*}}, %[[RB:.*]], %[[FT:.*]], %{{.*}}) in (1, 2, 2, 1)
+// CHECK:           %[[OH0:.*]] = arith.muli %[[RB]], %c8
 // CHECK:           %[[F0:.*]] = arith.muli %[[FT]], %c32
 // CHECK:           %[[G:.*]] = arith.divui %[[F0]], %c32
 // CHECK:           %[[C0:.*]] = arith.muli %[[G]], %c4
 // CHECK:           scf.for %[[CB:.*]] = %{{.*}} to %c4{{.*}} step %c2
+// CHECK:               %[[OH:.*]] = arith.addi %[[OH0]], %{{.*}}
 // CHECK:                 %[[C:.*]] = arith.addi %[[CB]], %{{.*}}
 // CHECK:                 %[[CH:.*]] = arith.addi %[[C0]], %[[C]]
 // CHECK:                 scf.for %[[KH:.*]] = %{{.*}} to %c7
@@ -105,7 +115,7 @@ func.func @strided_grouped(%x: tensor<1x8x32x32xf32>, %w: tensor<64x4x7x7xf32>) 
 // CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [%[[B]], 4, 9, 9] [1, 1, 1, 1] : tensor<?x4x9x9xf32> into tensor<?x4x10x18xf32>
 // CHECK:         tensor.expand_shape %{{.*}} : tensor<?x4x10x18xf32> into tensor<?x4x5x2x9x2xf32>
 // CHECK:         %[[NB:.*]] = tensor.dim %{{.*}}, %c0{{.*}} : tensor<?x4x2x2x5x9xf32>
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (%[[NB]], 4, 2, 1)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (%[[NB]], 1, 2, 1)
 // CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [%[[NB]], 32, 4, 4] [1, 1, 1, 1] : tensor<?x32x4x8xf32> to tensor<?x32x4x4xf32>
 func.func @dynamic_batch(%x: tensor<?x4x9x9xf32>, %w: tensor<32x2x3x3xf32>) -> tensor<?x32x4x4xf32> {
   %y = fuel.fused conv2d {stride = array<i64: 2, 2>, groups = 2 : i64} (%x, %w) : (tensor<?x4x9x9xf32>, tensor<32x2x3x3xf32>) -> tensor<?x32x4x4xf32>
@@ -174,7 +184,7 @@ func.func @dynamic_unscheduled(%x: tensor<1x?x8x8xf32>, %w: tensor<16x?x3x3xf32>
 // filters-major tiles: 4 filters by a vector of 16 output columns, each
 // filter's weight broadcast over the pixels, no transpose.
 // CHECK-LABEL: func.func @widths_and_groups
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 1, 1) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x16x4x8xf32>)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, 1, 1) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x16x4x8xf32>)
 // CHECK:           %[[WHOLE:.*]] = arith.cmpi ule, %{{.*}}, %c4
 // CHECK:           scf.if %[[WHOLE]] -> (vector<8x16xf32>)
 // CHECK:             vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<8xf32>, vector<16xf32>
@@ -217,7 +227,7 @@ func.func @widths_and_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<16x4x3x3xf32>, 
 // CHECK:         %[[Y:.*]] = tensor.empty() : tensor<1x16x16x16xf32>
 // CHECK:         tensor.extract_slice %[[XP]][0, 0, 0, 0] [1, 4, 8, 8]
 // CHECK:         linalg.generic {indexing_maps = [#[[K00]], {{.*}}} ins(%{{.*}} : tensor<4x16x3x3xf32>) outs(%{{.*}} : tensor<1x4x1x1x16xf32>)
-// CHECK:         %[[P00:.*]] = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 8, 1, 1)
+// CHECK:         %[[P00:.*]] = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, 1, 1)
 // CHECK:               vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<8xf32>, vector<16xf32>
 // CHECK:         %[[Y00:.*]] = tensor.insert_slice %[[P00]] into %[[Y]][0, 0, 0, 0] [1, 16, 8, 8] [1, 1, 2, 2]
 // CHECK:         %[[Y01:.*]] = tensor.insert_slice %{{.*}} into %[[Y00]][0, 0, 0, 1] [1, 16, 8, 8] [1, 1, 2, 2]
@@ -244,7 +254,7 @@ func.func @transposed(%x: tensor<1x4x8x8xf32>, %w: tensor<4x16x3x3xf32>) -> tens
 // CHECK:         %[[XP:.*]] = tensor.insert_slice %{{.*}}[0, 0, 0, 0] [1, 8, 5, 6] [1, 1, 1, 1] : tensor<1x8x5x6xf32> into tensor<1x8x5x10xf32>
 // CHECK:         tensor.extract_slice %[[XP]][0, 0, 1, 1] [1, 8, 3, 8]
 // CHECK:         linalg.generic {indexing_maps = [#[[G00]], {{.*}}} ins(%{{.*}} : tensor<8x16x3x3xf32>) outs(%{{.*}} : tensor<2x4x1x1x16xf32>)
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %[[FT:.*]], %{{.*}}) in (1, 3, 2, 1)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %[[FT:.*]], %{{.*}}) in (1, 1, 2, 1)
 // CHECK:           %[[F0:.*]] = arith.muli %[[FT]], %c16
 // CHECK:           %[[G:.*]] = arith.divui %[[F0]], %c16
 // CHECK:           arith.muli %[[G]], %c4
