@@ -23,6 +23,7 @@ from harness import report, time_interleaved
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test" / "python"))
 import references as ref  # noqa: E402
+from numerics import fused_text  # noqa: E402
 
 # name: (x shape, w shape, stride, padding, groups)
 LAYERS = {
@@ -36,15 +37,6 @@ LAYERS = {
     "1x1-256-64": ((1, 256, 56, 56), (64, 256, 1, 1), 1, 0, 1),
     "3x3-128-g32": ((1, 128, 28, 28), (128, 4, 3, 3), 1, 1, 32),
 }
-
-
-def module(xs, ws, ys, stride, padding, groups):
-    x, w, b, y = (f"tensor<{'x'.join(map(str, s))}xf32>" for s in (xs, ws, (ws[0],), ys))
-    attrs = (f"stride = array<i64: {stride}, {stride}>, "
-             f"padding = array<i64: {padding}, {padding}>, groups = {groups} : i64")
-    return (f"func.func @f(%x: {x}, %w: {w}, %b: {b}) -> {y} {{\n"
-            f"  %y = fuel.fused conv2d {{{attrs}}} (%x, %w, %b) : ({x}, {w}, {b}) -> {y}\n"
-            f"  return %y : {y}\n}}\n")
 
 
 def main():
@@ -64,7 +56,8 @@ def main():
         want = ref.conv2d(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
                           (stride, stride), (padding, padding), groups)
         out = np.empty(want.shape, np.float32)
-        f = runner.compile(module(xs, ws, want.shape, stride, padding, groups), "f")
+        params = {"stride": (stride, stride), "padding": (padding, padding), "groups": groups}
+        f = runner.compile(fused_text("conv2d", [x, w, b], params), "f")
         calls = {"fuel out=": lambda: f(x, w, b, out=out)}
         try:
             import torch

@@ -60,6 +60,13 @@ using namespace mlir::fuel;
 using namespace mlir::fuel::convolution;
 
 namespace {
+/// The column tiles of a CPU iteration at most (buildBlockedCore): 8 tiles
+/// of 4 x 16 f32 partial sums are 2 KiB with AVX2.
+constexpr int64_t kMaxColTiles = 8;
+/// The tiles of a CPU iteration at most, over its rows: 16 tiles of 4 x 16
+/// f32 partial sums are 4 KiB with AVX2.
+constexpr int64_t kMaxTiles = 16;
+
 ConvTile convTile(int64_t filtersPerGroup, int64_t height, int64_t width,
                   const ScheduleOptions &options) {
   RegisterTile tile = registerTile(options);
@@ -370,9 +377,6 @@ static Value buildCore(RewriterBase &rewriter, Location loc,
   // it); the columns past y's are dropped at the end.
   int64_t blockCols = registers.blockCols();
   CoreOutput output(rewriter, loc, yType, xp, extent, blockCols);
-  SmallVector<OpFoldResult> outSizes = output.sizes;
-  Value out = output.init;
-  OpFoldResult colBlocks = output.colBlocks;
   // The loops over tiles, and where the tile goes: on the CPU one
   // scf.forall over (b, oh, filter tiles, column tiles); on a GPU blocks
   // over (b * Ho + oh, filter blocks, column blocks) and in each a thread
@@ -383,10 +387,10 @@ static Value buildCore(RewriterBase &rewriter, Location loc,
   Value bi, oh, f0, ow0, outArg;
   SmallVector<OpFoldResult> tileAt;
   if (!gpu) {
-    SmallVector<OpFoldResult> ubs = {outSizes[0], extent.rows,
+    SmallVector<OpFoldResult> ubs = {output.sizes[0], extent.rows,
                                      rewriter.getIndexAttr(y[1] / tileF),
-                                     colBlocks};
-    forall = scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out},
+                                     output.colBlocks};
+    forall = scf::ForallOp::create(rewriter, loc, ubs, ValueRange{output.init},
                                    std::nullopt);
     Block *body = forall.getBody();
     rewriter.setInsertionPointToStart(body);
@@ -405,8 +409,8 @@ static Value buildCore(RewriterBase &rewriter, Location loc,
     int64_t rowBlocks = *getConstantIntValue(extent.rows) / blockRows;
     SmallVector<OpFoldResult> ubs = {rewriter.getIndexAttr(y[0] * rowBlocks),
                                      rewriter.getIndexAttr(y[1] / blockF),
-                                     colBlocks};
-    forall = scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out},
+                                     output.colBlocks};
+    forall = scf::ForallOp::create(rewriter, loc, ubs, ValueRange{output.init},
                                    std::nullopt);
     Block *body = forall.getBody();
     rewriter.setInsertionPointToStart(body);

@@ -58,13 +58,6 @@ struct ConvTile {
   bool blocked() const { return threadCols == 0 && !filtersOuter; }
 };
 
-/// The column tiles of a CPU iteration at most (buildBlockedCore): 8 tiles
-/// of 4 accumulators rows are 2 KiB of f32 partial sums with AVX2.
-constexpr int64_t kMaxColTiles = 8;
-/// The tiles of a CPU iteration at most, over its rows: 16 tiles of 4 x 16
-/// f32 partial sums are 4 KiB with AVX2.
-constexpr int64_t kMaxTiles = 16;
-
 /// How the core reads its input: with stride s, from the input split into
 /// its s_h x s_w phases, xs[b, c, ph, pw, i, j] = xp[b, c, i * s_h + ph,
 /// j * s_w + pw] (`splitPhases`), so that the pixels of consecutive output
