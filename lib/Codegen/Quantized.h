@@ -14,7 +14,8 @@ LogicalResult canScheduleQuantized(FusedOp op, const ScheduleOptions &options,
 
 /// Replaces `op` (a qmatmul canScheduleQuantized accepts) by tiles of rows
 /// in an scf.forall, each reading the quantized weight once and
-/// dequantizing it in vector registers.
+/// dequantizing it in vector registers; a qmatmul with many rows of A by
+/// blocks of rows over panels of the weight, each dequantized once.
 LogicalResult buildQuantized(RewriterBase &rewriter, FusedOp op,
                              const ScheduleOptions &options);
 

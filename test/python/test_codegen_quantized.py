@@ -157,6 +157,56 @@ def test_super_block_pairs(qtype, registers, a_shape, n):
     assert_dot_close(got, a, rows, qtype, k)
 
 
+# Prefill: 32 rows of A or more (16 for Q3_K and Q6_K; a multiple of the
+# register tile's rows) run on panels: each scf.forall iteration
+# dequantizes its rows of W once, a block of the reduction at a time,
+# transposed into a panel whose lanes are rows of W, and runs every
+# register tile of its rows of A over it. Every type, with the register
+# files' tiles and panels (AVX-512: 8 x 32, panels of 128 weights; AVX2:
+# 4 x 16, panels of 256; 64-bit: 1 x 4), a step of Q3_K and Q6_K split into
+# several panels, batch dims, several iterations over rows of W.
+PANEL_TYPES = SCHEDULED + ["q2_k", "q3_k", "q4_k", "q5_k", "q6_k"]
+
+
+@pytest.mark.parametrize("qtype", PANEL_TYPES)
+@pytest.mark.parametrize("registers", [(32, 512), (16, 256), (4, 64)],
+                         ids=lambda v: f"{v[0]}x{v[1]}")
+@pytest.mark.parametrize("a_shape,n", [((32, 512), 64), ((2, 24, 1024), 32)],
+                         ids=lambda v: str(v))
+def test_panels(qtype, registers, a_shape, n):
+    k = a_shape[-1]
+    rows = random_blocks(qtype, n, k, seed=n + k)
+    a = rand(a_shape, np.float32, 9)
+    got = run(a, rows, qtype, k, n, vector_registers=registers)
+    assert_dot_close(got, a, rows, qtype, k)
+
+
+# Blocks of 128 rows of A (M = 384: three), K of three chunks (panels of
+# one), Q6_K's 16 rows, f16 and bf16 activations and results (the sums in
+# f32, narrowed once), two threads; and what stays on the tiles of rows:
+# N that is not a multiple of the tile's rows of W, 16 rows of Q5_1.
+@pytest.mark.parametrize("qtype,a_shape,n,dtype", [
+    ("q4_k", (384, 256), 32, np.float32),
+    ("q8_0", (32, 192), 16, np.float32),
+    ("q6_k", (16, 512), 16, np.float32),
+    ("q6_k", (32, 512), 16, np.float16),
+    ("q5_1", (16, 320), 48, np.float32),
+    ("q4_0", (32, 256), 24, np.float32),
+] + ([("q4_1", (32, 256), 16, BF16)] if BF16 is not None else []),
+    ids=lambda v: str(v) if not isinstance(v, type) else v.__name__)
+def test_panel_shapes(qtype, a_shape, n, dtype):
+    k = a_shape[-1]
+    rows = random_blocks(qtype, n, k, seed=k)
+    a = rand(a_shape, dtype, 4)
+    got = run(a, rows, qtype, k, n)
+    assert got.dtype == dtype
+    if dtype == np.float32:
+        assert_dot_close(got, a, rows, qtype, k)
+    else:
+        assert_close(got, reference(a, rows, qtype, k), "f16" if dtype == np.float16 else "bf16")
+    assert np.array_equal(got, run(a, rows, qtype, k, n, threads=2))
+
+
 def assert_identity_exact(qtype, rows, k, n, atol=0.0):
     """With A the identity, each output is a single dequantized weight (to
     f32's rounding), under every register file."""

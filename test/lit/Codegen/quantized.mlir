@@ -300,6 +300,66 @@ func.func @q3_k(%a: tensor<1x512xf32>, %w: tensor<220xi32>) -> tensor<1x4xf32> {
 
 // -----
 
+// Prefill: 32 rows of A run on panels (with AVX2, register tiles of 4
+// rows of A by 16 rows of W, fused_linear's). An iteration takes 32 rows
+// of A by 16 rows of W; its tile of C starts from zeros and holds the sums
+// from panel to panel. Per panel (a Q4_K super-block: 256 weights), each
+// row of W is dequantized once into `rows` [16, 256], transposed 8 x 8 at
+// a time into the panel [256, 16] (24 shuffles: blocks of 4, 2, 1 lanes
+// swapped), and every register tile of the 32 rows runs over the panel: an
+// element of A broadcast, times the panel's two vectors of a step.
+// AVX2-LABEL: func.func @panels
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
+// AVX2:           %[[C:.*]] = tensor.extract_slice %{{.*}} [32, 16] [1, 1] : tensor<32x32xf32> to tensor<32x16xf32>
+// AVX2:           %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[C]] : tensor<32x16xf32>)
+// AVX2:           %[[ROWS:.*]] = tensor.empty() : tensor<16x256xf32>
+// AVX2:           %[[PANEL:.*]] = tensor.empty() : tensor<256x16xf32>
+// AVX2:           scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%{{.*}} = %[[ZEROS]], %{{.*}} = %[[ROWS]], %{{.*}} = %[[PANEL]])
+// AVX2:             scf.for %{{.*}} = %{{.*}} to %c16{{.*}} -> (tensor<16x256xf32>)
+// AVX2-COUNT-8:       vector.transfer_write %{{.*}} : vector<8xf32>, tensor<16x256xf32>
+// AVX2:             scf.for %{{.*}} = %{{.*}} to %c256{{.*}} step %c8{{.*}} -> (tensor<256x16xf32>)
+// AVX2-COUNT-8:       vector.transfer_read %{{.*}} : tensor<16x256xf32>, vector<8xf32>
+// AVX2-COUNT-8:       vector.shuffle %{{.*}}, %{{.*}} [{{0, 1, 2, 3, 8, 9, 10, 11|4, 5, 6, 7, 12, 13, 14, 15}}] : vector<8xf32>, vector<8xf32>
+// AVX2-COUNT-8:       vector.shuffle %{{.*}}, %{{.*}} [{{0, 1, 8, 9, 4, 5, 12, 13|2, 3, 10, 11, 6, 7, 14, 15}}] : vector<8xf32>, vector<8xf32>
+// AVX2-COUNT-8:       vector.shuffle %{{.*}}, %{{.*}} [{{0, 8, 2, 10, 4, 12, 6, 14|1, 9, 3, 11, 5, 13, 7, 15}}] : vector<8xf32>, vector<8xf32>
+// AVX2-COUNT-8:       vector.transfer_write %{{.*}} : vector<8xf32>, tensor<256x16xf32>
+// AVX2:             scf.for %{{.*}} = %{{.*}} to %c32{{.*}} step %c4{{.*}} -> (tensor<32x16xf32>)
+// AVX2-COUNT-8:       vector.transfer_read %{{.*}} : tensor<32x16xf32>, vector<8xf32>
+// AVX2:               scf.for %{{.*}} = %{{.*}} to %c256{{.*}} step %c8{{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2-COUNT-2:         vector.transfer_read %{{.*}} : tensor<256x16xf32>, vector<8xf32>
+// AVX2:                 %[[X:.*]] = tensor.extract %{{.*}} : tensor<32x512xf32>
+// AVX2:                 %[[XV:.*]] = vector.broadcast %[[X]] : f32 to vector<8xf32>
+// AVX2:                 vector.fma %[[XV]], %{{.*}}, %{{.*}} : vector<8xf32>
+// AVX2:                 vector.fma %[[XV]], %{{.*}}, %{{.*}} : vector<8xf32>
+// AVX2-COUNT-8:       vector.transfer_write %{{.*}} : vector<8xf32>, tensor<32x16xf32>
+// AVX2:         scf.forall.in_parallel
+// AVX2-NOT:     vector.reduction
+func.func @panels(%a: tensor<32x512xf32>, %w: tensor<2304xi32>) -> tensor<32x32xf32> {
+  %c = fuel.fused qmatmul {quant_type = #fuel.quant<q4_k>, k = 512 : i64, n = 32 : i64} (%a, %w) : (tensor<32x512xf32>, tensor<2304xi32>) -> tensor<32x32xf32>
+  return %c : tensor<32x32xf32>
+}
+
+// -----
+
+// Q6_K from 16 rows (its decoding costs the most), a step of two
+// super-blocks two panels: each dequantized and run over in turn. Q4_0
+// with 16 rows stays on tiles of 8 rows of A (one accumulator per row of A
+// and of W, reduced once).
+// AVX2-LABEL: func.func @panels_from_16_rows
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (1, 1)
+// AVX2:           scf.for %{{.*}} = %c0 to %c1{{(_[0-9]+)?}} step %c1 iter_args
+// AVX2-COUNT-2:     scf.for %{{.*}} -> (tensor<16x256xf32>)
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (2, 16)
+// AVX2:           scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2:           vector.reduction <add>
+func.func @panels_from_16_rows(%a: tensor<16x512xf32>, %w: tensor<1680xi32>, %a4: tensor<16x256xf32>, %w4: tensor<576xi32>) -> (tensor<16x16xf32>, tensor<16x16xf32>) {
+  %c = fuel.fused qmatmul {quant_type = #fuel.quant<q6_k>, k = 512 : i64, n = 16 : i64} (%a, %w) : (tensor<16x512xf32>, tensor<1680xi32>) -> tensor<16x16xf32>
+  %c4 = fuel.fused qmatmul {quant_type = #fuel.quant<q4_0>, k = 256 : i64, n = 16 : i64} (%a4, %w4) : (tensor<16x256xf32>, tensor<576xi32>) -> tensor<16x16xf32>
+  return %c, %c4 : tensor<16x16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
 // f64 activations lower as decomposed, with the reason.
 // CHECK-LABEL: func.func @f64_activations
 // CHECK:         fuel.fused qmatmul

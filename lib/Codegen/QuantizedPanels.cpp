@@ -1,0 +1,287 @@
+//===- QuantizedPanels.cpp - qmatmul with many rows of A ------------------===//
+//
+// The panel schedule of qmatmul: with many rows of A (prefill), tiles of
+// rows of A by rows of W (Quantized.cpp) would each dequantize the weight
+// again (at 64 rows, 8 times with tiles of 8 rows). Here each scf.forall
+// iteration takes `blockM` rows of A by `np` rows of W, the register tile's
+// columns (16 with AVX2, 32 with AVX-512), and walks the reduction a block
+// at a time: it dequantizes the block of its rows of W once, chunk by chunk
+// (`decodedChunk`, in the decoded order the packed A follows), into `rows`
+// [np, kc]; transposes that into a panel [kc, np] (rows of W in lanes), a
+// square of lanes x lanes at a time by shuffles; and runs every register
+// tile of its rows of A over the panel, the outer products of a broadcast
+// element of A with the panel's vectors, as fused_linear's schedule runs
+// over its packed right operand. The panel (16 KiB) stays in L1 across the
+// register tiles; the tiles' sums stay in the iteration's tile of C (f32)
+// from block to block.
+//
+//===----------------------------------------------------------------------===//
+
+#include "QuantizedBlocks.h"
+#include "ScheduleUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::fuel;
+using namespace mlir::fuel::quantized;
+
+namespace {
+/// The fewest rows of A (static) for which qmatmul runs on panels: 32,
+/// where tiles of 8 rows would dequantize the weight 4 times, and 16 for
+/// Q3_K and Q6_K, whose steps of two super-blocks cost the most to decode.
+/// At 16 rows (AVX2, K = N = 4096) panels ran Q3_K 1.53x and Q6_K 1.32x
+/// faster than the tiles, Q5_K and Q2_K at 1.01x and 0.97x, Q8_0 and Q4_0
+/// at 0.82x and 0.87x; at 32 rows every type 1.02x (Q8_0) to 1.62x (Q6_K).
+constexpr int64_t kPanelRows = 32;
+constexpr int64_t kPanelRowsCostlyDecode = 16;
+/// The rows of A of one scf.forall iteration of the panel schedule, at
+/// most.
+constexpr int64_t kPanelBlockM = 128;
+/// The bytes of a panel of decoded weights, at most (L1).
+constexpr int64_t kPanelBytes = 16 * 1024;
+/// Steps of the reduction per iteration of a register tile's loop.
+constexpr int64_t kPanelUnroll = 8;
+
+/// The panel schedule's sizes: its register tile is fused_linear's
+/// (`registerTile`: 4 x 16 with AVX2, 8 x 32 with AVX-512), its panels the
+/// register tile's columns by as many chunks as fit `kPanelBytes`.
+struct PanelShape {
+  int64_t regM, np; ///< the register tile: rows of A, rows of W.
+  int64_t blockM;   ///< rows of A per iteration.
+  int64_t subChunks; ///< chunks of a panel.
+  int64_t outer;    ///< chunks per iteration of the loop over K: a panel's,
+                    ///< or a step's when a step holds several panels.
+  int64_t kc() const { return subChunks * kChunk; }
+};
+
+std::optional<PanelShape> panelShapeOf(const QShape &s,
+                                       const ScheduleOptions &options) {
+  RegisterTile rt = registerTile(options);
+  bool costly = s.layout.superBlock && s.layout.perStep() == 2;
+  int64_t least = costly ? kPanelRowsCostlyDecode : kPanelRows;
+  if (ShapedType::isDynamic(s.rows) || s.rows < least ||
+      s.rows % rt.m != 0 || s.n % rt.n != 0 || rt.n % s.lanes != 0)
+    return std::nullopt;
+  PanelShape p;
+  p.regM = rt.m;
+  p.np = rt.n;
+  p.blockM = rt.m;
+  for (int64_t t = kPanelBlockM - kPanelBlockM % rt.m; t >= rt.m; t -= rt.m)
+    if (s.rows % t == 0) {
+      p.blockM = t;
+      break;
+    }
+  int64_t most =
+      std::max<int64_t>(kPanelBytes / (p.np * 4 * kChunk), 1);
+  p.subChunks = s.chunks == 1 ? powerOfTwoDividing(s.k / kChunk, most)
+                              : powerOfTwoDividing(s.chunks, most);
+  p.outer = std::max(p.subChunks, s.chunks);
+  return p;
+}
+
+/// `v` (as many vectors as they have lanes, a power of two) transposed:
+/// for each bit of the lane index, from the highest, the off-diagonal
+/// blocks of that size swapped between pairs of vectors.
+SmallVector<Value> transposed(OpBuilder &b, Location loc,
+                              SmallVector<Value> v) {
+  int64_t n = static_cast<int64_t>(v.size());
+  for (int64_t s = n / 2; s >= 1; s /= 2) {
+    SmallVector<int64_t> low, high;
+    for (int64_t l = 0; l < n; ++l) {
+      low.push_back(l & s ? n + l - s : l);
+      high.push_back(l & s ? n + l : l + s);
+    }
+    for (int64_t r = 0; r < n; ++r) {
+      if (r & s)
+        continue;
+      Value x = v[r], y = v[r + s];
+      v[r] = vector::ShuffleOp::create(b, loc, x, y, low);
+      v[r + s] = vector::ShuffleOp::create(b, loc, x, y, high);
+    }
+  }
+  return v;
+}
+
+} // namespace
+
+LogicalResult quantized::buildPanels(RewriterBase &rewriter, FusedOp op,
+                                     QmatmulView qm, const QShape &s,
+                                     const ScheduleOptions &options) {
+  std::optional<PanelShape> shape = panelShapeOf(s, options);
+  if (!shape)
+    return failure();
+  const PanelShape &p = *shape;
+  Location loc = op.getLoc();
+  Type f32 = rewriter.getF32Type();
+  TileFrame frame = TileFrame::open(
+      rewriter, op, qm.getA(), s.rows, s.n, p.blockM, p.np,
+      [&](Value a) { return packActivations(rewriter, loc, s, a); });
+  Value a = frame.a, m0 = frame.m0, n0 = frame.n0, wq = qm.getWQ();
+  StepBuilder sb{rewriter, loc};
+  int64_t lanes = s.lanes, kc = p.kc(), groups = p.np / lanes;
+  int64_t rowWords = (s.k / s.stepWeights()) * s.stepWords;
+  auto lanesType = VectorType::get({lanes}, f32);
+  Value padF = arith::ConstantOp::create(rewriter, loc, f32,
+                                         rewriter.getF32FloatAttr(0.0));
+  // The iteration's sums, from zeros; in C's tile itself when C is f32.
+  Type cElt = frame.cType.getElementType();
+  Value sums = cElt.isF32()
+                   ? frame.emptyTile(rewriter, loc)
+                   : tensor::EmptyOp::create(
+                         rewriter, loc, ArrayRef<int64_t>{p.blockM, p.np},
+                         f32)
+                         .getResult();
+  sums = linalg::FillOp::create(rewriter, loc, padF, sums).getResult(0);
+  Value rows = tensor::EmptyOp::create(
+      rewriter, loc, ArrayRef<int64_t>{p.np, kc}, f32);
+  Value panel = tensor::EmptyOp::create(
+      rewriter, loc, ArrayRef<int64_t>{kc, p.np}, f32);
+  int64_t stepsPerIter = p.outer / s.chunks;
+  auto loop = scf::ForOp::create(
+      rewriter, loc, sb.index(0), sb.index(s.k / (p.outer * kChunk)),
+      sb.index(1), ValueRange{sums, rows, panel},
+      [&](OpBuilder &b, Location l, Value it, ValueRange args) {
+        StepBuilder st{b, l};
+        Value sums = args[0], rows = args[1], panel = args[2];
+        Value firstStep =
+            arith::MulIOp::create(b, l, it, st.index(stepsPerIter));
+        for (int64_t sub = 0; sub < p.outer / p.subChunks; ++sub) {
+          // The panel's rows of W, dequantized, a row of `rows` each.
+          rows = carriedLoop(
+              b, l, 0, p.np, 1, rows,
+              [&](OpBuilder &rb, Value j, Value rows) -> Value {
+                StepBuilder rst{rb, l};
+                Value rowStart = arith::MulIOp::create(
+                    rb, l, arith::AddIOp::create(rb, l, n0, j),
+                    rst.index(rowWords));
+                for (int64_t u = 0; u < p.subChunks; ++u) {
+                  int64_t g = sub * p.subChunks + u;
+                  Value step = arith::AddIOp::create(
+                      rb, l, firstStep, rst.index(g / s.chunks));
+                  Value word = arith::AddIOp::create(
+                      rb, l, rowStart,
+                      arith::MulIOp::create(rb, l, step,
+                                            rst.index(s.stepWords)));
+                  SmallVector<Value, 16> w =
+                      decodedChunk(rst, s, wq, word, g % s.chunks);
+                  for (int64_t piece = 0; piece < s.pieces(); ++piece)
+                    rows = vector::TransferWriteOp::create(
+                               rb, l, w[piece], rows,
+                               ValueRange{j, rst.index(u * kChunk +
+                                                       piece * lanes)},
+                               ArrayRef<bool>{true})
+                               .getResult();
+                }
+                return rows;
+              });
+          // Transposed into the panel, `lanes` x `lanes` at a time.
+          panel = carriedLoop(
+              b, l, 0, kc, lanes, panel,
+              [&](OpBuilder &tb, Value k, Value panel) -> Value {
+                StepBuilder tst{tb, l};
+                for (int64_t g = 0; g < groups; ++g) {
+                  SmallVector<Value> v;
+                  for (int64_t r = 0; r < lanes; ++r)
+                    v.push_back(vector::TransferReadOp::create(
+                        tb, l, lanesType, rows,
+                        ValueRange{tst.index(g * lanes + r), k}, padF,
+                        ArrayRef<bool>{true}));
+                  v = transposed(tb, l, v);
+                  for (int64_t r = 0; r < lanes; ++r)
+                    panel = vector::TransferWriteOp::create(
+                                tb, l, v[r], panel,
+                                ValueRange{arith::AddIOp::create(
+                                               tb, l, k, tst.index(r)),
+                                           tst.index(g * lanes)},
+                                ArrayRef<bool>{true})
+                                .getResult();
+                }
+                return panel;
+              });
+          // Every register tile of the iteration's rows over the panel.
+          Value k0 = arith::AddIOp::create(
+              b, l,
+              arith::MulIOp::create(b, l, it, st.index(p.outer * kChunk)),
+              st.index(sub * kc));
+          sums = carriedLoop(
+              b, l, 0, p.blockM, p.regM, sums,
+              [&](OpBuilder &mb, Value mt, Value sums) -> Value {
+                StepBuilder mst{mb, l};
+                SmallVector<Value> accs, rowOf;
+                for (int64_t i = 0; i < p.regM; ++i) {
+                  Value r = arith::AddIOp::create(mb, l, mt, mst.index(i));
+                  rowOf.push_back(arith::AddIOp::create(mb, l, m0, r));
+                  for (int64_t g = 0; g < groups; ++g)
+                    accs.push_back(vector::TransferReadOp::create(
+                        mb, l, lanesType, sums,
+                        ValueRange{r, mst.index(g * lanes)}, padF,
+                        ArrayRef<bool>{true}));
+                }
+                auto kLoop = scf::ForOp::create(
+                    mb, l, mst.index(0), mst.index(kc),
+                    mst.index(kPanelUnroll), accs,
+                    [&](OpBuilder &kb, Location, Value k,
+                        ValueRange carried) {
+                      StepBuilder kst{kb, l};
+                      SmallVector<Value> next(carried);
+                      for (int64_t ku = 0; ku < kPanelUnroll; ++ku) {
+                        Value kk = arith::AddIOp::create(kb, l, k,
+                                                         kst.index(ku));
+                        Value col = arith::AddIOp::create(kb, l, k0, kk);
+                        SmallVector<Value> wv;
+                        for (int64_t g = 0; g < groups; ++g)
+                          wv.push_back(vector::TransferReadOp::create(
+                              kb, l, lanesType, panel,
+                              ValueRange{kk, kst.index(g * lanes)}, padF,
+                              ArrayRef<bool>{true}));
+                        for (int64_t i = 0; i < p.regM; ++i) {
+                          Value x = tensor::ExtractOp::create(
+                              kb, l, a, ValueRange{rowOf[i], col});
+                          Value xv =
+                              vector::BroadcastOp::create(kb, l, lanesType, x);
+                          for (int64_t g = 0; g < groups; ++g) {
+                            Value &acc = next[i * groups + g];
+                            acc = vector::FMAOp::create(kb, l, xv, wv[g], acc);
+                          }
+                        }
+                      }
+                      scf::YieldOp::create(kb, l, next);
+                    });
+                for (int64_t i = 0; i < p.regM; ++i) {
+                  Value r = arith::AddIOp::create(mb, l, mt, mst.index(i));
+                  for (int64_t g = 0; g < groups; ++g)
+                    sums = vector::TransferWriteOp::create(
+                               mb, l, kLoop.getResult(i * groups + g), sums,
+                               ValueRange{r, mst.index(g * lanes)},
+                               ArrayRef<bool>{true})
+                               .getResult();
+                }
+                return sums;
+              });
+        }
+        scf::YieldOp::create(b, l, ValueRange{sums, rows, panel});
+      });
+  Value tile = loop.getResult(0);
+  if (!cElt.isF32()) {
+    Value out = frame.emptyTile(rewriter, loc);
+    AffineMap id = rewriter.getMultiDimIdentityMap(2);
+    tile = linalg::GenericOp::create(
+               rewriter, loc, out.getType(), tile, out,
+               SmallVector<AffineMap>{id, id},
+               SmallVector<utils::IteratorType>(
+                   2, utils::IteratorType::parallel),
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 linalg::YieldOp::create(
+                     nb, nl, arith::TruncFOp::create(nb, nl, cElt, args[0])
+                                 .getResult());
+               })
+               .getResult(0);
+  }
+  frame.close(rewriter, op, tile);
+  return success();
+}
