@@ -13,7 +13,8 @@
 // element of A with the panel's vectors, as fused_linear's schedule runs
 // over its packed right operand. The panel (16 KiB) stays in L1 across the
 // register tiles; the tiles' sums stay in the iteration's tile of C (f32)
-// from block to block.
+// from block to block. awq_matmul's panels (QuantizedTables.cpp) run the
+// same register tiles (`accumulatePanel`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -108,6 +109,78 @@ SmallVector<Value> transposed(OpBuilder &b, Location loc,
 }
 
 } // namespace
+
+Value quantized::accumulatePanel(OpBuilder &b, Location l, const PanelTile &t,
+                                 Value a, Value m0, Value k0, Value panel,
+                                 Value sums) {
+  Type f32 = b.getF32Type();
+  auto lanesType = VectorType::get({t.lanes}, f32);
+  Type aElt = cast<RankedTensorType>(a.getType()).getElementType();
+  Value padF =
+      arith::ConstantOp::create(b, l, f32, b.getF32FloatAttr(0.0));
+  // The register tile's columns: two vectors (`registerTile`).
+  int64_t groups = 2;
+  return carriedLoop(
+      b, l, 0, t.columns, groups * t.lanes, sums,
+      [&](OpBuilder &cb, Value c0, Value sums) -> Value {
+        return carriedLoop(
+            cb, l, 0, t.blockM, t.regM, sums,
+            [&](OpBuilder &mb, Value mt, Value sums) -> Value {
+              StepBuilder mst{mb, l};
+              SmallVector<Value> accs, rowOf, colOf;
+              for (int64_t g = 0; g < groups; ++g)
+                colOf.push_back(
+                    arith::AddIOp::create(mb, l, c0, mst.index(g * t.lanes)));
+              for (int64_t i = 0; i < t.regM; ++i) {
+                Value r = arith::AddIOp::create(mb, l, mt, mst.index(i));
+                rowOf.push_back(arith::AddIOp::create(mb, l, m0, r));
+                for (int64_t g = 0; g < groups; ++g)
+                  accs.push_back(vector::TransferReadOp::create(
+                      mb, l, lanesType, sums, ValueRange{r, colOf[g]}, padF,
+                      ArrayRef<bool>{true}));
+              }
+              auto kLoop = scf::ForOp::create(
+                  mb, l, mst.index(0), mst.index(t.kc),
+                  mst.index(kPanelUnroll), accs,
+                  [&](OpBuilder &kb, Location, Value k, ValueRange carried) {
+                    StepBuilder kst{kb, l};
+                    SmallVector<Value> next(carried);
+                    for (int64_t ku = 0; ku < kPanelUnroll; ++ku) {
+                      Value kk =
+                          arith::AddIOp::create(kb, l, k, kst.index(ku));
+                      Value col = arith::AddIOp::create(kb, l, k0, kk);
+                      SmallVector<Value> wv;
+                      for (int64_t g = 0; g < groups; ++g)
+                        wv.push_back(vector::TransferReadOp::create(
+                            kb, l, lanesType, panel, ValueRange{kk, colOf[g]},
+                            padF, ArrayRef<bool>{true}));
+                      for (int64_t i = 0; i < t.regM; ++i) {
+                        Value x = tensor::ExtractOp::create(
+                            kb, l, a, ValueRange{rowOf[i], col});
+                        if (aElt != f32)
+                          x = arith::ExtFOp::create(kb, l, f32, x);
+                        Value xv =
+                            vector::BroadcastOp::create(kb, l, lanesType, x);
+                        for (int64_t g = 0; g < groups; ++g) {
+                          Value &acc = next[i * groups + g];
+                          acc = vector::FMAOp::create(kb, l, xv, wv[g], acc);
+                        }
+                      }
+                    }
+                    scf::YieldOp::create(kb, l, next);
+                  });
+              for (int64_t i = 0; i < t.regM; ++i) {
+                Value r = arith::AddIOp::create(mb, l, mt, mst.index(i));
+                for (int64_t g = 0; g < groups; ++g)
+                  sums = vector::TransferWriteOp::create(
+                             mb, l, kLoop.getResult(i * groups + g), sums,
+                             ValueRange{r, colOf[g]}, ArrayRef<bool>{true})
+                             .getResult();
+              }
+              return sums;
+            });
+      });
+}
 
 LogicalResult quantized::buildPanels(RewriterBase &rewriter, FusedOp op,
                                      QmatmulView qm, const QShape &s,
@@ -208,61 +281,9 @@ LogicalResult quantized::buildPanels(RewriterBase &rewriter, FusedOp op,
               b, l,
               arith::MulIOp::create(b, l, it, st.index(p.outer * kChunk)),
               st.index(sub * kc));
-          sums = carriedLoop(
-              b, l, 0, p.blockM, p.regM, sums,
-              [&](OpBuilder &mb, Value mt, Value sums) -> Value {
-                StepBuilder mst{mb, l};
-                SmallVector<Value> accs, rowOf;
-                for (int64_t i = 0; i < p.regM; ++i) {
-                  Value r = arith::AddIOp::create(mb, l, mt, mst.index(i));
-                  rowOf.push_back(arith::AddIOp::create(mb, l, m0, r));
-                  for (int64_t g = 0; g < groups; ++g)
-                    accs.push_back(vector::TransferReadOp::create(
-                        mb, l, lanesType, sums,
-                        ValueRange{r, mst.index(g * lanes)}, padF,
-                        ArrayRef<bool>{true}));
-                }
-                auto kLoop = scf::ForOp::create(
-                    mb, l, mst.index(0), mst.index(kc),
-                    mst.index(kPanelUnroll), accs,
-                    [&](OpBuilder &kb, Location, Value k,
-                        ValueRange carried) {
-                      StepBuilder kst{kb, l};
-                      SmallVector<Value> next(carried);
-                      for (int64_t ku = 0; ku < kPanelUnroll; ++ku) {
-                        Value kk = arith::AddIOp::create(kb, l, k,
-                                                         kst.index(ku));
-                        Value col = arith::AddIOp::create(kb, l, k0, kk);
-                        SmallVector<Value> wv;
-                        for (int64_t g = 0; g < groups; ++g)
-                          wv.push_back(vector::TransferReadOp::create(
-                              kb, l, lanesType, panel,
-                              ValueRange{kk, kst.index(g * lanes)}, padF,
-                              ArrayRef<bool>{true}));
-                        for (int64_t i = 0; i < p.regM; ++i) {
-                          Value x = tensor::ExtractOp::create(
-                              kb, l, a, ValueRange{rowOf[i], col});
-                          Value xv =
-                              vector::BroadcastOp::create(kb, l, lanesType, x);
-                          for (int64_t g = 0; g < groups; ++g) {
-                            Value &acc = next[i * groups + g];
-                            acc = vector::FMAOp::create(kb, l, xv, wv[g], acc);
-                          }
-                        }
-                      }
-                      scf::YieldOp::create(kb, l, next);
-                    });
-                for (int64_t i = 0; i < p.regM; ++i) {
-                  Value r = arith::AddIOp::create(mb, l, mt, mst.index(i));
-                  for (int64_t g = 0; g < groups; ++g)
-                    sums = vector::TransferWriteOp::create(
-                               mb, l, kLoop.getResult(i * groups + g), sums,
-                               ValueRange{r, mst.index(g * lanes)},
-                               ArrayRef<bool>{true})
-                               .getResult();
-                }
-                return sums;
-              });
+          sums = accumulatePanel(b, l,
+                                 PanelTile{p.regM, lanes, p.blockM, kc, p.np},
+                                 a, m0, k0, panel, sums);
         }
         scf::YieldOp::create(b, l, ValueRange{sums, rows, panel});
       });

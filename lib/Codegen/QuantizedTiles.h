@@ -107,6 +107,22 @@ struct TileFrame {
   void close(RewriterBase &rewriter, FusedOp op, Value tile);
 };
 
+/// A panel of dequantized weights and the register tiles that run over it
+/// (QuantizedPanels.cpp): `blockM` rows of A, in tiles of `regM` rows by
+/// two vectors of `lanes` columns (fused_linear's register tile); a panel
+/// of `kc` steps of the reduction by `columns` (a multiple of the tile's).
+struct PanelTile {
+  int64_t regM, lanes, blockM, kc, columns;
+};
+
+/// `sums` ([blockM, columns] f32) plus A's rows m0 to m0 + blockM, columns
+/// k0 to k0 + kc (f32, f16 or bf16), times `panel` ([kc, columns] f32):
+/// per register tile, its sums loaded into registers, each step an element
+/// of A broadcast times the tile's two vectors of the panel, the sums
+/// stored back.
+Value accumulatePanel(OpBuilder &b, Location loc, const PanelTile &t,
+                      Value a, Value m0, Value k0, Value panel, Value sums);
+
 /// The checks and builds of awq_matmul and nf4_matmul (QuantizedTables.cpp).
 LogicalResult canScheduleAwq(AwqMatmulView awq, std::string &why);
 LogicalResult buildAwq(RewriterBase &rewriter, AwqMatmulView awq,

@@ -385,6 +385,40 @@ def test_awq_register_files(registers, a_shape, n, group):
     assert np.all(np.abs(out - want) <= 2e-6 * scale + 1e-6), np.max(np.abs(out - want) / scale)
 
 
+# 8 rows of A or more (a multiple of the register tile's) run on panels:
+# each iteration dequantizes a panel of its words once, (q - z) s per
+# nibble position, and runs fused_linear's register tiles over it; each row
+# of sums is put back in column order at the end. Register files (AVX-512:
+# 8 x 32 tiles, panels of 32 steps of 128 columns; AVX2: 4 x 16, 64 of 64;
+# 64-bit: 1 x 4), panels as long as the group or shorter, batch dims,
+# blocks of 128 rows (M = 256: two), several panels of columns.
+@pytest.mark.parametrize("registers", [(32, 512), (16, 256), (4, 64)],
+                         ids=lambda v: f"{v[0]}x{v[1]}")
+@pytest.mark.parametrize("a_shape,n,group", [((8, 256), 128, 128), ((2, 16, 512), 256, 64),
+                                             ((256, 128), 128, 64), ((48, 384), 512, 128)],
+                         ids=lambda v: str(v))
+def test_awq_panels(registers, a_shape, n, group):
+    a, qw, qz, s, w = awq_inputs(a_shape, n, group, seed=n + group)
+    text = fused_text("awq_matmul", [a, qw, qz, s], {"group_size": group})
+    out = runner.compile(text, "f", vector_registers=registers)(a, qw, qz, s)
+    want = a.astype(np.float64).reshape(-1, a_shape[-1]) @ w
+    scale = np.abs(a).astype(np.float64).reshape(-1, a_shape[-1]) @ np.abs(w)
+    err = np.abs(out.reshape(want.shape) - want)
+    assert np.all(err <= 2e-6 * scale + 1e-6), np.max(err / scale)
+
+
+@pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
+def test_awq_panels_low_precision(dname, dtype):
+    # f16 or bf16 activations, scales and result: A widened per element,
+    # the sums in f32, narrowed once; two threads give the same bits.
+    a, qw, qz, s, w = awq_inputs((32, 256), 128, 64, dtype, seed=3)
+    text = fused_text("awq_matmul", [a, qw, qz, s], {"group_size": 64})
+    out = runner.compile(text, "f")(a, qw, qz, s)
+    assert out.dtype == dtype
+    assert_close(out, a.astype(np.float64) @ w, dname)
+    assert np.array_equal(out, runner.compile(text, "f", threads=2)(a, qw, qz, s))
+
+
 # Every nibble position, lane, quant and zero, exactly: with A the identity,
 # each output is (q - z) s rounded once (the weights and zeros decode as
 # 1 + q / 16 and 1 + z / 16, whose difference is exact, and the other

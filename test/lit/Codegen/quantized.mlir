@@ -479,6 +479,39 @@ func.func @awq_blocks(%a: tensor<2x256xf16>, %q: tensor<256x128xi32>, %z: tensor
 
 // -----
 
+// awq_matmul with 8 rows of A runs on panels (with AVX2, 4 x 16 register
+// tiles): an iteration takes the 8 rows by a vector of words' 64 columns
+// and walks K a panel of 64 steps at a time; per panel, the group's zeros
+// (1 + z / 16) and scales (times 16, gathered into nibble order), then
+// each step's words dequantized once, a vector per nibble position, into
+// the panel [64, 64]; the register tiles run over its column pairs; each
+// row of sums shuffled back into column order at the end.
+// AVX2-LABEL: func.func @awq_panels
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
+// AVX2:           linalg.fill {{.*}} -> tensor<8x64xf32>
+// AVX2:           tensor.empty() : tensor<64x64xf32>
+// AVX2:           scf.for {{.*}} to %c4 {{.*}} -> (tensor<8x64xf32>, tensor<64x64xf32>)
+// AVX2:             vector.transfer_read %{{.*}} : tensor<2x16xi32>, vector<8xi32>
+// AVX2:             vector.transfer_read %{{.*}} : tensor<2x128xf32>, vector<64xf32>
+// AVX2:             vector.shuffle %{{.*}}, %{{.*}} [0, 8, 16, 24, 32, 40, 48, 56] : vector<64xf32>, vector<64xf32>
+// AVX2:             scf.for {{.*}} to %c64{{.*}} step %c1{{.*}} -> (tensor<64x64xf32>)
+// AVX2:               vector.transfer_read %{{.*}} : tensor<256x16xi32>, vector<8xi32>
+// AVX2-COUNT-8:       arith.subf
+// AVX2:             scf.for {{.*}} to %c64{{.*}} step %c16 {{.*}} -> (tensor<8x64xf32>)
+// AVX2:               scf.for {{.*}} to %c8{{.*}} step %c4{{.*}} -> (tensor<8x64xf32>)
+// AVX2:                 scf.for {{.*}} to %c64{{.*}} step %c8{{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2:                   vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// AVX2:                   vector.fma
+// AVX2:           scf.for {{.*}} to %c8{{.*}} -> (tensor<8x64xf32>)
+// AVX2:             vector.shuffle %{{.*}}, %{{.*}} [0, 32, 8, 40, 16, 48, 24, 56, 1, 33,
+// AVX2:         scf.forall.in_parallel
+func.func @awq_panels(%a: tensor<8x256xf32>, %q: tensor<256x16xi32>, %z: tensor<2x16xi32>, %s: tensor<2x128xf32>) -> tensor<8x128xf32> {
+  %0 = fuel.fused awq_matmul {group_size = 128 : i64} (%a, %q, %z, %s) : (tensor<8x256xf32>, tensor<256x16xi32>, tensor<2x16xi32>, tensor<2x128xf32>) -> tensor<8x128xf32>
+  return %0 : tensor<8x128xf32>
+}
+
+// -----
+
 // nf4_matmul: A copied once into the order of the codes ([K/32, 1, 16, 2]
 // to [K/32, 1, 2, 16]); tiles of 4 rows of A by 4 of W; steps of 32 weights
 // (16 bytes) per row of W, widened to i32 lanes and split into high and low
