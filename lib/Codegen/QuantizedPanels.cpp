@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "QuantizedBlocks.h"
+#include "QuantizedTiles.h"
 #include "ScheduleUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,14 +32,6 @@ using namespace mlir::fuel;
 using namespace mlir::fuel::quantized;
 
 namespace {
-/// The fewest rows of A (static) for which qmatmul runs on panels: 32,
-/// where tiles of 8 rows would dequantize the weight 4 times, and 16 for
-/// Q3_K and Q6_K, whose steps of two super-blocks cost the most to decode.
-/// At 16 rows (AVX2, K = N = 4096) panels ran Q3_K 1.53x and Q6_K 1.32x
-/// faster than the tiles, Q5_K and Q2_K at 1.01x and 0.97x, Q8_0 and Q4_0
-/// at 0.82x and 0.87x; at 32 rows every type 1.02x (Q8_0) to 1.62x (Q6_K).
-constexpr int64_t kPanelRows = 32;
-constexpr int64_t kPanelRowsCostlyDecode = 16;
 /// The rows of A of one scf.forall iteration of the panel schedule, at
 /// most.
 constexpr int64_t kPanelBlockM = 128;
@@ -57,31 +49,33 @@ struct PanelShape {
   int64_t subChunks; ///< chunks of a panel.
   int64_t outer;    ///< chunks per iteration of the loop over K: a panel's,
                     ///< or a step's when a step holds several panels.
-  int64_t kc() const { return subChunks * kChunk; }
+  int64_t chunkWeights; ///< weights of a chunk.
+  int64_t kc() const { return subChunks * chunkWeights; }
 };
 
-std::optional<PanelShape> panelShapeOf(const QShape &s,
+std::optional<PanelShape> panelShapeOf(const RowPanels &f, int64_t rows,
+                                       int64_t k, int64_t n, int64_t lanes,
                                        const ScheduleOptions &options) {
   RegisterTile rt = registerTile(options);
-  bool costly = s.layout.superBlock && s.layout.perStep() == 2;
-  int64_t least = costly ? kPanelRowsCostlyDecode : kPanelRows;
-  if (ShapedType::isDynamic(s.rows) || s.rows < least ||
-      s.rows % rt.m != 0 || s.n % rt.n != 0 || rt.n % s.lanes != 0)
+  if (ShapedType::isDynamic(rows) || rows < f.leastRows || rows % rt.m != 0 ||
+      n % rt.n != 0 || rt.n % lanes != 0)
     return std::nullopt;
   PanelShape p;
   p.regM = rt.m;
   p.np = rt.n;
   p.blockM = rt.m;
   for (int64_t t = kPanelBlockM - kPanelBlockM % rt.m; t >= rt.m; t -= rt.m)
-    if (s.rows % t == 0) {
+    if (rows % t == 0) {
       p.blockM = t;
       break;
     }
   int64_t most =
-      std::max<int64_t>(kPanelBytes / (p.np * 4 * kChunk), 1);
-  p.subChunks = s.chunks == 1 ? powerOfTwoDividing(s.k / kChunk, most)
-                              : powerOfTwoDividing(s.chunks, most);
-  p.outer = std::max(p.subChunks, s.chunks);
+      std::max<int64_t>(kPanelBytes / (p.np * 4 * f.chunkWeights), 1);
+  p.chunkWeights = f.chunkWeights;
+  p.subChunks = f.stepChunks == 1
+                    ? powerOfTwoDividing(k / f.chunkWeights, most)
+                    : powerOfTwoDividing(f.stepChunks, most);
+  p.outer = std::max(p.subChunks, f.stepChunks);
   return p;
 }
 
@@ -182,22 +176,24 @@ Value quantized::accumulatePanel(OpBuilder &b, Location l, const PanelTile &t,
       });
 }
 
-LogicalResult quantized::buildPanels(RewriterBase &rewriter, FusedOp op,
-                                     QmatmulView qm, const QShape &s,
-                                     const ScheduleOptions &options) {
-  std::optional<PanelShape> shape = panelShapeOf(s, options);
+LogicalResult quantized::buildRowPanels(RewriterBase &rewriter, FusedOp op,
+                                        Value act, int64_t k, int64_t n,
+                                        int64_t lanes, const RowPanels &f,
+                                        const ScheduleOptions &options) {
+  int64_t rowCount = foldedRows(act);
+  std::optional<PanelShape> shape =
+      panelShapeOf(f, rowCount, k, n, lanes, options);
   if (!shape)
     return failure();
   const PanelShape &p = *shape;
   Location loc = op.getLoc();
   Type f32 = rewriter.getF32Type();
-  TileFrame frame = TileFrame::open(
-      rewriter, op, qm.getA(), s.rows, s.n, p.blockM, p.np,
-      [&](Value a) { return packActivations(rewriter, loc, s, a); });
-  Value a = frame.a, m0 = frame.m0, n0 = frame.n0, wq = qm.getWQ();
+  TileFrame frame = TileFrame::open(rewriter, op, act, rowCount, n, p.blockM,
+                                    p.np, f.pack);
+  Value a = frame.a, m0 = frame.m0, n0 = frame.n0;
   StepBuilder sb{rewriter, loc};
-  int64_t lanes = s.lanes, kc = p.kc(), groups = p.np / lanes;
-  int64_t rowWords = (s.k / s.stepWeights()) * s.stepWords;
+  int64_t kc = p.kc(), groups = p.np / lanes;
+  int64_t pieces = f.chunkWeights / lanes;
   auto lanesType = VectorType::get({lanes}, f32);
   Value padF = arith::ConstantOp::create(rewriter, loc, f32,
                                          rewriter.getF32FloatAttr(0.0));
@@ -214,9 +210,9 @@ LogicalResult quantized::buildPanels(RewriterBase &rewriter, FusedOp op,
       rewriter, loc, ArrayRef<int64_t>{p.np, kc}, f32);
   Value panel = tensor::EmptyOp::create(
       rewriter, loc, ArrayRef<int64_t>{kc, p.np}, f32);
-  int64_t stepsPerIter = p.outer / s.chunks;
+  int64_t stepsPerIter = p.outer / f.stepChunks;
   auto loop = scf::ForOp::create(
-      rewriter, loc, sb.index(0), sb.index(s.k / (p.outer * kChunk)),
+      rewriter, loc, sb.index(0), sb.index(k / (p.outer * f.chunkWeights)),
       sb.index(1), ValueRange{sums, rows, panel},
       [&](OpBuilder &b, Location l, Value it, ValueRange args) {
         StepBuilder st{b, l};
@@ -229,23 +225,17 @@ LogicalResult quantized::buildPanels(RewriterBase &rewriter, FusedOp op,
               b, l, 0, p.np, 1, rows,
               [&](OpBuilder &rb, Value j, Value rows) -> Value {
                 StepBuilder rst{rb, l};
-                Value rowStart = arith::MulIOp::create(
-                    rb, l, arith::AddIOp::create(rb, l, n0, j),
-                    rst.index(rowWords));
+                Value row = arith::AddIOp::create(rb, l, n0, j);
                 for (int64_t u = 0; u < p.subChunks; ++u) {
                   int64_t g = sub * p.subChunks + u;
                   Value step = arith::AddIOp::create(
-                      rb, l, firstStep, rst.index(g / s.chunks));
-                  Value word = arith::AddIOp::create(
-                      rb, l, rowStart,
-                      arith::MulIOp::create(rb, l, step,
-                                            rst.index(s.stepWords)));
+                      rb, l, firstStep, rst.index(g / f.stepChunks));
                   SmallVector<Value, 16> w =
-                      decodedChunk(rst, s, wq, word, g % s.chunks);
-                  for (int64_t piece = 0; piece < s.pieces(); ++piece)
+                      f.decode(rst, row, step, g % f.stepChunks);
+                  for (int64_t piece = 0; piece < pieces; ++piece)
                     rows = vector::TransferWriteOp::create(
                                rb, l, w[piece], rows,
-                               ValueRange{j, rst.index(u * kChunk +
+                               ValueRange{j, rst.index(u * f.chunkWeights +
                                                        piece * lanes)},
                                ArrayRef<bool>{true})
                                .getResult();
@@ -279,7 +269,8 @@ LogicalResult quantized::buildPanels(RewriterBase &rewriter, FusedOp op,
           // Every register tile of the iteration's rows over the panel.
           Value k0 = arith::AddIOp::create(
               b, l,
-              arith::MulIOp::create(b, l, it, st.index(p.outer * kChunk)),
+              arith::MulIOp::create(b, l, it,
+                                    st.index(p.outer * f.chunkWeights)),
               st.index(sub * kc));
           sums = accumulatePanel(b, l,
                                  PanelTile{p.regM, lanes, p.blockM, kc, p.np},

@@ -107,6 +107,35 @@ struct TileFrame {
   void close(RewriterBase &rewriter, FusedOp op, Value tile);
 };
 
+/// A quantized weight whose rows are rows of W (qmatmul's GGML blocks,
+/// nf4_matmul's codes), as the panel schedule (`buildRowPanels`) reads it.
+struct RowPanels {
+  /// Weights of a chunk, what `decode` yields: a multiple of the lanes.
+  int64_t chunkWeights;
+  /// Chunks of a step: `decode` takes a chunk of its step statically.
+  int64_t stepChunks;
+  /// The fewest rows of A (static) that run on panels.
+  int64_t leastRows;
+  /// A ([rows, K], folded) as f32, each chunk's K in the order `decode`
+  /// yields its weights.
+  function_ref<Value(Value)> pack;
+  /// Chunk `c` of step `step` of row `row` of W, dequantized:
+  /// `chunkWeights / lanes` vectors of f32.
+  function_ref<SmallVector<Value, 16>(StepBuilder &st, Value row,
+                                      Value step, int64_t c)>
+      decode;
+};
+
+/// Replaces `op` (C = A W^T, A `act` [..., K], W [N, K] read through `f`)
+/// by the panel schedule (QuantizedPanels.cpp) when its rows of A are
+/// static, at least `f.leastRows` and a multiple of the register tile's,
+/// and N a multiple of the tile's columns; fails, changing nothing,
+/// otherwise.
+LogicalResult buildRowPanels(RewriterBase &rewriter, FusedOp op, Value act,
+                             int64_t k, int64_t n, int64_t lanes,
+                             const RowPanels &f,
+                             const ScheduleOptions &options);
+
 /// A panel of dequantized weights and the register tiles that run over it
 /// (QuantizedPanels.cpp): `blockM` rows of A, in tiles of `regM` rows by
 /// two vectors of `lanes` columns (fused_linear's register tile); a panel
