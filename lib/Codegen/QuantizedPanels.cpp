@@ -1,20 +1,22 @@
-//===- QuantizedPanels.cpp - qmatmul with many rows of A ------------------===//
+//===- QuantizedPanels.cpp - Quantized matmuls with many rows of A --------===//
 //
-// The panel schedule of qmatmul: with many rows of A (prefill), tiles of
-// rows of A by rows of W (Quantized.cpp) would each dequantize the weight
-// again (at 64 rows, 8 times with tiles of 8 rows). Here each scf.forall
-// iteration takes `blockM` rows of A by `np` rows of W, the register tile's
-// columns (16 with AVX2, 32 with AVX-512), and walks the reduction a block
-// at a time: it dequantizes the block of its rows of W once, chunk by chunk
-// (`decodedChunk`, in the decoded order the packed A follows), into `rows`
-// [np, kc]; transposes that into a panel [kc, np] (rows of W in lanes), a
-// square of lanes x lanes at a time by shuffles; and runs every register
-// tile of its rows of A over the panel, the outer products of a broadcast
-// element of A with the panel's vectors, as fused_linear's schedule runs
-// over its packed right operand. The panel (16 KiB) stays in L1 across the
-// register tiles; the tiles' sums stay in the iteration's tile of C (f32)
-// from block to block. awq_matmul's panels (QuantizedTables.cpp) run the
-// same register tiles (`accumulatePanel`).
+// The panel schedule: with many rows of A (prefill), tiles of rows of A by
+// rows of W (Quantized.cpp, QuantizedTables.cpp) would each dequantize the
+// weight again (qmatmul at 64 rows: 8 times with tiles of 8 rows). Here
+// each scf.forall iteration takes `blockM` rows of A by `np` rows of W, the
+// register tile's columns (16 with AVX2, 32 with AVX-512), and walks the
+// reduction a block at a time: it dequantizes the block of its rows of W
+// once, chunk by chunk through the format's decoding (`RowPanels`, in the
+// order its packed A follows), into `rows` [np, kc]; transposes that into
+// a panel [kc, np] (rows of W in lanes), a square of lanes x lanes at a
+// time by shuffles; and runs every register tile of its rows of A over
+// the panel (`accumulatePanel`), the outer products of a broadcast element
+// of A with the panel's vectors, as fused_linear's schedule runs over its
+// packed right operand. The panel (16 KiB) stays in L1 across the register
+// tiles; the tiles' sums stay in the iteration's tile of C (f32) from
+// block to block. awq_matmul, whose words already span columns, builds
+// its panels without the transposition (QuantizedTables.cpp) and runs the
+// same register tiles.
 //
 //===----------------------------------------------------------------------===//
 
