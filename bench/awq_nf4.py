@@ -20,7 +20,7 @@ import numpy as np
 
 from fuel_mlir import runner
 
-from harness import report, time_interleaved
+from harness import check_contenders, report, time_interleaved, torch_contenders
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "python"))
 import references as ref  # noqa: E402
@@ -67,22 +67,11 @@ def main():
                 "fuel 2 threads out=": lambda: f2(a, *operands, out=out),
                 "numpy": lambda: a @ w32,
             }
-            try:
-                import torch
+            def torch_matmul(torch):
                 at, wt = torch.from_numpy(a), torch.from_numpy(w32)
-                for threads in (1, 2):
-                    def run(threads=threads):
-                        torch.set_num_threads(threads)
-                        return torch.matmul(at, wt).numpy()
-                    contenders[f"torch {threads} thread" + ("s" if threads > 1 else "")] = run
-            except ImportError:
-                pass
-            want = a.astype(np.float64) @ w32.astype(np.float64)
-            for who, f in contenders.items():
-                got = np.asarray(f(), dtype=np.float64)
-                err = np.abs(got - want).max() / np.abs(want).max()
-                if not err < 1e-5:
-                    raise SystemExit(f"{who} computes {op} wrong: relative error {err:.2e}")
+                return lambda: torch.matmul(at, wt)
+            contenders.update(torch_contenders(torch_matmul))
+            check_contenders(contenders, a.astype(np.float64) @ w32.astype(np.float64), op)
             times = time_interleaved(contenders, args.rounds)
             results.append({"op": op, "shape": [m, k, n],
                             "ms": report(f"{op} M={m} K={k} N={n} (torch, numpy: the f32 "

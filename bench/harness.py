@@ -1,10 +1,39 @@
-"""What the benches share: timing contenders interleaved, round after round
-(a noisy machine slows them alike), and reporting median, min and max ms,
-GFLOP/s and ratios."""
+"""What the benches share: PyTorch as a contender on one thread and two,
+checking every contender against a float64 result, timing them
+interleaved, round after round (a noisy machine slows them alike), and
+reporting median, min and max ms, GFLOP/s and ratios."""
 
 import time
 
 import numpy as np
+
+
+def torch_contenders(make):
+    """{"torch 1 thread": ..., "torch 2 threads": ...}: the callable that
+    `make(torch)` returns (it computes a tensor), on that many threads; {}
+    where PyTorch is not installed."""
+    try:
+        import torch
+    except ImportError:
+        return {}
+    call = make(torch)
+    contenders = {}
+    for threads in (1, 2):
+        def run(threads=threads):
+            torch.set_num_threads(threads)
+            return call().numpy()
+        contenders[f"torch {threads} thread" + ("s" if threads > 1 else "")] = run
+    return contenders
+
+
+def check_contenders(contenders, want, what, tolerance=1e-5):
+    """Exits unless every contender's result is within `tolerance` of
+    `want` (float64), relative to its largest magnitude."""
+    for who, f in contenders.items():
+        got = np.asarray(f(), dtype=np.float64)
+        err = np.abs(got - want).max() / np.abs(want).max()
+        if not err < tolerance:
+            raise SystemExit(f"{who} computes {what} wrong: relative error {err:.2e}")
 
 
 def time_interleaved(contenders, rounds, settle=0.05, before=None):

@@ -18,7 +18,7 @@ import numpy as np
 
 from fuel_mlir import runner
 
-from harness import report, time_interleaved
+from harness import check_contenders, report, time_interleaved, torch_contenders
 
 
 def module(m, k, n):
@@ -51,22 +51,12 @@ def main():
             "fuel 2 threads out=": lambda: f2(a, b, c, out=out),
             "numpy": lambda: a @ b + c,
         }
-        try:
-            import torch
+        def torch_addmm(torch):
             at, bt, ct = map(torch.from_numpy, (a, b, c))
-            for threads in (1, 2):
-                def run(threads=threads):
-                    torch.set_num_threads(threads)
-                    return torch.addmm(ct, at, bt).numpy()
-                contenders[f"torch {threads} thread" + ("s" if threads > 1 else "")] = run
-        except ImportError:
-            pass
-        want = a.astype(np.float64) @ b.astype(np.float64) + c
-        for who, f in contenders.items():
-            got = np.asarray(f(), dtype=np.float64)
-            err = np.abs(got - want).max() / np.abs(want).max()
-            if not err < 1e-5:
-                raise SystemExit(f"{who} computes fused_linear wrong: relative error {err:.2e}")
+            return lambda: torch.addmm(ct, at, bt)
+        contenders.update(torch_contenders(torch_addmm))
+        check_contenders(contenders, a.astype(np.float64) @ b.astype(np.float64) + c,
+                         "fused_linear")
         times = time_interleaved(contenders, args.rounds)
         row = {"op": "fused_linear", "size": [m, k, n],
                "ms": report(f"fused_linear M={m} K={k} N={n}", times, "fuel out=",

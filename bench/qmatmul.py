@@ -21,7 +21,7 @@ from gguf.quants import dequantize
 
 from fuel_mlir import runner
 
-from harness import report, time_interleaved
+from harness import check_contenders, report, time_interleaved, torch_contenders
 
 # type: (weights per block, bytes per block, offsets of its f16 fields, gguf's type)
 GEOMETRY = {
@@ -86,22 +86,12 @@ def main():
                 "numpy dequantize + matmul": lambda: a @ dequantize(rows, gtype).astype(np.float32).T,
                 "numpy": lambda: a @ w32.T,
             }
-            try:
-                import torch
+            def torch_matmul(torch):
                 at, wt = torch.from_numpy(a), torch.from_numpy(w32)
-                for threads in (1, 2):
-                    def run(threads=threads):
-                        torch.set_num_threads(threads)
-                        return torch.matmul(at, wt.T).numpy()
-                    contenders[f"torch {threads} thread" + ("s" if threads > 1 else "")] = run
-            except ImportError:
-                pass
-            want = a.astype(np.float64) @ w32.astype(np.float64).T
-            for who, f in contenders.items():
-                got = np.asarray(f(), dtype=np.float64)
-                err = np.abs(got - want).max() / np.abs(want).max()
-                if not err < 1e-5:
-                    raise SystemExit(f"{who} computes qmatmul wrong: relative error {err:.2e}")
+                return lambda: torch.matmul(at, wt.T)
+            contenders.update(torch_contenders(torch_matmul))
+            check_contenders(contenders, a.astype(np.float64) @ w32.astype(np.float64).T,
+                             "qmatmul")
             times = time_interleaved(contenders, args.rounds)
             results.append({"op": f"qmatmul {qtype}", "shape": [m, k, n],
                             "ms": report(f"qmatmul {qtype} M={m} K={k} N={n} (torch, numpy: "

@@ -79,15 +79,6 @@ LogicalResult mlir::fuel::canScheduleContraction(
   return success();
 }
 
-/// The largest multiple of `unit` up to `most` that divides `size` (not
-/// only powers of two: 4000 has tiles of 160 columns); 0 when none does.
-static int64_t dividingTile(int64_t size, int64_t most, int64_t unit) {
-  for (int64_t t = most - most % unit; t >= unit; t -= unit)
-    if (size % t == 0)
-      return t;
-  return 0;
-}
-
 /// `size` padded to a multiple of `unit`, and further to a multiple of
 /// `wide` when it is larger than `most` and no tile of at least `least`
 /// divides it (M = 104 has only tiles of 8 rows: one register tile per

@@ -143,6 +143,34 @@ struct BlockLayout {
   int64_t chunks() const { return superBlock ? 4 * perStep() : 1; }
 };
 
+BlockLayout layoutOf(QuantType type) {
+  switch (type) {
+  case QuantType::Q8_0:
+    return BlockLayout{34, 2, -1, -1, true, 0};
+  case QuantType::Q8_1:
+    return BlockLayout{36, 4, -1, -1, true, 0};
+  case QuantType::Q4_0:
+    return BlockLayout{18, 2, -1, -1, false, 8};
+  case QuantType::Q4_1:
+    return BlockLayout{20, 4, 2, -1, false, 0};
+  case QuantType::Q5_0:
+    return BlockLayout{22, 6, -1, 2, false, 16};
+  case QuantType::Q5_1:
+    return BlockLayout{24, 8, 2, 4, false, 0};
+  case QuantType::Q4_K:
+    return BlockLayout{144, 16, 2, -1, false, 0, true};
+  case QuantType::Q5_K:
+    return BlockLayout{176, 48, 2, 16, false, 0, true};
+  case QuantType::Q6_K:
+    return BlockLayout{210, 0, -1, 128, false, 32, true, true};
+  case QuantType::Q2_K:
+    return BlockLayout{84, 16, 82, -1, false, 0, true, false, true};
+  case QuantType::Q3_K:
+    return BlockLayout{110, 32, -1, 0, false, 4, true, false, true};
+  }
+  llvm_unreachable("a GGML type without a layout");
+}
+
 /// The shapes of one qmatmul the schedule handles, and its tiles.
 struct QShape {
   QuantType type;
@@ -192,35 +220,6 @@ struct QShape {
   }
 };
 
-BlockLayout layoutOf(QuantType type) {
-  switch (type) {
-  case QuantType::Q8_0:
-    return BlockLayout{34, 2, -1, -1, true, 0};
-  case QuantType::Q8_1:
-    return BlockLayout{36, 4, -1, -1, true, 0};
-  case QuantType::Q4_0:
-    return BlockLayout{18, 2, -1, -1, false, 8};
-  case QuantType::Q4_1:
-    return BlockLayout{20, 4, 2, -1, false, 0};
-  case QuantType::Q5_0:
-    return BlockLayout{22, 6, -1, 2, false, 16};
-  case QuantType::Q5_1:
-    return BlockLayout{24, 8, 2, 4, false, 0};
-  case QuantType::Q4_K:
-    return BlockLayout{144, 16, 2, -1, false, 0, true};
-  case QuantType::Q5_K:
-    return BlockLayout{176, 48, 2, 16, false, 0, true};
-  case QuantType::Q6_K:
-    return BlockLayout{210, 0, -1, 128, false, 32, true, true};
-  case QuantType::Q2_K:
-    return BlockLayout{84, 16, 82, -1, false, 0, true, false, true};
-  case QuantType::Q3_K:
-    return BlockLayout{110, 32, -1, 0, false, 4, true, false, true};
-  }
-  llvm_unreachable("a GGML type without a layout");
-}
-} // namespace
-
 /// qmatmul's tiles: with one row of A (decode, or a dynamic number of
 /// rows), as many rows of W as half the vector registers hold accumulators
 /// (16 with AVX-512, 8 with AVX2; a quarter for the K-quants, below), so
@@ -228,7 +227,7 @@ BlockLayout layoutOf(QuantType type) {
 /// registers decode; with more rows, tiles of 8 rows of A (or 4) sharing
 /// each decoded weight, and as many rows of W as fill half the registers
 /// (8 x 2 and 8 x 1).
-static QShape shapeOf(QmatmulView qm, const ScheduleOptions &options) {
+QShape shapeOf(QmatmulView qm, const ScheduleOptions &options) {
   QShape s;
   s.type = qm.getQuantType();
   s.layout = layoutOf(s.type);
@@ -253,6 +252,7 @@ static QShape shapeOf(QmatmulView qm, const ScheduleOptions &options) {
   return s;
 }
 
+} // namespace
 
 LogicalResult mlir::fuel::canScheduleQuantized(FusedOp op,
                                                const ScheduleOptions &options,
@@ -785,12 +785,10 @@ struct PairDecoder {
   }
 };
 
-} // namespace
-
 /// Chunk `c` (static) of the step at u32 word `word` of `wq`, dequantized:
 /// its `pieces()` vectors of f32 in decoded order.
-static SmallVector<Value, 16> decodedChunk(StepBuilder &st, const QShape &s,
-                                           Value wq, Value word, int64_t c) {
+SmallVector<Value, 16> decodedChunk(StepBuilder &st, const QShape &s,
+                                    Value wq, Value word, int64_t c) {
   PairDecoder dec{s, st};
   PairFields fields = dec.read(wq, word, c);
   return dec.weights(fields);
@@ -807,8 +805,8 @@ static SmallVector<Value, 16> decodedChunk(StepBuilder &st, const QShape &s,
 /// [K/64, f, b, i] (the first two), and [K/64, b, h, i, y] to
 /// [K/64, y, h, b, i]; Q6_K's chunks interleave two sub-blocks of 32 with
 /// the next two (below).
-static Value packActivations(RewriterBase &rewriter, Location loc,
-                             const QShape &s, Value a) {
+Value packActivations(RewriterBase &rewriter, Location loc, const QShape &s,
+                      Value a) {
   int64_t steps = s.k / kChunk;
   if (s.layout.sixBit)
     // Q6_K: weight 128H + 64h + 32t + 4i + y (nibble h of byte y of word i
@@ -821,7 +819,7 @@ static Value packActivations(RewriterBase &rewriter, Location loc,
   return permuteColumns(rewriter, loc, a, {steps, 2, 2, 4, 4},
                         {0, 4, 2, 1, 3});
 }
-
+} // namespace
 
 
 LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,

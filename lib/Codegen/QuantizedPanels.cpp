@@ -34,11 +34,6 @@ using namespace mlir::fuel;
 using namespace mlir::fuel::quantized;
 
 namespace {
-/// The rows of A of one scf.forall iteration of the panel schedule, at
-/// most.
-constexpr int64_t kPanelBlockM = 128;
-/// The bytes of a panel of decoded weights, at most (L1).
-constexpr int64_t kPanelBytes = 16 * 1024;
 /// Steps of the reduction per iteration of a register tile's loop.
 constexpr int64_t kPanelUnroll = 8;
 
@@ -65,12 +60,7 @@ std::optional<PanelShape> panelShapeOf(const RowPanels &f, int64_t rows,
   PanelShape p;
   p.regM = rt.m;
   p.np = rt.n;
-  p.blockM = rt.m;
-  for (int64_t t = kPanelBlockM - kPanelBlockM % rt.m; t >= rt.m; t -= rt.m)
-    if (rows % t == 0) {
-      p.blockM = t;
-      break;
-    }
+  p.blockM = dividingTile(rows, kPanelBlockM, rt.m);
   int64_t most =
       std::max<int64_t>(kPanelBytes / (p.np * 4 * f.chunkWeights), 1);
   p.chunkWeights = f.chunkWeights;

@@ -172,10 +172,6 @@ static Value awqNibble(StepBuilder &st, Value words, int64_t i) {
 /// AVX2 ([M, 4096] x [4096, 4096]) 4 rows ran as fast on panels as on the
 /// tiles, 8 rows 1.2-1.75x faster, 16 2.2-2.6x, 64 2.3-3.5x.
 static constexpr int64_t kAwqPanelRows = 8;
-/// The rows of A of one scf.forall iteration on panels, at most.
-static constexpr int64_t kAwqPanelBlockM = 128;
-/// The bytes of a panel, at most (L1).
-static constexpr int64_t kAwqPanelBytes = 16384;
 
 /// With many rows of A, the tiles of one row (AVX2) or a few would each
 /// decode the whole weight. On panels, an scf.forall iteration takes up to
@@ -195,15 +191,9 @@ static LogicalResult buildAwqPanels(RewriterBase &rewriter,
       s.rows % rt.m != 0 || lanes != targetLanes(options) ||
       rt.n != 2 * lanes)
     return failure();
-  int64_t blockM = rt.m;
-  for (int64_t t = kAwqPanelBlockM - kAwqPanelBlockM % rt.m; t >= rt.m;
-       t -= rt.m)
-    if (s.rows % t == 0) {
-      blockM = t;
-      break;
-    }
+  int64_t blockM = dividingTile(s.rows, kPanelBlockM, rt.m);
   int64_t kc = powerOfTwoDividing(
-      s.group, std::max<int64_t>(kAwqPanelBytes / (columns * 4), 1));
+      s.group, std::max<int64_t>(kPanelBytes / (columns * 4), 1));
   FusedOp op = awq.getOperation();
   Location loc = op.getLoc();
   Type f32 = rewriter.getF32Type(), i32 = rewriter.getI32Type();

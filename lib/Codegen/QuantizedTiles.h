@@ -136,6 +136,11 @@ LogicalResult buildRowPanels(RewriterBase &rewriter, FusedOp op, Value act,
                              const RowPanels &f,
                              const ScheduleOptions &options);
 
+/// The rows of A of one scf.forall iteration of a panel schedule, at most.
+constexpr int64_t kPanelBlockM = 128;
+/// The bytes of a panel of dequantized weights, at most (L1).
+constexpr int64_t kPanelBytes = 16 * 1024;
+
 /// A panel of dequantized weights and the register tiles that run over it
 /// (QuantizedPanels.cpp): `blockM` rows of A, in tiles of `regM` rows by
 /// two vectors of `lanes` columns (fused_linear's register tile); a panel

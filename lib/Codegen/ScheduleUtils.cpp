@@ -239,6 +239,13 @@ void mlir::fuel::privatizeEmptySlices(RewriterBase &rewriter,
   }
 }
 
+int64_t mlir::fuel::dividingTile(int64_t size, int64_t most, int64_t unit) {
+  for (int64_t t = most - most % unit; t >= unit; t -= unit)
+    if (size % t == 0)
+      return t;
+  return 0;
+}
+
 int64_t mlir::fuel::tileOf(int64_t size, int64_t most, int64_t unit) {
   for (int64_t t = most; t >= unit; t /= 2)
     if (size % t == 0 && t % unit == 0)

@@ -112,6 +112,10 @@ struct RegisterTile {
 };
 RegisterTile registerTile(const ScheduleOptions &options);
 
+/// The largest multiple of `unit` up to `most` that divides `size` (not
+/// only powers of two: 4000 has tiles of 160 columns); 0 when none does.
+int64_t dividingTile(int64_t size, int64_t most, int64_t unit);
+
 /// The largest power-of-two multiple of `unit` (itself a power of two), at
 /// most `most`, that divides `size`; 0 when there is none.
 int64_t tileOf(int64_t size, int64_t most, int64_t unit);
