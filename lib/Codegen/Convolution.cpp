@@ -19,13 +19,9 @@
 // between blocks), so that the block's weights are read from L1
 // (buildBlockedCore).
 //
-// With stride s the 8 pixels of a tile are s apart; the padded input is
-// split once into its s_h x s_w phases (`splitPhases`: phase (ph, pw) holds
-// the pixels at rows ph mod s_h and columns pw mod s_w), where they are
-// consecutive: kernel row kh reads phase kh mod s_h at row oh + kh / s_h.
-// (The filters-major tiles below read the padded input itself instead:
-// s_w x width consecutive pixels of row oh * s_h + kh, every s_w-th kept
-// by one shuffle; `CoreInput::deinterleave`.)
+// With stride s the 8 pixels of a tile are s_w apart: a tile reads
+// s_w x 8 consecutive pixels of input row oh * s_h + kh and keeps every
+// s_w-th (`readPixels`).
 // With groups, a filter tile (within one group: the group's filters are a
 // multiple of the tile) sums over its group's channels only. Where the
 // filters per group are not a multiple of 16 (depthwise: one), the tile is
@@ -214,15 +210,27 @@ convolution::withBatchOf(OpBuilder &b, Location loc, Value x,
   return sizes;
 }
 
-std::pair<Value, Value> convolution::phaseAndOffset(OpBuilder &b,
-                                                    Location loc, Value o,
-                                                    Value k, int64_t s) {
-  if (s == 1)
-    return {Value(), arith::AddIOp::create(b, loc, o, k)};
-  Value sv = arith::ConstantIndexOp::create(b, loc, s);
-  return {arith::RemUIOp::create(b, loc, k, sv),
-          arith::AddIOp::create(b, loc, o,
-                                arith::DivUIOp::create(b, loc, k, sv))};
+Value convolution::inputOffset(OpBuilder &b, Location loc, Value o, Value k,
+                               int64_t s) {
+  if (s != 1)
+    o = arith::MulIOp::create(b, loc, o,
+                              arith::ConstantIndexOp::create(b, loc, s));
+  return arith::AddIOp::create(b, loc, o, k);
+}
+
+Value convolution::readPixels(OpBuilder &b, Location loc, Value xp,
+                              ValueRange at, int64_t width, int64_t stride) {
+  Type f32 = b.getF32Type();
+  Value pad = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0.0));
+  Value pixels = vector::TransferReadOp::create(
+      b, loc, VectorType::get({stride * width}, f32), xp, at, pad,
+      ArrayRef<bool>{true});
+  if (stride == 1)
+    return pixels;
+  SmallVector<int64_t> every;
+  for (int64_t i = 0; i < width; ++i)
+    every.push_back(i * stride);
+  return vector::ShuffleOp::create(b, loc, pixels, pixels, every);
 }
 
 CoreOutput::CoreOutput(RewriterBase &rewriter, Location loc,
@@ -306,48 +314,9 @@ static Value placeInZeros(RewriterBase &rewriter, Location loc, Value x,
                              attr(stride[1])});
 }
 
-/// xp [B, C, Hp, Wp] (Hp, Wp multiples of the stride) split into its
-/// phases: [B, C, s_h, s_w, Hp / s_h, Wp / s_w], element (ph, pw, i, j)
-/// being xp's (i * s_h + ph, j * s_w + pw).
-static Value splitPhases(RewriterBase &rewriter, Location loc, Value xp,
-                         std::array<int64_t, 2> stride) {
-  auto type = cast<RankedTensorType>(xp.getType());
-  ArrayRef<int64_t> s = type.getShape();
-  int64_t sh = stride[0], sw = stride[1];
-  // The phases' rows and columns (at run time for a dynamic Hp, Wp).
-  auto phaseSize = [&](int64_t d,
-                       int64_t by) -> std::pair<int64_t, OpFoldResult> {
-    if (!type.isDynamicDim(d))
-      return {s[d] / by, rewriter.getIndexAttr(s[d] / by)};
-    Value size = tensor::DimOp::create(rewriter, loc, xp, d);
-    return {ShapedType::kDynamic,
-            arith::DivUIOp::create(rewriter, loc, size,
-                                   arith::ConstantIndexOp::create(rewriter,
-                                                                  loc, by))
-                .getResult()};
-  };
-  auto [rows, rowSize] = phaseSize(2, sh);
-  auto [cols, colSize] = phaseSize(3, sw);
-  SmallVector<OpFoldResult> grid =
-      withBatchOf(rewriter, loc, xp, {s[0], s[1], 1, sh, 1, sw});
-  grid[2] = rowSize;
-  grid[4] = colSize;
-  Value blocks = tensor::ExpandShapeOp::create(
-      rewriter, loc,
-      RankedTensorType::get({s[0], s[1], rows, sh, cols, sw},
-                            rewriter.getF32Type()),
-      xp, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}}, grid);
-  MLIRContext *ctx = rewriter.getContext();
-  AffineExpr b, c, ph, pw, i, j;
-  bindDims(ctx, b, c, ph, pw, i, j);
-  return copyWidened(
-      rewriter, loc, blocks, AffineMap::get(6, 0, {b, c, i, ph, j, pw}, ctx),
-      {grid[0], grid[1], grid[3], grid[5], rowSize, colSize});
-}
-
 /// y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c) of
 /// xp[b, g(f) * Cg + c, oh * s_h + kh, ow * s_w + kw] * wT[kh, kw, c, f]:
-/// xp in f32 [B, C, Hp, Wp] (split into phases when strided: `CoreInput`),
+/// xp in f32 [B, C, Hp, Wp] (`CoreInput`),
 /// wT in f32 [KH, KW, Cg, F] (coreWeight; packed for blocked tiles, which
 /// buildBlockedCore builds), Cg the channels per group, y of `yType` (its
 /// batch xp's, its rows and columns `extent`'s). The tiles of an iteration
@@ -367,8 +336,6 @@ static Value buildCore(RewriterBase &rewriter, Location loc,
                     w = cast<RankedTensorType>(wT.getType()).getShape();
   int64_t tileF = registers.filters;
   bool filtersOuter = registers.filtersOuter;
-  bool strided = in.stride[0] != 1 || in.stride[1] != 1;
-  bool phases = strided && !in.deinterleave;
   auto index = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -481,39 +448,16 @@ static Value buildCore(RewriterBase &rewriter, Location loc,
                   function_ref<Value(OpBuilder &, Value, Value)> step) {
     return carriedLoop(b, loc, 0, ub, 1, init, step);
   };
-  // Kernel row kh of output row oh: input row oh * s + kh, phase kh % s,
-  // row oh + kh / s of the phase (deinterleaving, row oh * s + kh of the
-  // padded input itself).
-  auto phaseAndRow = [&](OpBuilder &b, Value o, Value k,
-                         int64_t s) -> std::pair<Value, Value> {
-    if (s != 1 && in.deinterleave) {
-      Value first = arith::MulIOp::create(b, loc, o, index(b, s));
-      return {Value(), arith::AddIOp::create(b, loc, first, k)};
-    }
-    return phaseAndOffset(b, loc, o, k, s);
-  };
   Value acc = nest(rewriter, w[0], acc0, [&](OpBuilder &b1, Value kh,
                                              Value a1) {
-    auto [ph, row] = phaseAndRow(b1, oh, kh, in.stride[0]);
+    Value row = inputOffset(b1, loc, oh, kh, in.stride[0]);
     return nest(b1, w[1], a1, [&](OpBuilder &b2, Value kw, Value a2) {
-      auto [pw, col] = phaseAndRow(b2, ow0, kw, in.stride[1]);
+      Value col = inputOffset(b2, loc, ow0, kw, in.stride[1]);
       return nest(b2, w[2], a2, [&](OpBuilder &b3, Value c, Value a3) {
         Value channel =
             in.groups == 1 ? c : arith::AddIOp::create(b3, loc, c0, c);
-        SmallVector<Value> at = {bi, channel, row, col};
-        if (phases)
-          at = {bi, channel, ph ? ph : index(b3, 0), pw ? pw : index(b3, 0),
-                row, col};
-        int64_t sw = in.deinterleave ? in.stride[1] : 1;
-        Value pixels = vector::TransferReadOp::create(
-            b3, loc, VectorType::get({sw * tileW}, f32), xp, at, pad,
-            ArrayRef<bool>{true});
-        if (sw != 1) {
-          SmallVector<int64_t> every;
-          for (int64_t i = 0; i < tileW; ++i)
-            every.push_back(i * sw);
-          pixels = vector::ShuffleOp::create(b3, loc, pixels, pixels, every);
-        }
+        Value pixels = readPixels(b3, loc, xp, {bi, channel, row, col}, tileW,
+                                  in.stride[1]);
         Value weights = vector::TransferReadOp::create(
             b3, loc, VectorType::get({tileF}, f32), wT,
             ValueRange{kh, kw, c, f0}, pad, ArrayRef<bool>{true});
@@ -778,8 +722,8 @@ static void buildConvolutionWith(RewriterBase &rewriter, FusedOp op,
       cast<RankedTensorType>(conv.getW().getType()).getShape();
   std::array<int64_t, 2> pad = conv.getPadding(), stride = conv.getStride();
   // Padded, with zeros on the right for the output's columns in whole
-  // tiles, and to whole strides (zeros no output reads); with a dynamic
-  // width the tile is chosen as for a wide output.
+  // tiles (zeros no output reads); with a dynamic width the tile is chosen
+  // as for a wide output.
   int64_t outWidth = ShapedType::isDynamic(x[3])
                    ? std::numeric_limits<int32_t>::max()
                    : (x[3] + 2 * pad[1] - w[3]) / stride[1] + 1;
@@ -788,14 +732,14 @@ static void buildConvolutionWith(RewriterBase &rewriter, FusedOp op,
                           : (x[2] + 2 * pad[0] - w[2]) / stride[0] + 1;
   ConvTile tile =
       chooseTile(w[0], w[0] / conv.getGroups(), outHeight, outWidth);
-  // The weight as [kh, kw, Cg, F], or packed (coreWeight).
-  Value wT = coreWeight(rewriter, loc, conv.getW(),
-                        AffineMap::get(4, 0, {d3, d2, d0, d1}, ctx),
-                        {w[2], w[3], w[1], w[0]}, tile);
-  bool strided = stride[0] != 1 || stride[1] != 1;
-  bool deinterleave = strided && tile.filtersOuter;
-  // (Deinterleaving, the last tile reads s_w - 1 pixels past its last.)
-  int64_t tail = deinterleave ? stride[1] - 1 : 0;
+  // The weight as [kh, kw, Cg, F] (coreWeight), or packed.
+  Value wT = tile.blocked()
+                 ? packFilterTiles(rewriter, loc, conv.getW(), tile)
+                 : coreWeight(rewriter, loc, conv.getW(),
+                              AffineMap::get(4, 0, {d3, d2, d0, d1}, ctx),
+                              {w[2], w[3], w[1], w[0]}, tile);
+  // (With stride s_w, the last tile reads s_w - 1 pixels past its last.)
+  int64_t tail = stride[1] - 1;
   // The sizes as affine maps of x's height and width (s0, s1): folded to
   // constants where those are static, affine.apply on tensor.dim where not.
   AffineExpr h = getAffineSymbolExpr(0, ctx), wd = getAffineSymbolExpr(1, ctx);
@@ -813,19 +757,16 @@ static void buildConvolutionWith(RewriterBase &rewriter, FusedOp op,
   AffineExpr woP = roundUp(wo, tile.blockCols());
   OutExtent extent = {size((h + 2 * pad[0] - w[2]).floorDiv(stride[0]) + 1),
                       size(wo), size(woP)};
-  OpFoldResult hp = size(roundUp(h + 2 * pad[0], stride[0]));
+  OpFoldResult hp = size(h + 2 * pad[0]);
   OpFoldResult wp = affine::makeComposedFoldedAffineMax(
       rewriter, loc,
       AffineMap::get(0, 2,
-                     {roundUp(wd + 2 * pad[1], stride[1]),
-                      roundUp((woP - 1) * stride[1] + w[3] + tail, stride[1])},
+                     {wd + 2 * pad[1], (woP - 1) * stride[1] + w[3] + tail},
                      ctx),
       hw);
   Value xp = placeInZeros(rewriter, loc, conv.getX(), hp, wp, pad[0], pad[1],
                           {1, 1});
-  CoreInput in{stride, conv.getGroups(), deinterleave};
-  if (strided && !deinterleave)
-    xp = splitPhases(rewriter, loc, xp, stride);
+  CoreInput in{stride, conv.getGroups()};
   auto yType = cast<RankedTensorType>(op->getResult(0).getType());
   rewriter.replaceOp(op, buildCore(rewriter, loc, yType, xp, wT,
                                    conv.getBias(), tile, extent, in));

@@ -58,20 +58,13 @@ struct ConvTile {
   bool blocked() const { return threadCols == 0 && !filtersOuter; }
 };
 
-/// How the core reads its input: with stride s, from the input split into
-/// its s_h x s_w phases, xs[b, c, ph, pw, i, j] = xp[b, c, i * s_h + ph,
-/// j * s_w + pw] (`splitPhases`), so that the pixels of consecutive output
-/// columns are consecutive; with `groups`, filter f reads the channels of
-/// its group.
+/// How the core reads its input xp, padded (with zeros on the right for
+/// the output's columns in whole tiles): with stride s, a tile's pixels of
+/// input row oh * s_h + kh are s_w apart (`readPixels`); with `groups`,
+/// filter f reads the channels of its group.
 struct CoreInput {
   std::array<int64_t, 2> stride = {1, 1};
   int64_t groups = 1;
-  /// Whether xp is the padded input itself, not split into phases: then a
-  /// tile reads stride x tile-width consecutive pixels of input row
-  /// oh * s_h + kh and keeps every s_w-th (one shuffle). The filters-major
-  /// tiles do, whose little arithmetic per pixel made the split's copy of
-  /// the input cost as much as the convolution.
-  bool deinterleave = false;
 };
 
 /// The output's rows and columns, and its columns in whole register tiles
@@ -106,11 +99,19 @@ SmallVector<OpFoldResult> withBatchOf(OpBuilder &b, Location loc, Value x,
 Value readBias(OpBuilder &b, Location loc, Value bias, Value f0,
                int64_t filters);
 
-/// Kernel offset `k` of output `o` along an axis of stride `s`, read from
-/// the input split into its phases: the phase k mod s and its row (or
-/// column) o + k / s; with stride 1, no phase (a null value) and o + k.
-std::pair<Value, Value> phaseAndOffset(OpBuilder &b, Location loc, Value o,
-                                       Value k, int64_t s);
+/// The input row (or column) of kernel offset `k` for output `o` along an
+/// axis of stride `s`: o * s + k.
+Value inputOffset(OpBuilder &b, Location loc, Value o, Value k, int64_t s);
+
+/// `width` pixels of xp (f32, [B, C, H, W]) from `at`, `stride` apart:
+/// stride x width consecutive pixels read, every stride-th kept by one
+/// shuffle. (The tiles take the pixels one at a time, so LLVM loads only
+/// those kept. Splitting the input into its s_h x s_w phases first, where
+/// they are consecutive, copied it once more: a [1, 128, 56, 56]
+/// convolution with stride 2 ran 1.08-1.14x slower, ResNet's 7 x 7 stem
+/// 1.03-1.15x.)
+Value readPixels(OpBuilder &b, Location loc, Value xp, ValueRange at,
+                 int64_t width, int64_t stride);
 
 /// The weight as the core reads it, widened to f32: `w` through `wMap`
 /// (from the dims (kh, kw, c, f) to w's indices, `sizes` their extents
@@ -119,6 +120,12 @@ std::pair<Value, Value> phaseAndOffset(OpBuilder &b, Location loc, Value o,
 /// otherwise [KH, KW, Cg, F].
 Value coreWeight(RewriterBase &rewriter, Location loc, Value w,
                  AffineMap wMap, ArrayRef<int64_t> sizes, ConvTile tile);
+
+/// conv2d's weight w [F, Cg, KH, KW] packed for blocked tiles as
+/// coreWeight packs it, [F / tileF, Cg, KH, KW, tileF] in f32, 8 x 8
+/// squares at a time transposed in registers (ConvolutionBlocked.cpp).
+Value packFilterTiles(RewriterBase &rewriter, Location loc, Value w,
+                      ConvTile tile);
 
 /// The convolution core for blocked tiles (ConvTile::blocked), on the CPU:
 /// y (of `yType`) = bias + the convolution of xp with the packed weight wP

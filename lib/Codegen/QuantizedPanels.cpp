@@ -71,29 +71,6 @@ std::optional<PanelShape> panelShapeOf(const RowPanels &f, int64_t rows,
   return p;
 }
 
-/// `v` (as many vectors as they have lanes, a power of two) transposed:
-/// for each bit of the lane index, from the highest, the off-diagonal
-/// blocks of that size swapped between pairs of vectors.
-SmallVector<Value> transposed(OpBuilder &b, Location loc,
-                              SmallVector<Value> v) {
-  int64_t n = static_cast<int64_t>(v.size());
-  for (int64_t s = n / 2; s >= 1; s /= 2) {
-    SmallVector<int64_t> low, high;
-    for (int64_t l = 0; l < n; ++l) {
-      low.push_back(l & s ? n + l - s : l);
-      high.push_back(l & s ? n + l : l + s);
-    }
-    for (int64_t r = 0; r < n; ++r) {
-      if (r & s)
-        continue;
-      Value x = v[r], y = v[r + s];
-      v[r] = vector::ShuffleOp::create(b, loc, x, y, low);
-      v[r + s] = vector::ShuffleOp::create(b, loc, x, y, high);
-    }
-  }
-  return v;
-}
-
 } // namespace
 
 Value quantized::accumulatePanel(OpBuilder &b, Location l, const PanelTile &t,
@@ -246,7 +223,7 @@ LogicalResult quantized::buildRowPanels(RewriterBase &rewriter, FusedOp op,
                         tb, l, lanesType, rows,
                         ValueRange{tst.index(g * lanes + r), k}, padF,
                         ArrayRef<bool>{true}));
-                  v = transposed(tb, l, v);
+                  v = transposeVectors(tb, l, v);
                   for (int64_t r = 0; r < lanes; ++r)
                     panel = vector::TransferWriteOp::create(
                                 tb, l, v[r], panel,

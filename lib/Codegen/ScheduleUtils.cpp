@@ -315,6 +315,26 @@ Value mlir::fuel::copyWidened(OpBuilder &b, Location loc, Value in,
       .getResult(0);
 }
 
+SmallVector<Value> mlir::fuel::transposeVectors(OpBuilder &b, Location loc,
+                                                SmallVector<Value> v) {
+  int64_t n = static_cast<int64_t>(v.size());
+  for (int64_t s = n / 2; s >= 1; s /= 2) {
+    SmallVector<int64_t> low, high;
+    for (int64_t l = 0; l < n; ++l) {
+      low.push_back(l & s ? n + l - s : l);
+      high.push_back(l & s ? n + l : l + s);
+    }
+    for (int64_t r = 0; r < n; ++r) {
+      if (r & s)
+        continue;
+      Value x = v[r], y = v[r + s];
+      v[r] = vector::ShuffleOp::create(b, loc, x, y, low);
+      v[r + s] = vector::ShuffleOp::create(b, loc, x, y, high);
+    }
+  }
+  return v;
+}
+
 Value mlir::fuel::carriedLoop(
     OpBuilder &b, Location loc, int64_t lb, int64_t ub, int64_t step,
     Value init, function_ref<Value(OpBuilder &, Value, Value)> body) {

@@ -91,6 +91,14 @@ Value padWithZeros(RewriterBase &rewriter, Location loc, Value x,
 Value copyWidened(OpBuilder &b, Location loc, Value in, AffineMap inMap,
                   ArrayRef<OpFoldResult> shape);
 
+/// `v` (as many vectors as they have lanes, a power of two) transposed:
+/// for each bit of the lane index, from the highest, the off-diagonal
+/// blocks of that size swapped between pairs of vectors (one shuffle per
+/// vector and bit: LLVM selects 8 vperm2f128, 8 unpck*pd and 16 shufps for
+/// 8 vectors of 8 f32).
+SmallVector<Value> transposeVectors(OpBuilder &b, Location loc,
+                                    SmallVector<Value> v);
+
 /// An scf.for from `lb` to `ub` by `step` carrying one value, from
 /// `init`: `body(b, iv, carried)` builds the value an iteration yields.
 Value carriedLoop(OpBuilder &b, Location loc, int64_t lb, int64_t ub,

@@ -1,10 +1,10 @@
 """The convolution schedule (conv2d: register tiles of 8 output columns by
 32 or 16 filters (4 by 16 with AVX2's registers) accumulated as outer
 products over (c, kh, kw) in blocks of channels, a row's tiles taking
-each block in turn, a strided input split into its phases, a group's
-filters reading its channels; fuel-codegen-cpu) against the numpy
+each block in turn, a strided tile's pixels read from the padded input
+every stride-th, a group's filters reading its channels; fuel-codegen-cpu) against the numpy
 reference (references.conv2d, in float64): kernels 1x1, 3x3, 5x3, 7x7,
-padding none, even and uneven, strides 1, 2 and 3, groups, output widths
+padding none, even and uneven, strides 1 to 4, groups, output widths
 off the register tile, with and without bias, batches, f32/f16/bf16; and
 filters-major tiles where the filters per group are not a multiple of 16
 (depthwise, small groups, a few filters)."""
@@ -125,13 +125,16 @@ def test_threads():
 
 
 # (params, x shape, w shape): strides (ResNet's 7x7 stem, a 1x1 stride-2
-# shortcut, uneven strides), groups of 16 and 32 filters, both.
+# shortcut, uneven strides, a patch embedding), groups of 16 and 32 filters, both.
 STRIDED_GROUPED = [
     ({"stride": (2, 2), "padding": (1, 1)}, (1, 4, 16, 16), (16, 4, 3, 3)),
     ({"stride": (2, 2), "padding": (3, 3)}, (1, 3, 32, 32), (64, 3, 7, 7)),
     ({"stride": (2, 2)}, (2, 8, 15, 16), (32, 8, 1, 1)),
     ({"stride": (3, 1), "padding": (1, 0)}, (1, 4, 10, 10), (16, 4, 3, 3)),
     ({"stride": (1, 3), "padding": (0, 2)}, (1, 2, 6, 20), (16, 2, 2, 5)),
+    # A patch embedding: kernel and stride 4, 9 output columns (the last
+    # tile reads 4 x 8 pixels from the padded input's column 32 on).
+    ({"stride": (4, 4)}, (1, 3, 20, 36), (32, 3, 4, 4)),
     ({"groups": 2, "padding": (1, 1)}, (1, 4, 8, 8), (32, 2, 3, 3)),
     ({"groups": 4, "stride": (2, 2), "padding": (1, 1)}, (1, 8, 16, 16), (128, 2, 3, 3)),
     # Output widths off the register tile (7, 14, 5, 1): computed in whole

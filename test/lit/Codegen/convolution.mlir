@@ -21,7 +21,7 @@
 // RUN:   --fuel-codegen-cpu="vector-registers=16 vector-register-bits=256" %s \
 // RUN:   | FileCheck %s --check-prefix=AVX2
 // AVX2-LABEL: func.func @conv
-// AVX2:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4x16x3x3x16xf32>)
+// AVX2:         tensor.expand_shape {{.*}} : tensor<4x144x16xf32> into tensor<4x16x3x3x16xf32>
 // AVX2:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 4, 1) shared_outs(%[[OUT:.*]] = %{{.*}})
 // AVX2:           %[[ROWS:.*]] = tensor.extract_slice %[[OUT]]{{.*}} [1, 16, 4, 16] [1, 1, 1, 1] : tensor<1x64x16x16xf32> to tensor<16x4x16xf32>
 // AVX2-NOT:       tensor.empty
@@ -31,10 +31,29 @@
 // AVX2:             vector.transpose %{{.*}}, [1, 0] : vector<4x16xf32> to vector<16x4xf32>
 // AVX2:           tensor.parallel_insert_slice %{{.*}} [1, 16, 4, 16] [1, 1, 1, 1] : tensor<16x4x16xf32> into tensor<1x64x16x16xf32>
 
-// CHECK-DAG:   #[[PACK:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 32 + d4, d1, d2, d3)>
 // CHECK-DAG:   #[[SKIP_ROW:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-LABEL: func.func @conv
-// CHECK:         %[[W:.*]] = linalg.generic {indexing_maps = [#[[PACK]], {{.*}} ins(%{{.*}} : tensor<64x16x3x3xf32>) outs(%{{.*}} : tensor<2x16x3x3x32xf32>)
+// The weight packed per tile of 32 filters, [2, 16 x 3 x 3, 32]: an
+// iteration per tile, 8 weights of 8 of its filters (four squares of them)
+// read, transposed by three rounds of shuffles and written as 8 rows.
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : tensor<64x16x3x3xf32> into tensor<64x144xf32>
+// CHECK:         %[[PACKED:.*]] = scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}}) -> (tensor<2x144x32xf32>)
+// CHECK:           scf.for %[[K:.*]] = %{{.*}} to %c144 step %c8 iter_args(%{{.*}}) -> (tensor<144x32xf32>)
+// CHECK-COUNT-8:     vector.transfer_read %[[FLAT]][%{{.*}}, %[[K]]]{{.*}} : tensor<64x144xf32>, vector<8xf32>
+// CHECK-COUNT-24:    vector.shuffle
+// CHECK-COUNT-8:     vector.transfer_write %{{.*}} : vector<8xf32>, tensor<144x32xf32>
+// CHECK-COUNT-8:     vector.transfer_read %[[FLAT]][%{{.*}}, %[[K]]]{{.*}} : tensor<64x144xf32>, vector<8xf32>
+// CHECK-COUNT-24:    vector.shuffle
+// CHECK-COUNT-8:     vector.transfer_write %{{.*}} : vector<8xf32>, tensor<144x32xf32>
+// CHECK-COUNT-8:     vector.transfer_read %[[FLAT]][%{{.*}}, %[[K]]]{{.*}} : tensor<64x144xf32>, vector<8xf32>
+// CHECK-COUNT-24:    vector.shuffle
+// CHECK-COUNT-8:     vector.transfer_write %{{.*}} : vector<8xf32>, tensor<144x32xf32>
+// CHECK-COUNT-8:     vector.transfer_read %[[FLAT]][%{{.*}}, %[[K]]]{{.*}} : tensor<64x144xf32>, vector<8xf32>
+// CHECK-COUNT-24:    vector.shuffle
+// CHECK-COUNT-8:     vector.transfer_write %{{.*}} : vector<8xf32>, tensor<144x32xf32>
+// CHECK-NOT:         vector.transfer_read
+// CHECK:           tensor.parallel_insert_slice
+// CHECK:         %[[W:.*]] = tensor.expand_shape %[[PACKED]] {{\[}}[0], [1, 2, 3], [4]] output_shape [2, 16, 3, 3, 32] : tensor<2x144x32xf32> into tensor<2x16x3x3x32xf32>
 // CHECK:         linalg.fill {{.*}} -> tensor<1x16x18x18xf32>
 // CHECK:         %[[XP:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 1] [1, 16, 16, 16] [1, 1, 1, 1]
 // CHECK:         scf.forall (%{{.*}}, %[[RB:.*]], %[[FT:.*]], %{{.*}}) in (1, 2, 2, 1) shared_outs(%[[OUT:.*]] = %{{.*}})
@@ -75,16 +94,25 @@ func.func @conv(%x: tensor<1x16x16x16xf32>, %w: tensor<64x16x3x3xf32>, %b: tenso
 
 // -----
 
-// Stride 2, two groups of 32 filters: the padded input (38 rows, whole
-// strides) split once into its 2 x 2 phases, [B, C, 2, 2, 19, 19]; kernel
-// row kh reads phase kh % 2, row oh + kh / 2 (likewise columns), so a
-// tile's 8 pixels are consecutive; a filter tile reads its group's
-// channels, from (f0 / 32) * 4 on (in blocks of 2: 2 x 7 x 7 x 32 f32 are
-// 12.25 KiB), and its packed weight at its own channels.
+// Stride 2, two groups of 32 filters: the input padded once (38 columns:
+// the last tile's 16 pixels from column 2 * 8 + 6 end at 37), no copy into
+// stride phases; kernel row kh of output row oh reads input row 2 oh + kh,
+// 16 consecutive pixels from column 2 ow + kw, every second kept by one
+// shuffle; a filter tile reads its group's channels, from (f0 / 32) * 4
+// on (in blocks of 2: 2 x 7 x 7 x 32 f32 are 12.25 KiB), and its packed
+// weight at its own channels. The weight's 4 x 7 x 7 = 196 per filter
+// are packed as 24 squares of 8 and a last one of 4: its rows read with
+// zeros past 196 (no in_bounds), 4 of its 8 transposed rows written.
 // CHECK-LABEL: func.func @strided_grouped
-// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 3, 3] [1, 8, 32, 32] [1, 1, 1, 1] : tensor<1x8x32x32xf32> into tensor<1x8x38x38xf32>
-// CHECK:         tensor.expand_shape %{{.*}} output_shape [1, 8, 19, 2, 19, 2] : tensor<1x8x38x38xf32> into tensor<1x8x19x2x19x2xf32>
-// CHECK:         %[[PHASES:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x8x2x2x19x19xf32>)
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape {{.*}} into tensor<64x196xf32>
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c192 step %c8
+// CHECK:           }
+// CHECK-COUNT-8:   vector.transfer_read %[[FLAT]][%{{.*}}, %c192{{.*}}], %{{[^ ]*}} : tensor<64x196xf32>, vector<8xf32>
+// CHECK-COUNT-4:   vector.transfer_write %{{.*}} : vector<8xf32>, tensor<196x32xf32>
+// CHECK-NEXT:      arith.constant 8 : index
+// CHECK:           vector.transfer_read %[[FLAT]][%{{.*}}, %c192{{.*}}], %{{[^ ]*}} : tensor<64x196xf32>, vector<8xf32>
+// CHECK:         %[[XP:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 3, 3] [1, 8, 32, 32] [1, 1, 1, 1] : tensor<1x8x32x32xf32> into tensor<1x8x38x38xf32>
+// CHECK-NOT:     tensor.expand_shape
 // CHECK:         scf.forall (%{{.*}}, %[[RB:.*]], %[[FT:.*]], %{{.*}}) in (1, 2, 2, 1)
 // CHECK:           %[[OH0:.*]] = arith.muli %[[RB]], %c8
 // CHECK:           %[[F0:.*]] = arith.muli %[[FT]], %c32
@@ -92,15 +120,19 @@ func.func @conv(%x: tensor<1x16x16x16xf32>, %w: tensor<64x16x3x3xf32>, %b: tenso
 // CHECK:           %[[C0:.*]] = arith.muli %[[G]], %c4
 // CHECK:           scf.for %[[CB:.*]] = %{{.*}} to %c4{{.*}} step %c2
 // CHECK:               %[[OH:.*]] = arith.addi %[[OH0]], %{{.*}}
+// CHECK:               %[[OW:.*]] = arith.addi %{{.*}}, %{{.*}}
 // CHECK:                 %[[C:.*]] = arith.addi %[[CB]], %{{.*}}
 // CHECK:                 %[[CH:.*]] = arith.addi %[[C0]], %[[C]]
 // CHECK:                 scf.for %[[KH:.*]] = %{{.*}} to %c7
-// CHECK:                   %[[PH:.*]] = arith.remui %[[KH]], %c2
-// CHECK:                   %[[DH:.*]] = arith.divui %[[KH]], %c2
-// CHECK:                   %[[ROW:.*]] = arith.addi %[[OH]], %[[DH]]
-// CHECK:                     vector.transfer_read %[[PHASES]][%{{.*}}, %[[CH]], %[[PH]], %{{.*}}, %[[ROW]], %{{.*}}]{{.*}} : tensor<1x8x2x2x19x19xf32>, vector<8xf32>
-// CHECK:                     vector.transfer_read %{{.*}}[%[[FT]], %[[C]], %[[KH]], %{{.*}}, %{{.*}}]{{.*}} : tensor<2x4x7x7x32xf32>, vector<32xf32>
-// CHECK:                     vector.outerproduct
+// CHECK:                   %[[FIRST:.*]] = arith.muli %[[OH]], %c2
+// CHECK:                   %[[ROW:.*]] = arith.addi %[[FIRST]], %[[KH]]
+// CHECK:                   scf.for %[[KW:.*]] = %{{.*}} to %c7
+// CHECK:                     %[[LEFT:.*]] = arith.muli %[[OW]], %c2
+// CHECK:                     %[[COL:.*]] = arith.addi %[[LEFT]], %[[KW]]
+// CHECK:                     %[[PIX:.*]] = vector.transfer_read %[[XP]][%{{.*}}, %[[CH]], %[[ROW]], %[[COL]]]{{.*}} : tensor<1x8x38x38xf32>, vector<16xf32>
+// CHECK:                     %[[EVERY:.*]] = vector.shuffle %[[PIX]], %[[PIX]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xf32>, vector<16xf32>
+// CHECK:                     vector.transfer_read %{{.*}}[%[[FT]], %[[C]], %[[KH]], %[[KW]], %{{.*}}]{{.*}} : tensor<2x4x7x7x32xf32>, vector<32xf32>
+// CHECK:                     vector.outerproduct %[[EVERY]]
 func.func @strided_grouped(%x: tensor<1x8x32x32xf32>, %w: tensor<64x4x7x7xf32>) -> tensor<1x64x16x16xf32> {
   %y = fuel.fused conv2d {stride = array<i64: 2, 2>, padding = array<i64: 3, 3>, groups = 2 : i64} (%x, %w) : (tensor<1x8x32x32xf32>, tensor<64x4x7x7xf32>) -> tensor<1x64x16x16xf32>
   return %y : tensor<1x64x16x16xf32>
@@ -108,13 +140,12 @@ func.func @strided_grouped(%x: tensor<1x8x32x32xf32>, %w: tensor<64x4x7x7xf32>) 
 
 // -----
 
-// A dynamic batch: the padded input, its phases, the forall and the result
-// take it from x.
+// A dynamic batch: the padded input (18 columns for two tiles of 4 output
+// columns 2 apart), the forall and the result take it from x.
 // CHECK-LABEL: func.func @dynamic_batch
 // CHECK:         %[[B:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?x4x9x9xf32>
-// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [%[[B]], 4, 9, 9] [1, 1, 1, 1] : tensor<?x4x9x9xf32> into tensor<?x4x10x18xf32>
-// CHECK:         tensor.expand_shape %{{.*}} : tensor<?x4x10x18xf32> into tensor<?x4x5x2x9x2xf32>
-// CHECK:         %[[NB:.*]] = tensor.dim %{{.*}}, %c0{{.*}} : tensor<?x4x2x2x5x9xf32>
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [%[[B]], 4, 9, 9] [1, 1, 1, 1] : tensor<?x4x9x9xf32> into tensor<?x4x9x18xf32>
+// CHECK:         %[[NB:.*]] = tensor.dim %{{.*}}, %c0{{.*}} : tensor<?x4x9x18xf32>
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (%[[NB]], 1, 2, 1)
 // CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [%[[NB]], 32, 4, 4] [1, 1, 1, 1] : tensor<?x32x4x8xf32> to tensor<?x32x4x4xf32>
 func.func @dynamic_batch(%x: tensor<?x4x9x9xf32>, %w: tensor<32x2x3x3xf32>) -> tensor<?x32x4x4xf32> {
@@ -124,15 +155,15 @@ func.func @dynamic_batch(%x: tensor<?x4x9x9xf32>, %w: tensor<32x2x3x3xf32>) -> t
 
 // -----
 
-// A strided filters-major (here depthwise) tile reads its pixels from the
-// padded input itself, not from stride phases: 2 x 16 consecutive pixels
-// of input row 2 oh + kh, every second kept by one shuffle (the padded
-// width covers the last tile's extra pixel: (16 - 1) * 2 + 3 + 1 = 34).
+// A strided filters-major (here depthwise) tile reads its pixels as the
+// others do: 2 x 16 consecutive pixels of input row 2 oh + kh, every
+// second kept by one shuffle (the padded width covers the last tile's
+// extra pixel: (16 - 1) * 2 + 3 + 1 = 34).
 // CHECK-LABEL: func.func @depthwise_strided
 // CHECK-NOT:     tensor.expand_shape
-// CHECK:         tensor.insert_slice %arg0 into %{{.*}}[0, 0, 1, 1] [1, 8, 15, 15] [1, 1, 1, 1] : tensor<1x8x15x15xf32> into tensor<1x8x18x34xf32>
+// CHECK:         tensor.insert_slice %arg0 into %{{.*}}[0, 0, 1, 1] [1, 8, 15, 15] [1, 1, 1, 1] : tensor<1x8x15x15xf32> into tensor<1x8x17x34xf32>
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 8, 8, 1)
-// CHECK:           vector.transfer_read {{.*}} : tensor<1x8x18x34xf32>, vector<32xf32>
+// CHECK:           vector.transfer_read {{.*}} : tensor<1x8x17x34xf32>, vector<32xf32>
 // CHECK:           vector.shuffle %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<32xf32>, vector<32xf32>
 // CHECK:           vector.outerproduct {{.*}} : vector<1xf32>, vector<16xf32>
 func.func @depthwise_strided(%x: tensor<1x8x15x15xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x8x8xf32> {
