@@ -32,17 +32,21 @@ using namespace mlir::fuel::quantized;
 //   C[m, n] += s (sum_k A[m, k] q[k, n] - z sum_k A[m, k]),
 // so each k costs a shift, a mask, a conversion and one FMA per row of A;
 // the group's zeros (packed as the weight) and scales (shuffled into the
-// nibble order) are applied once per group. An scf.forall iteration takes
-// a block of tiles side by side, as wide as 16 KiB of partial sums allow
-// (with AVX2 and a row of A per tile, 512 words: a whole row of the weight
-// at N = 4096), and reads each row of it tile after tile, into partial
-// sums in memory, so that the weight streams through the caches: a tile
-// walking K alone read half a cache line (AVX2) 2 KiB past the last at
-// K = N = 4096, a new page every other step (with AVX2 at [1, 4096] x
-// [4096, 4096], 1.4-1.55x faster with blocks of 256 bytes, and 1.4-1.9x
-// again, for 1 to 16 rows of A, with whole rows). Each tile is shuffled
-// back into column order when it is written. With 8 rows of A or more, the
-// weight is dequantized once per block of rows instead, into panels that
+// nibble order) are applied once per group. A tile has up to 4 rows of A
+// (kAwqTileRows); with more than one, a step of its loop over a group
+// takes 4 rows of the weight (kAwqStepRows), so that each nibble
+// position's partial sums are loaded and stored once per 16 multiply-adds.
+// An scf.forall iteration takes a block of tiles side by side, as wide as
+// 16 KiB of partial sums allow (with AVX2, 512 words for one row of A: a
+// whole row of the weight at N = 4096; 128 for four), and reads each row
+// of it tile after tile, into partial sums in memory, so that the weight
+// streams through the caches: a tile walking K alone read half a cache
+// line (AVX2) 2 KiB past the last at K = N = 4096, a new page every other
+// step (with AVX2 at [1, 4096] x [4096, 4096], 1.4-1.55x faster with
+// blocks of 256 bytes, and 1.4-1.9x again, for 1 to 16 rows of A in tiles
+// of one, with whole rows). Each tile is shuffled back into column order
+// when it is written. With 128 rows of A or more, the weight is
+// dequantized once per block of rows instead, into panels that
 // fused_linear's register tiles run over (`buildAwqPanels`).
 //===----------------------------------------------------------------------===//
 
@@ -55,12 +59,24 @@ constexpr int64_t kAwqPosition[8] = {0, 4, 1, 5, 2, 6, 3, 7};
 /// The most bytes of partial sums a block of tiles keeps (with the rows
 /// of the weight streaming past them through the first-level cache).
 constexpr int64_t kAwqPartialBytes = 16384;
+/// The rows of A of a tile, at most, and the rows of the weight a step of
+/// a tile of several rows takes: each nibble position's partial sums are
+/// loaded and stored once per 4 rows of the weight, their 16 multiply-adds
+/// in registers. (AVX2, [M, 4096] x [4096, 4096], against tiles of one
+/// row of A, each k its own step: M = 2 2.98 -> 1.91 ms, M = 4 6.95 ->
+/// 3.70, M = 8 8.08 -> 4.62, M = 64 57.1 -> 25.4; tiles of 8 rows ran
+/// 1.25-1.57x slower than of 4. With one row of A, 4 rows of the weight a
+/// step ran 1.1x slower, twice: the rows stream one after another.)
+constexpr int64_t kAwqTileRows = 4;
+constexpr int64_t kAwqStepRows = 4;
 
 struct AwqShape {
   int64_t rows, k, n, group;
   /// Words per tile and lanes of its vectors.
   int64_t lanes;
   int64_t tileM;
+  /// Rows of the weight per step of a tile's loop over a group.
+  int64_t stepK;
   /// Tiles per block (an scf.forall iteration), side by side along N.
   int64_t blockTiles;
 
@@ -74,12 +90,10 @@ AwqShape shapeOf(AwqMatmulView awq, const ScheduleOptions &options) {
   s.k = q.getDimSize(0);
   s.n = q.getDimSize(1) * 8;
   s.group = awq.getGroupSize();
-  // The inner loop holds 8 accumulators and a broadcast per row of A, the
-  // words and a decoded vector.
   s.tileM = 1;
   if (!ShapedType::isDynamic(s.rows))
-    s.tileM = powerOfTwoDividing(
-        s.rows, std::max<int64_t>((options.vectorRegisters - 3) / 9, 1));
+    s.tileM = powerOfTwoDividing(s.rows, kAwqTileRows);
+  s.stepK = s.tileM > 1 ? powerOfTwoDividing(s.group, kAwqStepRows) : 1;
   s.lanes = powerOfTwoDividing(s.n / 8, targetLanes(options));
   // As many tiles a block as keep kAwqPartialBytes of partial sums (a
   // tile's: 8 vectors per row of A). (Even where that leaves the scf.forall
@@ -169,12 +183,13 @@ static Value awqNibble(StepBuilder &st, Value words, int64_t i) {
 }
 
 /// The fewest rows of A (static) for which awq_matmul runs on panels: with
-/// AVX2 ([M, 4096] x [4096, 4096]) 4 rows ran as fast on panels as on the
-/// tiles, 8 rows 1.2-1.75x faster, 16 2.2-2.6x, 64 2.3-3.5x.
-static constexpr int64_t kAwqPanelRows = 8;
+/// AVX2 ([M, 4096] x [4096, 4096]) against the tiles of 4 rows, 8 rows ran
+/// 1.5x slower on panels, 16 1.4x, 32 1.1x, 64 even (26.4 and 25.4 ms),
+/// 128 1.09x faster.
+static constexpr int64_t kAwqPanelRows = 128;
 
-/// With many rows of A, the tiles of one row (AVX2) or a few would each
-/// decode the whole weight. On panels, an scf.forall iteration takes up to
+/// With many rows of A, the tiles of a few rows would each decode the
+/// whole weight. On panels, an scf.forall iteration takes up to
 /// 128 rows of A by the columns of a vector of words (64 with AVX2) and
 /// walks K a panel at a time (64 steps with AVX2, dividing the group): it
 /// dequantizes the panel's words once, each nibble position a vector, (q -
@@ -364,7 +379,8 @@ LogicalResult quantized::buildAwq(RewriterBase &rewriter, AwqMatmulView awq,
                ArrayRef<bool>{true})
         .getResult();
   };
-  // Per group, each k reads the block's words of row k, tile by tile
+  // Per group, each step reads the block's words of its rows k (one, or
+  // kAwqStepRows for tiles of several rows of A), tile by tile
   // (consecutive addresses: the rows stream through the caches, where a
   // tile walking all of K alone reads half a cache line 2 KiB after the
   // last at K = N = 4096), into the group's partial sums in memory,
@@ -387,38 +403,49 @@ LogicalResult quantized::buildAwq(RewriterBase &rewriter, AwqMatmulView awq,
             linalg::FillOp::create(b, l, zero, carriedAcrossGroups[1])
                 .getResult(0)};
         inits.append(tileM, zero);
+        // Each step takes s.stepK rows of the weight: k0 + kk + r.
         auto steps = scf::ForOp::create(
-            b, l, st.index(0), st.index(s.group), st.index(1), inits,
+            b, l, st.index(0), st.index(s.group), st.index(s.stepK), inits,
             [&](OpBuilder &kb, Location kl, Value kk, ValueRange carried) {
               StepBuilder ks{kb, kl};
-              Value k = arith::AddIOp::create(kb, kl, k0, kk);
-              SmallVector<Value> sums(carried.drop_front()), bx;
-              for (int64_t m = 0; m < tileM; ++m) {
-                Value row = arith::AddIOp::create(kb, kl, m0, ks.index(m));
-                Value x =
-                    tensor::ExtractOp::create(kb, kl, a, ValueRange{row, k});
-                if (aElt != f32)
-                  x = arith::ExtFOp::create(kb, kl, f32, x);
-                sums[m] = arith::AddFOp::create(kb, kl, sums[m], x);
-                bx.push_back(vector::BroadcastOp::create(kb, kl, vec, x));
+              SmallVector<Value> sums(carried.drop_front()), kRows;
+              // A[m0 + m, k] broadcast, per row r of the step and m of A.
+              SmallVector<SmallVector<Value>> bx(s.stepK);
+              for (int64_t r = 0; r < s.stepK; ++r) {
+                Value k = arith::AddIOp::create(
+                    kb, kl, k0, arith::AddIOp::create(kb, kl, kk, ks.index(r)));
+                kRows.push_back(k);
+                for (int64_t m = 0; m < tileM; ++m) {
+                  Value row = arith::AddIOp::create(kb, kl, m0, ks.index(m));
+                  Value x =
+                      tensor::ExtractOp::create(kb, kl, a, ValueRange{row, k});
+                  if (aElt != f32)
+                    x = arith::ExtFOp::create(kb, kl, f32, x);
+                  sums[m] = arith::AddFOp::create(kb, kl, sums[m], x);
+                  bx[r].push_back(vector::BroadcastOp::create(kb, kl, vec, x));
+                }
               }
               auto perTile = scf::ForOp::create(
                   kb, kl, ks.index(0), ks.index(tiles), ks.index(1),
                   ValueRange{carried[0]},
                   [&](OpBuilder &ib, Location il, Value t, ValueRange part) {
                     StepBuilder it{ib, il};
-                    Value words = wordsAt(ib, il, awq.getQweight(), k,
-                                          tileWord(ib, il, t));
+                    SmallVector<Value> words;
+                    for (Value k : kRows)
+                      words.push_back(wordsAt(ib, il, awq.getQweight(), k,
+                                              tileWord(ib, il, t)));
                     Value p = part[0];
                     for (int64_t i = 0; i < 8; ++i) {
-                      Value q = awqNibble(it, words, i);
-                      for (int64_t m = 0; m < tileM; ++m)
-                        p = accWrite(
-                            ib, il,
-                            vector::FMAOp::create(
-                                ib, il, q, bx[m],
-                                accAt(ib, il, p, t, m * 8 + i)),
-                            p, t, m * 8 + i);
+                      SmallVector<Value> q;
+                      for (Value w : words)
+                        q.push_back(awqNibble(it, w, i));
+                      for (int64_t m = 0; m < tileM; ++m) {
+                        Value acc = accAt(ib, il, p, t, m * 8 + i);
+                        for (int64_t r = 0; r < s.stepK; ++r)
+                          acc = vector::FMAOp::create(ib, il, q[r], bx[r][m],
+                                                      acc);
+                        p = accWrite(ib, il, acc, p, t, m * 8 + i);
+                      }
                     }
                     scf::YieldOp::create(ib, il, p);
                   });

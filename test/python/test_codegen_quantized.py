@@ -362,17 +362,20 @@ def test_awq_low_precision(dname, dtype):
 
 
 # Each register file sizes the tile: the columns of 16, 8, 4 or 2 words (a
-# vector of words per k) by 2 rows of A where 32 registers hold their 16
-# accumulators, else 1; a block is as many tiles side by side as 16 KiB of
-# partial sums hold and divide the tiles ([3, 384] x [384, 1024]: the row's
-# 128 words one block, over 3 groups; [1, 64] x [64, 8192]: 1024 words, two
+# vector of words per k) by the most rows of A up to 4 that divide them
+# (with more than one, 4 rows of the weight a step); a block is as many tiles side by side as 16 KiB of partial
+# sums hold and divide the tiles ([3, 384] x [384, 1024]: the row's 128
+# words one block, over 3 groups; [1, 64] x [64, 8192]: 1024 words, two
 # blocks or more; [1, 64] x [64, 11008]: 1376 words, 43 x 2^i tiles, blocks
-# of 2, 43, 86 or 172; [2, 128] x [128, 192]: one block of 3, 6 or 12).
+# of 2, 43, 86 or 172; [2, 128] x [128, 192]: one block of 3, 6 or 12;
+# [48, 384] x [384, 512]: 12 blocks of rows).
 @pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda v: f"{v[0]}x{v[1]}")
 @pytest.mark.parametrize("a_shape,n,group", [((1, 256), 128, 128), ((4, 128), 64, 64),
                                              ((3, 64), 16, 64), ((2, 128), 256, 64),
                                              ((3, 384), 1024, 128), ((1, 64), 8192, 64),
-                                             ((1, 64), 11008, 64), ((2, 128), 192, 64)],
+                                             ((1, 64), 11008, 64), ((2, 128), 192, 64),
+                                             ((8, 256), 128, 128), ((6, 128), 64, 64),
+                                             ((48, 384), 512, 128), ((12, 128), 32, 64)],
                          ids=lambda v: str(v))
 def test_awq_register_files(registers, a_shape, n, group):
     a, qw, qz, s, w = awq_inputs(a_shape, n, group, seed=n)
@@ -385,7 +388,7 @@ def test_awq_register_files(registers, a_shape, n, group):
     assert np.all(np.abs(out - want) <= 2e-6 * scale + 1e-6), np.max(np.abs(out - want) / scale)
 
 
-# 8 rows of A or more (a multiple of the register tile's) run on panels:
+# 128 rows of A or more (a multiple of the register tile's) run on panels:
 # each iteration dequantizes a panel of its words once, (q - z) s per
 # nibble position, and runs fused_linear's register tiles over it; each row
 # of sums is put back in column order at the end. Register files (AVX-512:
@@ -394,8 +397,8 @@ def test_awq_register_files(registers, a_shape, n, group):
 # blocks of 128 rows (M = 256: two), several panels of columns.
 @pytest.mark.parametrize("registers", [(32, 512), (16, 256), (4, 64)],
                          ids=lambda v: f"{v[0]}x{v[1]}")
-@pytest.mark.parametrize("a_shape,n,group", [((8, 256), 128, 128), ((2, 16, 512), 256, 64),
-                                             ((256, 128), 128, 64), ((48, 384), 512, 128)],
+@pytest.mark.parametrize("a_shape,n,group", [((128, 256), 128, 128), ((2, 64, 512), 256, 64),
+                                             ((256, 128), 128, 64), ((128, 384), 512, 128)],
                          ids=lambda v: str(v))
 def test_awq_panels(registers, a_shape, n, group):
     a, qw, qz, s, w = awq_inputs(a_shape, n, group, seed=n + group)
@@ -411,7 +414,7 @@ def test_awq_panels(registers, a_shape, n, group):
 def test_awq_panels_low_precision(dname, dtype):
     # f16 or bf16 activations, scales and result: A widened per element,
     # the sums in f32, narrowed once; two threads give the same bits.
-    a, qw, qz, s, w = awq_inputs((32, 256), 128, 64, dtype, seed=3)
+    a, qw, qz, s, w = awq_inputs((128, 256), 128, 64, dtype, seed=3)
     text = fused_text("awq_matmul", [a, qw, qz, s], {"group_size": 64})
     out = runner.compile(text, "f")(a, qw, qz, s)
     assert out.dtype == dtype
@@ -422,20 +425,22 @@ def test_awq_panels_low_precision(dname, dtype):
 # Every nibble position, lane, quant and zero, exactly: with A the identity,
 # each output is (q - z) s rounded once (the weights and zeros decode as
 # 1 + q / 16 and 1 + z / 16, whose difference is exact, and the other
-# groups add exact zeros).
+# groups add exact zeros). All 128 rows of the identity run on panels,
+# its first 64 on tiles of 4 rows (4 rows of the weight a step).
 @pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda v: f"{v[0]}x{v[1]}")
-def test_awq_every_nibble_exact(registers):
+@pytest.mark.parametrize("m", [128, 64])
+def test_awq_every_nibble_exact(registers, m):
     k, n, group = 128, 256, 64
     rng = np.random.default_rng(9)
     q = rng.permuted(np.arange(k * n).reshape(k, n) % 16, axis=1)
     z = rng.permuted(np.arange(2 * n).reshape(2, n) % 16, axis=1)
     s = rng.uniform(0.01, 2.0, (2, n)).astype(np.float32)
     want = ((q - np.repeat(z, group, 0)) * np.repeat(s.astype(np.float64), group, 0)).astype(np.float32)
-    a = np.eye(k, dtype=np.float32)
+    a = np.eye(k, dtype=np.float32)[:m]
     qw, qz = ref.awq_pack(q).view(np.int32), ref.awq_pack(z).view(np.int32)
     text = fused_text("awq_matmul", [a, qw, qz, s], {"group_size": group})
     out = runner.compile(text, "f", vector_registers=registers)(a, qw, qz, s)
-    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(out, want[:m])
 
 
 # nf4_matmul (bitsandbytes): W[n, k] = NF4[code] * absmax[n, k / B], codes

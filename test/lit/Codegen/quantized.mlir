@@ -450,28 +450,39 @@ func.func @awq(%a: tensor<1x128xf32>, %q: tensor<128x16xi32>, %z: tensor<2x16xi3
 // -----
 
 // A block of tiles side by side along N, as many as 16 KiB of partial
-// sums hold: with AVX-512 and 2 rows of A a tile (2 rows by 8 vectors of
-// 16 lanes: 1 KiB), all 8 tiles; with AVX2 a row of A a tile (256 bytes),
-// all 16. Either way the whole row of the weight, read tile after tile
-// (consecutive addresses) at each k; f16 activations and scales widened,
-// the tiles narrowed as written.
+// sums hold: a tile is both rows of A by 8 vectors (with AVX-512 of 16
+// lanes: 1 KiB, all 8 tiles; with AVX2 of 8: 512 bytes, all 16). Either
+// way the whole row of the weight is read tile after tile (consecutive
+// addresses); with two rows of A a step takes 4 rows of the weight (each
+// tile reads 4 vectors of words, each nibble position's partial sums
+// loaded and stored once per 8 multiply-adds); f16 activations and scales
+// widened, the tiles narrowed as written.
 // CHECK-LABEL: func.func @awq_blocks
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 1)
 // CHECK:           linalg.fill {{.*}} -> tensor<8x16x16xf32>
 // CHECK:           scf.for {{.*}} to %c2{{.*}} -> (tensor<8x16x16xf32>, tensor<8x16x16xf32>)
-// CHECK:             scf.for {{.*}} to %c128{{.*}} -> (tensor<8x16x16xf32>, f32, f32)
-// CHECK:               scf.for {{.*}} to %c8{{.*}} -> (tensor<8x16x16xf32>)
-// CHECK:                 vector.transfer_read %arg1{{.*}} : tensor<256x128xi32>, vector<16xi32>
+// CHECK:             scf.for {{.*}} to %c128{{.*}} step %c4 {{.*}} -> (tensor<8x16x16xf32>, f32, f32)
+// CHECK-COUNT-8:       vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK:               scf.for %[[T:.*]] = {{.*}} to %c8{{.*}} -> (tensor<8x16x16xf32>)
+// CHECK-COUNT-4:         vector.transfer_read %arg1{{.*}} : tensor<256x128xi32>, vector<16xi32>
+// CHECK:                 %[[P0:.*]] = vector.transfer_read %{{.*}}[%[[T]], %c0{{.*}}, %c0{{.*}}]{{.*}} : tensor<8x16x16xf32>, vector<16xf32>
+// CHECK-COUNT-4:         vector.fma
+// CHECK-NOT:             vector.fma
+// CHECK:                 vector.transfer_write %{{.*}}[%[[T]], %c0{{.*}}, %c0{{.*}}]{{.*}} : vector<16xf32>, tensor<8x16x16xf32>
+// CHECK:                 %[[P1:.*]] = vector.transfer_read %{{.*}}[%[[T]], %c8{{.*}}, %c0{{.*}}]{{.*}} : tensor<8x16x16xf32>, vector<16xf32>
+// CHECK-COUNT-4:         vector.fma
+// CHECK-NOT:             vector.fma
+// CHECK:                 vector.transfer_write %{{.*}}[%[[T]], %c8{{.*}}, %c0{{.*}}]{{.*}} : vector<16xf32>, tensor<8x16x16xf32>
 // CHECK:             scf.for {{.*}} to %c8{{.*}} -> (tensor<8x16x16xf32>)
 // CHECK:           scf.for {{.*}} to %c8{{.*}} -> (tensor<2x1024xf16>)
 // CHECK-COUNT-2:     vector.transfer_write {{.*}} : vector<128xf16>, tensor<2x1024xf16>
 // AVX2-LABEL: func.func @awq_blocks
-// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (2, 1)
-// AVX2:           linalg.fill {{.*}} -> tensor<16x8x8xf32>
-// AVX2:             scf.for {{.*}} to %c128{{.*}} -> (tensor<16x8x8xf32>, f32)
-// AVX2:               scf.for {{.*}} to %c16{{.*}} -> (tensor<16x8x8xf32>)
-// AVX2:                 vector.transfer_read %arg1{{.*}} : tensor<256x128xi32>, vector<8xi32>
-// AVX2:           scf.for {{.*}} to %c16{{.*}} -> (tensor<1x1024xf16>)
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (1, 1)
+// AVX2:           linalg.fill {{.*}} -> tensor<16x16x8xf32>
+// AVX2:             scf.for {{.*}} to %c128{{.*}} step %c4 {{.*}} -> (tensor<16x16x8xf32>, f32, f32)
+// AVX2:               scf.for {{.*}} to %c16{{.*}} -> (tensor<16x16x8xf32>)
+// AVX2-COUNT-4:         vector.transfer_read %arg1{{.*}} : tensor<256x128xi32>, vector<8xi32>
+// AVX2:           scf.for {{.*}} to %c16{{.*}} -> (tensor<2x1024xf16>)
 func.func @awq_blocks(%a: tensor<2x256xf16>, %q: tensor<256x128xi32>, %z: tensor<2x128xi32>, %s: tensor<2x1024xf16>) -> tensor<2x1024xf16> {
   %c = fuel.fused awq_matmul {group_size = 128 : i64} (%a, %q, %z, %s) : (tensor<2x256xf16>, tensor<256x128xi32>, tensor<2x128xi32>, tensor<2x1024xf16>) -> tensor<2x1024xf16>
   return %c : tensor<2x1024xf16>
@@ -479,8 +490,8 @@ func.func @awq_blocks(%a: tensor<2x256xf16>, %q: tensor<256x128xi32>, %z: tensor
 
 // -----
 
-// awq_matmul with 8 rows of A runs on panels (with AVX2, 4 x 16 register
-// tiles): an iteration takes the 8 rows by a vector of words' 64 columns
+// awq_matmul with 128 rows of A runs on panels (with AVX2, 4 x 16 register
+// tiles): an iteration takes the 128 rows by a vector of words' 64 columns
 // and walks K a panel of 64 steps at a time; per panel, the group's zeros
 // (1 + z / 16) and scales (times 16, gathered into nibble order), then
 // each step's words dequantized once, a vector per nibble position, into
@@ -488,26 +499,26 @@ func.func @awq_blocks(%a: tensor<2x256xf16>, %q: tensor<256x128xi32>, %z: tensor
 // row of sums shuffled back into column order at the end.
 // AVX2-LABEL: func.func @awq_panels
 // AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
-// AVX2:           linalg.fill {{.*}} -> tensor<8x64xf32>
+// AVX2:           linalg.fill {{.*}} -> tensor<128x64xf32>
 // AVX2:           tensor.empty() : tensor<64x64xf32>
-// AVX2:           scf.for {{.*}} to %c4 {{.*}} -> (tensor<8x64xf32>, tensor<64x64xf32>)
+// AVX2:           scf.for {{.*}} to %c4 {{.*}} -> (tensor<128x64xf32>, tensor<64x64xf32>)
 // AVX2:             vector.transfer_read %{{.*}} : tensor<2x16xi32>, vector<8xi32>
 // AVX2:             vector.transfer_read %{{.*}} : tensor<2x128xf32>, vector<64xf32>
 // AVX2:             vector.shuffle %{{.*}}, %{{.*}} [0, 8, 16, 24, 32, 40, 48, 56] : vector<64xf32>, vector<64xf32>
 // AVX2:             scf.for {{.*}} to %c64{{.*}} step %c1{{.*}} -> (tensor<64x64xf32>)
 // AVX2:               vector.transfer_read %{{.*}} : tensor<256x16xi32>, vector<8xi32>
 // AVX2-COUNT-8:       arith.subf
-// AVX2:             scf.for {{.*}} to %c64{{.*}} step %c16 {{.*}} -> (tensor<8x64xf32>)
-// AVX2:               scf.for {{.*}} to %c8{{.*}} step %c4{{.*}} -> (tensor<8x64xf32>)
+// AVX2:             scf.for {{.*}} to %c64{{.*}} step %c16 {{.*}} -> (tensor<128x64xf32>)
+// AVX2:               scf.for {{.*}} to %c128{{.*}} step %c4{{.*}} -> (tensor<128x64xf32>)
 // AVX2:                 scf.for {{.*}} to %c64{{.*}} step %c8{{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // AVX2:                   vector.broadcast %{{.*}} : f32 to vector<8xf32>
 // AVX2:                   vector.fma
-// AVX2:           scf.for {{.*}} to %c8{{.*}} -> (tensor<8x64xf32>)
+// AVX2:           scf.for {{.*}} to %c128{{.*}} -> (tensor<128x64xf32>)
 // AVX2:             vector.shuffle %{{.*}}, %{{.*}} [0, 32, 8, 40, 16, 48, 24, 56, 1, 33,
 // AVX2:         scf.forall.in_parallel
-func.func @awq_panels(%a: tensor<8x256xf32>, %q: tensor<256x16xi32>, %z: tensor<2x16xi32>, %s: tensor<2x128xf32>) -> tensor<8x128xf32> {
-  %0 = fuel.fused awq_matmul {group_size = 128 : i64} (%a, %q, %z, %s) : (tensor<8x256xf32>, tensor<256x16xi32>, tensor<2x16xi32>, tensor<2x128xf32>) -> tensor<8x128xf32>
-  return %0 : tensor<8x128xf32>
+func.func @awq_panels(%a: tensor<128x256xf32>, %q: tensor<256x16xi32>, %z: tensor<2x16xi32>, %s: tensor<2x128xf32>) -> tensor<128x128xf32> {
+  %0 = fuel.fused awq_matmul {group_size = 128 : i64} (%a, %q, %z, %s) : (tensor<128x256xf32>, tensor<256x16xi32>, tensor<2x16xi32>, tensor<2x128xf32>) -> tensor<128x128xf32>
+  return %0 : tensor<128x128xf32>
 }
 
 // -----
