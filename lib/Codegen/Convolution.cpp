@@ -613,6 +613,28 @@ static void buildTransposed(RewriterBase &rewriter, ConvTranspose2dView ct,
   };
   AffineExpr d0, d1, d2, d3;
   bindDims(ctx, d0, d1, d2, d3);
+  // Blocked tiles (every phase's or none's: they depend on the filters
+  // per group) read the phases' weights packed at once: tap (i, j) of a
+  // phase is the kernel's (KH - 1 - first_h - i s_h, KW - 1 - first_w -
+  // j s_w).
+  SmallVector<Value> packed;
+  if (!phases.empty() && llvm::all_of(phases, [&](const Phase &p) {
+        return p.tile.blocked() &&
+               p.tile.filters == phases.front().tile.filters;
+      })) {
+    SmallVector<PhaseTaps> taps;
+    for (const Phase &p : phases) {
+      PhaseTaps &t = taps.emplace_back();
+      t.shape = {p.h.taps, p.w.taps};
+      for (int64_t i = 0; i < p.h.taps; ++i)
+        for (int64_t j = 0; j < p.w.taps; ++j)
+          t.positions.push_back(
+              (w[2] - 1 - p.h.first - stride[0] * i) * w[3] + w[3] - 1 -
+              p.w.first - stride[1] * j);
+    }
+    packed = packTransposedTaps(rewriter, loc, ct.getW(), phases.front().tile,
+                                groups, taps);
+  }
   for (const Phase &p : phases) {
     // The input rows and columns the phase reads.
     int64_t colsP = paddedWidth(p.w.size, p.tile);
@@ -625,15 +647,20 @@ static void buildTransposed(RewriterBase &rewriter, ConvTranspose2dView ct,
         ArrayRef<OpFoldResult>{attr(0), attr(0), attr(loH + p.h.offset),
                                attr(loW + p.w.offset)},
         inSizes, SmallVector<OpFoldResult>(4, attr(1)));
-    Value wT = coreWeight(
-        rewriter, loc, ct.getW(),
-        AffineMap::get(4, 0,
-                       {groups == 1 ? d2 : d3.floorDiv(fg) * cg + d2,
-                        groups == 1 ? d3 : d3 % fg,
-                        w[2] - 1 - p.h.first - stride[0] * d0,
-                        w[3] - 1 - p.w.first - stride[1] * d1},
-                       ctx),
-        {p.h.taps, p.w.taps, cg, y[1]}, p.tile);
+    Value wT;
+    if (!packed.empty()) {
+      wT = packed[&p - phases.begin()];
+    } else {
+      wT = coreWeight(
+          rewriter, loc, ct.getW(),
+          AffineMap::get(4, 0,
+                         {groups == 1 ? d2 : d3.floorDiv(fg) * cg + d2,
+                          groups == 1 ? d3 : d3 % fg,
+                          w[2] - 1 - p.h.first - stride[0] * d0,
+                          w[3] - 1 - p.w.first - stride[1] * d1},
+                         ctx),
+          {p.h.taps, p.w.taps, cg, y[1]}, p.tile);
+    }
     auto phaseType = RankedTensorType::get({y[0], y[1], p.h.size, p.w.size},
                                            yType.getElementType());
     CoreInput coreIn;

@@ -116,16 +116,33 @@ Value readPixels(OpBuilder &b, Location loc, Value xp, ValueRange at,
 /// The weight as the core reads it, widened to f32: `w` through `wMap`
 /// (from the dims (kh, kw, c, f) to w's indices, `sizes` their extents
 /// [KH, KW, Cg, F]). For blocked tiles (ConvTile::blocked) packed per
-/// filter tile, [F / tileF, Cg, KH, KW, tileF] (ConvolutionBlocked.cpp);
+/// filter tile, [F / tileF, Cg, KH, KW, tileF] (ConvolutionWeights.cpp);
 /// otherwise [KH, KW, Cg, F].
 Value coreWeight(RewriterBase &rewriter, Location loc, Value w,
                  AffineMap wMap, ArrayRef<int64_t> sizes, ConvTile tile);
 
 /// conv2d's weight w [F, Cg, KH, KW] packed for blocked tiles as
 /// coreWeight packs it, [F / tileF, Cg, KH, KW, tileF] in f32, 8 x 8
-/// squares at a time transposed in registers (ConvolutionBlocked.cpp).
+/// squares at a time transposed in registers (ConvolutionWeights.cpp).
 Value packFilterTiles(RewriterBase &rewriter, Location loc, Value w,
                       ConvTile tile);
+
+/// The taps of one output phase of a transposed convolution: tap (i, j)
+/// of its `shape` [TH, TW] is the kernel's position positions[i * TW + j]
+/// (kh * KW + kw).
+struct PhaseTaps {
+  SmallVector<int64_t> positions;
+  std::array<int64_t, 2> shape;
+};
+
+/// conv_transpose_2d's weight w [Cin, Fg, KH, KW] (`groups` of Cin / groups
+/// input channels and Fg filters) packed for the blocked tiles of each of
+/// `phases`: [groups * Fg / tileF, Cin / groups, TH, TW, tileF] in f32;
+/// 8 x 8 squares at a time transposed in registers, the weight read once
+/// for all phases (ConvolutionWeights.cpp).
+SmallVector<Value> packTransposedTaps(RewriterBase &rewriter, Location loc,
+                                      Value w, ConvTile tile, int64_t groups,
+                                      ArrayRef<PhaseTaps> phases);
 
 /// The convolution core for blocked tiles (ConvTile::blocked), on the CPU:
 /// y (of `yType`) = bias + the convolution of xp with the packed weight wP

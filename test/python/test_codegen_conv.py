@@ -297,8 +297,12 @@ def test_transposed(xs, ws, stride, padding, output_padding):
 # (x shape, w shape [C, F / groups, kh, kw], stride, padding,
 # output_padding, groups): two groups of 16 filters (register tiles), three
 # of 2 (filters-major tiles), padding past the kernel, a kernel smaller than
-# the stride (the phases no tap reaches are zeros), strides 1 and 3.
+# the stride (the phases no tap reaches are zeros), strides 1 and 3; kernels
+# of 25 and 49 taps (the weight packed for all phases in squares of 8 taps,
+# the last square part zeros), two groups of 32 filters.
 TRANSPOSED_MORE = [((1, 8, 5, 6), (8, 16, 3, 3), (2, 2), (1, 1), (1, 0), 2),
+                   ((1, 8, 6, 6), (8, 32, 5, 5), (2, 2), (2, 2), (1, 1), 2),
+                   ((1, 4, 3, 3), (4, 16, 7, 7), (4, 4), (3, 3), (1, 1), 1),
                    ((1, 6, 5, 5), (6, 2, 3, 3), (2, 2), (0, 0), (0, 0), 3),
                    ((1, 4, 5, 5), (4, 8, 3, 3), (2, 2), (3, 3), (1, 1), 1),
                    ((1, 2, 4, 4), (2, 16, 1, 2), (3, 3), (0, 0), (2, 1), 1),

@@ -109,7 +109,7 @@ func.func @conv(%x: tensor<1x16x16x16xf32>, %w: tensor<64x16x3x3xf32>, %b: tenso
 // CHECK:           }
 // CHECK-COUNT-8:   vector.transfer_read %[[FLAT]][%{{.*}}, %c192{{.*}}], %{{[^ ]*}} : tensor<64x196xf32>, vector<8xf32>
 // CHECK-COUNT-4:   vector.transfer_write %{{.*}} : vector<8xf32>, tensor<196x32xf32>
-// CHECK-NEXT:      arith.constant 8 : index
+// CHECK-NOT:       vector.transfer_write
 // CHECK:           vector.transfer_read %[[FLAT]][%{{.*}}, %c192{{.*}}], %{{[^ ]*}} : tensor<64x196xf32>, vector<8xf32>
 // CHECK:         %[[XP:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 3, 3] [1, 8, 32, 32] [1, 1, 1, 1] : tensor<1x8x32x32xf32> into tensor<1x8x38x38xf32>
 // CHECK-NOT:     tensor.expand_shape
@@ -246,26 +246,45 @@ func.func @widths_and_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<16x4x3x3xf32>, 
 // conv_transpose_2d with stride 2, as its 2 x 2 output phases: y[.., 2q + r,
 // ..] takes the kernel rows kh = 1 - 2t (r = 0: one) or 2 - 2t (r = 1:
 // two), the input rows q + t (likewise columns). The input is padded once
-// (a column and a row of zeros at the end, for phase 1's second tap); each
-// phase reads its slice of it, through its own kernel, packed as
-// [1, c, th, tw, 16] (flipped: kh descending), into a [1, 16, 8, 8] tensor of its own,
-// inserted into y 2 apart: a quarter of the multiply-adds of convolving
-// the input spread out.
-// CHECK-DAG:   #[[K00:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0 * 16 + d4, d2 * -2 + 1, d3 * -2 + 1)>
-// CHECK-DAG:   #[[K11:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0 * 16 + d4, d2 * -2 + 2, d3 * -2 + 2)>
+// (a column and a row of zeros at the end, for phase 1's second tap). The
+// weight, as [4, 16, 9] (each channel's filters' 9 taps in a row), is
+// packed once for all four phases, in squares of 8 filters by 8 taps
+// transposed in registers, each square's vectors written into the packed
+// weights [1, c, th, tw, 16] (flipped: kh descending) of the phases whose
+// taps they are: of taps 0-7, 1 to phase (0, 0), 2 to each of (0, 1) and
+// (1, 0), 3 to (1, 1); tap 8 (a square read with zeros past the 9th) to
+// (1, 1). Each phase reads its slice of the input through its own packed
+// weight into a [1, 16, 8, 8] tensor of its own, inserted into y 2 apart:
+// a quarter of the multiply-adds of convolving the input spread out.
 // CHECK-LABEL: func.func @transposed
 // CHECK:         %[[XP:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 4, 8, 8] [1, 1, 1, 1] : tensor<1x4x8x8xf32> into tensor<1x4x9x9xf32>
 // CHECK:         %[[Y:.*]] = tensor.empty() : tensor<1x16x16x16xf32>
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : tensor<4x16x3x3xf32> into tensor<4x16x9xf32>
+// CHECK:         %[[PACKED:.*]]:4 = scf.forall (%{{.*}}) in (1) shared_outs({{.*}}) -> (tensor<1x4x1x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x4x16xf32>)
+// CHECK:           scf.for %[[C:[a-z0-9_]+]] = {{.*}} -> (tensor<4x1x16xf32>, tensor<4x2x16xf32>, tensor<4x2x16xf32>, tensor<4x4x16xf32>)
+// CHECK-COUNT-8:     vector.transfer_read %[[FLAT]][%{{.*}}, %{{.*}}, %c0{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<4x16x9xf32>, vector<8xf32>
+// CHECK:             vector.transfer_write %{{.*}}[%[[C]], %c0{{.*}}, %c0{{.*}}] {{.*}}: vector<8xf32>, tensor<4x1x16xf32>
+// CHECK-COUNT-2:     vector.transfer_write {{.*}} : vector<8xf32>, tensor<4x2x16xf32>
+// CHECK-COUNT-2:     vector.transfer_write {{.*}} : vector<8xf32>, tensor<4x2x16xf32>
+// CHECK-COUNT-3:     vector.transfer_write {{.*}} : vector<8xf32>, tensor<4x4x16xf32>
+// CHECK-NOT:         vector.transfer_write
+// CHECK:             vector.transfer_read %[[FLAT]][%{{.*}}, %{{.*}}, %c0{{.*}}]
+// CHECK:             vector.transfer_read %[[FLAT]][%{{.*}}, %{{.*}}, %c8{{.*}}], %{{[^ ]*}} : tensor<4x16x9xf32>, vector<8xf32>
+// CHECK:             vector.transfer_write %{{.*}}[%[[C]], %c0{{.*}}, %c0{{.*}}] {{.*}}: vector<8xf32>, tensor<4x4x16xf32>
+// CHECK:         %[[W00:.*]] = tensor.expand_shape %[[PACKED]]#0 {{.*}} into tensor<1x4x1x1x16xf32>
+// CHECK:         tensor.expand_shape %[[PACKED]]#1 {{.*}} into tensor<1x4x1x2x16xf32>
+// CHECK:         tensor.expand_shape %[[PACKED]]#2 {{.*}} into tensor<1x4x2x1x16xf32>
+// CHECK:         %[[W11:.*]] = tensor.expand_shape %[[PACKED]]#3 {{.*}} into tensor<1x4x2x2x16xf32>
 // CHECK:         tensor.extract_slice %[[XP]][0, 0, 0, 0] [1, 4, 8, 8]
-// CHECK:         linalg.generic {indexing_maps = [#[[K00]], {{.*}}} ins(%{{.*}} : tensor<4x16x3x3xf32>) outs(%{{.*}} : tensor<1x4x1x1x16xf32>)
 // CHECK:         %[[P00:.*]] = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, 1, 1)
+// CHECK:               vector.transfer_read %[[W00]]
 // CHECK:               vector.outerproduct %{{.*}}, %{{.*}}, %{{.*}} {kind = #vector.kind<add>} : vector<8xf32>, vector<16xf32>
 // CHECK:         %[[Y00:.*]] = tensor.insert_slice %[[P00]] into %[[Y]][0, 0, 0, 0] [1, 16, 8, 8] [1, 1, 2, 2]
 // CHECK:         %[[Y01:.*]] = tensor.insert_slice %{{.*}} into %[[Y00]][0, 0, 0, 1] [1, 16, 8, 8] [1, 1, 2, 2]
 // CHECK:         %[[Y10:.*]] = tensor.insert_slice %{{.*}} into %[[Y01]][0, 0, 1, 0] [1, 16, 8, 8] [1, 1, 2, 2]
 // CHECK:         tensor.extract_slice %[[XP]][0, 0, 0, 0] [1, 4, 9, 9]
-// CHECK:         linalg.generic {indexing_maps = [#[[K11]], {{.*}}} ins(%{{.*}} : tensor<4x16x3x3xf32>) outs(%{{.*}} : tensor<1x4x2x2x16xf32>)
 // CHECK:         %[[P11:.*]] = scf.forall
+// CHECK:               vector.transfer_read %[[W11]]
 // CHECK:         %[[Y11:.*]] = tensor.insert_slice %[[P11]] into %[[Y10]][0, 0, 1, 1] [1, 16, 8, 8] [1, 1, 2, 2]
 // CHECK:         return %[[Y11]]
 func.func @transposed(%x: tensor<1x4x8x8xf32>, %w: tensor<4x16x3x3xf32>) -> tensor<1x16x16x16xf32> {
@@ -278,13 +297,21 @@ func.func @transposed(%x: tensor<1x4x8x8xf32>, %w: tensor<4x16x3x3xf32>) -> tens
 // Two groups of 16 filters, padding 3 past the kernel: phase (0, 0) takes
 // kernel row 1 at input row q + 1 (a slice of the input from row 1 on, no
 // padding before it); filter f reads the channels of its group, (f / 16) *
-// 4 on, its weights w[(f / 16) * 4 + c, f mod 16, ..] (packed: filter
-// f = 16 ft + fi).
-// CHECK-DAG:   #[[G00:.*]] = affine_map<(d0, d1, d2, d3, d4) -> ((d0 + d4 floordiv 16) * 4 + d1, d4 mod 16, d2 * -2 + 1, d3 * -2 + 1)>
+// 4 on, and the packing of filter tile ft (16 ft + fi) reads the weights
+// w[(f / 16) * 4 + c, f mod 16, ..].
 // CHECK-LABEL: func.func @transposed_grouped
 // CHECK:         %[[XP:.*]] = tensor.insert_slice %{{.*}}[0, 0, 0, 0] [1, 8, 5, 6] [1, 1, 1, 1] : tensor<1x8x5x6xf32> into tensor<1x8x5x10xf32>
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %{{.*}} into tensor<8x16x9xf32>
+// CHECK:         scf.forall (%[[PT:.*]]) in (2) {{.*}} -> (tensor<2x4x1x16xf32>, tensor<2x4x2x16xf32>, tensor<2x4x2x16xf32>, tensor<2x4x4x16xf32>)
+// CHECK:           %[[PF0:.*]] = arith.muli %[[PT]], %c16
+// CHECK:           %[[PG:.*]] = arith.divui %[[PF0]], %c16
+// CHECK:           %[[LOCAL:.*]] = arith.remui %[[PF0]], %c16
+// CHECK:           %[[PC0:.*]] = arith.muli %[[PG]], %c4
+// CHECK:           scf.for %[[C:[a-z0-9_]+]] = {{.*}} to %c4
+// CHECK:             %[[CH:.*]] = arith.addi %[[PC0]], %[[C]]
+// CHECK:             %[[F:.*]] = arith.addi %[[LOCAL]], %{{.*}}
+// CHECK:             vector.transfer_read %[[FLAT]][%[[CH]], %[[F]], %{{.*}}]
 // CHECK:         tensor.extract_slice %[[XP]][0, 0, 1, 1] [1, 8, 3, 8]
-// CHECK:         linalg.generic {indexing_maps = [#[[G00]], {{.*}}} ins(%{{.*}} : tensor<8x16x3x3xf32>) outs(%{{.*}} : tensor<2x4x1x1x16xf32>)
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %[[FT:.*]], %{{.*}}) in (1, 1, 2, 1)
 // CHECK:           %[[F0:.*]] = arith.muli %[[FT]], %c16
 // CHECK:           %[[G:.*]] = arith.divui %[[F0]], %c16
