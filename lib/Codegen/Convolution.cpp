@@ -316,12 +316,13 @@ static Value placeInZeros(RewriterBase &rewriter, Location loc, Value x,
 
 /// y[b, f, oh, ow] = bias[f] + sum over (kh, kw, c) of
 /// xp[b, g(f) * Cg + c, oh * s_h + kh, ow * s_w + kw] * wT[kh, kw, c, f]:
-/// xp in f32 [B, C, Hp, Wp] (`CoreInput`),
-/// wT in f32 [KH, KW, Cg, F] (coreWeight; packed for blocked tiles, which
-/// buildBlockedCore builds), Cg the channels per group, y of `yType` (its
-/// batch xp's, its rows and columns `extent`'s). The tiles of an iteration
-/// of the scf.forall over (b, oh, filter tiles, column tiles), or on a GPU
-/// of its threads, each run the whole reduction (kh, kw, c).
+/// xp in f32 [B, C, Hp, Wp] (`CoreInput`), wT in f32 [KH, KW, Cg, F]
+/// (coreWeight; packed for blocked tiles, packFilterTiles and
+/// packTransposedTaps, which buildBlockedCore builds), Cg the channels per
+/// group, y of `yType` (its batch xp's, its rows and columns `extent`'s).
+/// The tiles of an iteration of the scf.forall over (b, oh, filter tiles,
+/// column tiles), or on a GPU of its threads, each run the whole reduction
+/// (kh, kw, c).
 static Value buildCore(RewriterBase &rewriter, Location loc,
                        RankedTensorType yType, Value xp, Value wT,
                        std::optional<Value> bias, ConvTile registers,
@@ -617,11 +618,10 @@ static void buildTransposed(RewriterBase &rewriter, ConvTranspose2dView ct,
   // per group) read the phases' weights packed at once: tap (i, j) of a
   // phase is the kernel's (KH - 1 - first_h - i s_h, KW - 1 - first_w -
   // j s_w).
+  // (Every phase's tile is blocked or none is, of the same filters: both
+  // follow from the filters per group.)
   SmallVector<Value> packed;
-  if (!phases.empty() && llvm::all_of(phases, [&](const Phase &p) {
-        return p.tile.blocked() &&
-               p.tile.filters == phases.front().tile.filters;
-      })) {
+  if (!phases.empty() && phases.front().tile.blocked()) {
     SmallVector<PhaseTaps> taps;
     for (const Phase &p : phases) {
       PhaseTaps &t = taps.emplace_back();
@@ -647,20 +647,20 @@ static void buildTransposed(RewriterBase &rewriter, ConvTranspose2dView ct,
         ArrayRef<OpFoldResult>{attr(0), attr(0), attr(loH + p.h.offset),
                                attr(loW + p.w.offset)},
         inSizes, SmallVector<OpFoldResult>(4, attr(1)));
-    Value wT;
-    if (!packed.empty()) {
-      wT = packed[&p - phases.begin()];
-    } else {
-      wT = coreWeight(
-          rewriter, loc, ct.getW(),
-          AffineMap::get(4, 0,
-                         {groups == 1 ? d2 : d3.floorDiv(fg) * cg + d2,
-                          groups == 1 ? d3 : d3 % fg,
-                          w[2] - 1 - p.h.first - stride[0] * d0,
-                          w[3] - 1 - p.w.first - stride[1] * d1},
-                         ctx),
-          {p.h.taps, p.w.taps, cg, y[1]}, p.tile);
-    }
+    assert(p.tile.blocked() == !packed.empty() &&
+           p.tile.filters == phases.front().tile.filters);
+    Value wT =
+        p.tile.blocked()
+            ? packed[&p - phases.begin()]
+            : coreWeight(
+                  rewriter, loc, ct.getW(),
+                  AffineMap::get(4, 0,
+                                 {groups == 1 ? d2 : d3.floorDiv(fg) * cg + d2,
+                                  groups == 1 ? d3 : d3 % fg,
+                                  w[2] - 1 - p.h.first - stride[0] * d0,
+                                  w[3] - 1 - p.w.first - stride[1] * d1},
+                                 ctx),
+                  {p.h.taps, p.w.taps, cg, y[1]});
     auto phaseType = RankedTensorType::get({y[0], y[1], p.h.size, p.w.size},
                                            yType.getElementType());
     CoreInput coreIn;
@@ -718,10 +718,12 @@ static void buildSpreadTransposed(RewriterBase &rewriter,
   Value xp = placeInZeros(rewriter, loc, ct.getX(),
                           rewriter.getIndexAttr(hp),
                           rewriter.getIndexAttr(wp), top, left, stride);
+  // (GPU tiles: never blocked.)
+  assert(!tile.blocked());
   Value wT = coreWeight(
       rewriter, loc, ct.getW(),
       AffineMap::get(4, 0, {d2, d3, w[2] - 1 - d0, w[3] - 1 - d1}, ctx),
-      {w[2], w[3], w[0], w[1]}, tile);
+      {w[2], w[3], w[0], w[1]});
   rewriter.replaceOp(
       op, buildCore(rewriter, loc, yType, xp, wT, std::nullopt, tile,
                     {rewriter.getIndexAttr(y[2]), rewriter.getIndexAttr(y[3]),
@@ -764,7 +766,7 @@ static void buildConvolutionWith(RewriterBase &rewriter, FusedOp op,
                  ? packFilterTiles(rewriter, loc, conv.getW(), tile)
                  : coreWeight(rewriter, loc, conv.getW(),
                               AffineMap::get(4, 0, {d3, d2, d0, d1}, ctx),
-                              {w[2], w[3], w[1], w[0]}, tile);
+                              {w[2], w[3], w[1], w[0]});
   // (With stride s_w, the last tile reads s_w - 1 pixels past its last.)
   int64_t tail = stride[1] - 1;
   // The sizes as affine maps of x's height and width (s0, s1): folded to

@@ -105,25 +105,24 @@ Value inputOffset(OpBuilder &b, Location loc, Value o, Value k, int64_t s);
 
 /// `width` pixels of xp (f32, [B, C, H, W]) from `at`, `stride` apart:
 /// stride x width consecutive pixels read, every stride-th kept by one
-/// shuffle. (The tiles take the pixels one at a time, so LLVM loads only
-/// those kept. Splitting the input into its s_h x s_w phases first, where
-/// they are consecutive, copied it once more: a [1, 128, 56, 56]
-/// convolution with stride 2 ran 1.08-1.14x slower, ResNet's 7 x 7 stem
-/// 1.03-1.15x.)
+/// shuffle. (Blocked tiles broadcast the pixels one at a time, so LLVM
+/// loads only those kept. Splitting the input into its s_h x s_w phases
+/// first, where they are consecutive, copied it once more: a [1, 128, 56,
+/// 56] convolution with stride 2 ran 1.08-1.14x slower, ResNet's 7 x 7
+/// stem 1.03-1.15x.)
 Value readPixels(OpBuilder &b, Location loc, Value xp, ValueRange at,
                  int64_t width, int64_t stride);
 
-/// The weight as the core reads it, widened to f32: `w` through `wMap`
-/// (from the dims (kh, kw, c, f) to w's indices, `sizes` their extents
-/// [KH, KW, Cg, F]). For blocked tiles (ConvTile::blocked) packed per
-/// filter tile, [F / tileF, Cg, KH, KW, tileF] (ConvolutionWeights.cpp);
-/// otherwise [KH, KW, Cg, F].
+/// The weight as the core reads it for tiles that are not blocked, widened
+/// to f32: `w` through `wMap` (from the dims (kh, kw, c, f) to w's
+/// indices), [KH, KW, Cg, F] (`sizes`).
 Value coreWeight(RewriterBase &rewriter, Location loc, Value w,
-                 AffineMap wMap, ArrayRef<int64_t> sizes, ConvTile tile);
+                 AffineMap wMap, ArrayRef<int64_t> sizes);
 
-/// conv2d's weight w [F, Cg, KH, KW] packed for blocked tiles as
-/// coreWeight packs it, [F / tileF, Cg, KH, KW, tileF] in f32, 8 x 8
-/// squares at a time transposed in registers (ConvolutionWeights.cpp).
+/// conv2d's weight w [F, Cg, KH, KW] packed for blocked tiles,
+/// [F / tileF, Cg, KH, KW, tileF] in f32 (a tile's weights front to back),
+/// 8 x 8 squares at a time transposed in registers
+/// (ConvolutionWeights.cpp).
 Value packFilterTiles(RewriterBase &rewriter, Location loc, Value w,
                       ConvTile tile);
 
@@ -146,8 +145,8 @@ SmallVector<Value> packTransposedTaps(RewriterBase &rewriter, Location loc,
 
 /// The convolution core for blocked tiles (ConvTile::blocked), on the CPU:
 /// y (of `yType`) = bias + the convolution of xp with the packed weight wP
-/// (coreWeight), as the core of Convolution.cpp computes it
-/// (ConvolutionBlocked.cpp).
+/// (packFilterTiles, packTransposedTaps), as the core of Convolution.cpp
+/// computes it (ConvolutionBlocked.cpp).
 Value buildBlockedCore(RewriterBase &rewriter, Location loc,
                        RankedTensorType yType, Value xp, Value wP,
                        std::optional<Value> bias, ConvTile tile,

@@ -3,10 +3,10 @@
 // The weight of a convolution as its core reads it, widened to f32: for
 // the CPU's blocked tiles packed per tile of T filters, [F / T, Cg, KH,
 // KW, T], so that a tile reads its weights front to back in the order of
-// its reduction; otherwise [KH, KW, Cg, F]. conv2d's and conv_transpose_2d's
-// packings read 8 x 8 squares, 8 consecutive weights of 8 filters, and
-// transpose them in registers; a generic copy read each element alone from
-// rows of filters far apart ([512, 512, 3, 3]: 3 ms, 3/5 of its
+// its reduction; otherwise [KH, KW, Cg, F]. The packings read 8 x 8
+// squares, 8 consecutive weights of 8 filters, and transpose them in
+// registers; a generic copy read each element alone from rows of filters
+// far apart ([512, 512, 3, 3]: 3 ms, 3/5 of its
 // convolution on [1, 512, 7, 7], where PyTorch's whole convolution took
 // 4.2).
 //
@@ -105,29 +105,18 @@ SmallVector<Value> forEachFilterTile(
 }
 } // namespace
 
+Value convolution::coreWeight(RewriterBase &rewriter, Location loc, Value w,
+                              AffineMap wMap, ArrayRef<int64_t> sizes) {
+  return copyWidened(rewriter, loc, w, wMap,
+                     getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+}
+
 // Packed, a tile reads its weights front to back, in the order of its
 // reduction (c, then kh and kw: with c innermost, the weight packed to
 // match, a [1, 64, 56, 56] convolution with 64 3 x 3 filters ran no faster
-// than before the blocks, 1.1x slower than this order).
-Value convolution::coreWeight(RewriterBase &rewriter, Location loc, Value w,
-                              AffineMap wMap, ArrayRef<int64_t> sizes,
-                              ConvTile tile) {
-  MLIRContext *ctx = rewriter.getContext();
-  if (!tile.blocked())
-    return copyWidened(rewriter, loc, w, wMap,
-                       getAsIndexOpFoldResult(ctx, sizes));
-  AffineExpr ft, c, kh, kw, fi;
-  bindDims(ctx, ft, c, kh, kw, fi);
-  AffineMap packed = AffineMap::get(
-      5, 0, {kh, kw, c, ft * tile.filters + fi}, ctx);
-  return copyWidened(rewriter, loc, w, wMap.compose(packed),
-                     getAsIndexOpFoldResult(
-                         ctx, {sizes[3] / tile.filters, sizes[2], sizes[0],
-                               sizes[1], tile.filters}));
-}
-
-// conv2d's weight is [F, Cg * KH * KW] in the packed order already: each
-// filter tile's rows of 8 filters are transposed square by square.
+// than before the blocks, 1.1x slower than this order). conv2d's weight is
+// [F, Cg * KH * KW] in that order already: each filter tile's rows of 8
+// filters are transposed square by square.
 Value convolution::packFilterTiles(RewriterBase &rewriter, Location loc,
                                    Value w, ConvTile tile) {
   ArrayRef<int64_t> s = cast<RankedTensorType>(w.getType()).getShape();
