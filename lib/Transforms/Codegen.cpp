@@ -45,6 +45,10 @@ struct FuelCodegenCPUPass
              << "fuel-codegen-cpu: vector-register-bits must be a multiple "
                 "of 32 of at least 64, got "
              << static_cast<int64_t>(vectorRegisterBits);
+    if (threads < 1)
+      return emitError(UnknownLoc::get(context))
+             << "fuel-codegen-cpu: threads must be at least 1, got "
+             << static_cast<int64_t>(threads);
     return success();
   }
 
@@ -54,6 +58,7 @@ struct FuelCodegenCPUPass
     options.vectorRegisters = vectorRegisters;
     options.vectorRegisterBits = vectorRegisterBits;
     options.reciprocal = reciprocal;
+    options.threads = threads;
     SmallVector<FusedOp> candidates;
     getOperation()->walk([&](FusedOp op) {
       if (lookupSchedule(op.getInfo()))

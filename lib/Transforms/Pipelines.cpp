@@ -25,11 +25,13 @@ static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
   std::string codegen =
       o.codegen ? llvm::formatv("fuel-codegen-cpu{{vector-width={0} "
                                 "vector-registers={1} "
-                                "vector-register-bits={2} reciprocal={3}},",
+                                "vector-register-bits={2} reciprocal={3} "
+                                "threads={4}},",
                                 o.vectorWidth.getValue(),
                                 o.vectorRegisters.getValue(),
                                 o.vectorRegisterBits.getValue(),
-                                o.approximateMath ? "true" : "false")
+                                o.approximateMath ? "true" : "false",
+                                o.threads.getValue())
                       .str()
                 : std::string();
   std::string distinct =

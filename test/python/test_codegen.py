@@ -294,17 +294,20 @@ def test_threaded_functions_outlive_each_other():
     assert_close(keep(x), ref_softmax(f64(x)), "f32")
 
 
-# fused_linear's contraction schedule: a[..., M, K] @ b[K, N] + bias, with M
-# a multiple of 8, N of 32 and K of 16 (f32, and f16/bf16 widened in
-# registers); the other shapes go the scalar way.
-# A reduction longer than 256 runs in blocks (of 256, or of 192 for 384),
-# accumulated in the output tile. M, N and K that are not multiples of 8, 32
-# and 16 are padded with zeros (and further when no cache tile or block of
-# a useful size divides them: M = 100 to 128, K = 300 to 384).
+# fused_linear's contraction schedule: a[..., M, K] @ b[K, N] + bias, on
+# register tiles of 8 x 32 (AVX-512), or 1 x 64 for M = 1 and 2 x 64 up to
+# M = 4 (f32, and f16/bf16 widened in registers). A reduction longer than
+# 256 (f32) runs in blocks of 16 rows of b (packed) from 32 rows of a, of 8
+# (read in place) below, accumulated in the output tile, over cache tiles
+# up to 4096 columns wide. M, N and K that are not multiples of the tile's
+# and 16 are padded with zeros (and further when no cache tile of a useful
+# size divides them: M = 100 to 128).
 LINEAR = [((16, 32), 64), ((2, 8, 16), 32), ((128, 96), 512), ((72, 48), 96),
           ((4, 16), 20), ((6, 16), 32), ((8, 20), 32),
           ((16, 512), 64), ((8, 384), 32), ((2, 8, 768), 32),
-          ((1, 1), 1), ((3, 5, 7), 9), ((33, 300), 65), ((100, 1000), 40)]
+          ((1, 1), 1), ((3, 5, 7), 9), ((33, 300), 65), ((100, 1000), 40),
+          ((1, 600), 96), ((2, 520), 4160), ((3, 272), 64), ((2, 3, 1, 300), 72),
+          ((40, 320), 4128), ((4, 48), 200)]
 
 
 @pytest.mark.parametrize("a_shape,n", LINEAR, ids=lambda v: str(v))
@@ -325,14 +328,16 @@ def test_fused_linear(a_shape, n, dname, dtype):
 
 # The register tiles for other targets' registers than the host's (LLVM
 # splits or joins the vectors): AVX-512's 8x32 tiles, AVX2's 4x16, SSE's or
-# NEON's; shapes with padding, a reduction in blocks (K > 256, the right
-# operand packed per block), with M >= 32 (packed) and below (not).
+# NEON's, and the narrow ones of 1 to 4 rows; shapes with padding, a
+# reduction in blocks (K > 256, the right operand packed per block), with
+# M >= 32 (packed) and below (not).
 REGISTER_FILES = [(32, 512), (16, 256), (16, 128), (32, 128)]
 
 
 @pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda r: f"{r[0]}x{r[1]}")
 @pytest.mark.parametrize("a_shape,n", [((128, 96), 512), ((64, 640), 256), ((100, 1000), 40),
-                                       ((8, 384), 96), ((2, 40, 48), 80)],
+                                       ((8, 384), 96), ((2, 40, 48), 80), ((1, 400), 160),
+                                       ((3, 288), 96)],
                          ids=lambda v: str(v))
 @pytest.mark.parametrize("dname,dtype", [("f32", np.float32), ("f16", np.float16)],
                          ids=["f32", "f16"])
@@ -387,9 +392,12 @@ def test_fused_linear_dynamic_rows(a_shape, n, dynamic, dname, dtype):
         assert_close(got, f64(x) @ f64(b) + f64(bias), dname, loose=True)
 
 
-def test_fused_linear_threads():
-    a = rand((64, 512), seed=4, scale=512 ** -0.5)
-    b, bias = rand((512, 512), seed=5), rand((512,), seed=6)
+# Two threads: at least two cache tiles (one row of a: the columns split in
+# two), each output summed in the same order as on one thread.
+@pytest.mark.parametrize("m,k,n", [(64, 512, 512), (1, 320, 4096)], ids=str)
+def test_fused_linear_threads(m, k, n):
+    a = rand((m, k), seed=4, scale=k ** -0.5)
+    b, bias = rand((k, n), seed=5), rand((n,), seed=6)
     text = fused_text("fused_linear", [a, b, bias])
     one = runner.compile(text, "f")(a, b, bias)
     two = runner.compile(text, "f", threads=2)(a, b, bias)

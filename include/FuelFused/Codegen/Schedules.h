@@ -112,6 +112,9 @@ struct ScheduleOptions {
   /// square) as one reciprocal per row and a multiply per element; results
   /// can differ from dividing by about one ulp.
   bool reciprocal = true;
+  /// Threads the scf.forall iterations are shared by: the contraction makes
+  /// at least as many cache tiles where the shape allows.
+  int64_t threads = 1;
 };
 
 /// Checks, changing nothing, that `op` can be decomposed with its schedule:

@@ -205,6 +205,10 @@ def FuelCodegenCPU : Pass<"fuel-codegen-cpu"> {
            "mean square) as one reciprocal per row and a multiply per "
            "element (about one ulp from dividing); off: a divide per "
            "element">,
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "Threads the scheduled loops' iterations are shared by "
+           "(fuel-to-llvm's threads): the contraction makes at least as "
+           "many cache tiles where its shape allows">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Remark on each op with a schedule that is left unscheduled, "
            "and why">

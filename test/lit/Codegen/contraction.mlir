@@ -1,7 +1,9 @@
 // The contraction schedule: fused_linear as cache tiles of the output in an
-// scf.forall, 8x32 register tiles inside, the reduction in steps of 16 with
-// the accumulator carried as a vector, the bias added once per tile; a long
-// reduction in blocks, each block over all the register tiles.
+// scf.forall, 8x32 register tiles inside (1x64 and 2x64 for up to 4 rows),
+// the reduction in steps of 16 with the accumulator carried as a vector,
+// the bias added once per tile; a reduction longer than 256 in blocks of 16
+// or 8 rows of b, each block over all the register tiles of cache tiles up
+// to 4096 columns wide.
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu %s | FileCheck %s
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu="report=true" %s \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
@@ -13,8 +15,14 @@
 // RUN:   | FileCheck %s --check-prefix=BAD-REGISTERS
 // RUN: not fuel-opt --fuel-codegen-cpu="vector-register-bits=100" %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD-BITS
+// RUN: not fuel-opt --fuel-codegen-cpu="threads=0" %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD-THREADS
+// Four threads: at least four cache tiles where the columns allow.
+// RUN: fuel-opt --split-input-file --fuel-codegen-cpu="threads=4" %s \
+// RUN:   | FileCheck %s --check-prefix=THREADS
 // BAD-REGISTERS: fuel-codegen-cpu: vector-registers must be at least 4, got 2
 // BAD-BITS: fuel-codegen-cpu: vector-register-bits must be a multiple of 32 of at least 64, got 100
+// BAD-THREADS: fuel-codegen-cpu: threads must be at least 1, got 0
 
 // The cache tile's columns of b are first copied into panels of 32
 // ([8, 96, 32]: each register column's rows contiguous), which the
@@ -49,19 +57,21 @@ func.func @linear(%a: tensor<128x96xf32>, %b: tensor<96x512xf32>, %c: tensor<512
 
 // -----
 
-// A reduction longer than 256 runs in blocks of up to 256 (the largest
-// multiple of 16 up to 256 that divides it, here 160): the output tile is
-// filled once, each block runs all the register tiles of the cache tile,
-// accumulating into the tile, and the bias is added once, after the last
-// block.
+// A reduction longer than 256 runs in blocks of 16 rows of b (packed, as
+// there are 32 rows of a or more): the output tile is filled once, each
+// block packs its rows of b and runs all the register tiles of the cache
+// tile, one step each, accumulating into the tile, and the bias is added
+// once, after the last block.
 // CHECK-LABEL: func.func @long_reduction
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (64, 256) step (64, 256)
 // CHECK:           vector.transfer_write %{{.*}} : vector<64x256xf32>, tensor<64x256xf32>
-// CHECK:           scf.for %[[BLOCK:.*]] = %{{.*}} to %c640{{.*}} step %c160
+// CHECK:           scf.for %[[BLOCK:[a-z0-9_]+]] = %{{.*}} to %c640{{.*}} step %c16
+// CHECK:             tensor.empty() : tensor<8x16x32xf32>
+// CHECK:             vector.transfer_read %arg1[{{.*}}]{{.*}} : tensor<640x256xf32>, vector<1x32xf32>
 // CHECK:             scf.for %{{.*}} step %c8
 // CHECK:               scf.for %{{.*}} step %c32
-// CHECK:                 scf.for %{{.*}} = %{{.*}} to %c160{{.*}} step %c16
-// CHECK:                   vector.contract {{.*}} vector<8x16xf32>, vector<16x32xf32> into vector<8x32xf32>
+// CHECK-NOT:             scf.for
+// CHECK:                 vector.contract {{.*}} vector<8x16xf32>, vector<16x32xf32> into vector<8x32xf32>
 // CHECK-NOT:               arith.addf
 // CHECK:           scf.for %{{.*}} step %c8
 // CHECK:             scf.for %{{.*}} step %c32
@@ -103,15 +113,16 @@ func.func @half(%a: tensor<8x32xf16>, %b: tensor<32x64xf16>, %c: tensor<64xf16>)
 // -----
 
 // M, N and K that are not multiples of the register tile's are padded with
-// zeros (K past a block, 256, to a multiple of 128 when no block of at least
-// 64 divides it), the padded op scheduled
-// and its result sliced.
+// zeros, the padded op scheduled and its result sliced. Fewer than 32 rows
+// of a read b in place, in blocks of 8 of its rows.
 // CHECK-LABEL: func.func @padded
-// CHECK-DAG:     %[[A:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [5, 300] [1, 1] : tensor<5x300xf32> into tensor<8x384xf32>
-// CHECK-DAG:     %[[B:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [300, 20] [1, 1] : tensor<300x20xf32> into tensor<384x32xf32>
+// CHECK-DAG:     %[[A:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [5, 300] [1, 1] : tensor<5x300xf32> into tensor<8x304xf32>
+// CHECK-DAG:     %[[B:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [300, 20] [1, 1] : tensor<300x20xf32> into tensor<304x32xf32>
 // CHECK-DAG:     %[[C:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0] [20] [1] : tensor<20xf32> into tensor<32xf32>
 // CHECK:         %[[Y:.*]] = scf.forall {{.*}} -> (tensor<8x32xf32>)
-// CHECK:           scf.for %{{.*}} to %c384{{.*}} step %c192
+// CHECK:           scf.for %{{.*}} to %c304{{.*}} step %c8
+// CHECK-NOT:         tensor.empty
+// CHECK:             vector.contract {{.*}} vector<8x8xf32>, vector<8x32xf32> into vector<8x32xf32>
 // CHECK:         tensor.extract_slice %[[Y]][0, 0] [5, 20] [1, 1] : tensor<8x32xf32> to tensor<5x20xf32>
 // CHECK-NOT:     fuel.fused
 func.func @padded(%a: tensor<5x300xf32>, %b: tensor<300x20xf32>, %c: tensor<20xf32>) -> tensor<5x20xf32> {
@@ -140,8 +151,8 @@ func.func @unscheduled(%a: tensor<8x0xf32>, %b: tensor<0x32xf32>, %c: tensor<32x
 // (the leading dims tiled by one); the result viewed back and sliced.
 // CHECK-LABEL: func.func @dynamic_rows
 // CHECK:         %[[T:.*]] = arith.ceildivui %{{.*}}, %c8
-// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0] [%{{.*}}, %{{.*}}, 300] [1, 1, 1] : tensor<?x?x300xf32> into tensor<?x?x384xf32>
-// CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3]] output_shape [%{{.*}}, %[[T]], 8, 384] : tensor<?x?x384xf32> into tensor<?x?x8x384xf32>
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0] [%{{.*}}, %{{.*}}, 300] [1, 1, 1] : tensor<?x?x300xf32> into tensor<?x?x304xf32>
+// CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3]] output_shape [%{{.*}}, %[[T]], 8, 304] : tensor<?x?x304xf32> into tensor<?x?x8x304xf32>
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0, 0) to (%{{.*}}, %[[T]], 8, 64) step (1, 1, 8, 64)
 // CHECK:           vector.contract {{.*}} vector<1x1x8x16xf32>, vector<16x32xf32> into vector<1x1x8x32xf32>
 // CHECK:         tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3]] : tensor<?x?x8x64xf32> into tensor<?x?x64xf32>
@@ -157,4 +168,45 @@ func.func @dynamic_rows(%a: tensor<?x?x300xf32>, %b: tensor<300x40xf32>, %c: ten
 func.func @dynamic_k(%a: tensor<8x?xf32>, %b: tensor<?x32xf32>, %c: tensor<32xf32>) -> tensor<8x32xf32> {
   %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<8x?xf32>, tensor<?x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
   return %y : tensor<8x32xf32>
+}
+
+// -----
+
+// One row of a: register tiles of one row of four vectors (64 columns with
+// AVX-512, 32 with AVX2), b's rows read in place 8 at a time, the cache
+// tile as wide as b's rows up to 4096 columns (two of them here; with four
+// threads, four).
+// CHECK-LABEL: func.func @one_row
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 8192) step (1, 4096)
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step %c8
+// CHECK-NOT:         tensor.empty
+// CHECK:             scf.for %{{.*}} step %c1
+// CHECK:               scf.for %{{.*}} step %c64
+// CHECK:                 vector.transfer_read %arg1{{.*}} : tensor<512x8192xf32>, vector<8x64xf32>
+// CHECK:                 vector.contract {{.*}} vector<1x8xf32>, vector<8x64xf32> into vector<1x64xf32>
+// CHECK:           vector.broadcast %{{.*}} : vector<64xf32> to vector<1x64xf32>
+// AVX2-LABEL: func.func @one_row
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 8192) step (1, 4096)
+// AVX2:               vector.contract {{.*}} vector<1x8xf32>, vector<8x32xf32> into vector<1x32xf32>
+// THREADS-LABEL: func.func @one_row
+// THREADS:       scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 8192) step (1, 2048)
+func.func @one_row(%a: tensor<1x512xf32>, %b: tensor<512x8192xf32>, %c: tensor<8192xf32>) -> tensor<1x8192xf32> {
+  %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<1x512xf32>, tensor<512x8192xf32>, tensor<8192xf32>) -> tensor<1x8192xf32>
+  return %y : tensor<1x8192xf32>
+}
+
+// -----
+
+// Three rows: padded to four, register tiles of two rows of four vectors.
+// CHECK-LABEL: func.func @few_rows
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [3, 64] [1, 1] : tensor<3x64xf32> into tensor<4x64xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (4, 128) step (4, 128)
+// CHECK:           scf.for %{{.*}} step %c2
+// CHECK:             scf.for %{{.*}} step %c64
+// CHECK:               vector.contract {{.*}} vector<2x16xf32>, vector<16x64xf32> into vector<2x64xf32>
+// AVX2-LABEL: func.func @few_rows
+// AVX2:               vector.contract {{.*}} vector<2x16xf32>, vector<16x32xf32> into vector<2x32xf32>
+func.func @few_rows(%a: tensor<3x64xf32>, %b: tensor<64x128xf32>, %c: tensor<128xf32>) -> tensor<3x128xf32> {
+  %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<3x64xf32>, tensor<64x128xf32>, tensor<128xf32>) -> tensor<3x128xf32>
+  return %y : tensor<3x128xf32>
 }
