@@ -392,8 +392,8 @@ def test_fused_linear_dynamic_rows(a_shape, n, dynamic, dname, dtype):
         assert_close(got, f64(x) @ f64(b) + f64(bias), dname, loose=True)
 
 
-# Two threads: at least two cache tiles (one row of a: the columns split in
-# two), each output summed in the same order as on one thread.
+# Two threads: at least four cache tiles (one row of a: the columns split in
+# four), each output summed in the same order as on one thread.
 @pytest.mark.parametrize("m,k,n", [(64, 512, 512), (1, 320, 4096)], ids=str)
 def test_fused_linear_threads(m, k, n):
     a = rand((m, k), seed=4, scale=k ** -0.5)

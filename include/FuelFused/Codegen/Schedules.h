@@ -113,7 +113,7 @@ struct ScheduleOptions {
   /// can differ from dividing by about one ulp.
   bool reciprocal = true;
   /// Threads the scf.forall iterations are shared by: the contraction makes
-  /// at least as many cache tiles where the shape allows.
+  /// at least two cache tiles per thread where the shape allows.
   int64_t threads = 1;
 };
 

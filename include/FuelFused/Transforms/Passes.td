@@ -207,8 +207,8 @@ def FuelCodegenCPU : Pass<"fuel-codegen-cpu"> {
            "element">,
     Option<"threads", "threads", "int64_t", /*default=*/"1",
            "Threads the scheduled loops' iterations are shared by "
-           "(fuel-to-llvm's threads): the contraction makes at least as "
-           "many cache tiles where its shape allows">,
+           "(fuel-to-llvm's threads): the contraction makes at least two "
+           "cache tiles per thread where its shape allows">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Remark on each op with a schedule that is left unscheduled, "
            "and why">

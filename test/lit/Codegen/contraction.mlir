@@ -17,7 +17,7 @@
 // RUN:   | FileCheck %s --check-prefix=BAD-BITS
 // RUN: not fuel-opt --fuel-codegen-cpu="threads=0" %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD-THREADS
-// Four threads: at least four cache tiles where the columns allow.
+// Four threads: at least eight cache tiles where the columns allow.
 // RUN: fuel-opt --split-input-file --fuel-codegen-cpu="threads=4" %s \
 // RUN:   | FileCheck %s --check-prefix=THREADS
 // BAD-REGISTERS: fuel-codegen-cpu: vector-registers must be at least 4, got 2
@@ -175,7 +175,7 @@ func.func @dynamic_k(%a: tensor<8x?xf32>, %b: tensor<?x32xf32>, %c: tensor<32xf3
 // One row of a: register tiles of one row of four vectors (64 columns with
 // AVX-512, 32 with AVX2), b's rows read in place 8 at a time, the cache
 // tile as wide as b's rows up to 4096 columns (two of them here; with four
-// threads, four).
+// threads, eight).
 // CHECK-LABEL: func.func @one_row
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 8192) step (1, 4096)
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step %c8
@@ -189,7 +189,7 @@ func.func @dynamic_k(%a: tensor<8x?xf32>, %b: tensor<?x32xf32>, %c: tensor<32xf3
 // AVX2:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 8192) step (1, 4096)
 // AVX2:               vector.contract {{.*}} vector<1x8xf32>, vector<8x32xf32> into vector<1x32xf32>
 // THREADS-LABEL: func.func @one_row
-// THREADS:       scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 8192) step (1, 2048)
+// THREADS:       scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 8192) step (1, 1024)
 func.func @one_row(%a: tensor<1x512xf32>, %b: tensor<512x8192xf32>, %c: tensor<8192xf32>) -> tensor<1x8192xf32> {
   %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<1x512xf32>, tensor<512x8192xf32>, tensor<8192xf32>) -> tensor<1x8192xf32>
   return %y : tensor<1x8192xf32>
