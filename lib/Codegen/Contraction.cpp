@@ -18,8 +18,8 @@
 // register tile's columns first (packRightOperand). The register tile is
 // sized to the target's vector registers (registerTile); an a of 1 to 4 rows
 // takes narrower ones (contractionTile). f16 and bf16 operands are widened
-// to f32 in registers, step by step of the reduction; the accumulator is
-// f32 (no blocks yet).
+// to f32 in registers, step by step of the reduction (block by block, as
+// each register tile reads them); the accumulator is f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -326,10 +326,11 @@ void mlir::fuel::tileContractionReductions(RewriterBase &rewriter,
 /// Tiles the contraction in `loop` (a cache tile) along its reduction in
 /// blocks of `block` (an scf.for carrying the output tile), then the
 /// block's contraction and the cache tile's last op (`root`: the bias add)
-/// into register tiles of `regSizes`. Fails, changing nothing, when the
-/// contraction's operands are computed in the loop (widening casts: they
-/// are fused per step instead) or the reduction is not longer than kTileK
-/// or not a multiple of `block`.
+/// into register tiles of `regSizes`, the elementwise ops before each
+/// (widening casts) fused in. Fails, changing nothing, when the
+/// contraction's operands are computed in the loop otherwise than
+/// elementwise, or the reduction is not longer than kTileK or not a
+/// multiple of `block`.
 static LogicalResult blockReduction(RewriterBase &rewriter, Operation *loop,
                                     TilingInterface root, unsigned rank,
                                     ArrayRef<OpFoldResult> regSizes,
@@ -342,10 +343,18 @@ static LogicalResult blockReduction(RewriterBase &rewriter, Operation *loop,
   if (contractions.size() != 1)
     return failure();
   linalg::LinalgOp contraction = contractions.front();
+  // Operands widened in the loop (f16, bf16: elementwise ops of slices of
+  // a and b) are widened per block and then per register tile, where they
+  // are read, as the whole reduction's steps are without blocks.
+  auto widening = [&](Operation *producer) {
+    auto generic = dyn_cast_or_null<linalg::GenericOp>(producer);
+    return generic && loop->isProperAncestor(producer) &&
+           generic.getNumReductionLoops() == 0;
+  };
   if (llvm::any_of(contraction.getDpsInputs(), [&](Value v) {
         Operation *producer = v.getDefiningOp();
         return producer && !isa<tensor::ExtractSliceOp>(producer) &&
-               loop->isProperAncestor(producer);
+               loop->isProperAncestor(producer) && !widening(producer);
       }))
     return failure();
   SmallVector<unsigned> reductions;
@@ -356,48 +365,39 @@ static LogicalResult blockReduction(RewriterBase &rewriter, Operation *loop,
     return failure();
 
   bool rootIsContraction = root.getOperation() == contraction.getOperation();
+  SmallVector<unsigned> parallel;
+  contraction.getParallelDims(parallel);
+  if (parallel.size() != rank)
+    return failure();
   SmallVector<OpFoldResult> sizes(contraction.getNumLoops(),
                                   rewriter.getIndexAttr(0));
   sizes[reductions.front()] = rewriter.getIndexAttr(block);
-  scf::SCFTilingOptions options;
-  options.setTileSizes(sizes);
-  rewriter.setInsertionPoint(contraction);
-  FailureOr<scf::SCFTilingResult> blocks = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(contraction.getOperation()), options);
+  FailureOr<TiledRoot> blocks = tileAndFuseRoot(
+      rewriter, cast<TilingInterface>(contraction.getOperation()), sizes,
+      scf::SCFTilingOptions::LoopType::ForOp, widening);
   if (failed(blocks))
     return failure();
-  rewriter.replaceOp(contraction, blocks->replacements);
 
   // Register tiles of each block's contraction: the contraction's loops
   // are those of the output with the reduction last.
-  auto tiled = cast<linalg::LinalgOp>(blocks->tiledOps.front());
-  SmallVector<OpFoldResult> contractionTile(tiled.getNumLoops(),
+  SmallVector<OpFoldResult> contractionTile(sizes.size(),
                                             rewriter.getIndexAttr(0));
-  SmallVector<unsigned> parallel;
-  tiled.getParallelDims(parallel);
-  if (parallel.size() != rank)
-    return failure();
   for (auto [dim, size] : llvm::zip(parallel, regSizes))
     contractionTile[dim] = size;
-  scf::SCFTilingOptions registerOptions;
-  registerOptions.setTileSizes(contractionTile);
-  rewriter.setInsertionPoint(tiled);
-  FailureOr<scf::SCFTilingResult> registers = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(tiled.getOperation()), registerOptions);
-  if (failed(registers))
+  if (failed(tileAndFuseRoot(rewriter, blocks->tiled, contractionTile,
+                             scf::SCFTilingOptions::LoopType::ForOp,
+                             [&](Operation *producer) {
+                               return widening(producer) &&
+                                      blocks->loop->isProperAncestor(
+                                          producer);
+                             })))
     return failure();
-  rewriter.replaceOp(tiled, registers->replacements);
 
-  // The last op (the bias add) in register tiles of its own.
-  if (!rootIsContraction) {
-    scf::SCFTilingOptions rootOptions;
-    rootOptions.setTileSizes(regSizes);
-    rewriter.setInsertionPoint(root);
-    FailureOr<scf::SCFTilingResult> tiledRoot =
-        scf::tileUsingSCF(rewriter, root, rootOptions);
-    if (succeeded(tiledRoot))
-      rewriter.replaceOp(root, tiledRoot->replacements);
-  }
+  // The last op (the bias add) in register tiles of its own, with the
+  // elementwise ops before it (the bias widened, the add before narrowing).
+  if (!rootIsContraction)
+    (void)tileAndFuseRoot(rewriter, root, regSizes,
+                          scf::SCFTilingOptions::LoopType::ForOp, widening);
   return success();
 }
 
@@ -525,8 +525,7 @@ static void packRightOperand(RewriterBase &rewriter, scf::ForallOp loop,
 }
 
 /// Whether the contraction among `decomposition` runs its reduction in
-/// blocks (blockReduction): longer than kTileK, of operands read as they
-/// are (not widened from f16 or bf16 in the loop).
+/// blocks (blockReduction): longer than kTileK.
 static bool reducesInBlocks(
     const llvm::SmallPtrSetImpl<Operation *> &decomposition) {
   for (Operation *op : decomposition) {
@@ -536,10 +535,7 @@ static bool reducesInBlocks(
     SmallVector<unsigned> reductions;
     contraction.getReductionDims(reductions);
     int64_t k = contraction.getStaticLoopRanges()[reductions.front()];
-    return ShapedType::isStatic(k) && k > kTileK &&
-           llvm::none_of(contraction.getDpsInputs(), [&](Value v) {
-             return decomposition.contains(v.getDefiningOp());
-           });
+    return ShapedType::isStatic(k) && k > kTileK;
   }
   return false;
 }

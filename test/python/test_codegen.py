@@ -297,7 +297,7 @@ def test_threaded_functions_outlive_each_other():
 # fused_linear's contraction schedule: a[..., M, K] @ b[K, N] + bias, on
 # register tiles of 8 x 32 (AVX-512), or 1 x 64 for M = 1 and 2 x 64 up to
 # M = 4 (f32, and f16/bf16 widened in registers). A reduction longer than
-# 256 (f32) runs in blocks of 16 rows of b (packed) from 32 rows of a, of 8
+# 256 runs in blocks of 16 rows of b (packed) from 32 rows of a, of 8
 # (read in place) below, accumulated in the output tile, over cache tiles
 # up to 4096 columns wide. M, N and K that are not multiples of the tile's
 # and 16 are padded with zeros (and further when no cache tile of a useful

@@ -210,3 +210,29 @@ func.func @few_rows(%a: tensor<3x64xf32>, %b: tensor<64x128xf32>, %c: tensor<128
   %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<3x64xf32>, tensor<64x128xf32>, tensor<128xf32>) -> tensor<3x128xf32>
   return %y : tensor<3x128xf32>
 }
+
+// -----
+
+// f16 in blocks: each block's register tiles widen their own pieces of a
+// and b (8 of b's rows read in place, as a has fewer than 32 rows); the
+// bias is widened, added and the sum narrowed per register tile.
+// CHECK-LABEL: func.func @half_blocks
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (8, 1024) step (8, 1024)
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step %c8
+// CHECK:             scf.for %{{.*}} step %c8
+// CHECK:               scf.for %{{.*}} step %c32
+// CHECK:                 vector.transfer_read %arg0{{.*}} : tensor<8x512xf16>, vector<8x8xf16>
+// CHECK:                 arith.extf %{{.*}} : vector<8x8xf16> to vector<8x8xf32>
+// CHECK:                 vector.transfer_read %arg1{{.*}} : tensor<512x1024xf16>, vector<8x32xf16>
+// CHECK:                 arith.extf %{{.*}} : vector<8x32xf16> to vector<8x32xf32>
+// CHECK:                 vector.contract {{.*}} vector<8x8xf32>, vector<8x32xf32> into vector<8x32xf32>
+// CHECK:           scf.for %{{.*}} step %c8
+// CHECK:             scf.for %{{.*}} step %c32
+// CHECK:               arith.extf %{{.*}} : vector<32xf16> to vector<32xf32>
+// CHECK:               arith.addf %{{.*}} : vector<8x32xf32>
+// CHECK:               arith.truncf %{{.*}} : vector<8x32xf32> to vector<8x32xf16>
+// CHECK-NOT:     vector<8x1024xf32>
+func.func @half_blocks(%a: tensor<8x512xf16>, %b: tensor<512x1024xf16>, %c: tensor<1024xf16>) -> tensor<8x1024xf16> {
+  %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<8x512xf16>, tensor<512x1024xf16>, tensor<1024xf16>) -> tensor<8x1024xf16>
+  return %y : tensor<8x1024xf16>
+}
