@@ -373,9 +373,11 @@ def test_bad_vector_registers(registers):
 
 
 # Rows that are dynamic (M and the dims before K): one compiled function
-# for every row count, the rows padded to a multiple of 8 at run time.
+# for every row count, the rows padded to a multiple of the register tile's
+# (8 with AVX-512, 4 with AVX2) at run time; a cache tile takes up to 64 or
+# 128 of them (here 300 and 303 rows: 3 cache tiles, the last partial).
 @pytest.mark.parametrize("a_shape,n,dynamic", [((20, 48), 64, (0,)), ((2, 5, 300), 40, (0, 1)),
-                                               ((3, 16), 32, (0,))],
+                                               ((3, 16), 32, (0,)), ((300, 272), 48, (0,))],
                          ids=lambda v: str(v))
 @pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
 def test_fused_linear_dynamic_rows(a_shape, n, dynamic, dname, dtype):

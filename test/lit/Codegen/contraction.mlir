@@ -147,14 +147,20 @@ func.func @unscheduled(%a: tensor<8x0xf32>, %b: tensor<0x32xf32>, %c: tensor<32x
 // -----
 
 // Dynamic rows: a[?, ?, K] padded with zero rows to a multiple of 8 at run
-// time and viewed as [?, ?/8, 8, K]: the schedule's tiles are 8 static rows
-// (the leading dims tiled by one); the result viewed back and sliced.
+// time and viewed as [?, ?/8, 8, K]: the schedule's register tiles are 8
+// static rows, a cache tile takes up to 8 of them (64 rows: the first dim
+// tiled by one) and packs b's blocks once for all; the result viewed back
+// and sliced.
 // CHECK-LABEL: func.func @dynamic_rows
 // CHECK:         %[[T:.*]] = arith.ceildivui %{{.*}}, %c8
 // CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0] [%{{.*}}, %{{.*}}, 300] [1, 1, 1] : tensor<?x?x300xf32> into tensor<?x?x304xf32>
 // CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3]] output_shape [%{{.*}}, %[[T]], 8, 304] : tensor<?x?x304xf32> into tensor<?x?x8x304xf32>
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0, 0) to (%{{.*}}, %[[T]], 8, 64) step (1, 1, 8, 64)
-// CHECK:           vector.contract {{.*}} vector<1x1x8x16xf32>, vector<16x32xf32> into vector<1x1x8x32xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0, 0) to (%{{.*}}, %[[T]], 8, 64) step (1, 8, 8, 64)
+// CHECK:           %[[TILES:.*]] = affine.min
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c304{{.*}} step %c16
+// CHECK:             tensor.empty() : tensor<2x16x32xf32>
+// CHECK:             scf.for %{{.*}} = %{{.*}} to %[[TILES]] step %c1
+// CHECK:               vector.contract {{.*}} vector<1x1x8x16xf32>, vector<16x32xf32> into vector<1x1x8x32xf32>
 // CHECK:         tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3]] : tensor<?x?x8x64xf32> into tensor<?x?x64xf32>
 // CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0] [%{{.*}}, %{{.*}}, 40] [1, 1, 1] : tensor<?x?x64xf32> to tensor<?x?x40xf32>
 func.func @dynamic_rows(%a: tensor<?x?x300xf32>, %b: tensor<300x40xf32>, %c: tensor<40xf32>) -> tensor<?x?x40xf32> {
