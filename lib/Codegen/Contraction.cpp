@@ -198,6 +198,59 @@ static FusedOp padDynamicRows(RewriterBase &rewriter, FusedOp op, int64_t pk,
   return tiled;
 }
 
+std::pair<FusedOp, FusedOp> mlir::fuel::splitOneRow(RewriterBase &rewriter,
+                                                    FusedOp op) {
+  FusedLinearView linear(op);
+  Value a = linear.getA();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto y = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t rank = aType.getRank();
+  ArrayRef<int64_t> rowDims = aType.getShape().drop_back();
+  if (llvm::all_of(rowDims, ShapedType::isStatic) ||
+      llvm::any_of(rowDims, [](int64_t d) {
+        return ShapedType::isStatic(d) && d != 1;
+      }))
+    return {};
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value rows;
+  for (int64_t d = 0; d + 1 < rank; ++d) {
+    if (!aType.isDynamicDim(d))
+      continue;
+    Value dim = tensor::DimOp::create(rewriter, loc, a, d);
+    rows = rows ? arith::MulIOp::create(rewriter, loc, rows, dim) : dim;
+  }
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value isOne = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                      rows, one);
+  auto branches = scf::IfOp::create(rewriter, loc, TypeRange{y}, isOne,
+                                    /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(rewriter);
+  // One row: a[0, ..., 0, :] as [1, ..., 1, K].
+  rewriter.setInsertionPointToStart(branches.thenBlock());
+  SmallVector<int64_t> rowShape(rank, 1);
+  rowShape.back() = aType.getShape().back();
+  SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0)),
+      ones(rank, rewriter.getIndexAttr(1)), sizes(ones);
+  sizes.back() = rewriter.getIndexAttr(rowShape.back());
+  Value row = tensor::ExtractSliceOp::create(
+      rewriter, loc, aType.clone(rowShape), a, zeros, sizes, ones);
+  auto oneRow = cast<FusedOp>(rewriter.clone(*op));
+  oneRow->setOperand(FusedLinearView::A, row);
+  rowShape.back() = y.getShape().back();
+  oneRow->getResult(0).setType(y.clone(rowShape));
+  scf::YieldOp::create(
+      rewriter, loc,
+      ValueRange{tensor::CastOp::create(rewriter, loc, y,
+                                        oneRow->getResult(0))});
+  // Otherwise, the op as it was.
+  rewriter.setInsertionPointToStart(branches.elseBlock());
+  auto rest = cast<FusedOp>(rewriter.clone(*op));
+  scf::YieldOp::create(rewriter, loc, rest->getResults());
+  rewriter.replaceOp(op, branches.getResults());
+  return {oneRow, rest};
+}
+
 FusedOp mlir::fuel::padContraction(RewriterBase &rewriter, FusedOp op,
                                    const ScheduleOptions &options) {
   FusedLinearView linear(op);

@@ -25,6 +25,15 @@ LogicalResult canScheduleContraction(FusedOp op,
 FusedOp padContraction(RewriterBase &rewriter, FusedOp op,
                        const ScheduleOptions &options);
 
+/// For a fused_linear whose rows (M and the dims before it) are dynamic and
+/// may be one row (no static one of them above 1): replaces it by an
+/// scf.if on the row count that runs, for one row, the op on a's row as a
+/// static [1, ..., 1, K] tensor (decoding a token: one row takes narrower
+/// register tiles and reads b in place), and otherwise the op as it was.
+/// Returns the two copies (one row, then the rest), or nulls when `op` is
+/// not such an op.
+std::pair<FusedOp, FusedOp> splitOneRow(RewriterBase &rewriter, FusedOp op);
+
 /// Applies the contraction schedule (ScheduleKind::Contraction) to the
 /// decomposition whose last op is `root` and whose ops are `decomposition`.
 /// Fails, changing nothing, when the decomposition does not fit it.

@@ -161,8 +161,18 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
     return buildScan(rewriter, op, options);
   if (*kind == ScheduleKind::Rotary)
     return buildRope(rewriter, op, options);
-  if (*kind == ScheduleKind::Contraction)
+  if (*kind == ScheduleKind::Contraction) {
+    // Dynamic rows that may be one: one row scheduled apart, with its row
+    // count static (a copy the scheduler does not take is decomposed
+    // later, as ops without a schedule are).
+    if (auto [oneRow, rest] = splitOneRow(rewriter, op); oneRow) {
+      std::string oneRowWhy;
+      if (succeeded(canSchedule(oneRow, options, oneRowWhy)))
+        (void)decomposeWithSchedule(rewriter, oneRow, options, oneRowWhy);
+      op = rest;
+    }
     op = padContraction(rewriter, op, options);
+  }
   Block *block = op->getBlock();
   Operation *before = op->getPrevNode(), *after = op->getNextNode();
   FailureOr<Decomposition> decomposed = decomposeInPlace(rewriter, op, why);

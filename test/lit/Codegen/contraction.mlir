@@ -146,12 +146,23 @@ func.func @unscheduled(%a: tensor<8x0xf32>, %b: tensor<0x32xf32>, %c: tensor<32x
 
 // -----
 
-// Dynamic rows: a[?, ?, K] padded with zero rows to a multiple of 8 at run
-// time and viewed as [?, ?/8, 8, K]: the schedule's register tiles are 8
-// static rows, a cache tile takes up to 8 of them (64 rows: the first dim
-// tiled by one) and packs b's blocks once for all; the result viewed back
-// and sliced.
+// Dynamic rows: one row (decoding a token) runs apart, as a static
+// [1, 1, K] on one-row register tiles; otherwise a[?, ?, K] is padded with
+// zero rows to a multiple of 8 at run time and viewed as [?, ?/8, 8, K]:
+// the schedule's register tiles are 8 static rows, a cache tile takes up to
+// 8 of them (64 rows: the first dim tiled by one) and packs b's blocks once
+// for all; the result viewed back and sliced.
 // CHECK-LABEL: func.func @dynamic_rows
+// CHECK:         %[[D0:.*]] = tensor.dim %arg0, %c0
+// CHECK:         %[[D1:.*]] = tensor.dim %arg0, %c1
+// CHECK:         %[[ROWS:.*]] = arith.muli %[[D0]], %[[D1]]
+// CHECK:         %[[ONE:.*]] = arith.cmpi eq, %[[ROWS]], %c1
+// CHECK:         scf.if %[[ONE]] -> (tensor<?x?x40xf32>) {
+// CHECK:           tensor.extract_slice %arg0[0, 0, 0] [1, 1, 300] [1, 1, 1] : tensor<?x?x300xf32> to tensor<1x1x300xf32>
+// CHECK:           scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (1, 1, 64) step (1, 1, 64)
+// CHECK:             vector.contract {{.*}} vector<1x1x8xf32>, vector<8x64xf32> into vector<1x1x64xf32>
+// CHECK:           tensor.cast %{{.*}} : tensor<1x1x40xf32> to tensor<?x?x40xf32>
+// CHECK:         } else {
 // CHECK:         %[[T:.*]] = arith.ceildivui %{{.*}}, %c8
 // CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0] [%{{.*}}, %{{.*}}, 300] [1, 1, 1] : tensor<?x?x300xf32> into tensor<?x?x304xf32>
 // CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3]] output_shape [%{{.*}}, %[[T]], 8, 304] : tensor<?x?x304xf32> into tensor<?x?x8x304xf32>
@@ -171,6 +182,9 @@ func.func @dynamic_rows(%a: tensor<?x?x300xf32>, %b: tensor<300x40xf32>, %c: ten
 // -----
 
 // REPORT: not scheduled: the contraction schedule needs static K and N
+// CHECK-LABEL: func.func @dynamic_k
+// CHECK-NOT:     scf.if
+// CHECK:         fuel.fused fused_linear
 func.func @dynamic_k(%a: tensor<8x?xf32>, %b: tensor<?x32xf32>, %c: tensor<32xf32>) -> tensor<8x32xf32> {
   %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<8x?xf32>, tensor<?x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
   return %y : tensor<8x32xf32>
