@@ -251,8 +251,47 @@ std::pair<FusedOp, FusedOp> mlir::fuel::splitOneRow(RewriterBase &rewriter,
   return {oneRow, rest};
 }
 
+/// A fused_linear whose a has dims before M, with at most one of its row
+/// dims (M and those before it) dynamic, as the same op on a viewed as
+/// [rows, K], its result viewed back; `op` itself otherwise. The rows are
+/// then tiled as one dim: a batch of sequences of one row each ([16, 1,
+/// 4096]) is 16 rows for the register tiles and b's blocks, not 16 cache
+/// tiles that each read all of b. (Two dynamic dims are not merged:
+/// upstream's memref lowering views one dynamic dim with static ones.)
+static FusedOp collapseRows(RewriterBase &rewriter, FusedOp op) {
+  FusedLinearView linear(op);
+  Value a = linear.getA();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto y = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t rank = aType.getRank();
+  ArrayRef<int64_t> rowDims = aType.getShape().drop_back();
+  if (rank <= 2 || llvm::count_if(rowDims, ShapedType::isDynamic) > 1)
+    return op;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  SmallVector<ReassociationIndices> rowsAndLast(2);
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    rowsAndLast[0].push_back(d);
+  rowsAndLast[1].push_back(rank - 1);
+  Value aRows = tensor::CollapseShapeOp::create(rewriter, loc, a, rowsAndLast);
+  auto collapsed = cast<FusedOp>(rewriter.clone(*op));
+  collapsed->setOperand(FusedLinearView::A, aRows);
+  int64_t rows = cast<RankedTensorType>(aRows.getType()).getShape()[0];
+  collapsed->getResult(0).setType(
+      y.clone(ArrayRef<int64_t>{rows, y.getShape().back()}));
+  SmallVector<OpFoldResult> yShape;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    yShape.push_back(tensor::getMixedSize(rewriter, loc, a, d));
+  yShape.push_back(rewriter.getIndexAttr(y.getShape().back()));
+  rewriter.replaceOp(op, tensor::ExpandShapeOp::create(
+                             rewriter, loc, y, collapsed->getResult(0),
+                             rowsAndLast, yShape));
+  return collapsed;
+}
+
 FusedOp mlir::fuel::padContraction(RewriterBase &rewriter, FusedOp op,
                                    const ScheduleOptions &options) {
+  op = collapseRows(rewriter, op);
   FusedLinearView linear(op);
   auto a = cast<RankedTensorType>(linear.getA().getType());
   auto b = cast<RankedTensorType>(linear.getB().getType());

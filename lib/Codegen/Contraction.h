@@ -15,13 +15,15 @@ LogicalResult canScheduleContraction(FusedOp op,
                                      const ScheduleOptions &options,
                                      std::string &why);
 
-/// Pads a fused_linear whose M, N or K is not a multiple of the register
-/// tile's (M and N from the target's registers, `options`: 8 and 32 for
-/// AVX-512, 4 and 16 for AVX2, and for M of at most 4, 1 or 2 rows of four
-/// vectors; K 16) with zeros up to the next multiples,
-/// replacing it by the slice of the padded op's result that it computes;
-/// returns the padded op, or `op` when it needs no padding. Zeros in K add
-/// nothing to the sums; the rows and columns M and N gain are dropped.
+/// Views a's rows (M and the dims before it) as one dim where at most one of
+/// them is dynamic, then pads a fused_linear whose M, N or K is not a
+/// multiple of the register tile's (M and N from the target's registers,
+/// `options`: 8 and 32 for AVX-512, 4 and 16 for AVX2, and for M of at
+/// most 4, 1 or 2 rows of four vectors; K 16) with zeros up to the next
+/// multiples, replacing it by the slice of the padded op's result that it
+/// computes (viewed back); returns the op to schedule, `op` when it needs
+/// neither. Zeros in K add nothing to the sums; the rows and columns M and
+/// N gain are dropped.
 FusedOp padContraction(RewriterBase &rewriter, FusedOp op,
                        const ScheduleOptions &options);
 

@@ -307,7 +307,7 @@ LINEAR = [((16, 32), 64), ((2, 8, 16), 32), ((128, 96), 512), ((72, 48), 96),
           ((16, 512), 64), ((8, 384), 32), ((2, 8, 768), 32),
           ((1, 1), 1), ((3, 5, 7), 9), ((33, 300), 65), ((100, 1000), 40),
           ((1, 600), 96), ((2, 520), 4160), ((3, 272), 64), ((2, 3, 1, 300), 72),
-          ((40, 320), 4128), ((4, 48), 200)]
+          ((40, 320), 4128), ((4, 48), 200), ((16, 1, 272), 64), ((3, 2, 5, 40), 48)]
 
 
 @pytest.mark.parametrize("a_shape,n", LINEAR, ids=lambda v: str(v))
@@ -377,7 +377,8 @@ def test_bad_vector_registers(registers):
 # (8 with AVX-512, 4 with AVX2) at run time; a cache tile takes up to 64 or
 # 128 of them (here 300 and 303 rows: 3 cache tiles, the last partial).
 @pytest.mark.parametrize("a_shape,n,dynamic", [((20, 48), 64, (0,)), ((2, 5, 300), 40, (0, 1)),
-                                               ((3, 16), 32, (0,)), ((300, 272), 48, (0,))],
+                                               ((3, 16), 32, (0,)), ((300, 272), 48, (0,)),
+                                               ((6, 1, 300), 40, (0,)), ((2, 3, 48), 32, (1,))],
                          ids=lambda v: str(v))
 @pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
 def test_fused_linear_dynamic_rows(a_shape, n, dynamic, dname, dtype):
@@ -387,7 +388,9 @@ def test_fused_linear_dynamic_rows(a_shape, n, dynamic, dname, dtype):
     a = rand(a_shape, dtype, seed=1, scale=k ** -0.5)
     text = fused_text("fused_linear", [a, b, bias], dynamic={0: dynamic})
     f = runner.compile(text, "f")
-    for rows in [a_shape[:-1], tuple(d + 3 for d in a_shape[:-1]), (1,) * (len(a_shape) - 1)]:
+    grown = tuple(d + 3 if i in dynamic else d for i, d in enumerate(a_shape[:-1]))
+    ones = tuple(1 if i in dynamic else d for i, d in enumerate(a_shape[:-1]))
+    for rows in [a_shape[:-1], grown, ones]:
         x = rand(rows + (k,), dtype, seed=sum(rows), scale=k ** -0.5)
         got = f(x, b, bias)
         assert got.shape == rows + (n,)

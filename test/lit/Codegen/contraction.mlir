@@ -85,10 +85,13 @@ func.func @long_reduction(%a: tensor<64x640xf32>, %b: tensor<640x256xf32>, %c: t
 
 // -----
 
-// Batch dims are tiled by one; small sizes take the largest tiles that fit.
+// Batch dims are rows too: a viewed as [16, K], the result viewed back;
+// small sizes take the largest tiles that fit.
 // CHECK-LABEL: func.func @batched
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (2, 8, 32) step (1, 8, 32)
+// CHECK:         tensor.collapse_shape %arg0 {{\[}}[0, 1], [2]] : tensor<2x8x16xf32> into tensor<16x16xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (16, 32) step (16, 32)
 // CHECK:           vector.contract
+// CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
 func.func @batched(%a: tensor<2x8x16xf32>, %b: tensor<16x32xf32>, %c: tensor<32xf32>) -> tensor<2x8x32xf32> {
   %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<2x8x16xf32>, tensor<16x32xf32>, tensor<32xf32>) -> tensor<2x8x32xf32>
   return %y : tensor<2x8x32xf32>
@@ -147,7 +150,7 @@ func.func @unscheduled(%a: tensor<8x0xf32>, %b: tensor<0x32xf32>, %c: tensor<32x
 // -----
 
 // Dynamic rows: one row (decoding a token) runs apart, as a static
-// [1, 1, K] on one-row register tiles; otherwise a[?, ?, K] is padded with
+// [1, 1, K] viewed as [1, K], on one-row register tiles; otherwise a[?, ?, K] is padded with
 // zero rows to a multiple of 8 at run time and viewed as [?, ?/8, 8, K]:
 // the schedule's register tiles are 8 static rows, a cache tile takes up to
 // 8 of them (64 rows: the first dim tiled by one) and packs b's blocks once
@@ -159,8 +162,9 @@ func.func @unscheduled(%a: tensor<8x0xf32>, %b: tensor<0x32xf32>, %c: tensor<32x
 // CHECK:         %[[ONE:.*]] = arith.cmpi eq, %[[ROWS]], %c1
 // CHECK:         scf.if %[[ONE]] -> (tensor<?x?x40xf32>) {
 // CHECK:           tensor.extract_slice %arg0[0, 0, 0] [1, 1, 300] [1, 1, 1] : tensor<?x?x300xf32> to tensor<1x1x300xf32>
-// CHECK:           scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (1, 1, 64) step (1, 1, 64)
-// CHECK:             vector.contract {{.*}} vector<1x1x8xf32>, vector<8x64xf32> into vector<1x1x64xf32>
+// CHECK:           tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<1x1x300xf32> into tensor<1x300xf32>
+// CHECK:           scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 64) step (1, 64)
+// CHECK:             vector.contract {{.*}} vector<1x8xf32>, vector<8x64xf32> into vector<1x64xf32>
 // CHECK:           tensor.cast %{{.*}} : tensor<1x1x40xf32> to tensor<?x?x40xf32>
 // CHECK:         } else {
 // CHECK:         %[[T:.*]] = arith.ceildivui %{{.*}}, %c8
@@ -255,4 +259,24 @@ func.func @few_rows(%a: tensor<3x64xf32>, %b: tensor<64x128xf32>, %c: tensor<128
 func.func @half_blocks(%a: tensor<8x512xf16>, %b: tensor<512x1024xf16>, %c: tensor<1024xf16>) -> tensor<8x1024xf16> {
   %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<8x512xf16>, tensor<512x1024xf16>, tensor<1024xf16>) -> tensor<8x1024xf16>
   return %y : tensor<8x1024xf16>
+}
+
+// -----
+
+// A dynamic batch of one row each: one row in all runs apart; otherwise
+// the rows are viewed as one dynamic dim, padded and tiled as such.
+// CHECK-LABEL: func.func @dynamic_batch
+// CHECK:         %[[B:.*]] = tensor.dim %arg0, %c0
+// CHECK:         %[[ONE:.*]] = arith.cmpi eq, %[[B]], %c1
+// CHECK:         scf.if %[[ONE]] -> (tensor<?x1x40xf32>) {
+// CHECK:           tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<1x1x300xf32> into tensor<1x300xf32>
+// CHECK:           vector.contract {{.*}} vector<1x8xf32>, vector<8x64xf32> into vector<1x64xf32>
+// CHECK:         } else {
+// CHECK:           tensor.collapse_shape %arg0 {{\[}}[0, 1], [2]] : tensor<?x1x300xf32> into tensor<?x300xf32>
+// CHECK:           tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [%{{.*}}, 8, 304] : tensor<?x304xf32> into tensor<?x8x304xf32>
+// CHECK:           vector.contract {{.*}} vector<1x8x16xf32>, vector<16x32xf32> into vector<1x8x32xf32>
+// CHECK:           tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [%{{.*}}, 1, 40] : tensor<?x40xf32> into tensor<?x1x40xf32>
+func.func @dynamic_batch(%a: tensor<?x1x300xf32>, %b: tensor<300x40xf32>, %c: tensor<40xf32>) -> tensor<?x1x40xf32> {
+  %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<?x1x300xf32>, tensor<300x40xf32>, tensor<40xf32>) -> tensor<?x1x40xf32>
+  return %y : tensor<?x1x40xf32>
 }
