@@ -57,8 +57,8 @@ constexpr int64_t kTileK = 256;
 /// 1.15x).
 constexpr int64_t kWideTileN = 4096;
 /// The reduction's blocks: 16 rows of b when b is packed, 8 when its rows
-/// are read in place (16 rows in place ran 1.1-1.3x slower for up to 16
-/// rows of a: as many streams from memory).
+/// are read in place (16 rows in place ran 1.05-1.3x slower for 4 to 16
+/// rows of a).
 constexpr int64_t kPackedBlockK = 16;
 constexpr int64_t kBlockK = 8;
 /// The fewest rows (M and the dims before it) for which the right operand
@@ -256,8 +256,9 @@ std::pair<FusedOp, FusedOp> mlir::fuel::splitOneRow(RewriterBase &rewriter,
 /// [rows, K], its result viewed back; `op` itself otherwise. The rows are
 /// then tiled as one dim: a batch of sequences of one row each ([16, 1,
 /// 4096]) is 16 rows for the register tiles and b's blocks, not 16 cache
-/// tiles that each read all of b. (Two dynamic dims are not merged:
-/// upstream's memref lowering views one dynamic dim with static ones.)
+/// tiles that each read all of b. (With two dynamic dims the result could
+/// not be viewed back: upstream's expand-strided-metadata takes one dynamic
+/// dim per group.)
 static FusedOp collapseRows(RewriterBase &rewriter, FusedOp op) {
   FusedLinearView linear(op);
   Value a = linear.getA();
