@@ -251,14 +251,13 @@ std::pair<FusedOp, FusedOp> mlir::fuel::splitOneRow(RewriterBase &rewriter,
   return {oneRow, rest};
 }
 
-/// A fused_linear whose a has dims before M, with at most one of its row
-/// dims (M and those before it) dynamic, as the same op on a viewed as
-/// [rows, K], its result viewed back; `op` itself otherwise. The rows are
-/// then tiled as one dim: a batch of sequences of one row each ([16, 1,
+/// A fused_linear whose a has dims before M as the same op on a viewed as
+/// [rows, K], its result viewed back (reshaped where two or more of the row
+/// dims are dynamic: upstream's expand-strided-metadata takes one dynamic
+/// dim per group of an expand_shape); `op` itself for a of rank 2. The rows
+/// are then tiled as one dim: a batch of sequences of one row each ([16, 1,
 /// 4096]) is 16 rows for the register tiles and b's blocks, not 16 cache
-/// tiles that each read all of b. (With two dynamic dims the result could
-/// not be viewed back: upstream's expand-strided-metadata takes one dynamic
-/// dim per group.)
+/// tiles that each read all of b.
 static FusedOp collapseRows(RewriterBase &rewriter, FusedOp op) {
   FusedLinearView linear(op);
   Value a = linear.getA();
@@ -266,7 +265,7 @@ static FusedOp collapseRows(RewriterBase &rewriter, FusedOp op) {
   auto y = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t rank = aType.getRank();
   ArrayRef<int64_t> rowDims = aType.getShape().drop_back();
-  if (rank <= 2 || llvm::count_if(rowDims, ShapedType::isDynamic) > 1)
+  if (rank <= 2)
     return op;
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -284,9 +283,16 @@ static FusedOp collapseRows(RewriterBase &rewriter, FusedOp op) {
   for (int64_t d = 0; d + 1 < rank; ++d)
     yShape.push_back(tensor::getMixedSize(rewriter, loc, a, d));
   yShape.push_back(rewriter.getIndexAttr(y.getShape().back()));
-  rewriter.replaceOp(op, tensor::ExpandShapeOp::create(
-                             rewriter, loc, y, collapsed->getResult(0),
-                             rowsAndLast, yShape));
+  Value result = collapsed->getResult(0);
+  if (llvm::count_if(rowDims, ShapedType::isDynamic) <= 1) {
+    result = tensor::ExpandShapeOp::create(rewriter, loc, y, result,
+                                           rowsAndLast, yShape);
+  } else {
+    Value shape = tensor::FromElementsOp::create(
+        rewriter, loc, getValueOrCreateConstantIndexOp(rewriter, loc, yShape));
+    result = tensor::ReshapeOp::create(rewriter, loc, y, result, shape);
+  }
+  rewriter.replaceOp(op, result);
   return collapsed;
 }
 

@@ -150,11 +150,12 @@ func.func @unscheduled(%a: tensor<8x0xf32>, %b: tensor<0x32xf32>, %c: tensor<32x
 // -----
 
 // Dynamic rows: one row (decoding a token) runs apart, as a static
-// [1, 1, K] viewed as [1, K], on one-row register tiles; otherwise a[?, ?, K] is padded with
-// zero rows to a multiple of 8 at run time and viewed as [?, ?/8, 8, K]:
-// the schedule's register tiles are 8 static rows, a cache tile takes up to
-// 8 of them (64 rows: the first dim tiled by one) and packs b's blocks once
-// for all; the result viewed back and sliced.
+// [1, 1, K] viewed as [1, K], on one-row register tiles; otherwise
+// a[?, ?, K] is viewed as [?, K], padded with zero rows to a multiple of 8
+// at run time and viewed as [?/8, 8, K]: the schedule's register tiles are
+// 8 static rows, a cache tile takes up to 8 of them (64 rows) and packs b's
+// blocks once for all; the result is viewed back, sliced and reshaped to
+// [?, ?, N].
 // CHECK-LABEL: func.func @dynamic_rows
 // CHECK:         %[[D0:.*]] = tensor.dim %arg0, %c0
 // CHECK:         %[[D1:.*]] = tensor.dim %arg0, %c1
@@ -167,17 +168,20 @@ func.func @unscheduled(%a: tensor<8x0xf32>, %b: tensor<0x32xf32>, %c: tensor<32x
 // CHECK:             vector.contract {{.*}} vector<1x8xf32>, vector<8x64xf32> into vector<1x64xf32>
 // CHECK:           tensor.cast %{{.*}} : tensor<1x1x40xf32> to tensor<?x?x40xf32>
 // CHECK:         } else {
-// CHECK:         %[[T:.*]] = arith.ceildivui %{{.*}}, %c8
-// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0] [%{{.*}}, %{{.*}}, 300] [1, 1, 1] : tensor<?x?x300xf32> into tensor<?x?x304xf32>
-// CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3]] output_shape [%{{.*}}, %[[T]], 8, 304] : tensor<?x?x304xf32> into tensor<?x?x8x304xf32>
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0, 0) to (%{{.*}}, %[[T]], 8, 64) step (1, 8, 8, 64)
-// CHECK:           %[[TILES:.*]] = affine.min
-// CHECK:           scf.for %{{.*}} = %{{.*}} to %c304{{.*}} step %c16
-// CHECK:             tensor.empty() : tensor<2x16x32xf32>
-// CHECK:             scf.for %{{.*}} = %{{.*}} to %[[TILES]] step %c1
-// CHECK:               vector.contract {{.*}} vector<1x1x8x16xf32>, vector<16x32xf32> into vector<1x1x8x32xf32>
-// CHECK:         tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3]] : tensor<?x?x8x64xf32> into tensor<?x?x64xf32>
-// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0] [%{{.*}}, %{{.*}}, 40] [1, 1, 1] : tensor<?x?x64xf32> to tensor<?x?x40xf32>
+// CHECK:           %[[ROWS2:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1], [2]] : tensor<?x?x300xf32> into tensor<?x300xf32>
+// CHECK:           %[[T:.*]] = arith.ceildivui %{{.*}}, %c8
+// CHECK:           tensor.insert_slice %[[ROWS2]] into %{{.*}}[0, 0] [%{{.*}}, 300] [1, 1] : tensor<?x300xf32> into tensor<?x304xf32>
+// CHECK:           tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [%[[T]], 8, 304] : tensor<?x304xf32> into tensor<?x8x304xf32>
+// CHECK:           scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (%[[T]], 8, 64) step (8, 8, 64)
+// CHECK:             %[[TILES:.*]] = affine.min
+// CHECK:             scf.for %{{.*}} = %{{.*}} to %c304{{.*}} step %c16
+// CHECK:               tensor.empty() : tensor<2x16x32xf32>
+// CHECK:               scf.for %{{.*}} = %{{.*}} to %[[TILES]] step %c1
+// CHECK:                 vector.contract {{.*}} vector<1x8x16xf32>, vector<16x32xf32> into vector<1x8x32xf32>
+// CHECK:           tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<?x8x64xf32> into tensor<?x64xf32>
+// CHECK:           %[[Y:.*]] = tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, 40] [1, 1] : tensor<?x64xf32> to tensor<?x40xf32>
+// CHECK:           %[[SHAPE:.*]] = tensor.from_elements %{{.*}}, %{{.*}}, %c40 : tensor<3xindex>
+// CHECK:           tensor.reshape %[[Y]](%[[SHAPE]]) : (tensor<?x40xf32>, tensor<3xindex>) -> tensor<?x?x40xf32>
 func.func @dynamic_rows(%a: tensor<?x?x300xf32>, %b: tensor<300x40xf32>, %c: tensor<40xf32>) -> tensor<?x?x40xf32> {
   %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<?x?x300xf32>, tensor<300x40xf32>, tensor<40xf32>) -> tensor<?x?x40xf32>
   return %y : tensor<?x?x40xf32>
