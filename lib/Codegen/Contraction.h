@@ -15,8 +15,8 @@ LogicalResult canScheduleContraction(FusedOp op,
                                      const ScheduleOptions &options,
                                      std::string &why);
 
-/// Views a's rows (M and the dims before it) as one dim where at most one of
-/// them is dynamic, then pads a fused_linear whose M, N or K is not a
+/// Views a's rows (M and the dims before it) as one dim, then pads a
+/// fused_linear whose M, N or K is not a
 /// multiple of the register tile's (M and N from the target's registers,
 /// `options`: 8 and 32 for AVX-512, 4 and 16 for AVX2, and for M of at
 /// most 4, 1 or 2 rows of four vectors; K 16) with zeros up to the next

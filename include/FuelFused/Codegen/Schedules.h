@@ -129,7 +129,8 @@ LogicalResult canSchedule(FusedOp op, const ScheduleOptions &options,
 /// Decomposes `op` (which `canSchedule` accepts) and applies its schedule to
 /// the decomposition; replaces and erases `op`. Fails, with `why` set, when
 /// decomposition fails, leaving `op` as it was, or replaced by the same op
-/// on padded operands (the contraction schedule pads them first).
+/// on padded operands (the contraction schedule views a's rows as one dim,
+/// runs one dynamic row apart and pads them first).
 LogicalResult decomposeWithSchedule(RewriterBase &rewriter, FusedOp op,
                                     const ScheduleOptions &options,
                                     std::string &why);
