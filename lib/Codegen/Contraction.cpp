@@ -198,13 +198,47 @@ static FusedOp padDynamicRows(RewriterBase &rewriter, FusedOp op, int64_t pk,
   return tiled;
 }
 
-std::pair<FusedOp, FusedOp> mlir::fuel::splitOneRow(RewriterBase &rewriter,
-                                                    FusedOp op) {
+/// The reassociation of a rank-`rank` a[..., M, K] into [rows, K].
+static SmallVector<ReassociationIndices> rowGroups(int64_t rank) {
+  SmallVector<ReassociationIndices> groups(2);
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    groups[0].push_back(d);
+  groups[1].push_back(rank - 1);
+  return groups;
+}
+
+/// `rows` ([R, N], a's rows as one dim) viewed as `y` ([..., M, N], a's row
+/// dims): expanded, or reshaped where two or more of a's row dims are
+/// dynamic (upstream's expand-strided-metadata takes one dynamic dim per
+/// group of an expand_shape).
+static Value viewRowsBack(RewriterBase &rewriter, Location loc, Value rows,
+                          Value a, RankedTensorType y) {
+  auto aType = cast<RankedTensorType>(a.getType());
+  int64_t rank = aType.getRank();
+  if (rank == 2)
+    return rows.getType() == y ? rows
+                               : tensor::CastOp::create(rewriter, loc, y, rows);
+  SmallVector<OpFoldResult> yShape;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    yShape.push_back(tensor::getMixedSize(rewriter, loc, a, d));
+  yShape.push_back(rewriter.getIndexAttr(y.getShape().back()));
+  if (llvm::count_if(aType.getShape().drop_back(), ShapedType::isDynamic) <=
+      1)
+    return tensor::ExpandShapeOp::create(rewriter, loc, y, rows,
+                                         rowGroups(rank), yShape);
+  Value shape = tensor::FromElementsOp::create(
+      rewriter, loc, getValueOrCreateConstantIndexOp(rewriter, loc, yShape));
+  return tensor::ReshapeOp::create(rewriter, loc, y, rows, shape);
+}
+
+SmallVector<FusedOp> mlir::fuel::splitFewRows(RewriterBase &rewriter,
+                                              FusedOp op) {
   FusedLinearView linear(op);
   Value a = linear.getA();
   auto aType = cast<RankedTensorType>(a.getType());
   auto y = cast<RankedTensorType>(op->getResult(0).getType());
-  int64_t rank = aType.getRank();
+  int64_t rank = aType.getRank(), k = aType.getShape().back(),
+          n = y.getShape().back();
   ArrayRef<int64_t> rowDims = aType.getShape().drop_back();
   if (llvm::all_of(rowDims, ShapedType::isStatic) ||
       llvm::any_of(rowDims, [](int64_t d) {
@@ -220,79 +254,93 @@ std::pair<FusedOp, FusedOp> mlir::fuel::splitOneRow(RewriterBase &rewriter,
     Value dim = tensor::DimOp::create(rewriter, loc, a, d);
     rows = rows ? arith::MulIOp::create(rewriter, loc, rows, dim) : dim;
   }
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value isOne = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
-                                      rows, one);
-  auto branches = scf::IfOp::create(rewriter, loc, TypeRange{y}, isOne,
-                                    /*withElseRegion=*/true);
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  };
+  auto withResult = [&](FusedOp copy, Value newA, ArrayRef<int64_t> shape) {
+    copy->setOperand(FusedLinearView::A, newA);
+    copy->getResult(0).setType(y.clone(shape));
+  };
   OpBuilder::InsertionGuard guard(rewriter);
+  auto isOne = scf::IfOp::create(
+      rewriter, loc, TypeRange{y},
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, rows,
+                            index(1)),
+      /*withElseRegion=*/true);
   // One row: a[0, ..., 0, :] as [1, ..., 1, K].
-  rewriter.setInsertionPointToStart(branches.thenBlock());
+  rewriter.setInsertionPointToStart(isOne.thenBlock());
   SmallVector<int64_t> rowShape(rank, 1);
-  rowShape.back() = aType.getShape().back();
+  rowShape.back() = k;
   SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0)),
       ones(rank, rewriter.getIndexAttr(1)), sizes(ones);
-  sizes.back() = rewriter.getIndexAttr(rowShape.back());
+  sizes.back() = rewriter.getIndexAttr(k);
   Value row = tensor::ExtractSliceOp::create(
       rewriter, loc, aType.clone(rowShape), a, zeros, sizes, ones);
   auto oneRow = cast<FusedOp>(rewriter.clone(*op));
-  oneRow->setOperand(FusedLinearView::A, row);
-  rowShape.back() = y.getShape().back();
-  oneRow->getResult(0).setType(y.clone(rowShape));
+  rowShape.back() = n;
+  withResult(oneRow, row, rowShape);
   scf::YieldOp::create(
       rewriter, loc,
       ValueRange{tensor::CastOp::create(rewriter, loc, y,
                                         oneRow->getResult(0))});
+  // Up to kFewRows rows: a's rows padded with zeros to a static kFewRows.
+  rewriter.setInsertionPointToStart(isOne.elseBlock());
+  auto isFew = scf::IfOp::create(
+      rewriter, loc, TypeRange{y},
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule, rows,
+                            index(kFewRows)),
+      /*withElseRegion=*/true);
+  scf::YieldOp::create(rewriter, loc, isFew.getResults());
+  rewriter.setInsertionPointToStart(isFew.thenBlock());
+  Value aRows =
+      rank == 2 ? a
+                : tensor::CollapseShapeOp::create(rewriter, loc, a,
+                                                  rowGroups(rank))
+                      .getResult();
+  Value padded = padWithZeros(rewriter, loc, aRows, {kFewRows, k});
+  auto fewRows = cast<FusedOp>(rewriter.clone(*op));
+  withResult(fewRows, padded, {kFewRows, n});
+  Value used = tensor::ExtractSliceOp::create(
+      rewriter, loc, fewRows->getResult(0),
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                             rewriter.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{rows, rewriter.getIndexAttr(n)},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                             rewriter.getIndexAttr(1)});
+  scf::YieldOp::create(rewriter, loc,
+                       viewRowsBack(rewriter, loc, used, a, y));
   // Otherwise, the op as it was.
-  rewriter.setInsertionPointToStart(branches.elseBlock());
+  rewriter.setInsertionPointToStart(isFew.elseBlock());
   auto rest = cast<FusedOp>(rewriter.clone(*op));
   scf::YieldOp::create(rewriter, loc, rest->getResults());
-  rewriter.replaceOp(op, branches.getResults());
-  return {oneRow, rest};
+  rewriter.replaceOp(op, isOne.getResults());
+  return {oneRow, fewRows, rest};
 }
 
 /// A fused_linear whose a has dims before M as the same op on a viewed as
-/// [rows, K], its result viewed back (reshaped where two or more of the row
-/// dims are dynamic: upstream's expand-strided-metadata takes one dynamic
-/// dim per group of an expand_shape); `op` itself for a of rank 2. The rows
-/// are then tiled as one dim: a batch of sequences of one row each ([16, 1,
-/// 4096]) is 16 rows for the register tiles and b's blocks, not 16 cache
-/// tiles that each read all of b.
+/// [rows, K], its result viewed back (viewRowsBack); `op` itself for a of
+/// rank 2. The rows are then tiled as one dim: a batch of sequences of one
+/// row each ([16, 1, 4096]) is 16 rows for the register tiles and b's
+/// blocks, not 16 cache tiles that each read all of b.
 static FusedOp collapseRows(RewriterBase &rewriter, FusedOp op) {
   FusedLinearView linear(op);
   Value a = linear.getA();
   auto aType = cast<RankedTensorType>(a.getType());
   auto y = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t rank = aType.getRank();
-  ArrayRef<int64_t> rowDims = aType.getShape().drop_back();
   if (rank <= 2)
     return op;
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  SmallVector<ReassociationIndices> rowsAndLast(2);
-  for (int64_t d = 0; d + 1 < rank; ++d)
-    rowsAndLast[0].push_back(d);
-  rowsAndLast[1].push_back(rank - 1);
-  Value aRows = tensor::CollapseShapeOp::create(rewriter, loc, a, rowsAndLast);
+  Value aRows =
+      tensor::CollapseShapeOp::create(rewriter, loc, a, rowGroups(rank));
   auto collapsed = cast<FusedOp>(rewriter.clone(*op));
   collapsed->setOperand(FusedLinearView::A, aRows);
   int64_t rows = cast<RankedTensorType>(aRows.getType()).getShape()[0];
   collapsed->getResult(0).setType(
       y.clone(ArrayRef<int64_t>{rows, y.getShape().back()}));
-  SmallVector<OpFoldResult> yShape;
-  for (int64_t d = 0; d + 1 < rank; ++d)
-    yShape.push_back(tensor::getMixedSize(rewriter, loc, a, d));
-  yShape.push_back(rewriter.getIndexAttr(y.getShape().back()));
-  Value result = collapsed->getResult(0);
-  if (llvm::count_if(rowDims, ShapedType::isDynamic) <= 1) {
-    result = tensor::ExpandShapeOp::create(rewriter, loc, y, result,
-                                           rowsAndLast, yShape);
-  } else {
-    Value shape = tensor::FromElementsOp::create(
-        rewriter, loc, getValueOrCreateConstantIndexOp(rewriter, loc, yShape));
-    result = tensor::ReshapeOp::create(rewriter, loc, y, result, shape);
-  }
-  rewriter.replaceOp(op, result);
+  rewriter.replaceOp(op, viewRowsBack(rewriter, loc, collapsed->getResult(0),
+                                      a, y));
   return collapsed;
 }
 

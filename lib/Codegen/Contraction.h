@@ -4,6 +4,7 @@
 #define FUEL_LIB_CODEGEN_CONTRACTION_H
 
 #include "FuelFused/Codegen/Schedules.h"
+#include "FuelFused/IR/FuelOps.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -28,13 +29,14 @@ FusedOp padContraction(RewriterBase &rewriter, FusedOp op,
                        const ScheduleOptions &options);
 
 /// For a fused_linear whose rows (M and the dims before it) are dynamic and
-/// may be one row (no static one of them above 1): replaces it by an
-/// scf.if on the row count that runs, for one row, the op on a's row as a
-/// static [1, ..., 1, K] tensor (decoding a token: one row takes narrower
-/// register tiles and reads b in place), and otherwise the op as it was.
-/// Returns the two copies (one row, then the rest), or nulls when `op` is
-/// not such an op.
-std::pair<FusedOp, FusedOp> splitOneRow(RewriterBase &rewriter, FusedOp op);
+/// may be few (no static one of them above 1): replaces it by scf.ifs on
+/// the row count that run, for one row, the op on a's row as a static
+/// [1, ..., 1, K] tensor (decoding a token: one row takes narrower register
+/// tiles and reads b in place), for 2 to 4 rows the op on a's rows as one
+/// dim padded with zero rows to a static 4 (a few tokens), and otherwise
+/// the op as it was. Returns the three copies (one row, a few, the rest),
+/// or none when `op` is not such an op.
+SmallVector<FusedOp> splitFewRows(RewriterBase &rewriter, FusedOp op);
 
 /// Applies the contraction schedule (ScheduleKind::Contraction) to the
 /// decomposition whose last op is `root` and whose ops are `decomposition`.

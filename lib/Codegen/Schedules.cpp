@@ -162,14 +162,17 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
   if (*kind == ScheduleKind::Rotary)
     return buildRope(rewriter, op, options);
   if (*kind == ScheduleKind::Contraction) {
-    // Dynamic rows that may be one: one row scheduled apart, with its row
-    // count static (a copy the scheduler does not take is decomposed
-    // later, as ops without a schedule are).
-    if (auto [oneRow, rest] = splitOneRow(rewriter, op); oneRow) {
-      std::string oneRowWhy;
-      if (succeeded(canSchedule(oneRow, options, oneRowWhy)))
-        (void)decomposeWithSchedule(rewriter, oneRow, options, oneRowWhy);
-      op = rest;
+    // Dynamic rows that may be few: one row and a few rows scheduled apart,
+    // with their row counts static (a copy the scheduler does not take is
+    // decomposed later, as ops without a schedule are).
+    SmallVector<FusedOp> copies = splitFewRows(rewriter, op);
+    if (!copies.empty()) {
+      op = copies.pop_back_val();
+      for (FusedOp copy : copies) {
+        std::string copyWhy;
+        if (succeeded(canSchedule(copy, options, copyWhy)))
+          (void)decomposeWithSchedule(rewriter, copy, options, copyWhy);
+      }
     }
     op = padContraction(rewriter, op, options);
   }

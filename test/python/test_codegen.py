@@ -378,7 +378,8 @@ def test_bad_vector_registers(registers):
 # 128 of them (here 300 and 303 rows: 3 cache tiles, the last partial).
 @pytest.mark.parametrize("a_shape,n,dynamic", [((20, 48), 64, (0,)), ((2, 5, 300), 40, (0, 1)),
                                                ((3, 16), 32, (0,)), ((300, 272), 48, (0,)),
-                                               ((6, 1, 300), 40, (0,)), ((2, 3, 48), 32, (1,))],
+                                               ((6, 1, 300), 40, (0,)), ((2, 3, 48), 32, (1,)),
+                                               ((2, 2, 272), 32, (0, 1))],
                          ids=lambda v: str(v))
 @pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])
 def test_fused_linear_dynamic_rows(a_shape, n, dynamic, dname, dtype):

@@ -150,7 +150,8 @@ func.func @unscheduled(%a: tensor<8x0xf32>, %b: tensor<0x32xf32>, %c: tensor<32x
 // -----
 
 // Dynamic rows: one row (decoding a token) runs apart, as a static
-// [1, 1, K] viewed as [1, K], on one-row register tiles; otherwise
+// [1, 1, K] viewed as [1, K], on one-row register tiles; 2 to 4 rows as a
+// static [4, K] (zero rows after them), on two-row tiles; otherwise
 // a[?, ?, K] is viewed as [?, K], padded with zero rows to a multiple of 8
 // at run time and viewed as [?/8, 8, K]: the schedule's register tiles are
 // 8 static rows, a cache tile takes up to 8 of them (64 rows) and packs b's
@@ -168,6 +169,15 @@ func.func @unscheduled(%a: tensor<8x0xf32>, %b: tensor<0x32xf32>, %c: tensor<32x
 // CHECK:             vector.contract {{.*}} vector<1x8xf32>, vector<8x64xf32> into vector<1x64xf32>
 // CHECK:           tensor.cast %{{.*}} : tensor<1x1x40xf32> to tensor<?x?x40xf32>
 // CHECK:         } else {
+// CHECK:           %[[FEW:.*]] = arith.cmpi ule, %[[ROWS]], %c4
+// CHECK:           scf.if %[[FEW]] -> (tensor<?x?x40xf32>) {
+// CHECK:             tensor.collapse_shape %arg0 {{\[}}[0, 1], [2]] : tensor<?x?x300xf32> into tensor<?x300xf32>
+// CHECK:             tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [%{{.*}}, 300] [1, 1] : tensor<?x300xf32> into tensor<4x300xf32>
+// CHECK:             scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (4, 64) step (4, 64)
+// CHECK:               vector.contract {{.*}} vector<2x8xf32>, vector<8x64xf32> into vector<2x64xf32>
+// CHECK:             %[[FEWY:.*]] = tensor.extract_slice %{{.*}}[0, 0] [%[[ROWS]], 40] [1, 1] : tensor<4x40xf32> to tensor<?x40xf32>
+// CHECK:             tensor.reshape %[[FEWY]]
+// CHECK:           } else {
 // CHECK:           %[[ROWS2:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1], [2]] : tensor<?x?x300xf32> into tensor<?x300xf32>
 // CHECK:           %[[T:.*]] = arith.ceildivui %{{.*}}, %c8
 // CHECK:           tensor.insert_slice %[[ROWS2]] into %{{.*}}[0, 0] [%{{.*}}, 300] [1, 1] : tensor<?x300xf32> into tensor<?x304xf32>
@@ -267,8 +277,9 @@ func.func @half_blocks(%a: tensor<8x512xf16>, %b: tensor<512x1024xf16>, %c: tens
 
 // -----
 
-// A dynamic batch of one row each: one row in all runs apart; otherwise
-// the rows are viewed as one dynamic dim, padded and tiled as such.
+// A dynamic batch of one row each: one row in all, and 2 to 4, run apart;
+// otherwise the rows are viewed as one dynamic dim, padded and tiled as
+// such.
 // CHECK-LABEL: func.func @dynamic_batch
 // CHECK:         %[[B:.*]] = tensor.dim %arg0, %c0
 // CHECK:         %[[ONE:.*]] = arith.cmpi eq, %[[B]], %c1
