@@ -17,9 +17,11 @@
 // copies its block of the right operand into contiguous panels of a
 // register tile's columns first (packRightOperand). The register tile is
 // sized to the target's vector registers (registerTile); an a of 1 to 4 rows
-// takes narrower ones (contractionTile). f16 and bf16 operands are widened
-// to f32 in registers, step by step of the reduction (block by block, as
-// each register tile reads them); the accumulator is f32.
+// takes narrower ones (contractionTile). Dynamic rows are told apart at
+// run time: 1, 2 to 4 (run as static rows) and 5 to 16 (b read in place)
+// run as ops of their own (splitFewRows). f16 and bf16 operands are
+// widened to f32 in registers, step by step of the reduction (block by
+// block, as each register tile reads them); the accumulator is f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,6 +68,12 @@ constexpr int64_t kBlockK = 8;
 constexpr int64_t kPackRows = 32;
 /// M up to which the register tiles are narrower (contractionTile).
 constexpr int64_t kFewRows = 4;
+/// Dynamic rows up to which b is read in place (splitFewRows's third
+/// branch). Unpacked, [M, 4096] x [4096, 4096] with M dynamic ran 1.2-1.3x
+/// faster for 5 to 16 rows, as fast for 24, and 1.1x slower for 31: the
+/// rows' dynamic tiles cost more than static ones, so packing pays from
+/// fewer rows than kPackRows.
+constexpr int64_t kUnpackedRows = 16;
 } // namespace
 
 LogicalResult mlir::fuel::canScheduleContraction(
@@ -231,8 +239,8 @@ static Value viewRowsBack(RewriterBase &rewriter, Location loc, Value rows,
   return tensor::ReshapeOp::create(rewriter, loc, y, rows, shape);
 }
 
-SmallVector<FusedOp> mlir::fuel::splitFewRows(RewriterBase &rewriter,
-                                              FusedOp op) {
+SmallVector<std::pair<FusedOp, int64_t>>
+mlir::fuel::splitFewRows(RewriterBase &rewriter, FusedOp op) {
   FusedLinearView linear(op);
   Value a = linear.getA();
   auto aType = cast<RankedTensorType>(a.getType());
@@ -262,13 +270,23 @@ SmallVector<FusedOp> mlir::fuel::splitFewRows(RewriterBase &rewriter,
     copy->getResult(0).setType(y.clone(shape));
   };
   OpBuilder::InsertionGuard guard(rewriter);
-  auto isOne = scf::IfOp::create(
-      rewriter, loc, TypeRange{y},
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, rows,
-                            index(1)),
-      /*withElseRegion=*/true);
+  // An scf.if on `rows <predicate> bound` (in the else block of the one
+  // before, which yields its result), building on in its then block.
+  scf::IfOp outermost;
+  auto branch = [&](arith::CmpIPredicate predicate, int64_t bound) {
+    auto ifOp = scf::IfOp::create(
+        rewriter, loc, TypeRange{y},
+        arith::CmpIOp::create(rewriter, loc, predicate, rows, index(bound)),
+        /*withElseRegion=*/true);
+    if (outermost)
+      scf::YieldOp::create(rewriter, loc, ifOp.getResults());
+    else
+      outermost = ifOp;
+    rewriter.setInsertionPointToStart(ifOp.thenBlock());
+    return ifOp;
+  };
   // One row: a[0, ..., 0, :] as [1, ..., 1, K].
-  rewriter.setInsertionPointToStart(isOne.thenBlock());
+  scf::IfOp isOne = branch(arith::CmpIPredicate::eq, 1);
   SmallVector<int64_t> rowShape(rank, 1);
   rowShape.back() = k;
   SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0)),
@@ -285,13 +303,7 @@ SmallVector<FusedOp> mlir::fuel::splitFewRows(RewriterBase &rewriter,
                                         oneRow->getResult(0))});
   // Up to kFewRows rows: a's rows padded with zeros to a static kFewRows.
   rewriter.setInsertionPointToStart(isOne.elseBlock());
-  auto isFew = scf::IfOp::create(
-      rewriter, loc, TypeRange{y},
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule, rows,
-                            index(kFewRows)),
-      /*withElseRegion=*/true);
-  scf::YieldOp::create(rewriter, loc, isFew.getResults());
-  rewriter.setInsertionPointToStart(isFew.thenBlock());
+  scf::IfOp isFew = branch(arith::CmpIPredicate::ule, kFewRows);
   Value aRows =
       rank == 2 ? a
                 : tensor::CollapseShapeOp::create(rewriter, loc, a,
@@ -309,12 +321,18 @@ SmallVector<FusedOp> mlir::fuel::splitFewRows(RewriterBase &rewriter,
                              rewriter.getIndexAttr(1)});
   scf::YieldOp::create(rewriter, loc,
                        viewRowsBack(rewriter, loc, used, a, y));
-  // Otherwise, the op as it was.
+  // Up to kUnpackedRows rows, and otherwise: the op as it was, scheduled
+  // with the bound and without.
   rewriter.setInsertionPointToStart(isFew.elseBlock());
+  scf::IfOp isSome = branch(arith::CmpIPredicate::ule, kUnpackedRows);
+  auto someRows = cast<FusedOp>(rewriter.clone(*op));
+  scf::YieldOp::create(rewriter, loc, someRows->getResults());
+  rewriter.setInsertionPointToStart(isSome.elseBlock());
   auto rest = cast<FusedOp>(rewriter.clone(*op));
   scf::YieldOp::create(rewriter, loc, rest->getResults());
-  rewriter.replaceOp(op, isOne.getResults());
-  return {oneRow, fewRows, rest};
+  rewriter.replaceOp(op, outermost.getResults());
+  return {{oneRow, 1}, {fewRows, kFewRows}, {someRows, kUnpackedRows},
+          {rest, 0}};
 }
 
 /// A fused_linear whose a has dims before M as the same op on a viewed as
@@ -698,13 +716,16 @@ LogicalResult mlir::fuel::scheduleContraction(
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
   int64_t m = ranges[rank - 2], n = ranges[rank - 1];
   // Packing b is one more pass over it; it pays when every panel is read
-  // by several register tiles of rows (dynamic rows: batches of tokens).
+  // by several register tiles of rows (dynamic rows: batches of tokens,
+  // unless known to be at most kUnpackedRows).
   int64_t rows = 1;
   for (int64_t r : ArrayRef<int64_t>(ranges).drop_back())
     rows = ShapedType::isDynamic(r) || ShapedType::isDynamic(rows)
                ? ShapedType::kDynamic
                : rows * r;
-  bool pack = ShapedType::isDynamic(rows) || rows >= kPackRows;
+  bool pack = ShapedType::isDynamic(rows)
+                  ? !options.rowsAtMost || options.rowsAtMost > kUnpackedRows
+                  : rows >= kPackRows;
   // (Dynamic rows were padded to tiles of the target's register tile.)
   auto [regM, regN, cacheM] = contractionTile(
       options, ShapedType::isDynamic(rows) ? ShapedType::kDynamic : m);
@@ -716,8 +737,10 @@ LogicalResult mlir::fuel::scheduleContraction(
   // With threads, at least two cache tiles per thread, where the columns
   // allow (one per thread ran [16, 4096] x [4096, 4096] on two threads
   // 1.6x slower than two per thread).
-  int64_t rowTiles =
-      ShapedType::isDynamic(rows) ? 2 * options.threads : rows / tileM;
+  int64_t rowTiles = !ShapedType::isDynamic(rows) ? rows / tileM
+                     : options.rowsAtMost
+                         ? llvm::divideCeil(options.rowsAtMost, cacheM)
+                         : 2 * options.threads;
   while (options.threads > 1 &&
          rowTiles * (n / tileN) < 2 * options.threads) {
     int64_t narrower = dividingTile(n, tileN - regN, regN);

@@ -33,10 +33,13 @@ FusedOp padContraction(RewriterBase &rewriter, FusedOp op,
 /// the row count that run, for one row, the op on a's row as a static
 /// [1, ..., 1, K] tensor (decoding a token: one row takes narrower register
 /// tiles and reads b in place), for 2 to 4 rows the op on a's rows as one
-/// dim padded with zero rows to a static 4 (a few tokens), and otherwise
-/// the op as it was. Returns the three copies (one row, a few, the rest),
-/// or none when `op` is not such an op.
-SmallVector<FusedOp> splitFewRows(RewriterBase &rewriter, FusedOp op);
+/// dim padded with zero rows to a static 4 (a few tokens), for 5 to 16 the
+/// op as it was, to be scheduled knowing that bound (b read in place), and
+/// otherwise the op as it was. Returns the four copies, each with the most
+/// rows it runs (0 for the last: no bound), or none when `op` is not such
+/// an op.
+SmallVector<std::pair<FusedOp, int64_t>> splitFewRows(RewriterBase &rewriter,
+                                                      FusedOp op);
 
 /// Applies the contraction schedule (ScheduleKind::Contraction) to the
 /// decomposition whose last op is `root` and whose ops are `decomposition`.

@@ -162,16 +162,21 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
   if (*kind == ScheduleKind::Rotary)
     return buildRope(rewriter, op, options);
   if (*kind == ScheduleKind::Contraction) {
-    // Dynamic rows that may be few: one row and a few rows scheduled apart,
-    // with their row counts static (a copy the scheduler does not take is
-    // decomposed later, as ops without a schedule are).
-    SmallVector<FusedOp> copies = splitFewRows(rewriter, op);
+    // Dynamic rows that may be few: one row, a few rows (their row counts
+    // static) and up to 16 rows scheduled apart, each knowing its bound (a
+    // copy the scheduler does not take is decomposed later, as ops without
+    // a schedule are).
+    SmallVector<std::pair<FusedOp, int64_t>> copies;
+    if (!options.rowsAtMost)
+      copies = splitFewRows(rewriter, op);
     if (!copies.empty()) {
-      op = copies.pop_back_val();
-      for (FusedOp copy : copies) {
+      op = copies.pop_back_val().first;
+      for (auto [copy, rowsAtMost] : copies) {
+        ScheduleOptions bounded = options;
+        bounded.rowsAtMost = rowsAtMost;
         std::string copyWhy;
-        if (succeeded(canSchedule(copy, options, copyWhy)))
-          (void)decomposeWithSchedule(rewriter, copy, options, copyWhy);
+        if (succeeded(canSchedule(copy, bounded, copyWhy)))
+          (void)decomposeWithSchedule(rewriter, copy, bounded, copyWhy);
       }
     }
     op = padContraction(rewriter, op, options);

@@ -376,7 +376,10 @@ def test_bad_vector_registers(registers):
 # for every row count, the rows padded to a multiple of the register tile's
 # (8 with AVX-512, 4 with AVX2) at run time; a cache tile takes up to 64 or
 # 128 of them (here 300 and 303 rows: 3 cache tiles, the last partial).
+# Branches on the row count: 1 row, 2 to 4 rows (3, 4 and 2 here), 5 to 16
+# rows read b in place (6, 9, 10, 12, 13 and 16), more pack it.
 @pytest.mark.parametrize("a_shape,n,dynamic", [((20, 48), 64, (0,)), ((2, 5, 300), 40, (0, 1)),
+                                               ((13, 300), 40, (0,)),
                                                ((3, 16), 32, (0,)), ((300, 272), 48, (0,)),
                                                ((6, 1, 300), 40, (0,)), ((2, 3, 48), 32, (1,)),
                                                ((2, 2, 272), 32, (0, 1))],
@@ -399,12 +402,15 @@ def test_fused_linear_dynamic_rows(a_shape, n, dynamic, dname, dtype):
 
 
 # Two threads: at least four cache tiles (one row of a: the columns split in
-# four), each output summed in the same order as on one thread.
-@pytest.mark.parametrize("m,k,n", [(64, 512, 512), (1, 320, 4096)], ids=str)
-def test_fused_linear_threads(m, k, n):
+# four), each output summed in the same order as on one thread. With
+# dynamic rows, 10 rows run in the branch of at most 16 (the columns split
+# as for one cache tile of rows).
+@pytest.mark.parametrize("m,k,n,dynamic", [(64, 512, 512, False), (1, 320, 4096, False),
+                                           (10, 320, 4096, True)], ids=str)
+def test_fused_linear_threads(m, k, n, dynamic):
     a = rand((m, k), seed=4, scale=k ** -0.5)
     b, bias = rand((k, n), seed=5), rand((n,), seed=6)
-    text = fused_text("fused_linear", [a, b, bias])
+    text = fused_text("fused_linear", [a, b, bias], dynamic={0: (0,)} if dynamic else None)
     one = runner.compile(text, "f")(a, b, bias)
     two = runner.compile(text, "f", threads=2)(a, b, bias)
     assert np.array_equal(one, two)

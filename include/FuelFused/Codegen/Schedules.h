@@ -115,6 +115,11 @@ struct ScheduleOptions {
   /// Threads the scf.forall iterations are shared by: the contraction makes
   /// at least two cache tiles per thread where the shape allows.
   int64_t threads = 1;
+  /// The most rows (M and the dims before it) of the contractions scheduled
+  /// with these options where their row count is dynamic; 0: no bound. The
+  /// contraction schedule sets it for the branches of the row count it
+  /// makes (splitFewRows), and does not branch again where it is set.
+  int64_t rowsAtMost = 0;
 };
 
 /// Checks, changing nothing, that `op` can be decomposed with its schedule:
@@ -130,7 +135,7 @@ LogicalResult canSchedule(FusedOp op, const ScheduleOptions &options,
 /// the decomposition; replaces and erases `op`. Fails, with `why` set, when
 /// decomposition fails, leaving `op` as it was, or replaced by the same op
 /// on padded operands (the contraction schedule views a's rows as one dim,
-/// runs one dynamic row apart and pads them first).
+/// runs few dynamic rows apart and pads them first).
 LogicalResult decomposeWithSchedule(RewriterBase &rewriter, FusedOp op,
                                     const ScheduleOptions &options,
                                     std::string &why);

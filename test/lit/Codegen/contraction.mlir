@@ -154,9 +154,10 @@ func.func @unscheduled(%a: tensor<8x0xf32>, %b: tensor<0x32xf32>, %c: tensor<32x
 // static [4, K] (zero rows after them), on two-row tiles; otherwise
 // a[?, ?, K] is viewed as [?, K], padded with zero rows to a multiple of 8
 // at run time and viewed as [?/8, 8, K]: the schedule's register tiles are
-// 8 static rows, a cache tile takes up to 8 of them (64 rows) and packs b's
-// blocks once for all; the result is viewed back, sliced and reshaped to
-// [?, ?, N].
+// 8 static rows, a cache tile takes up to 8 of them (64 rows); up to 16
+// rows read b's blocks in place, 8 rows of it at a time, more pack b's
+// blocks of 16 once for all; the result is viewed back, sliced and
+// reshaped to [?, ?, N].
 // CHECK-LABEL: func.func @dynamic_rows
 // CHECK:         %[[D0:.*]] = tensor.dim %arg0, %c0
 // CHECK:         %[[D1:.*]] = tensor.dim %arg0, %c1
@@ -178,6 +179,16 @@ func.func @unscheduled(%a: tensor<8x0xf32>, %b: tensor<0x32xf32>, %c: tensor<32x
 // CHECK:             %[[FEWY:.*]] = tensor.extract_slice %{{.*}}[0, 0] [%[[ROWS]], 40] [1, 1] : tensor<4x40xf32> to tensor<?x40xf32>
 // CHECK:             tensor.reshape %[[FEWY]]
 // CHECK:           } else {
+// CHECK:             %[[SOME:.*]] = arith.cmpi ule, %[[ROWS]], %c16
+// CHECK:             scf.if %[[SOME]] -> (tensor<?x?x40xf32>) {
+// CHECK:               %[[T1:.*]] = arith.ceildivui %{{.*}}, %c8
+// CHECK:               tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [%[[T1]], 8, 304] : tensor<?x304xf32> into tensor<?x8x304xf32>
+// CHECK:               scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (%[[T1]], 8, 64) step (8, 8, 64)
+// CHECK:                 scf.for %{{.*}} = %{{.*}} to %c304{{.*}} step %c8
+// CHECK-NOT:               tensor.empty
+// CHECK:                   vector.transfer_read %{{.*}} : tensor<304x64xf32>, vector<8x32xf32>
+// CHECK:                   vector.contract {{.*}} vector<1x8x8xf32>, vector<8x32xf32> into vector<1x8x32xf32>
+// CHECK:             } else {
 // CHECK:           %[[ROWS2:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1], [2]] : tensor<?x?x300xf32> into tensor<?x300xf32>
 // CHECK:           %[[T:.*]] = arith.ceildivui %{{.*}}, %c8
 // CHECK:           tensor.insert_slice %[[ROWS2]] into %{{.*}}[0, 0] [%{{.*}}, 300] [1, 1] : tensor<?x300xf32> into tensor<?x304xf32>
@@ -192,6 +203,13 @@ func.func @unscheduled(%a: tensor<8x0xf32>, %b: tensor<0x32xf32>, %c: tensor<32x
 // CHECK:           %[[Y:.*]] = tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, 40] [1, 1] : tensor<?x64xf32> to tensor<?x40xf32>
 // CHECK:           %[[SHAPE:.*]] = tensor.from_elements %{{.*}}, %{{.*}}, %c40 : tensor<3xindex>
 // CHECK:           tensor.reshape %[[Y]](%[[SHAPE]]) : (tensor<?x40xf32>, tensor<3xindex>) -> tensor<?x?x40xf32>
+// With threads, the branch of up to 16 rows, one cache tile of rows,
+// splits the columns; more rows are taken to give cache tiles enough.
+// THREADS-LABEL: func.func @dynamic_rows
+// THREADS:         arith.cmpi ule, %{{.*}}, %c16
+// THREADS:         scf.forall ({{.*}}) = (0, 0, 0) to (%{{.*}}, 8, 64) step (8, 8, 32)
+// THREADS:         } else {
+// THREADS:         scf.forall ({{.*}}) = (0, 0, 0) to (%{{.*}}, 8, 64) step (8, 8, 64)
 func.func @dynamic_rows(%a: tensor<?x?x300xf32>, %b: tensor<300x40xf32>, %c: tensor<40xf32>) -> tensor<?x?x40xf32> {
   %y = fuel.fused fused_linear (%a, %b, %c) : (tensor<?x?x300xf32>, tensor<300x40xf32>, tensor<40xf32>) -> tensor<?x?x40xf32>
   return %y : tensor<?x?x40xf32>
