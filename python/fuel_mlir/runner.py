@@ -95,6 +95,27 @@ def _descriptor_type(rank: int):
     return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
 
 
+def _result_view(desc, rank: int, dtype: np.dtype) -> np.ndarray:
+    """The result that `desc` (a `_descriptor_type(rank)`) describes, as an
+    array over the buffer it came back in (to be copied before the buffer
+    is freed)."""
+    itemsize = dtype.itemsize
+    shape = tuple(desc.shape) if rank else ()
+    strides = tuple(s * itemsize for s in desc.strides) if rank else ()
+    if not all(shape):
+        return np.empty(shape, dtype)
+    extent = itemsize + sum((d - 1) * s for d, s in zip(shape, strides))
+    buffer = (ctypes.c_char * extent).from_address(desc.aligned + desc.offset * itemsize)
+    return np.ndarray(shape, dtype, buffer=buffer, strides=strides)
+
+
+@functools.lru_cache(maxsize=None)
+def _results_type(descriptors):
+    """The struct of several results' descriptors, made once."""
+    fields = [(f"r{i}", d) for i, d in enumerate(descriptors)]
+    return type("Results", (ctypes.Structure,), {"_fields_": fields})
+
+
 def _descriptor(array: np.ndarray):
     """A memref descriptor of the C-contiguous `array` (elements, not bytes,
     in the strides)."""
@@ -647,46 +668,58 @@ class CompiledFunction:
             keep_alive.append(desc)
             ctypes_args.append(ctypes.pointer(ctypes.c_void_p(ctypes.addressof(desc))))
 
-        result_descs = [
-            np_to_memref.make_nd_memref_descriptor(len(r.shape), np_to_memref.as_ctype(r.dtype))()
-            for r in self.results
-        ]
+        result_types = tuple(_descriptor_type(len(r.shape)) for r in self.results)
+        result_descs = [t() for t in result_types]
         if len(result_descs) == 1:
             packed = result_descs[0]
         elif result_descs:
-            fields = [(f"r{i}", type(d)) for i, d in enumerate(result_descs)]
-            packed = type("Results", (ctypes.Structure,), {"_fields_": fields})()
+            packed = _results_type(result_types)()
         if result_descs:
             ctypes_args.insert(0, ctypes.pointer(ctypes.pointer(packed)))
         self._invoke(ctypes_args)
 
-        outs = []
+        outs, buffers = [], []
         for i, r in enumerate(self.results):
             desc = packed if len(result_descs) == 1 else getattr(packed, f"r{i}")
-            if len(r.shape) == 0:
-                ptr = ctypes.cast(desc.aligned, ctypes.POINTER(np_to_memref.as_ctype(r.dtype)))
-                value = np.ctypeslib.as_array(ptr, shape=(1,)).reshape(())
-                value = np_to_memref.to_numpy(value) if value.dtype != r.dtype else value
-            else:
-                value = np_to_memref.ranked_memref_to_numpy(ctypes.pointer(desc))
-            outs.append(value)
-        if dests is not None:
-            for dest, value in zip(dests, outs):
-                if dest.shape != value.shape:
-                    raise RunnerError(
-                        f"out= arrays must have the result shapes "
-                        f"{[list(o.shape) for o in outs]}")
-            for dest, value in zip(dests, outs):
-                np.copyto(dest, value.astype(dest.dtype, copy=False))
-            return out
-        outs = [np.array(o, dtype=r.dtype, copy=True) for o, r in zip(outs, self.results)]
+            buffers.append(desc.allocated)
+            outs.append(_result_view(desc, len(r.shape), r.dtype))
+        try:
+            if dests is not None:
+                for dest, value in zip(dests, outs):
+                    if dest.shape != value.shape:
+                        raise RunnerError(
+                            f"out= arrays must have the result shapes "
+                            f"{[list(o.shape) for o in outs]}")
+                for dest, value in zip(dests, outs):
+                    np.copyto(dest, value.astype(dest.dtype, copy=False))
+                return out
+            outs = [np.array(o, dtype=r.dtype, copy=True) for o, r in zip(outs, self.results)]
+        finally:
+            self._free_results(buffers)
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
 
+    def _free_results(self, buffers):
+        """Frees the buffers the results came back in, once copied. On the
+        CPU they are the caller's: the pipeline's buffer deallocation
+        returns each result in a buffer of its own (a copy where it would
+        alias an argument or another result), from malloc. (The GPU
+        pipelines hand their host buffers back otherwise: left alone.)"""
+        if self.target != "cpu":
+            return
+        for address in set(buffers):
+            if address:
+                _libc_free(address)
+
     @staticmethod
     def _shape_text(shape):
         return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+_libc_free = ctypes.CDLL(None).free
+_libc_free.argtypes = [ctypes.c_void_p]
+_libc_free.restype = None
 
 
 def host_vector_registers():
