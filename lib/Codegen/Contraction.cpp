@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Contraction.h"
+#include "RowSplit.h"
 #include "ScheduleUtils.h"
 
 #include "FuelFused/IR/FusedOpViews.h"
@@ -68,11 +69,11 @@ constexpr int64_t kBlockK = 8;
 constexpr int64_t kPackRows = 32;
 /// M up to which the register tiles are narrower (contractionTile).
 constexpr int64_t kFewRows = 4;
-/// Dynamic rows up to which b is read in place (splitFewRows's third
-/// branch). Unpacked, [M, 4096] x [4096, 4096] with M dynamic ran 1.2-1.3x
-/// faster for 5 to 16 rows, as fast for 24, and 1.1x slower for 31: the
-/// rows' dynamic tiles cost more than static ones, so packing pays from
-/// fewer rows than kPackRows.
+/// Dynamic rows up to which b is read in place (splitContractionRows's
+/// third branch). Unpacked, [M, 4096] x [4096, 4096] with M dynamic ran
+/// 1.07-1.3x faster for 5 to 16 rows, as fast for 24, and 1.1x slower for
+/// 31: the rows' dynamic tiles cost more than static ones, so packing pays
+/// from fewer rows than kPackRows.
 constexpr int64_t kUnpackedRows = 16;
 } // namespace
 
@@ -206,133 +207,10 @@ static FusedOp padDynamicRows(RewriterBase &rewriter, FusedOp op, int64_t pk,
   return tiled;
 }
 
-/// The reassociation of a rank-`rank` a[..., M, K] into [rows, K].
-static SmallVector<ReassociationIndices> rowGroups(int64_t rank) {
-  SmallVector<ReassociationIndices> groups(2);
-  for (int64_t d = 0; d + 1 < rank; ++d)
-    groups[0].push_back(d);
-  groups[1].push_back(rank - 1);
-  return groups;
-}
-
-/// `rows` ([R, N], a's rows as one dim) viewed as `y` ([..., M, N], a's row
-/// dims): expanded, or reshaped where two or more of a's row dims are
-/// dynamic (upstream's expand-strided-metadata takes one dynamic dim per
-/// group of an expand_shape).
-static Value viewRowsBack(RewriterBase &rewriter, Location loc, Value rows,
-                          Value a, RankedTensorType y) {
-  auto aType = cast<RankedTensorType>(a.getType());
-  int64_t rank = aType.getRank();
-  if (rank == 2)
-    return rows.getType() == y ? rows
-                               : tensor::CastOp::create(rewriter, loc, y, rows);
-  SmallVector<OpFoldResult> yShape;
-  for (int64_t d = 0; d + 1 < rank; ++d)
-    yShape.push_back(tensor::getMixedSize(rewriter, loc, a, d));
-  yShape.push_back(rewriter.getIndexAttr(y.getShape().back()));
-  if (llvm::count_if(aType.getShape().drop_back(), ShapedType::isDynamic) <=
-      1)
-    return tensor::ExpandShapeOp::create(rewriter, loc, y, rows,
-                                         rowGroups(rank), yShape);
-  Value shape = tensor::FromElementsOp::create(
-      rewriter, loc, getValueOrCreateConstantIndexOp(rewriter, loc, yShape));
-  return tensor::ReshapeOp::create(rewriter, loc, y, rows, shape);
-}
-
 SmallVector<std::pair<FusedOp, int64_t>>
-mlir::fuel::splitFewRows(RewriterBase &rewriter, FusedOp op) {
-  FusedLinearView linear(op);
-  Value a = linear.getA();
-  auto aType = cast<RankedTensorType>(a.getType());
-  auto y = cast<RankedTensorType>(op->getResult(0).getType());
-  int64_t rank = aType.getRank(), k = aType.getShape().back(),
-          n = y.getShape().back();
-  ArrayRef<int64_t> rowDims = aType.getShape().drop_back();
-  if (llvm::all_of(rowDims, ShapedType::isStatic) ||
-      llvm::any_of(rowDims, [](int64_t d) {
-        return ShapedType::isStatic(d) && d != 1;
-      }))
-    return {};
-  Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
-  Value rows;
-  for (int64_t d = 0; d + 1 < rank; ++d) {
-    if (!aType.isDynamicDim(d))
-      continue;
-    Value dim = tensor::DimOp::create(rewriter, loc, a, d);
-    rows = rows ? arith::MulIOp::create(rewriter, loc, rows, dim) : dim;
-  }
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(rewriter, loc, v);
-  };
-  auto withResult = [&](FusedOp copy, Value newA, ArrayRef<int64_t> shape) {
-    copy->setOperand(FusedLinearView::A, newA);
-    copy->getResult(0).setType(y.clone(shape));
-  };
-  OpBuilder::InsertionGuard guard(rewriter);
-  // An scf.if on `rows <predicate> bound` (in the else block of the one
-  // before, which yields its result), building on in its then block.
-  scf::IfOp outermost;
-  auto branch = [&](arith::CmpIPredicate predicate, int64_t bound) {
-    auto ifOp = scf::IfOp::create(
-        rewriter, loc, TypeRange{y},
-        arith::CmpIOp::create(rewriter, loc, predicate, rows, index(bound)),
-        /*withElseRegion=*/true);
-    if (outermost)
-      scf::YieldOp::create(rewriter, loc, ifOp.getResults());
-    else
-      outermost = ifOp;
-    rewriter.setInsertionPointToStart(ifOp.thenBlock());
-    return ifOp;
-  };
-  // One row: a[0, ..., 0, :] as [1, ..., 1, K].
-  scf::IfOp isOne = branch(arith::CmpIPredicate::eq, 1);
-  SmallVector<int64_t> rowShape(rank, 1);
-  rowShape.back() = k;
-  SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0)),
-      ones(rank, rewriter.getIndexAttr(1)), sizes(ones);
-  sizes.back() = rewriter.getIndexAttr(k);
-  Value row = tensor::ExtractSliceOp::create(
-      rewriter, loc, aType.clone(rowShape), a, zeros, sizes, ones);
-  auto oneRow = cast<FusedOp>(rewriter.clone(*op));
-  rowShape.back() = n;
-  withResult(oneRow, row, rowShape);
-  scf::YieldOp::create(
-      rewriter, loc,
-      ValueRange{tensor::CastOp::create(rewriter, loc, y,
-                                        oneRow->getResult(0))});
-  // Up to kFewRows rows: a's rows padded with zeros to a static kFewRows.
-  rewriter.setInsertionPointToStart(isOne.elseBlock());
-  scf::IfOp isFew = branch(arith::CmpIPredicate::ule, kFewRows);
-  Value aRows =
-      rank == 2 ? a
-                : tensor::CollapseShapeOp::create(rewriter, loc, a,
-                                                  rowGroups(rank))
-                      .getResult();
-  Value padded = padWithZeros(rewriter, loc, aRows, {kFewRows, k});
-  auto fewRows = cast<FusedOp>(rewriter.clone(*op));
-  withResult(fewRows, padded, {kFewRows, n});
-  Value used = tensor::ExtractSliceOp::create(
-      rewriter, loc, fewRows->getResult(0),
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
-                             rewriter.getIndexAttr(0)},
-      ArrayRef<OpFoldResult>{rows, rewriter.getIndexAttr(n)},
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
-                             rewriter.getIndexAttr(1)});
-  scf::YieldOp::create(rewriter, loc,
-                       viewRowsBack(rewriter, loc, used, a, y));
-  // Up to kUnpackedRows rows, and otherwise: the op as it was, scheduled
-  // with the bound and without.
-  rewriter.setInsertionPointToStart(isFew.elseBlock());
-  scf::IfOp isSome = branch(arith::CmpIPredicate::ule, kUnpackedRows);
-  auto someRows = cast<FusedOp>(rewriter.clone(*op));
-  scf::YieldOp::create(rewriter, loc, someRows->getResults());
-  rewriter.setInsertionPointToStart(isSome.elseBlock());
-  auto rest = cast<FusedOp>(rewriter.clone(*op));
-  scf::YieldOp::create(rewriter, loc, rest->getResults());
-  rewriter.replaceOp(op, outermost.getResults());
-  return {{oneRow, 1}, {fewRows, kFewRows}, {someRows, kUnpackedRows},
-          {rest, 0}};
+mlir::fuel::splitContractionRows(RewriterBase &rewriter, FusedOp op) {
+  return splitFewRows(rewriter, op, FusedLinearView::A, kFewRows,
+                      kUnpackedRows);
 }
 
 /// A fused_linear whose a has dims before M as the same op on a viewed as

@@ -28,18 +28,11 @@ LogicalResult canScheduleContraction(FusedOp op,
 FusedOp padContraction(RewriterBase &rewriter, FusedOp op,
                        const ScheduleOptions &options);
 
-/// For a fused_linear whose rows (M and the dims before it) are dynamic and
-/// may be few (no static one of them above 1): replaces it by scf.ifs on
-/// the row count that run, for one row, the op on a's row as a static
-/// [1, ..., 1, K] tensor (decoding a token: one row takes narrower register
-/// tiles and reads b in place), for 2 to 4 rows the op on a's rows as one
-/// dim padded with zero rows to a static 4 (a few tokens), for 5 to 16 the
-/// op as it was, to be scheduled knowing that bound (b read in place), and
-/// otherwise the op as it was. Returns the four copies, each with the most
-/// rows it runs (0 for the last: no bound), or none when `op` is not such
-/// an op.
-SmallVector<std::pair<FusedOp, int64_t>> splitFewRows(RewriterBase &rewriter,
-                                                      FusedOp op);
+/// splitFewRows for a fused_linear (operand 0, a, [..., K]): one row and 2
+/// to 4 rows (the narrow register tiles) as static rows, up to 16 rows
+/// scheduled with that bound (b read in place), and the rest.
+SmallVector<std::pair<FusedOp, int64_t>>
+splitContractionRows(RewriterBase &rewriter, FusedOp op);
 
 /// Applies the contraction schedule (ScheduleKind::Contraction) to the
 /// decomposition whose last op is `root` and whose ops are `decomposition`.

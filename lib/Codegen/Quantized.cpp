@@ -49,6 +49,7 @@
 
 #include "Quantized.h"
 #include "QuantizedTiles.h"
+#include "RowSplit.h"
 #include "ScheduleUtils.h"
 
 #include "FuelFused/IR/FuelAttrs.h"
@@ -81,6 +82,10 @@ constexpr int64_t kChunk = 64;
 /// at 0.82x and 0.87x; at 32 rows every type 1.02x (Q8_0) to 1.62x (Q6_K).
 constexpr int64_t kPanelRows = 32;
 constexpr int64_t kPanelRowsCostlyDecode = 16;
+
+/// Dynamic rows up to which the rows run as a static count of them, padded
+/// with zero rows (splitQuantizedRows): tiles of up to 4 rows.
+constexpr int64_t kFewRows = 4;
 
 /// Where the fields of a GGML block of 32 weights lie (bytes from the
 /// block's start), for the types the schedule decodes: an f16 scale d at 0;
@@ -238,8 +243,12 @@ QShape shapeOf(QmatmulView qm, const ScheduleOptions &options) {
   s.stepWords = s.layout.perStep() * s.layout.bytes / 4;
   s.lanes = targetLanes(options);
   int64_t accs = std::max<int64_t>(options.vectorRegisters / 2, 1);
+  // (Dynamic rows: as many as there may be, padded to whole tiles; one
+  // row and a few run apart, splitQuantizedRows.)
   s.tileM = 1;
-  if (!ShapedType::isDynamic(s.rows) && s.rows > 1)
+  if (ShapedType::isDynamic(s.rows))
+    s.tileM = std::min<int64_t>(8, accs);
+  else if (s.rows > 1)
     s.tileM = powerOfTwoDividing(s.rows, std::min<int64_t>(8, accs));
   // With one row of A, the K-quants' decoding keeps more in registers (the
   // super-block's scales, high bits): a quarter of the registers' rows of W
@@ -821,6 +830,11 @@ Value packActivations(RewriterBase &rewriter, Location loc, const QShape &s,
 }
 } // namespace
 
+
+SmallVector<std::pair<FusedOp, int64_t>>
+mlir::fuel::splitQuantizedRows(RewriterBase &rewriter, FusedOp op) {
+  return splitFewRows(rewriter, op, /*actIndex=*/0, kFewRows);
+}
 
 LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
                                          const ScheduleOptions &options) {

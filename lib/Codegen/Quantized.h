@@ -4,6 +4,7 @@
 #define FUEL_LIB_CODEGEN_QUANTIZED_H
 
 #include "FuelFused/Codegen/Schedules.h"
+#include "FuelFused/IR/FuelOps.h"
 
 namespace mlir {
 namespace fuel {
@@ -18,6 +19,12 @@ LogicalResult canScheduleQuantized(FusedOp op, const ScheduleOptions &options,
 /// blocks of rows over panels of the weight, each dequantized once.
 LogicalResult buildQuantized(RewriterBase &rewriter, FusedOp op,
                              const ScheduleOptions &options);
+
+/// splitFewRows for a quantized matmul (operand 0, the activations [...,
+/// K]): one row and 2 to 4 rows as static rows, and the rest (in tiles of
+/// several rows, padded at run time).
+SmallVector<std::pair<FusedOp, int64_t>>
+splitQuantizedRows(RewriterBase &rewriter, FusedOp op);
 
 } // namespace fuel
 } // namespace mlir

@@ -90,9 +90,10 @@ AwqShape shapeOf(AwqMatmulView awq, const ScheduleOptions &options) {
   s.k = q.getDimSize(0);
   s.n = q.getDimSize(1) * 8;
   s.group = awq.getGroupSize();
-  s.tileM = 1;
-  if (!ShapedType::isDynamic(s.rows))
-    s.tileM = powerOfTwoDividing(s.rows, kAwqTileRows);
+  // (Dynamic rows: padded to whole tiles of kAwqTileRows.)
+  s.tileM = ShapedType::isDynamic(s.rows)
+                ? kAwqTileRows
+                : powerOfTwoDividing(s.rows, kAwqTileRows);
   s.stepK = s.tileM > 1 ? powerOfTwoDividing(s.group, kAwqStepRows) : 1;
   s.lanes = powerOfTwoDividing(s.n / 8, targetLanes(options));
   // As many tiles a block as keep kAwqPartialBytes of partial sums (a
@@ -582,8 +583,11 @@ Nf4Shape shapeOf(Nf4MatmulView nf4, const ScheduleOptions &options) {
   s.block = nf4.getBlockSize();
   s.lanes = targetLanes(options);
   int64_t accs = std::max<int64_t>(options.vectorRegisters / 2, 1);
+  // (Dynamic rows: padded to whole tiles of 8 rows, or 4.)
   s.tileM = 1;
-  if (!ShapedType::isDynamic(s.rows) && s.rows > 1)
+  if (ShapedType::isDynamic(s.rows))
+    s.tileM = std::min<int64_t>(8, accs);
+  else if (s.rows > 1)
     s.tileM = powerOfTwoDividing(s.rows, std::min<int64_t>(8, accs));
   s.tileN = powerOfTwoDividing(s.n, std::max<int64_t>(accs / s.tileM, 1));
   return s;

@@ -87,22 +87,32 @@ TileFrame TileFrame::open(RewriterBase &rewriter, FusedOp op, Value act,
     f.fold = {lead, {aType.getRank() - 1}};
     f.a = tensor::CollapseShapeOp::create(rewriter, loc, act, f.fold);
   }
+  // A dynamic number of rows is padded with zero rows to a multiple of
+  // tileM at run time; the tiles' rows beyond it are dropped at the end.
+  OpFoldResult tiles = rewriter.getIndexAttr(
+      ShapedType::isDynamic(rows) ? 0 : rows / tileM);
+  OpFoldResult paddedRows = rewriter.getIndexAttr(rows);
+  if (ShapedType::isDynamic(rows)) {
+    f.rowCount = tensor::DimOp::create(rewriter, loc, f.a, 0).getResult();
+    tiles = paddedRows = f.rowCount;
+    if (tileM > 1) {
+      Value t = arith::ConstantIndexOp::create(rewriter, loc, tileM);
+      Value count = arith::CeilDivUIOp::create(rewriter, loc, f.rowCount, t);
+      tiles = count;
+      paddedRows = arith::MulIOp::create(rewriter, loc, count, t).getResult();
+      f.a = padWithZeros(
+          rewriter, loc, f.a,
+          ArrayRef<OpFoldResult>{
+              paddedRows, tensor::getMixedSize(rewriter, loc, f.a, 1)});
+    }
+  }
   if (prepare)
     f.a = prepare(f.a);
-  // (A dynamic number of rows is tiled by one row.)
-  OpFoldResult rowCount =
-      ShapedType::isDynamic(rows)
-          ? OpFoldResult(
-                tensor::DimOp::create(rewriter, loc, f.a, 0).getResult())
-          : OpFoldResult(rewriter.getIndexAttr(rows));
   Value out = tensor::EmptyOp::create(
       rewriter, loc,
-      ArrayRef<OpFoldResult>{rowCount, rewriter.getIndexAttr(n)},
+      ArrayRef<OpFoldResult>{paddedRows, rewriter.getIndexAttr(n)},
       f.cType.getElementType());
-  SmallVector<OpFoldResult> ubs = {
-      ShapedType::isDynamic(rows) ? rowCount
-                                      : rewriter.getIndexAttr(rows / tileM),
-      rewriter.getIndexAttr(n / tileN)};
+  SmallVector<OpFoldResult> ubs = {tiles, rewriter.getIndexAttr(n / tileN)};
   f.forall = scf::ForallOp::create(rewriter, loc, ubs, ValueRange{out},
                                        std::nullopt);
   Block *body = f.forall.getBody();
@@ -162,6 +172,14 @@ void TileFrame::close(RewriterBase &rewriter, FusedOp op, Value tile) {
       SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
   rewriter.setInsertionPointAfter(forall);
   Value c = forall.getResult(0);
+  if (rowCount && tileM > 1) {
+    int64_t n = cType.getShape().back();
+    c = tensor::ExtractSliceOp::create(
+        rewriter, loc, c,
+        SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(0)),
+        SmallVector<OpFoldResult>{rowCount, rewriter.getIndexAttr(n)},
+        SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
+  }
   if (!fold.empty()) {
     SmallVector<OpFoldResult> shape =
         tensor::getMixedSizes(rewriter, loc, act);

@@ -64,11 +64,14 @@ struct StepBuilder {
   }
 };
 
-/// What the quantized builds share: A folded to [rows, K], an scf.forall
-/// over tiles of `tileM` rows of A by `tileN` columns of C (the builder's
+/// What the quantized builds share: A folded to [rows, K] (dynamic rows
+/// padded with zero rows to a multiple of `tileM`), an scf.forall over
+/// tiles of `tileM` rows of A by `tileN` columns of C (the builder's
 /// insertion point inside it), and the write of each tile and of C.
 struct TileFrame {
   Value act, a;
+  /// A's rows where they are dynamic (a is padded to whole tiles of them).
+  Value rowCount;
   SmallVector<ReassociationIndices> fold;
   scf::ForallOp forall;
   Value m0, n0, outArg;

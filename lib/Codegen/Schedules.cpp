@@ -141,6 +141,27 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
                                                 std::string &why) {
   std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
   assert(kind && "decomposeWithSchedule needs an op canSchedule accepts");
+  // Dynamic rows that may be few, of a matmul by a weight: one row and a
+  // few rows (their row counts static), and for fused_linear up to 16 rows,
+  // scheduled apart, each knowing its bound (a copy the scheduler does not
+  // take is decomposed later, as ops without a schedule are).
+  if (!options.rowsAtMost && (*kind == ScheduleKind::Contraction ||
+                              *kind == ScheduleKind::Quantized)) {
+    SmallVector<std::pair<FusedOp, int64_t>> copies =
+        *kind == ScheduleKind::Contraction
+            ? splitContractionRows(rewriter, op)
+            : splitQuantizedRows(rewriter, op);
+    if (!copies.empty()) {
+      op = copies.pop_back_val().first;
+      for (auto [copy, rowsAtMost] : copies) {
+        ScheduleOptions bounded = options;
+        bounded.rowsAtMost = rowsAtMost;
+        std::string copyWhy;
+        if (succeeded(canSchedule(copy, bounded, copyWhy)))
+          (void)decomposeWithSchedule(rewriter, copy, bounded, copyWhy);
+      }
+    }
+  }
   // Attention, quantized matmuls, convolutions, row losses, scans and rope
   // are built in their tiled form, not scheduled from their decomposition
   // (see Attention.cpp, Quantized.cpp, Convolution.cpp, RowLoss.cpp,
@@ -161,26 +182,8 @@ LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
     return buildScan(rewriter, op, options);
   if (*kind == ScheduleKind::Rotary)
     return buildRope(rewriter, op, options);
-  if (*kind == ScheduleKind::Contraction) {
-    // Dynamic rows that may be few: one row, a few rows (their row counts
-    // static) and up to 16 rows scheduled apart, each knowing its bound (a
-    // copy the scheduler does not take is decomposed later, as ops without
-    // a schedule are).
-    SmallVector<std::pair<FusedOp, int64_t>> copies;
-    if (!options.rowsAtMost)
-      copies = splitFewRows(rewriter, op);
-    if (!copies.empty()) {
-      op = copies.pop_back_val().first;
-      for (auto [copy, rowsAtMost] : copies) {
-        ScheduleOptions bounded = options;
-        bounded.rowsAtMost = rowsAtMost;
-        std::string copyWhy;
-        if (succeeded(canSchedule(copy, bounded, copyWhy)))
-          (void)decomposeWithSchedule(rewriter, copy, bounded, copyWhy);
-      }
-    }
+  if (*kind == ScheduleKind::Contraction)
     op = padContraction(rewriter, op, options);
-  }
   Block *block = op->getBlock();
   Operation *before = op->getPrevNode(), *after = op->getNextNode();
   FailureOr<Decomposition> decomposed = decomposeInPlace(rewriter, op, why);

@@ -254,7 +254,7 @@ def test_k_quant_dynamic_rows(qtype, dtype):
     text = fused_text("qmatmul", [rand((3, k), dtype, 1), as_words(rows)],
                       {"quant_type": qtype, "k": k, "n": n}, dynamic={0: (0,)})
     f = runner.compile(text, "f")
-    for m in (1, 5):
+    for m in (1, 3, 5, 13):
         a = rand((m, k), dtype, m)
         out = f(a, as_words(rows))
         assert out.dtype == dtype
@@ -509,7 +509,10 @@ def test_nf4_low_precision(dname, dtype):
 
 
 # Dynamic rows (one dynamic leading dim of the activations): one compiled
-# function for every row count, a row per tile.
+# function for every row count. With no static dim before them, one row and
+# 2 to 4 rows run apart, as static rows (1, 3, 4); more rows, or rows after
+# a static dim (2 x 1 to 2 x 13), run in tiles of several rows, padded with
+# zero rows at run time (5, 13: a partial tile, two).
 @pytest.mark.parametrize("qtype", SCHEDULED)
 @pytest.mark.parametrize("a_shape,dynamic", [((3, 128), (0,)), ((2, 3, 64), (1,))],
                          ids=lambda v: str(v))
@@ -519,7 +522,7 @@ def test_dynamic_rows(qtype, a_shape, dynamic):
     text = fused_text("qmatmul", [rand(a_shape, np.float32, 1), as_words(rows)],
                       {"quant_type": qtype, "k": k, "n": n}, dynamic={0: dynamic})
     f = runner.compile(text, "f")
-    for m in (1, 5):
+    for m in (1, 3, 4, 5, 13):
         shape = tuple(m if i in dynamic else d for i, d in enumerate(a_shape))
         a = rand(shape, np.float32, m)
         assert_close(f(a, as_words(rows)), reference(a, rows, qtype, k), "f32", loose=True)
@@ -529,12 +532,12 @@ def test_awq_and_nf4_dynamic_rows():
     a, qw, qz, s, w = awq_inputs((4, 128), 64, 64)
     f = runner.compile(fused_text("awq_matmul", [a, qw, qz, s], {"group_size": 64},
                                   dynamic={0: (0,)}), "f")
-    for m in (1, 3):
+    for m in (1, 3, 6, 13):
         x = rand((m, 128), np.float32, m)
         assert_close(f(x, qw, qz, s), x.astype(np.float64) @ w, "f32", loose=True)
     a, packed, absmax, w = nf4_inputs((4, 128), 8, 64)
     f = runner.compile(fused_text("nf4_matmul", [a, packed, absmax], {"block_size": 64},
                                   dynamic={0: (0,)}), "f")
-    for m in (2, 7):
+    for m in (1, 2, 7, 13):
         x = rand((m, 128), np.float32, m)
         assert_close(f(x, packed, absmax), x.astype(np.float64) @ w.T, "f32", loose=True)

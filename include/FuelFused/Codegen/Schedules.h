@@ -115,10 +115,11 @@ struct ScheduleOptions {
   /// Threads the scf.forall iterations are shared by: the contraction makes
   /// at least two cache tiles per thread where the shape allows.
   int64_t threads = 1;
-  /// The most rows (M and the dims before it) of the contractions scheduled
-  /// with these options where their row count is dynamic; 0: no bound. The
-  /// contraction schedule sets it for the branches of the row count it
-  /// makes (splitFewRows), and does not branch again where it is set.
+  /// The most rows (the dims before K) of the matmuls by a weight
+  /// (fused_linear, the quantized matmuls) scheduled with these options
+  /// where their row count is dynamic; 0: no bound. decomposeWithSchedule
+  /// sets it for the branches on the row count it makes (splitFewRows), and
+  /// does not branch again where it is set.
   int64_t rowsAtMost = 0;
 };
 

@@ -202,16 +202,23 @@ func.func @q5_k(%a: tensor<1x256xf32>, %w: tensor<44xi32>) -> tensor<1x1xf32> {
 
 // -----
 
-// Dynamic rows: one row of A per tile, the loop to the row count read from
-// A (and from its packed copy); the result's dynamic dim from A's.
+// Dynamic rows (a static dim before them: no branch on their count): A
+// padded with zero rows to a multiple of 8 at run time, packed, tiles of 8
+// rows of A (by 2 of W) to the padded row count, the result sliced to A's
+// rows and expanded.
 // CHECK-LABEL: func.func @dynamic_rows
+// CHECK-NOT:     scf.if
 // CHECK:         %[[DIM:.*]] = tensor.dim %{{.*}}, %c0{{.*}} : tensor<?x128xf32>
-// CHECK:         tensor.expand_shape %{{.*}} output_shape [%[[DIM]], 2, 2, 8, 4] : tensor<?x128xf32> into tensor<?x2x2x8x4xf32>
-// CHECK:         tensor.empty(%[[DIM]]) : tensor<?x2x4x2x8xf32>
-// CHECK:         %[[ROWS:.*]] = tensor.dim %{{.*}}, %c0{{.*}} : tensor<?x128xf32>
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (%[[ROWS]], 1)
+// CHECK:         %[[TILES:.*]] = arith.ceildivui %[[DIM]], %c8
+// CHECK:         %[[PADDED:.*]] = arith.muli %[[TILES]], %c8
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [%{{.*}}, 128] [1, 1] : tensor<?x128xf32> into tensor<?x128xf32>
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [%{{.*}}, 2, 2, 8, 4] : tensor<?x128xf32> into tensor<?x2x2x8x4xf32>
+// CHECK:         tensor.empty(%[[PADDED]]) : tensor<?x16xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (%[[TILES]], 8)
 // CHECK:             vector.fma
-// CHECK:         tensor.expand_shape %{{.*}} output_shape [2, %{{.*}}, 16] : tensor<?x16xf32> into tensor<2x?x16xf32>
+// CHECK:           tensor.parallel_insert_slice %{{.*}} [8, 2] [1, 1] : tensor<8x2xf32> into tensor<?x16xf32>
+// CHECK:         %[[ROWS:.*]] = tensor.extract_slice %{{.*}}[0, 0] [%[[DIM]], 16] [1, 1] : tensor<?x16xf32> to tensor<?x16xf32>
+// CHECK:         tensor.expand_shape %[[ROWS]] {{.*}} output_shape [2, %{{.*}}, 16] : tensor<?x16xf32> into tensor<2x?x16xf32>
 func.func @dynamic_rows(%a: tensor<2x?x128xf32>, %w: tensor<544xi32>) -> tensor<2x?x16xf32> {
   %c = fuel.fused qmatmul {quant_type = #fuel.quant<q8_0>, k = 128 : i64, n = 16 : i64} (%a, %w) : (tensor<2x?x128xf32>, tensor<544xi32>) -> tensor<2x?x16xf32>
   return %c : tensor<2x?x16xf32>
@@ -356,6 +363,35 @@ func.func @panels_from_16_rows(%a: tensor<16x512xf32>, %w: tensor<1680xi32>, %a4
   %c = fuel.fused qmatmul {quant_type = #fuel.quant<q6_k>, k = 512 : i64, n = 16 : i64} (%a, %w) : (tensor<16x512xf32>, tensor<1680xi32>) -> tensor<16x16xf32>
   %c4 = fuel.fused qmatmul {quant_type = #fuel.quant<q4_0>, k = 256 : i64, n = 16 : i64} (%a4, %w4) : (tensor<16x256xf32>, tensor<576xi32>) -> tensor<16x16xf32>
   return %c, %c4 : tensor<16x16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
+// Dynamic rows with nothing static before them (tokens): one row runs as a
+// static [1, K] (a's row sliced), 2 to 4 rows as a static [4, K] (a's rows
+// padded with zero rows, the result sliced back), more in tiles of 4 rows
+// to a multiple of 4 padded at run time.
+// CHECK-LABEL: func.func @awq_dynamic_tokens
+// CHECK:         %[[ROWS:.*]] = tensor.dim %arg0, %c0
+// CHECK:         %[[ONE:.*]] = arith.cmpi eq, %[[ROWS]], %c1
+// CHECK:         scf.if %[[ONE]] -> (tensor<?x64xf32>) {
+// CHECK:           tensor.extract_slice %arg0[0, 0] [1, 128] [1, 1] : tensor<?x128xf32> to tensor<1x128xf32>
+// CHECK:           scf.forall (%{{.*}}, %{{.*}}) in (1, 1) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x64xf32>)
+// CHECK:         } else {
+// CHECK:           %[[FEW:.*]] = arith.cmpi ule, %[[ROWS]], %c4
+// CHECK:           scf.if %[[FEW]] -> (tensor<?x64xf32>) {
+// CHECK:             tensor.insert_slice %arg0 into %{{.*}}[0, 0] [%{{.*}}, 128] [1, 1] : tensor<?x128xf32> into tensor<4x128xf32>
+// CHECK:             scf.forall (%{{.*}}, %{{.*}}) in (1, 1) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<4x64xf32>)
+// CHECK:             tensor.extract_slice %{{.*}}[0, 0] [%[[ROWS]], 64] [1, 1] : tensor<4x64xf32> to tensor<?x64xf32>
+// CHECK:           } else {
+// CHECK:             %[[TILES:.*]] = arith.ceildivui %{{.*}}, %c4
+// CHECK:             tensor.insert_slice %arg0 into %{{.*}}[0, 0] [%{{.*}}, 128] [1, 1] : tensor<?x128xf32> into tensor<?x128xf32>
+// CHECK:             scf.forall (%{{.*}}, %{{.*}}) in (%[[TILES]], 1) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<?x64xf32>)
+// CHECK:               tensor.parallel_insert_slice %{{.*}} [4, 64] [1, 1] : tensor<4x64xf32> into tensor<?x64xf32>
+// CHECK:             tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, 64] [1, 1] : tensor<?x64xf32> to tensor<?x64xf32>
+func.func @awq_dynamic_tokens(%a: tensor<?x128xf32>, %q: tensor<128x8xi32>, %z: tensor<2x8xi32>, %s: tensor<2x64xf32>) -> tensor<?x64xf32> {
+  %c = fuel.fused awq_matmul {group_size = 64 : i64} (%a, %q, %z, %s) : (tensor<?x128xf32>, tensor<128x8xi32>, tensor<2x8xi32>, tensor<2x64xf32>) -> tensor<?x64xf32>
+  return %c : tensor<?x64xf32>
 }
 
 // -----
