@@ -30,7 +30,6 @@ import numpy as np
 
 from . import ir, passmanager
 from .execution_engine import ExecutionEngine
-from .runtime import np_to_memref
 
 try:
     import ml_dtypes
