@@ -42,6 +42,8 @@ SmallVector<std::pair<FusedOp, int64_t>>
 mlir::fuel::splitFewRows(RewriterBase &rewriter, FusedOp op,
                          unsigned actIndex, int64_t fewRows,
                          int64_t someRows) {
+  if (op->getNumResults() != 1)
+    return {};
   Value a = op->getOperand(actIndex);
   auto aType = cast<RankedTensorType>(a.getType());
   auto y = cast<RankedTensorType>(op->getResult(0).getType());
