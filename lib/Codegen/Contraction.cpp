@@ -207,7 +207,7 @@ static FusedOp padDynamicRows(RewriterBase &rewriter, FusedOp op, int64_t pk,
   return tiled;
 }
 
-SmallVector<std::pair<FusedOp, int64_t>>
+SmallVector<RowBranch>
 mlir::fuel::splitContractionRows(RewriterBase &rewriter, FusedOp op) {
   return splitFewRows(rewriter, op, FusedLinearView::A, kFewRows,
                       kUnpackedRows);

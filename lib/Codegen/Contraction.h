@@ -3,6 +3,8 @@
 #ifndef FUEL_LIB_CODEGEN_CONTRACTION_H
 #define FUEL_LIB_CODEGEN_CONTRACTION_H
 
+#include "RowSplit.h"
+
 #include "FuelFused/Codegen/Schedules.h"
 #include "FuelFused/IR/FuelOps.h"
 
@@ -31,8 +33,8 @@ FusedOp padContraction(RewriterBase &rewriter, FusedOp op,
 /// splitFewRows for a fused_linear (operand 0, a, [..., K]): one row and 2
 /// to 4 rows (the narrow register tiles) as static rows, up to 16 rows
 /// scheduled with that bound (b read in place), and the rest.
-SmallVector<std::pair<FusedOp, int64_t>>
-splitContractionRows(RewriterBase &rewriter, FusedOp op);
+SmallVector<RowBranch> splitContractionRows(RewriterBase &rewriter,
+                                            FusedOp op);
 
 /// Applies the contraction schedule (ScheduleKind::Contraction) to the
 /// decomposition whose last op is `root` and whose ops are `decomposition`.

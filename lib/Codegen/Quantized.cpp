@@ -74,7 +74,8 @@ namespace {
 /// of a K-quant's super-block of 256.
 constexpr int64_t kChunk = 64;
 
-/// The fewest rows of A (static) for which qmatmul runs on panels: 32,
+/// The fewest rows of A for which qmatmul runs on panels (static, or
+/// dynamic in the branch splitQuantizedRows makes for them): 32,
 /// where tiles of 8 rows would dequantize the weight 4 times, and 16 for
 /// Q3_K and Q6_K, whose steps of two super-blocks cost the most to decode.
 /// At 16 rows (AVX2, K = N = 4096) panels ran Q3_K 1.53x and Q6_K 1.32x
@@ -831,9 +832,25 @@ Value packActivations(RewriterBase &rewriter, Location loc, const QShape &s,
 } // namespace
 
 
-SmallVector<std::pair<FusedOp, int64_t>>
-mlir::fuel::splitQuantizedRows(RewriterBase &rewriter, FusedOp op) {
-  return splitFewRows(rewriter, op, /*actIndex=*/0, kFewRows);
+/// The fewest rows of A for which a qmatmul runs on panels, or 0 when the
+/// panels do not fit it.
+static int64_t panelRows(const QShape &s, const ScheduleOptions &options) {
+  if (!panelColumnsFit(s.n, s.lanes, options))
+    return 0;
+  bool costly = s.layout.superBlock && s.layout.perStep() == 2;
+  return costly ? kPanelRowsCostlyDecode : kPanelRows;
+}
+
+SmallVector<RowBranch>
+mlir::fuel::splitQuantizedRows(RewriterBase &rewriter, FusedOp op,
+                               const ScheduleOptions &options) {
+  int64_t least = 0;
+  if (std::optional<AwqMatmulView> awq = AwqMatmulView::match(op))
+    least = awqPanelRows(*awq, options);
+  else if (!Nf4MatmulView::match(op))
+    least = panelRows(shapeOf(QmatmulView(op), options), options);
+  return splitFewRows(rewriter, op, /*actIndex=*/0, kFewRows,
+                      least > kFewRows + 1 ? least - 1 : 0);
 }
 
 LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
@@ -845,7 +862,6 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
   QmatmulView qm(op);
   QShape s = shapeOf(qm, options);
   // Many rows of A: panels, the weight dequantized once per block of rows.
-  bool costly = s.layout.superBlock && s.layout.perStep() == 2;
   int64_t rowWords = (s.k / s.stepWeights()) * s.stepWords;
   auto pack = [&](Value a) {
     return packActivations(rewriter, op.getLoc(), s, a);
@@ -857,10 +873,9 @@ LogicalResult mlir::fuel::buildQuantized(RewriterBase &rewriter, FusedOp op,
         arith::MulIOp::create(st.b, st.loc, step, st.index(s.stepWords)));
     return decodedChunk(st, s, qm.getWQ(), word, c);
   };
-  RowPanels panels{kChunk, s.chunks,
-                   costly ? kPanelRowsCostlyDecode : kPanelRows, pack,
-                   decode};
-  if (succeeded(buildRowPanels(rewriter, op, qm.getA(), s.k, s.n, s.lanes,
+  RowPanels panels{kChunk, s.chunks, panelRows(s, options), pack, decode};
+  if (panels.leastRows &&
+      succeeded(buildRowPanels(rewriter, op, qm.getA(), s.k, s.n, s.lanes,
                                panels, options)))
     return success();
   Location loc = op.getLoc();

@@ -3,6 +3,8 @@
 #ifndef FUEL_LIB_CODEGEN_QUANTIZED_H
 #define FUEL_LIB_CODEGEN_QUANTIZED_H
 
+#include "RowSplit.h"
+
 #include "FuelFused/Codegen/Schedules.h"
 #include "FuelFused/IR/FuelOps.h"
 
@@ -21,10 +23,12 @@ LogicalResult buildQuantized(RewriterBase &rewriter, FusedOp op,
                              const ScheduleOptions &options);
 
 /// splitFewRows for a quantized matmul (operand 0, the activations [...,
-/// K]): one row and 2 to 4 rows as static rows, and the rest (in tiles of
-/// several rows, padded at run time).
-SmallVector<std::pair<FusedOp, int64_t>>
-splitQuantizedRows(RewriterBase &rewriter, FusedOp op);
+/// K]): one row and 2 to 4 rows as static rows; where the op has a panel
+/// schedule (`options`), the rows short of its fewest in tiles of several
+/// rows, and the rest on panels (both padded at run time); otherwise the
+/// rest in tiles.
+SmallVector<RowBranch> splitQuantizedRows(RewriterBase &rewriter, FusedOp op,
+                                          const ScheduleOptions &options);
 
 } // namespace fuel
 } // namespace mlir

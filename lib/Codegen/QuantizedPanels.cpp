@@ -54,13 +54,17 @@ std::optional<PanelShape> panelShapeOf(const RowPanels &f, int64_t rows,
                                        int64_t k, int64_t n, int64_t lanes,
                                        const ScheduleOptions &options) {
   RegisterTile rt = registerTile(options);
-  if (ShapedType::isDynamic(rows) || rows < f.leastRows || rows % rt.m != 0 ||
-      n % rt.n != 0 || rt.n % lanes != 0)
+  bool dynamic = ShapedType::isDynamic(rows);
+  if (!panelColumnsFit(n, lanes, options) ||
+      (dynamic ? options.rowsAtLeast < f.leastRows
+               : rows < f.leastRows || rows % rt.m != 0))
     return std::nullopt;
   PanelShape p;
   p.regM = rt.m;
   p.np = rt.n;
-  p.blockM = dividingTile(rows, kPanelBlockM, rt.m);
+  // Dynamic rows: blocks of the most rows, the last one's register tiles
+  // to its rows (padded to a multiple of regM).
+  p.blockM = dynamic ? kPanelBlockM : dividingTile(rows, kPanelBlockM, rt.m);
   int64_t most =
       std::max<int64_t>(kPanelBytes / (p.np * 4 * f.chunkWeights), 1);
   p.chunkWeights = f.chunkWeights;
@@ -73,9 +77,15 @@ std::optional<PanelShape> panelShapeOf(const RowPanels &f, int64_t rows,
 
 } // namespace
 
+bool quantized::panelColumnsFit(int64_t n, int64_t lanes,
+                                const ScheduleOptions &options) {
+  RegisterTile rt = registerTile(options);
+  return n % rt.n == 0 && rt.n % lanes == 0 && kPanelBlockM % rt.m == 0;
+}
+
 Value quantized::accumulatePanel(OpBuilder &b, Location l, const PanelTile &t,
                                  Value a, Value m0, Value k0, Value panel,
-                                 Value sums) {
+                                 Value sums, Value liveRows) {
   Type f32 = b.getF32Type();
   auto lanesType = VectorType::get({t.lanes}, f32);
   Type aElt = cast<RankedTensorType>(a.getType()).getElementType();
@@ -86,8 +96,11 @@ Value quantized::accumulatePanel(OpBuilder &b, Location l, const PanelTile &t,
   return carriedLoop(
       b, l, 0, t.columns, groups * t.lanes, sums,
       [&](OpBuilder &cb, Value c0, Value sums) -> Value {
+        Value rows = liveRows ? liveRows
+                              : arith::ConstantIndexOp::create(cb, l, t.blockM)
+                                    .getResult();
         return carriedLoop(
-            cb, l, 0, t.blockM, t.regM, sums,
+            cb, l, 0, rows, t.regM, sums,
             [&](OpBuilder &mb, Value mt, Value sums) -> Value {
               StepBuilder mst{mb, l};
               SmallVector<Value> accs, rowOf, colOf;
@@ -158,8 +171,9 @@ LogicalResult quantized::buildRowPanels(RewriterBase &rewriter, FusedOp op,
   Location loc = op.getLoc();
   Type f32 = rewriter.getF32Type();
   TileFrame frame = TileFrame::open(rewriter, op, act, rowCount, n, p.blockM,
-                                    p.np, f.pack);
+                                    p.np, f.pack, p.regM);
   Value a = frame.a, m0 = frame.m0, n0 = frame.n0;
+  Value live = frame.liveRows(rewriter, loc);
   StepBuilder sb{rewriter, loc};
   int64_t kc = p.kc(), groups = p.np / lanes;
   int64_t pieces = f.chunkWeights / lanes;
@@ -243,7 +257,7 @@ LogicalResult quantized::buildRowPanels(RewriterBase &rewriter, FusedOp op,
               st.index(sub * kc));
           sums = accumulatePanel(b, l,
                                  PanelTile{p.regM, lanes, p.blockM, kc, p.np},
-                                 a, m0, k0, panel, sums);
+                                 a, m0, k0, panel, sums, live);
         }
         scf::YieldOp::create(b, l, ValueRange{sums, rows, panel});
       });

@@ -183,11 +183,20 @@ static Value awqNibble(StepBuilder &st, Value words, int64_t i) {
       b, st.loc, VectorType::get(type.getShape(), b.getF32Type()), q);
 }
 
-/// The fewest rows of A (static) for which awq_matmul runs on panels: with
+/// The fewest rows of A for which awq_matmul runs on panels: with
 /// AVX2 ([M, 4096] x [4096, 4096]) against the tiles of 4 rows, 8 rows ran
 /// 1.5x slower on panels, 16 1.4x, 32 1.1x, 64 even (26.4 and 25.4 ms),
 /// 128 1.09x faster.
 static constexpr int64_t kAwqPanelRows = 128;
+
+int64_t quantized::awqPanelRows(AwqMatmulView awq,
+                                const ScheduleOptions &options) {
+  RegisterTile rt = registerTile(options);
+  int64_t lanes = shapeOf(awq, options).lanes;
+  bool fits = lanes == targetLanes(options) && rt.n == 2 * lanes &&
+              kPanelBlockM % rt.m == 0;
+  return fits ? kAwqPanelRows : 0;
+}
 
 /// With many rows of A, the tiles of a few rows would each decode the
 /// whole weight. On panels, an scf.forall iteration takes up to
@@ -203,11 +212,15 @@ static LogicalResult buildAwqPanels(RewriterBase &rewriter,
                                     const ScheduleOptions &options) {
   RegisterTile rt = registerTile(options);
   int64_t lanes = s.lanes, columns = 8 * lanes;
-  if (ShapedType::isDynamic(s.rows) || s.rows < kAwqPanelRows ||
-      s.rows % rt.m != 0 || lanes != targetLanes(options) ||
-      rt.n != 2 * lanes)
+  int64_t least = awqPanelRows(awq, options);
+  bool dynamic = ShapedType::isDynamic(s.rows);
+  if (!least || (dynamic ? options.rowsAtLeast < least
+                         : s.rows < least || s.rows % rt.m != 0))
     return failure();
-  int64_t blockM = dividingTile(s.rows, kPanelBlockM, rt.m);
+  // Dynamic rows: blocks of the most rows, the last one's register tiles
+  // to its rows (padded to a multiple of rt.m).
+  int64_t blockM =
+      dynamic ? kPanelBlockM : dividingTile(s.rows, kPanelBlockM, rt.m);
   int64_t kc = powerOfTwoDividing(
       s.group, std::max<int64_t>(kPanelBytes / (columns * 4), 1));
   FusedOp op = awq.getOperation();
@@ -218,8 +231,9 @@ static LogicalResult buildAwqPanels(RewriterBase &rewriter,
   Value scales = awq.getScales();
   Type sElt = cast<RankedTensorType>(scales.getType()).getElementType();
   TileFrame frame = TileFrame::open(rewriter, op, awq.getAct(), s.rows, s.n,
-                                    blockM, columns);
+                                    blockM, columns, nullptr, rt.m);
   Value a = frame.a, m0 = frame.m0, n0 = frame.n0;
+  Value live = frame.liveRows(rewriter, loc);
   StepBuilder sb{rewriter, loc};
   Value w0 = arith::DivUIOp::create(rewriter, loc, n0, sb.index(8));
   auto vec = VectorType::get({lanes}, f32);
@@ -292,7 +306,7 @@ static LogicalResult buildAwqPanels(RewriterBase &rewriter,
             });
         Value next = accumulatePanel(
             b, l, PanelTile{rt.m, lanes, blockM, kc, columns}, a, m0, k0,
-            panel, args[0]);
+            panel, args[0], live);
         scf::YieldOp::create(b, l, ValueRange{next, panel});
       });
   // Each row back in column order.

@@ -3,9 +3,12 @@
 #include "QuantizedTiles.h"
 #include "ScheduleUtils.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/bit.h"
+
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::fuel;
@@ -70,8 +73,8 @@ Value quantized::permuteColumns(RewriterBase &rewriter, Location loc, Value a,
 
 TileFrame TileFrame::open(RewriterBase &rewriter, FusedOp op, Value act,
                       int64_t rows, int64_t n, int64_t tileM,
-                      int64_t tileN,
-                      function_ref<Value(Value)> prepare) {
+                      int64_t tileN, function_ref<Value(Value)> prepare,
+                      int64_t rowUnit) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   TileFrame f;
@@ -88,22 +91,32 @@ TileFrame TileFrame::open(RewriterBase &rewriter, FusedOp op, Value act,
     f.a = tensor::CollapseShapeOp::create(rewriter, loc, act, f.fold);
   }
   // A dynamic number of rows is padded with zero rows to a multiple of
-  // tileM at run time; the tiles' rows beyond it are dropped at the end.
+  // the row unit at run time, C's to whole tiles; the rows beyond it are
+  // dropped at the end.
+  assert((!rowUnit || tileM % rowUnit == 0) && "a unit divides the tiles");
   OpFoldResult tiles = rewriter.getIndexAttr(
       ShapedType::isDynamic(rows) ? 0 : rows / tileM);
   OpFoldResult paddedRows = rewriter.getIndexAttr(rows);
   if (ShapedType::isDynamic(rows)) {
     f.rowCount = tensor::DimOp::create(rewriter, loc, f.a, 0).getResult();
-    tiles = paddedRows = f.rowCount;
-    if (tileM > 1) {
-      Value t = arith::ConstantIndexOp::create(rewriter, loc, tileM);
-      Value count = arith::CeilDivUIOp::create(rewriter, loc, f.rowCount, t);
-      tiles = count;
-      paddedRows = arith::MulIOp::create(rewriter, loc, count, t).getResult();
+    tiles = paddedRows = f.paddedRows = f.rowCount;
+    auto roundUp = [&](int64_t unit) {
+      Value u = arith::ConstantIndexOp::create(rewriter, loc, unit);
+      Value count = arith::CeilDivUIOp::create(rewriter, loc, f.rowCount, u);
+      return std::pair<Value, Value>{
+          count, arith::MulIOp::create(rewriter, loc, count, u)};
+    };
+    if (tileM > 1)
+      std::tie(tiles, paddedRows) = roundUp(tileM);
+    int64_t unit = rowUnit ? rowUnit : tileM;
+    if (unit > 1) {
+      f.paddedRows = unit == tileM ? getValueOrCreateConstantIndexOp(
+                                         rewriter, loc, paddedRows)
+                                   : roundUp(unit).second;
       f.a = padWithZeros(
           rewriter, loc, f.a,
           ArrayRef<OpFoldResult>{
-              paddedRows, tensor::getMixedSize(rewriter, loc, f.a, 1)});
+              f.paddedRows, tensor::getMixedSize(rewriter, loc, f.a, 1)});
     }
   }
   if (prepare)
@@ -125,6 +138,14 @@ TileFrame TileFrame::open(RewriterBase &rewriter, FusedOp op, Value act,
       arith::ConstantIndexOp::create(rewriter, loc, tileN));
   f.outArg = body->getArgument(2);
   return f;
+}
+
+Value TileFrame::liveRows(OpBuilder &b, Location loc) const {
+  if (!rowCount)
+    return nullptr;
+  Value left = arith::SubIOp::create(b, loc, paddedRows, m0);
+  return arith::MinUIOp::create(
+      b, loc, left, arith::ConstantIndexOp::create(b, loc, tileM));
 }
 
 Value TileFrame::emptyTile(RewriterBase &rewriter, Location loc) const {

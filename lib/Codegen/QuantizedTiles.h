@@ -65,13 +65,14 @@ struct StepBuilder {
 };
 
 /// What the quantized builds share: A folded to [rows, K] (dynamic rows
-/// padded with zero rows to a multiple of `tileM`), an scf.forall over
-/// tiles of `tileM` rows of A by `tileN` columns of C (the builder's
-/// insertion point inside it), and the write of each tile and of C.
+/// padded with zero rows to a multiple of `tileM`, or of a smaller row
+/// unit), an scf.forall over tiles of `tileM` rows of A by `tileN` columns
+/// of C (the builder's insertion point inside it), and the write of each
+/// tile and of C.
 struct TileFrame {
   Value act, a;
-  /// A's rows where they are dynamic (a is padded to whole tiles of them).
-  Value rowCount;
+  /// A's rows where they are dynamic, and a's (padded) rows.
+  Value rowCount, paddedRows;
   SmallVector<ReassociationIndices> fold;
   scf::ForallOp forall;
   Value m0, n0, outArg;
@@ -80,10 +81,17 @@ struct TileFrame {
 
   /// Opens the scf.forall of `op`'s tiles; `prepare`, when given, turns the
   /// folded A into what the tiles read (the GGML schedule's packed copy).
+  /// Dynamic rows are padded to a multiple of `rowUnit` (dividing `tileM`;
+  /// 0: `tileM`), C's to whole tiles; a tile then has `liveRows` of A.
   static TileFrame open(RewriterBase &rewriter, FusedOp op, Value act,
                         int64_t rows, int64_t n, int64_t tileM,
                         int64_t tileN,
-                        function_ref<Value(Value)> prepare = nullptr);
+                        function_ref<Value(Value)> prepare = nullptr,
+                        int64_t rowUnit = 0);
+
+  /// The rows of a that the iteration's tile covers: a multiple of the row
+  /// unit up to `tileM`, or null when the rows are static (all `tileM`).
+  Value liveRows(OpBuilder &b, Location loc) const;
 
   /// Dot-product form: the accumulator of (row m of A, row j of W) gains
   /// the products of the dequantized pieces `w` of row j with the pieces
@@ -117,7 +125,7 @@ struct RowPanels {
   int64_t chunkWeights;
   /// Chunks of a step: `decode` takes a chunk of its step statically.
   int64_t stepChunks;
-  /// The fewest rows of A (static) that run on panels.
+  /// The fewest rows of A that run on panels.
   int64_t leastRows;
   /// A ([rows, K], folded) as f32, each chunk's K in the order `decode`
   /// yields its weights.
@@ -129,11 +137,16 @@ struct RowPanels {
       decode;
 };
 
+/// Whether the panel schedule's register tiles (`options`) fit N columns
+/// and vectors of `lanes`.
+bool panelColumnsFit(int64_t n, int64_t lanes,
+                     const ScheduleOptions &options);
+
 /// Replaces `op` (C = A W^T, A `act` [..., K], W [N, K] read through `f`)
-/// by the panel schedule (QuantizedPanels.cpp) when its rows of A are
-/// static, at least `f.leastRows` and a multiple of the register tile's,
-/// and N a multiple of the tile's columns; fails, changing nothing,
-/// otherwise.
+/// by the panel schedule (QuantizedPanels.cpp) when its rows of A are at
+/// least `f.leastRows` (static, and a multiple of the register tile's; or
+/// dynamic, `options.rowsAtLeast` that many) and the tiles fit N
+/// (`panelColumnsFit`); fails, changing nothing, otherwise.
 LogicalResult buildRowPanels(RewriterBase &rewriter, FusedOp op, Value act,
                              int64_t k, int64_t n, int64_t lanes,
                              const RowPanels &f,
@@ -152,18 +165,23 @@ struct PanelTile {
   int64_t regM, lanes, blockM, kc, columns;
 };
 
-/// `sums` ([blockM, columns] f32) plus A's rows m0 to m0 + blockM, columns
-/// k0 to k0 + kc (f32, f16 or bf16), times `panel` ([kc, columns] f32):
-/// per register tile, its sums loaded into registers, each step an element
-/// of A broadcast times the tile's two vectors of the panel, the sums
-/// stored back.
+/// `sums` ([blockM, columns] f32) plus A's rows m0 to m0 + blockM (or to
+/// m0 + `liveRows`, a multiple of regM known at run time), columns k0 to
+/// k0 + kc (f32, f16 or bf16), times `panel` ([kc, columns] f32): per
+/// register tile, its sums loaded into registers, each step an element of
+/// A broadcast times the tile's two vectors of the panel, the sums stored
+/// back.
 Value accumulatePanel(OpBuilder &b, Location loc, const PanelTile &t,
-                      Value a, Value m0, Value k0, Value panel, Value sums);
+                      Value a, Value m0, Value k0, Value panel, Value sums,
+                      Value liveRows = nullptr);
 
 /// The checks and builds of awq_matmul and nf4_matmul (QuantizedTables.cpp).
 LogicalResult canScheduleAwq(AwqMatmulView awq, std::string &why);
 LogicalResult buildAwq(RewriterBase &rewriter, AwqMatmulView awq,
                        const ScheduleOptions &options);
+/// The fewest rows of A for which awq_matmul runs on panels, or 0 when the
+/// panels do not fit it.
+int64_t awqPanelRows(AwqMatmulView awq, const ScheduleOptions &options);
 LogicalResult canScheduleNf4(Nf4MatmulView nf4, const ScheduleOptions &options,
                              std::string &why);
 LogicalResult buildNf4(RewriterBase &rewriter, Nf4MatmulView nf4,

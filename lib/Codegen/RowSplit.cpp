@@ -38,10 +38,10 @@ Value mlir::fuel::viewRowsBack(RewriterBase &rewriter, Location loc,
   return tensor::ReshapeOp::create(rewriter, loc, y, rows, shape);
 }
 
-SmallVector<std::pair<FusedOp, int64_t>>
-mlir::fuel::splitFewRows(RewriterBase &rewriter, FusedOp op,
-                         unsigned actIndex, int64_t fewRows,
-                         int64_t someRows) {
+SmallVector<RowBranch> mlir::fuel::splitFewRows(RewriterBase &rewriter,
+                                                FusedOp op, unsigned actIndex,
+                                                int64_t fewRows,
+                                                int64_t someRows) {
   if (op->getNumResults() != 1)
     return {};
   Value a = op->getOperand(actIndex);
@@ -123,21 +123,22 @@ mlir::fuel::splitFewRows(RewriterBase &rewriter, FusedOp op,
                              rewriter.getIndexAttr(1)});
   scf::YieldOp::create(rewriter, loc,
                        viewRowsBack(rewriter, loc, used, a, y));
-  SmallVector<std::pair<FusedOp, int64_t>> copies = {{oneRow, 1},
-                                                     {few, fewRows}};
+  SmallVector<RowBranch> copies = {{oneRow, 1, 1}, {few, 2, fewRows}};
+  int64_t above = fewRows;
   rewriter.setInsertionPointToStart(isFew.elseBlock());
   // Up to someRows rows: the op as it was, to be scheduled with the bound.
   if (someRows > fewRows) {
     scf::IfOp isSome = branch(arith::CmpIPredicate::ule, someRows);
     auto some = cast<FusedOp>(rewriter.clone(*op));
     scf::YieldOp::create(rewriter, loc, some->getResults());
-    copies.push_back({some, someRows});
+    copies.push_back({some, fewRows + 1, someRows});
+    above = someRows;
     rewriter.setInsertionPointToStart(isSome.elseBlock());
   }
   // Otherwise, the op as it was.
   auto rest = cast<FusedOp>(rewriter.clone(*op));
   scf::YieldOp::create(rewriter, loc, rest->getResults());
-  copies.push_back({rest, 0});
+  copies.push_back({rest, above + 1, 0});
   rewriter.replaceOp(op, outermost.getResults());
   return copies;
 }

@@ -17,8 +17,6 @@
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
-#include <utility>
-
 namespace mlir {
 namespace fuel {
 
@@ -32,6 +30,13 @@ SmallVector<ReassociationIndices> rowGroups(int64_t rank);
 Value viewRowsBack(RewriterBase &rewriter, Location loc, Value rows, Value a,
                    RankedTensorType y);
 
+/// A copy of the op that splitFewRows makes, with the bounds of the row
+/// counts it runs (0: none).
+struct RowBranch {
+  FusedOp op;
+  int64_t rowsAtLeast, rowsAtMost;
+};
+
 /// For an op whose operand `actIndex` (activations [..., K]; its one result
 /// [..., N]) has dynamic rows that may be few (no static row dim above 1):
 /// replaces it by scf.ifs on the row count that run, for one row, the op on
@@ -39,12 +44,12 @@ Value viewRowsBack(RewriterBase &rewriter, Location loc, Value rows, Value a,
 /// `fewRows` rows, the op on a's rows as one dim padded with zero rows to a
 /// static `fewRows` (a few tokens), the result sliced and viewed back; with
 /// `someRows` (above `fewRows`), up to that many rows the op as it was, to
-/// be scheduled knowing that bound; and otherwise the op as it was. Returns
-/// the copies, each with the most rows it runs (0 for the last: no bound),
-/// or none when `op` is not such an op.
-SmallVector<std::pair<FusedOp, int64_t>>
-splitFewRows(RewriterBase &rewriter, FusedOp op, unsigned actIndex,
-             int64_t fewRows, int64_t someRows = 0);
+/// be scheduled knowing that bound; and otherwise the op as it was (with
+/// more rows than the branches before it). Returns the copies, the last
+/// one the op as it was, or none when `op` is not such an op.
+SmallVector<RowBranch> splitFewRows(RewriterBase &rewriter, FusedOp op,
+                                    unsigned actIndex, int64_t fewRows,
+                                    int64_t someRows = 0);
 
 } // namespace fuel
 } // namespace mlir

@@ -338,11 +338,18 @@ SmallVector<Value> mlir::fuel::transposeVectors(OpBuilder &b, Location loc,
 Value mlir::fuel::carriedLoop(
     OpBuilder &b, Location loc, int64_t lb, int64_t ub, int64_t step,
     Value init, function_ref<Value(OpBuilder &, Value, Value)> body) {
+  return carriedLoop(b, loc, lb, arith::ConstantIndexOp::create(b, loc, ub),
+                     step, init, body);
+}
+
+Value mlir::fuel::carriedLoop(
+    OpBuilder &b, Location loc, int64_t lb, Value ub, int64_t step,
+    Value init, function_ref<Value(OpBuilder &, Value, Value)> body) {
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
   return scf::ForOp::create(
-             b, loc, index(lb), index(ub), index(step), init,
+             b, loc, index(lb), ub, index(step), init,
              [&](OpBuilder &nb, Location, Value iv, ValueRange args) {
                scf::YieldOp::create(nb, loc, body(nb, iv, args[0]));
              })

@@ -104,6 +104,10 @@ SmallVector<Value> transposeVectors(OpBuilder &b, Location loc,
 Value carriedLoop(OpBuilder &b, Location loc, int64_t lb, int64_t ub,
                   int64_t step, Value init,
                   function_ref<Value(OpBuilder &, Value, Value)> body);
+/// The same to a bound known at run time.
+Value carriedLoop(OpBuilder &b, Location loc, int64_t lb, Value ub,
+                  int64_t step, Value init,
+                  function_ref<Value(OpBuilder &, Value, Value)> body);
 
 /// A register tile of a contraction: `m` rows by `n` columns of the
 /// output, accumulated in half the target's vector registers (`options`):

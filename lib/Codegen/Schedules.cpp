@@ -135,31 +135,37 @@ dropFullSizeLeftovers(RewriterBase &rewriter, Block *block, Operation *before,
   }
 }
 
-LogicalResult mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter,
-                                                FusedOp op,
-                                                const ScheduleOptions &options,
-                                                std::string &why) {
+LogicalResult
+mlir::fuel::decomposeWithSchedule(RewriterBase &rewriter, FusedOp op,
+                                  const ScheduleOptions &givenOptions,
+                                  std::string &why) {
   std::optional<ScheduleKind> kind = lookupSchedule(op.getInfo());
   assert(kind && "decomposeWithSchedule needs an op canSchedule accepts");
   // Dynamic rows that may be few, of a matmul by a weight: one row and a
-  // few rows (their row counts static), and for fused_linear up to 16 rows,
-  // scheduled apart, each knowing its bound (a copy the scheduler does not
-  // take is decomposed later, as ops without a schedule are).
-  if (!options.rowsAtMost && (*kind == ScheduleKind::Contraction ||
-                              *kind == ScheduleKind::Quantized)) {
-    SmallVector<std::pair<FusedOp, int64_t>> copies =
+  // few rows (their row counts static), for fused_linear up to 16 rows and
+  // for a quantized matmul with panels the rows short of them, scheduled
+  // apart, each knowing its bounds, as the rest does (a copy the scheduler
+  // does not take is decomposed later, as ops without a schedule are).
+  ScheduleOptions options = givenOptions;
+  if (!options.rowsAtMost && !options.rowsAtLeast &&
+      (*kind == ScheduleKind::Contraction ||
+       *kind == ScheduleKind::Quantized)) {
+    SmallVector<RowBranch> copies =
         *kind == ScheduleKind::Contraction
             ? splitContractionRows(rewriter, op)
-            : splitQuantizedRows(rewriter, op);
-    if (!copies.empty()) {
-      op = copies.pop_back_val().first;
-      for (auto [copy, rowsAtMost] : copies) {
-        ScheduleOptions bounded = options;
-        bounded.rowsAtMost = rowsAtMost;
-        std::string copyWhy;
-        if (succeeded(canSchedule(copy, bounded, copyWhy)))
-          (void)decomposeWithSchedule(rewriter, copy, bounded, copyWhy);
+            : splitQuantizedRows(rewriter, op, options);
+    for (const RowBranch &copy : copies) {
+      ScheduleOptions bounded = options;
+      bounded.rowsAtLeast = copy.rowsAtLeast;
+      bounded.rowsAtMost = copy.rowsAtMost;
+      if (&copy == &copies.back()) {
+        op = copy.op;
+        options = bounded;
+        break;
       }
+      std::string copyWhy;
+      if (succeeded(canSchedule(copy.op, bounded, copyWhy)))
+        (void)decomposeWithSchedule(rewriter, copy.op, bounded, copyWhy);
     }
   }
   // Attention, quantized matmuls, convolutions, row losses, scans and rope

@@ -207,6 +207,32 @@ def test_panel_shapes(qtype, a_shape, n, dtype):
     assert np.array_equal(got, run(a, rows, qtype, k, n, threads=2))
 
 
+# Dynamic rows: a branch on the row count runs those short of the panels'
+# fewest (32; 16 for Q3_K and Q6_K) on the tiles of rows and the rest on
+# panels, in blocks of 128 rows whose last one's register tiles stop at its
+# rows (padded with zero rows to a multiple of the tile's). Each side of
+# both bounds (15 to 17, 31 to 33), 130 (a second block of 2 rows), every
+# register file; with a dim of 1 before the rows, and f16 (the K-quants).
+@pytest.mark.parametrize("qtype", PANEL_TYPES)
+@pytest.mark.parametrize("registers", [(32, 512), (16, 256), (4, 64)],
+                         ids=lambda v: f"{v[0]}x{v[1]}")
+def test_dynamic_rows_on_panels(qtype, registers):
+    k, n = 256, 64
+    rows = random_blocks(qtype, n, k, seed=21)
+    dtype = np.float16 if qtype.endswith("_k") and registers[0] == 16 else np.float32
+    text = fused_text("qmatmul", [rand((1, 40, k), dtype, 1), as_words(rows)],
+                      {"quant_type": qtype, "k": k, "n": n}, dynamic={0: (1,)})
+    f = runner.compile(text, "f", vector_registers=registers)
+    for m in (15, 16, 17, 31, 32, 33, 130):
+        a = rand((1, m, k), dtype, m)
+        got = f(a, as_words(rows))
+        assert got.shape == (1, m, n) and got.dtype == dtype
+        if dtype == np.float32:
+            assert_dot_close(got, a, rows, qtype, k)
+        else:
+            assert_close(got, reference(a, rows, qtype, k), "f16")
+
+
 def assert_identity_exact(qtype, rows, k, n, atol=0.0):
     """With A the identity, each output is a single dequantized weight (to
     f32's rounding), under every register file."""
@@ -408,6 +434,25 @@ def test_awq_panels(registers, a_shape, n, group):
     scale = np.abs(a).astype(np.float64).reshape(-1, a_shape[-1]) @ np.abs(w)
     err = np.abs(out.reshape(want.shape) - want)
     assert np.all(err <= 2e-6 * scale + 1e-6), np.max(err / scale)
+
+
+# Dynamic rows: from 128 rows on panels (blocks of 128, the last one's
+# register tiles to its rows), fewer on the tiles of rows; two threads give
+# the same bits.
+@pytest.mark.parametrize("registers", [(32, 512), (16, 256), (4, 64)],
+                         ids=lambda v: f"{v[0]}x{v[1]}")
+def test_awq_dynamic_rows_on_panels(registers):
+    a, qw, qz, s, w = awq_inputs((4, 128), 128, 64, seed=5)
+    text = fused_text("awq_matmul", [a, qw, qz, s], {"group_size": 64}, dynamic={0: (0,)})
+    f = runner.compile(text, "f", vector_registers=registers)
+    f2 = runner.compile(text, "f", vector_registers=registers, threads=2)
+    for m in (127, 128, 129, 262):
+        x = rand((m, 128), np.float32, m)
+        out = f(x, qw, qz, s)
+        want = x.astype(np.float64) @ w
+        err = np.abs(out - want)
+        assert np.all(err <= 2e-6 * (np.abs(x).astype(np.float64) @ np.abs(w)) + 1e-6)
+        assert np.array_equal(out, f2(x, qw, qz, s))
 
 
 @pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])

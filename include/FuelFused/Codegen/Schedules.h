@@ -115,12 +115,13 @@ struct ScheduleOptions {
   /// Threads the scf.forall iterations are shared by: the contraction makes
   /// at least two cache tiles per thread where the shape allows.
   int64_t threads = 1;
-  /// The most rows (the dims before K) of the matmuls by a weight
-  /// (fused_linear, the quantized matmuls) scheduled with these options
-  /// where their row count is dynamic; 0: no bound. decomposeWithSchedule
-  /// sets it for the branches on the row count it makes (splitFewRows), and
-  /// does not branch again where it is set.
+  /// The most and the fewest rows (the dims before K) of the matmuls by a
+  /// weight (fused_linear, the quantized matmuls) scheduled with these
+  /// options where their row count is dynamic; 0: no bound.
+  /// decomposeWithSchedule sets them for the branches on the row count it
+  /// makes (splitFewRows), and does not branch again where one is set.
   int64_t rowsAtMost = 0;
+  int64_t rowsAtLeast = 0;
 };
 
 /// Checks, changing nothing, that `op` can be decomposed with its schedule:

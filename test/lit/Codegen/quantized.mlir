@@ -396,6 +396,38 @@ func.func @awq_dynamic_tokens(%a: tensor<?x128xf32>, %q: tensor<128x8xi32>, %z: 
 
 // -----
 
+// Dynamic rows where the panels fit N: 5 to 31 rows run on the tiles of 8
+// rows, more on panels, in blocks of 128 rows (C padded to whole blocks, a
+// only to a multiple of the register tile's 8 rows), each block's register
+// tiles stopping at its rows of a.
+// CHECK-LABEL: func.func @dynamic_rows_on_panels
+// CHECK:         %[[ROWS:.*]] = tensor.dim %arg0, %c0
+// CHECK:         arith.cmpi eq, %[[ROWS]], %c1
+// CHECK:         arith.cmpi ule, %[[ROWS]], %c4
+// CHECK:         %[[SOME:.*]] = arith.cmpi ule, %[[ROWS]], %c31
+// CHECK:         scf.if %[[SOME]] -> (tensor<?x64xf32>) {
+// CHECK:           %[[TILES:.*]] = arith.ceildivui %{{.*}}, %c8
+// CHECK:           scf.forall (%{{.*}}, %{{.*}}) in (%[[TILES]], 32)
+// CHECK:         } else {
+// CHECK:           %[[R:.*]] = tensor.dim %arg0, %c0
+// CHECK:           %[[BLOCKS:.*]] = arith.ceildivui %[[R]], %c128
+// CHECK:           %[[UNITS:.*]] = arith.ceildivui %[[R]], %c8
+// CHECK:           %[[PADDED:.*]] = arith.muli %[[UNITS]], %c8
+// CHECK:           tensor.empty(%[[PADDED]]) : tensor<?x256xf32>
+// CHECK:           scf.forall (%[[I:.*]], %{{.*}}) in (%[[BLOCKS]], 2)
+// CHECK:             %[[M0:.*]] = arith.muli %[[I]], %c128
+// CHECK:             %[[LEFT:.*]] = arith.subi %[[PADDED]], %[[M0]]
+// CHECK:             %[[LIVE:.*]] = arith.minui %[[LEFT]], %c128
+// CHECK:             tensor.extract_slice %{{.*}}[%[[M0]], %{{.*}}] [128, 32]
+// CHECK:             scf.for %{{.*}} = %{{.*}} to %[[LIVE]] step %c8
+// CHECK:           tensor.extract_slice %{{.*}}[0, 0] [%[[R]], 64] [1, 1]
+func.func @dynamic_rows_on_panels(%a: tensor<?x256xf32>, %w: tensor<2304xi32>) -> tensor<?x64xf32> {
+  %c = fuel.fused qmatmul {quant_type = #fuel.quant<q4_0>, k = 256 : i64, n = 64 : i64} (%a, %w) : (tensor<?x256xf32>, tensor<2304xi32>) -> tensor<?x64xf32>
+  return %c : tensor<?x64xf32>
+}
+
+// -----
+
 // f64 activations lower as decomposed, with the reason.
 // CHECK-LABEL: func.func @f64_activations
 // CHECK:         fuel.fused qmatmul
