@@ -246,11 +246,7 @@ QShape shapeOf(QmatmulView qm, const ScheduleOptions &options) {
   int64_t accs = std::max<int64_t>(options.vectorRegisters / 2, 1);
   // (Dynamic rows: as many as there may be, padded to whole tiles; one
   // row and a few run apart, splitQuantizedRows.)
-  s.tileM = 1;
-  if (ShapedType::isDynamic(s.rows))
-    s.tileM = std::min<int64_t>(8, accs);
-  else if (s.rows > 1)
-    s.tileM = powerOfTwoDividing(s.rows, std::min<int64_t>(8, accs));
+  s.tileM = rowTile(s.rows, std::min<int64_t>(8, accs));
   // With one row of A, the K-quants' decoding keeps more in registers (the
   // super-block's scales, high bits): a quarter of the registers' rows of W
   // (4 with AVX-512) measured 10-30% faster than half for Q3_K to Q6_K, and

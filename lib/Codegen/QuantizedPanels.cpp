@@ -56,15 +56,12 @@ std::optional<PanelShape> panelShapeOf(const RowPanels &f, int64_t rows,
   RegisterTile rt = registerTile(options);
   bool dynamic = ShapedType::isDynamic(rows);
   if (!panelColumnsFit(n, lanes, options) ||
-      (dynamic ? options.rowsAtLeast < f.leastRows
-               : rows < f.leastRows || rows % rt.m != 0))
+      (dynamic ? options.rowsAtLeast : rows) < f.leastRows)
     return std::nullopt;
   PanelShape p;
   p.regM = rt.m;
   p.np = rt.n;
-  // Dynamic rows: blocks of the most rows, the last one's register tiles
-  // to its rows (padded to a multiple of regM).
-  p.blockM = dynamic ? kPanelBlockM : dividingTile(rows, kPanelBlockM, rt.m);
+  p.blockM = panelBlockRows(rows, rt.m);
   int64_t most =
       std::max<int64_t>(kPanelBytes / (p.np * 4 * f.chunkWeights), 1);
   p.chunkWeights = f.chunkWeights;
@@ -76,6 +73,12 @@ std::optional<PanelShape> panelShapeOf(const RowPanels &f, int64_t rows,
 }
 
 } // namespace
+
+int64_t quantized::panelBlockRows(int64_t rows, int64_t regM) {
+  return ShapedType::isDynamic(rows)
+             ? kPanelBlockM
+             : std::min<int64_t>(kPanelBlockM, llvm::alignTo(rows, regM));
+}
 
 bool quantized::panelColumnsFit(int64_t n, int64_t lanes,
                                 const ScheduleOptions &options) {

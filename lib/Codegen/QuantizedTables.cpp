@@ -91,9 +91,7 @@ AwqShape shapeOf(AwqMatmulView awq, const ScheduleOptions &options) {
   s.n = q.getDimSize(1) * 8;
   s.group = awq.getGroupSize();
   // (Dynamic rows: padded to whole tiles of kAwqTileRows.)
-  s.tileM = ShapedType::isDynamic(s.rows)
-                ? kAwqTileRows
-                : powerOfTwoDividing(s.rows, kAwqTileRows);
+  s.tileM = rowTile(s.rows, kAwqTileRows);
   s.stepK = s.tileM > 1 ? powerOfTwoDividing(s.group, kAwqStepRows) : 1;
   s.lanes = powerOfTwoDividing(s.n / 8, targetLanes(options));
   // As many tiles a block as keep kAwqPartialBytes of partial sums (a
@@ -214,13 +212,9 @@ static LogicalResult buildAwqPanels(RewriterBase &rewriter,
   int64_t lanes = s.lanes, columns = 8 * lanes;
   int64_t least = awqPanelRows(awq, options);
   bool dynamic = ShapedType::isDynamic(s.rows);
-  if (!least || (dynamic ? options.rowsAtLeast < least
-                         : s.rows < least || s.rows % rt.m != 0))
+  if (!least || (dynamic ? options.rowsAtLeast < least : s.rows < least))
     return failure();
-  // Dynamic rows: blocks of the most rows, the last one's register tiles
-  // to its rows (padded to a multiple of rt.m).
-  int64_t blockM =
-      dynamic ? kPanelBlockM : dividingTile(s.rows, kPanelBlockM, rt.m);
+  int64_t blockM = panelBlockRows(s.rows, rt.m);
   int64_t kc = powerOfTwoDividing(
       s.group, std::max<int64_t>(kPanelBytes / (columns * 4), 1));
   FusedOp op = awq.getOperation();
@@ -598,11 +592,7 @@ Nf4Shape shapeOf(Nf4MatmulView nf4, const ScheduleOptions &options) {
   s.lanes = targetLanes(options);
   int64_t accs = std::max<int64_t>(options.vectorRegisters / 2, 1);
   // (Dynamic rows: padded to whole tiles of 8 rows, or 4.)
-  s.tileM = 1;
-  if (ShapedType::isDynamic(s.rows))
-    s.tileM = std::min<int64_t>(8, accs);
-  else if (s.rows > 1)
-    s.tileM = powerOfTwoDividing(s.rows, std::min<int64_t>(8, accs));
+  s.tileM = rowTile(s.rows, std::min<int64_t>(8, accs));
   s.tileN = powerOfTwoDividing(s.n, std::max<int64_t>(accs / s.tileM, 1));
   return s;
 }

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/bit.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <tuple>
 
@@ -30,6 +31,15 @@ int64_t quantized::powerOfTwoDividing(int64_t n, int64_t most) {
   while (2 * t <= most && n % (2 * t) == 0)
     t *= 2;
   return t;
+}
+
+int64_t quantized::rowTile(int64_t rows, int64_t most) {
+  most = static_cast<int64_t>(
+      llvm::bit_floor(static_cast<uint64_t>(std::max<int64_t>(most, 1))));
+  if (ShapedType::isDynamic(rows) || rows >= most)
+    return most;
+  return static_cast<int64_t>(
+      llvm::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(rows, 1))));
 }
 
 int64_t quantized::targetLanes(const ScheduleOptions &options) {
@@ -90,14 +100,26 @@ TileFrame TileFrame::open(RewriterBase &rewriter, FusedOp op, Value act,
     f.fold = {lead, {aType.getRank() - 1}};
     f.a = tensor::CollapseShapeOp::create(rewriter, loc, act, f.fold);
   }
-  // A dynamic number of rows is padded with zero rows to a multiple of
-  // the row unit at run time, C's to whole tiles; the rows beyond it are
+  // Rows that are not whole tiles are padded with zero rows, a's to a
+  // multiple of the row unit and C's to whole tiles (static rows at
+  // compile time, a dynamic number at run time); the rows beyond them are
   // dropped at the end.
   assert((!rowUnit || tileM % rowUnit == 0) && "a unit divides the tiles");
-  OpFoldResult tiles = rewriter.getIndexAttr(
-      ShapedType::isDynamic(rows) ? 0 : rows / tileM);
-  OpFoldResult paddedRows = rewriter.getIndexAttr(rows);
-  if (ShapedType::isDynamic(rows)) {
+  int64_t unit = rowUnit ? rowUnit : tileM;
+  OpFoldResult tiles, paddedRows;
+  if (ShapedType::isStatic(rows)) {
+    int64_t aRows = llvm::alignTo(rows, unit),
+            cRows = llvm::alignTo(rows, tileM);
+    tiles = rewriter.getIndexAttr(cRows / tileM);
+    paddedRows = rewriter.getIndexAttr(cRows);
+    if (aRows != rows)
+      f.a = padWithZeros(rewriter, loc, f.a,
+                         {aRows, aType.getShape().back()});
+    if (cRows != rows)
+      f.usedRows = rewriter.getIndexAttr(rows);
+    if (aRows != cRows)
+      f.paddedRows = arith::ConstantIndexOp::create(rewriter, loc, aRows);
+  } else {
     f.rowCount = tensor::DimOp::create(rewriter, loc, f.a, 0).getResult();
     tiles = paddedRows = f.paddedRows = f.rowCount;
     auto roundUp = [&](int64_t unit) {
@@ -106,9 +128,10 @@ TileFrame TileFrame::open(RewriterBase &rewriter, FusedOp op, Value act,
       return std::pair<Value, Value>{
           count, arith::MulIOp::create(rewriter, loc, count, u)};
     };
-    if (tileM > 1)
+    if (tileM > 1) {
       std::tie(tiles, paddedRows) = roundUp(tileM);
-    int64_t unit = rowUnit ? rowUnit : tileM;
+      f.usedRows = f.rowCount;
+    }
     if (unit > 1) {
       f.paddedRows = unit == tileM ? getValueOrCreateConstantIndexOp(
                                          rewriter, loc, paddedRows)
@@ -141,7 +164,7 @@ TileFrame TileFrame::open(RewriterBase &rewriter, FusedOp op, Value act,
 }
 
 Value TileFrame::liveRows(OpBuilder &b, Location loc) const {
-  if (!rowCount)
+  if (!paddedRows)
     return nullptr;
   Value left = arith::SubIOp::create(b, loc, paddedRows, m0);
   return arith::MinUIOp::create(
@@ -193,12 +216,12 @@ void TileFrame::close(RewriterBase &rewriter, FusedOp op, Value tile) {
       SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
   rewriter.setInsertionPointAfter(forall);
   Value c = forall.getResult(0);
-  if (rowCount && tileM > 1) {
+  if (usedRows) {
     int64_t n = cType.getShape().back();
     c = tensor::ExtractSliceOp::create(
         rewriter, loc, c,
         SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(0)),
-        SmallVector<OpFoldResult>{rowCount, rewriter.getIndexAttr(n)},
+        SmallVector<OpFoldResult>{usedRows, rewriter.getIndexAttr(n)},
         SmallVector<OpFoldResult>(2, rewriter.getIndexAttr(1)));
   }
   if (!fold.empty()) {

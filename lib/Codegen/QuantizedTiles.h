@@ -30,6 +30,13 @@ int64_t foldedRows(Value act);
 /// The largest power of two at most `most` that divides `n` (1 at least).
 int64_t powerOfTwoDividing(int64_t n, int64_t most);
 
+/// The rows of A of a tile of at most `most` (rounded down to a power of
+/// two): that for dynamic rows or many, else the fewest power of two that
+/// covers them
+/// (the rows padded with zero rows to whole tiles: 5 rows in one tile of 8
+/// read the weight once, in tiles of one row 5 times).
+int64_t rowTile(int64_t rows, int64_t most);
+
 /// The f32 lanes of the target's vector registers, a power of two from 2 to
 /// 16.
 int64_t targetLanes(const ScheduleOptions &options);
@@ -71,8 +78,11 @@ struct StepBuilder {
 /// tile and of C.
 struct TileFrame {
   Value act, a;
-  /// A's rows where they are dynamic, and a's (padded) rows.
+  /// A's rows where they are dynamic; a's (padded) rows where tiles may
+  /// pass them (dynamic rows, or a row unit below the tile's).
   Value rowCount, paddedRows;
+  /// A's rows where the tiles' are more (C is sliced back to them).
+  OpFoldResult usedRows;
   SmallVector<ReassociationIndices> fold;
   scf::ForallOp forall;
   Value m0, n0, outArg;
@@ -90,7 +100,7 @@ struct TileFrame {
                         int64_t rowUnit = 0);
 
   /// The rows of a that the iteration's tile covers: a multiple of the row
-  /// unit up to `tileM`, or null when the rows are static (all `tileM`).
+  /// unit up to `tileM`, or null where every tile covers `tileM`.
   Value liveRows(OpBuilder &b, Location loc) const;
 
   /// Dot-product form: the accumulator of (row m of A, row j of W) gains
@@ -156,6 +166,12 @@ LogicalResult buildRowPanels(RewriterBase &rewriter, FusedOp op, Value act,
 constexpr int64_t kPanelBlockM = 128;
 /// The bytes of a panel of dequantized weights, at most (L1).
 constexpr int64_t kPanelBytes = 16 * 1024;
+
+/// The rows of A of a panel schedule's block: all of them (padded to a
+/// multiple of the register tile's `regM`) up to kPanelBlockM, else
+/// kPanelBlockM, the last block's register tiles stopping at A's rows
+/// (padded likewise; `TileFrame::liveRows`).
+int64_t panelBlockRows(int64_t rows, int64_t regM);
 
 /// A panel of dequantized weights and the register tiles that run over it
 /// (QuantizedPanels.cpp): `blockM` rows of A, in tiles of `regM` rows by

@@ -233,6 +233,21 @@ def test_dynamic_rows_on_panels(qtype, registers):
             assert_close(got, reference(a, rows, qtype, k), "f16")
 
 
+# Static rows that are not whole tiles: padded with zero rows to whole
+# tiles and sliced back (3 rows a tile of 4, 5 and 13 tiles of 8; with
+# AVX2's register tiles of 4 rows, 30 and 130 rows on panels as 32 and 132
+# where they reach the panels' fewest, 16 for Q6_K and 32 for the others).
+@pytest.mark.parametrize("qtype", ["q8_0", "q4_1", "q5_0", "q4_k", "q6_k"])
+@pytest.mark.parametrize("m", [3, 5, 13, 30, 130])
+def test_static_rows_padded(qtype, m):
+    k, n = 256, 64
+    rows = random_blocks(qtype, n, k, seed=m)
+    a = rand((m, k), np.float32, m)
+    got = run(a, rows, qtype, k, n, vector_registers=(16, 256))
+    assert got.shape == (m, n)
+    assert_dot_close(got, a, rows, qtype, k)
+
+
 def assert_identity_exact(qtype, rows, k, n, atol=0.0):
     """With A the identity, each output is a single dequantized weight (to
     f32's rounding), under every register file."""
@@ -453,6 +468,28 @@ def test_awq_dynamic_rows_on_panels(registers):
         err = np.abs(out - want)
         assert np.all(err <= 2e-6 * (np.abs(x).astype(np.float64) @ np.abs(w)) + 1e-6)
         assert np.array_equal(out, f2(x, qw, qz, s))
+
+
+# Static rows that are not whole tiles, padded with zero rows: awq_matmul
+# 3 and 6 rows (tiles of 4), 130 (panels, 132 rows in blocks of 44);
+# nf4_matmul 5 and 13 (tiles of 8).
+@pytest.mark.parametrize("m", [3, 6, 130])
+def test_awq_static_rows_padded(m):
+    a, qw, qz, s, w = awq_inputs((m, 128), 128, 64, seed=m)
+    out = runner.compile(fused_text("awq_matmul", [a, qw, qz, s], {"group_size": 64}), "f",
+                         vector_registers=(16, 256))(a, qw, qz, s)
+    assert out.shape == (m, 128)
+    want = a.astype(np.float64) @ w
+    assert np.all(np.abs(out - want) <= 2e-6 * (np.abs(a).astype(np.float64) @ np.abs(w)) + 1e-6)
+
+
+@pytest.mark.parametrize("m", [5, 13])
+def test_nf4_static_rows_padded(m):
+    a, packed, absmax, w = nf4_inputs((m, 128), 64, 64)
+    out = runner.compile(fused_text("nf4_matmul", [a, packed, absmax], {"block_size": 64}),
+                         "f", vector_registers=(16, 256))(a, packed, absmax)
+    assert out.shape == (m, 64)
+    assert_close(out, a.astype(np.float64) @ w.T, "f32", loose=True)
 
 
 @pytest.mark.parametrize("dname,dtype", DTYPES, ids=[d[0] for d in DTYPES])

@@ -428,6 +428,30 @@ func.func @dynamic_rows_on_panels(%a: tensor<?x256xf32>, %w: tensor<2304xi32>) -
 
 // -----
 
+// Static rows that are not whole tiles: padded with zero rows and sliced
+// back. 5 rows: one tile of 8. 130 rows on panels: a padded to 136 (the
+// register tile's 8 rows), C to two blocks of 128, the second block's
+// register tiles stopping at a's rows.
+// CHECK-LABEL: func.func @static_rows_padded
+// CHECK:         tensor.insert_slice %arg0 into %{{.*}}[0, 0] [5, 256] [1, 1] : tensor<5x256xf32> into tensor<8x256xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (1, 32) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<8x64xf32>)
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0] [5, 64] [1, 1] : tensor<8x64xf32> to tensor<5x64xf32>
+// CHECK:         tensor.insert_slice %arg2 into %{{.*}}[0, 0] [130, 256] [1, 1] : tensor<130x256xf32> into tensor<136x256xf32>
+// CHECK:         %[[A_ROWS:.*]] = arith.constant 136 : index
+// CHECK:         scf.forall (%[[I:.*]], %{{.*}}) in (2, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<256x64xf32>)
+// CHECK:           %[[M0:.*]] = arith.muli %[[I]], %c128
+// CHECK:           %[[LEFT:.*]] = arith.subi %[[A_ROWS]], %[[M0]]
+// CHECK:           %[[LIVE:.*]] = arith.minui %[[LEFT]], %c128
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %[[LIVE]] step %c8
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0] [130, 64] [1, 1] : tensor<256x64xf32> to tensor<130x64xf32>
+func.func @static_rows_padded(%a: tensor<5x256xf32>, %w: tensor<2304xi32>, %b: tensor<130x256xf32>) -> (tensor<5x64xf32>, tensor<130x64xf32>) {
+  %c = fuel.fused qmatmul {quant_type = #fuel.quant<q4_0>, k = 256 : i64, n = 64 : i64} (%a, %w) : (tensor<5x256xf32>, tensor<2304xi32>) -> tensor<5x64xf32>
+  %d = fuel.fused qmatmul {quant_type = #fuel.quant<q4_0>, k = 256 : i64, n = 64 : i64} (%b, %w) : (tensor<130x256xf32>, tensor<2304xi32>) -> tensor<130x64xf32>
+  return %c, %d : tensor<5x64xf32>, tensor<130x64xf32>
+}
+
+// -----
+
 // f64 activations lower as decomposed, with the reason.
 // CHECK-LABEL: func.func @f64_activations
 // CHECK:         fuel.fused qmatmul
