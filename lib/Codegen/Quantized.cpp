@@ -75,14 +75,19 @@ namespace {
 constexpr int64_t kChunk = 64;
 
 /// The fewest rows of A for which qmatmul runs on panels (static, or
-/// dynamic in the branch splitQuantizedRows makes for them): 32,
-/// where tiles of 8 rows would dequantize the weight 4 times, and 16 for
-/// Q3_K and Q6_K, whose steps of two super-blocks cost the most to decode.
-/// At 16 rows (AVX2, K = N = 4096) panels ran Q3_K 1.53x and Q6_K 1.32x
-/// faster than the tiles, Q5_K and Q2_K at 1.01x and 0.97x, Q8_0 and Q4_0
-/// at 0.82x and 0.87x; at 32 rows every type 1.02x (Q8_0) to 1.62x (Q6_K).
-constexpr int64_t kPanelRows = 32;
-constexpr int64_t kPanelRowsCostlyDecode = 16;
+/// dynamic in the branch splitQuantizedRows makes for them), by what a row
+/// of W costs to decode against what panels cost (the transposition, the
+/// sums in memory): 9 for the K-quants (more than one tile of 8 rows),
+/// 17 for the blocks of 32 with nibbles (more than two), 32 for the int8
+/// blocks. Interleaved (AVX2, K = N = 4096, static rows padded to whole
+/// tiles), panels against tiles: Q2_K to Q6_K 1.28x (Q2_K) to 2.5x (Q6_K)
+/// faster at 9 and 12 rows, Q4_K 1.24x to 1.52x at 16 to 28; Q5_0 1.31x to
+/// 1.36x at 17 to 24, Q4_0 1.13x to 1.25x at 20 to 28, Q5_1 1.09x to
+/// 1.13x, Q4_1 0.98x to 1.02x; Q8_0 0.81x at 16, 0.94x to 1.02x at 20 and
+/// 24, 1.15x at 28.
+constexpr int64_t kPanelRowsSuperBlocks = 9;
+constexpr int64_t kPanelRowsNibbles = 17;
+constexpr int64_t kPanelRowsInt8 = 32;
 
 /// Dynamic rows up to which the rows run as a static count of them, padded
 /// with zero rows (splitQuantizedRows): tiles of up to 4 rows.
@@ -833,8 +838,9 @@ Value packActivations(RewriterBase &rewriter, Location loc, const QShape &s,
 static int64_t panelRows(const QShape &s, const ScheduleOptions &options) {
   if (!panelColumnsFit(s.n, s.lanes, options))
     return 0;
-  bool costly = s.layout.superBlock && s.layout.perStep() == 2;
-  return costly ? kPanelRowsCostlyDecode : kPanelRows;
+  if (s.layout.superBlock)
+    return kPanelRowsSuperBlocks;
+  return s.layout.int8 ? kPanelRowsInt8 : kPanelRowsNibbles;
 }
 
 SmallVector<RowBranch>

@@ -157,8 +157,9 @@ def test_super_block_pairs(qtype, registers, a_shape, n):
     assert_dot_close(got, a, rows, qtype, k)
 
 
-# Prefill: 32 rows of A or more (16 for Q3_K and Q6_K; a multiple of the
-# register tile's rows) run on panels: each scf.forall iteration
+# Prefill: rows of A from the panels' fewest (9 for the K-quants, 17 for
+# the blocks of 32 with nibbles, 32 for Q8_0 and Q8_1; padded to a multiple
+# of the register tile's rows) run on panels: each scf.forall iteration
 # dequantizes its rows of W once, a block of the reduction at a time,
 # transposed into a panel whose lanes are rows of W, and runs every
 # register tile of its rows of A over it. Every type, with the register
@@ -208,11 +209,12 @@ def test_panel_shapes(qtype, a_shape, n, dtype):
 
 
 # Dynamic rows: a branch on the row count runs those short of the panels'
-# fewest (32; 16 for Q3_K and Q6_K) on the tiles of rows and the rest on
-# panels, in blocks of 128 rows whose last one's register tiles stop at its
-# rows (padded with zero rows to a multiple of the tile's). Each side of
-# both bounds (15 to 17, 31 to 33), 130 (a second block of 2 rows), every
-# register file; with a dim of 1 before the rows, and f16 (the K-quants).
+# fewest (9, 17 or 32, above) on the tiles of rows and the rest on panels,
+# in blocks of 128 rows whose last one's register tiles stop at its rows
+# (padded with zero rows to a multiple of the tile's). Each side of every
+# bound (8 and 9, 16 and 17, 31 and 32), 130 (a second block of 2 rows),
+# every register file; with a dim of 1 before the rows, and f16 (the
+# K-quants).
 @pytest.mark.parametrize("qtype", PANEL_TYPES)
 @pytest.mark.parametrize("registers", [(32, 512), (16, 256), (4, 64)],
                          ids=lambda v: f"{v[0]}x{v[1]}")
@@ -223,7 +225,7 @@ def test_dynamic_rows_on_panels(qtype, registers):
     text = fused_text("qmatmul", [rand((1, 40, k), dtype, 1), as_words(rows)],
                       {"quant_type": qtype, "k": k, "n": n}, dynamic={0: (1,)})
     f = runner.compile(text, "f", vector_registers=registers)
-    for m in (15, 16, 17, 31, 32, 33, 130):
+    for m in (8, 9, 16, 17, 31, 32, 130):
         a = rand((1, m, k), dtype, m)
         got = f(a, as_words(rows))
         assert got.shape == (1, m, n) and got.dtype == dtype
@@ -234,9 +236,10 @@ def test_dynamic_rows_on_panels(qtype, registers):
 
 
 # Static rows that are not whole tiles: padded with zero rows to whole
-# tiles and sliced back (3 rows a tile of 4, 5 and 13 tiles of 8; with
-# AVX2's register tiles of 4 rows, 30 and 130 rows on panels as 32 and 132
-# where they reach the panels' fewest, 16 for Q6_K and 32 for the others).
+# tiles and sliced back (3 rows a tile of 4, 5 a tile of 8; 13, 30 and 130
+# rows on panels where they reach the panels' fewest, 9 for the K-quants,
+# 17 for Q4_1 and Q5_0, 32 for Q8_0, as 16, 32 and 132 rows with AVX2's
+# register tiles of 4 rows; else on tiles of 8, 13 rows as 16).
 @pytest.mark.parametrize("qtype", ["q8_0", "q4_1", "q5_0", "q4_k", "q6_k"])
 @pytest.mark.parametrize("m", [3, 5, 13, 30, 130])
 def test_static_rows_padded(qtype, m):
@@ -471,7 +474,7 @@ def test_awq_dynamic_rows_on_panels(registers):
 
 
 # Static rows that are not whole tiles, padded with zero rows: awq_matmul
-# 3 and 6 rows (tiles of 4), 130 (panels, 132 rows in blocks of 44);
+# 3 and 6 rows (tiles of 4), 130 (panels: 132 rows, blocks of 128 and 4);
 # nf4_matmul 5 and 13 (tiles of 8).
 @pytest.mark.parametrize("m", [3, 6, 130])
 def test_awq_static_rows_padded(m):

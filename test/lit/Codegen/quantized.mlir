@@ -396,15 +396,15 @@ func.func @awq_dynamic_tokens(%a: tensor<?x128xf32>, %q: tensor<128x8xi32>, %z: 
 
 // -----
 
-// Dynamic rows where the panels fit N: 5 to 31 rows run on the tiles of 8
-// rows, more on panels, in blocks of 128 rows (C padded to whole blocks, a
+// Dynamic rows where the panels fit N: 5 to 16 rows run on the tiles of 8
+// rows, more on panels (Q4_0's fewest rows on panels: 17), in blocks of 128 rows (C padded to whole blocks, a
 // only to a multiple of the register tile's 8 rows), each block's register
 // tiles stopping at its rows of a.
 // CHECK-LABEL: func.func @dynamic_rows_on_panels
 // CHECK:         %[[ROWS:.*]] = tensor.dim %arg0, %c0
 // CHECK:         arith.cmpi eq, %[[ROWS]], %c1
 // CHECK:         arith.cmpi ule, %[[ROWS]], %c4
-// CHECK:         %[[SOME:.*]] = arith.cmpi ule, %[[ROWS]], %c31
+// CHECK:         %[[SOME:.*]] = arith.cmpi ule, %[[ROWS]], %c16
 // CHECK:         scf.if %[[SOME]] -> (tensor<?x64xf32>) {
 // CHECK:           %[[TILES:.*]] = arith.ceildivui %{{.*}}, %c8
 // CHECK:           scf.forall (%{{.*}}, %{{.*}}) in (%[[TILES]], 32)
