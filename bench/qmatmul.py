@@ -6,10 +6,11 @@ of the weight (4-8x the bytes) and multiply with numpy or PyTorch (when
 installed; one thread and two). Every result is checked against a float64
 product with gguf's dequantization first; then all are timed interleaved.
 Reports median, min and max ms, GFLOP/s and the ratio to fuel-mlir's
-median; writes JSON.
+median; writes JSON. With --dynamic, also fuel-mlir compiled once for
+every M (the rows dynamic, as exports with a dynamic sequence have them).
 
     python bench/qmatmul.py [--rounds 9] [--types q8_0 q4_0 q4_k] [--m 1 64]
-                            [--kn 4096x4096] [--json bench/qmatmul.json]
+                            [--kn 4096x4096] [--dynamic] [--json bench/qmatmul.json]
 """
 
 import argparse
@@ -65,6 +66,8 @@ def main():
                         default=["q8_0", "q4_0", "q4_k"])
     parser.add_argument("--m", nargs="+", type=int, default=[1, 64])
     parser.add_argument("--kn", default="4096x4096")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="also time one function compiled for every M")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     k, n = (int(x) for x in args.kn.split("x"))
@@ -74,6 +77,8 @@ def main():
         rows, words = random_weight(qtype, n, k, rng)
         gtype = GEOMETRY[qtype][3]
         w32 = dequantize(rows, gtype).astype(np.float32)  # [N, K]
+        dynamic = (runner.compile(module(qtype, "?", k, n, words.size), "f")
+                   if args.dynamic else None)
         for m in args.m:
             a = rng.standard_normal((m, k)).astype(np.float32)
             out = np.empty((m, n), np.float32)
@@ -83,6 +88,7 @@ def main():
             contenders = {
                 "fuel out=": lambda: f1(a, words, out=out),
                 "fuel 2 threads out=": lambda: f2(a, words, out=out),
+                **({"fuel dynamic rows": lambda: dynamic(a, words)} if dynamic else {}),
                 "numpy dequantize + matmul": lambda: a @ dequantize(rows, gtype).astype(np.float32).T,
                 "numpy": lambda: a @ w32.T,
             }
