@@ -90,7 +90,8 @@ AwqShape shapeOf(AwqMatmulView awq, const ScheduleOptions &options) {
   s.k = q.getDimSize(0);
   s.n = q.getDimSize(1) * 8;
   s.group = awq.getGroupSize();
-  // (Dynamic rows: padded to whole tiles of kAwqTileRows.)
+  // (Rows that are not whole tiles, dynamic ones included: padded to
+  // them.)
   s.tileM = rowTile(s.rows, kAwqTileRows);
   s.stepK = s.tileM > 1 ? powerOfTwoDividing(s.group, kAwqStepRows) : 1;
   s.lanes = powerOfTwoDividing(s.n / 8, targetLanes(options));

@@ -32,9 +32,8 @@ int64_t powerOfTwoDividing(int64_t n, int64_t most);
 
 /// The rows of A of a tile of at most `most` (rounded down to a power of
 /// two): that for dynamic rows or many, else the fewest power of two that
-/// covers them
-/// (the rows padded with zero rows to whole tiles: 5 rows in one tile of 8
-/// read the weight once, in tiles of one row 5 times).
+/// covers them (the rows padded with zero rows to whole tiles: 5 rows in
+/// one tile of 8 read the weight once, in tiles of one row 5 times).
 int64_t rowTile(int64_t rows, int64_t most);
 
 /// The f32 lanes of the target's vector registers, a power of two from 2 to
@@ -71,9 +70,9 @@ struct StepBuilder {
   }
 };
 
-/// What the quantized builds share: A folded to [rows, K] (dynamic rows
-/// padded with zero rows to a multiple of `tileM`, or of a smaller row
-/// unit), an scf.forall over tiles of `tileM` rows of A by `tileN` columns
+/// What the quantized builds share: A folded to [rows, K] (rows that are
+/// not whole tiles padded with zero rows to a multiple of `tileM`, or of a
+/// smaller row unit), an scf.forall over tiles of `tileM` rows of A by `tileN` columns
 /// of C (the builder's insertion point inside it), and the write of each
 /// tile and of C.
 struct TileFrame {
@@ -91,8 +90,9 @@ struct TileFrame {
 
   /// Opens the scf.forall of `op`'s tiles; `prepare`, when given, turns the
   /// folded A into what the tiles read (the GGML schedule's packed copy).
-  /// Dynamic rows are padded to a multiple of `rowUnit` (dividing `tileM`;
-  /// 0: `tileM`), C's to whole tiles; a tile then has `liveRows` of A.
+  /// Rows that are not whole tiles (static, or dynamic at run time) are
+  /// padded, a's to a multiple of `rowUnit` (dividing `tileM`; 0: `tileM`)
+  /// and C's to whole tiles; a tile then has `liveRows` of a.
   static TileFrame open(RewriterBase &rewriter, FusedOp op, Value act,
                         int64_t rows, int64_t n, int64_t tileM,
                         int64_t tileN,
@@ -154,9 +154,9 @@ bool panelColumnsFit(int64_t n, int64_t lanes,
 
 /// Replaces `op` (C = A W^T, A `act` [..., K], W [N, K] read through `f`)
 /// by the panel schedule (QuantizedPanels.cpp) when its rows of A are at
-/// least `f.leastRows` (static, and a multiple of the register tile's; or
-/// dynamic, `options.rowsAtLeast` that many) and the tiles fit N
-/// (`panelColumnsFit`); fails, changing nothing, otherwise.
+/// least `f.leastRows` (static ones, padded to a multiple of the register
+/// tile's; or dynamic ones, `options.rowsAtLeast` that many) and the tiles
+/// fit N (`panelColumnsFit`); fails, changing nothing, otherwise.
 LogicalResult buildRowPanels(RewriterBase &rewriter, FusedOp op, Value act,
                              int64_t k, int64_t n, int64_t lanes,
                              const RowPanels &f,

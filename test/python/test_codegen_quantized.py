@@ -213,8 +213,8 @@ def test_panel_shapes(qtype, a_shape, n, dtype):
 # in blocks of 128 rows whose last one's register tiles stop at its rows
 # (padded with zero rows to a multiple of the tile's). Each side of every
 # bound (8 and 9, 16 and 17, 31 and 32), 130 (a second block of 2 rows),
-# every register file; with a dim of 1 before the rows, and f16 (the
-# K-quants).
+# every register file; with a dim of 1 before the rows, f16 (the K-quants)
+# and two threads (the same bits).
 @pytest.mark.parametrize("qtype", PANEL_TYPES)
 @pytest.mark.parametrize("registers", [(32, 512), (16, 256), (4, 64)],
                          ids=lambda v: f"{v[0]}x{v[1]}")
@@ -225,6 +225,8 @@ def test_dynamic_rows_on_panels(qtype, registers):
     text = fused_text("qmatmul", [rand((1, 40, k), dtype, 1), as_words(rows)],
                       {"quant_type": qtype, "k": k, "n": n}, dynamic={0: (1,)})
     f = runner.compile(text, "f", vector_registers=registers)
+    f2 = (runner.compile(text, "f", vector_registers=registers, threads=2)
+          if registers[0] == 16 else None)
     for m in (8, 9, 16, 17, 31, 32, 130):
         a = rand((1, m, k), dtype, m)
         got = f(a, as_words(rows))
@@ -233,6 +235,8 @@ def test_dynamic_rows_on_panels(qtype, registers):
             assert_dot_close(got, a, rows, qtype, k)
         else:
             assert_close(got, reference(a, rows, qtype, k), "f16")
+        if f2 is not None:
+            assert np.array_equal(got, f2(a, as_words(rows)))
 
 
 # Static rows that are not whole tiles: padded with zero rows to whole
@@ -249,6 +253,17 @@ def test_static_rows_padded(qtype, m):
     got = run(a, rows, qtype, k, n, vector_registers=(16, 256))
     assert got.shape == (m, n)
     assert_dot_close(got, a, rows, qtype, k)
+
+
+def test_static_rows_padded_batch():
+    # [3, 5, K]: 15 rows as one dim, padded to two tiles of 8, the result
+    # sliced and viewed back as [3, 5, N].
+    k, n = 256, 64
+    rows = random_blocks("q4_0", n, k, seed=15)
+    a = rand((3, 5, k), np.float32, 15)
+    got = run(a, rows, "q4_0", k, n, vector_registers=(16, 256))
+    assert got.shape == (3, 5, n)
+    assert_dot_close(got, a, rows, "q4_0", k)
 
 
 def assert_identity_exact(qtype, rows, k, n, atol=0.0):
