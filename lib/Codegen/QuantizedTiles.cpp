@@ -3,13 +3,10 @@
 #include "QuantizedTiles.h"
 #include "ScheduleUtils.h"
 
-#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/MathExtras.h"
-
-#include <tuple>
 
 using namespace mlir;
 using namespace mlir::fuel;
@@ -121,26 +118,32 @@ TileFrame TileFrame::open(RewriterBase &rewriter, FusedOp op, Value act,
       f.paddedRows = arith::ConstantIndexOp::create(rewriter, loc, aRows);
   } else {
     f.rowCount = tensor::DimOp::create(rewriter, loc, f.a, 0).getResult();
-    tiles = paddedRows = f.paddedRows = f.rowCount;
-    auto roundUp = [&](int64_t unit) {
-      Value u = arith::ConstantIndexOp::create(rewriter, loc, unit);
-      Value count = arith::CeilDivUIOp::create(rewriter, loc, f.rowCount, u);
-      return std::pair<Value, Value>{
-          count, arith::MulIOp::create(rewriter, loc, count, u)};
+    // The units of `u` rows that cover the rows, and their rows.
+    auto units = [&](int64_t u) -> Value {
+      if (u == 1)
+        return f.rowCount;
+      return arith::CeilDivUIOp::create(
+          rewriter, loc, f.rowCount,
+          arith::ConstantIndexOp::create(rewriter, loc, u));
     };
-    if (tileM > 1) {
-      std::tie(tiles, paddedRows) = roundUp(tileM);
+    auto rowsOf = [&](Value count, int64_t u) -> Value {
+      if (u == 1)
+        return count;
+      return arith::MulIOp::create(
+          rewriter, loc, count,
+          arith::ConstantIndexOp::create(rewriter, loc, u));
+    };
+    Value tileCount = units(tileM), cRows = rowsOf(tileCount, tileM);
+    tiles = tileCount;
+    paddedRows = cRows;
+    f.paddedRows = unit == tileM ? cRows : rowsOf(units(unit), unit);
+    if (tileM > 1)
       f.usedRows = f.rowCount;
-    }
-    if (unit > 1) {
-      f.paddedRows = unit == tileM ? getValueOrCreateConstantIndexOp(
-                                         rewriter, loc, paddedRows)
-                                   : roundUp(unit).second;
+    if (unit > 1)
       f.a = padWithZeros(
           rewriter, loc, f.a,
           ArrayRef<OpFoldResult>{
               f.paddedRows, tensor::getMixedSize(rewriter, loc, f.a, 1)});
-    }
   }
   if (prepare)
     f.a = prepare(f.a);
