@@ -1,10 +1,12 @@
 //===- FastCall.cpp - One call of a compiled function, in C++ -------------===//
 //
-// The runner's call path for functions that write their results into
-// out-params: the arguments' buffers are checked against the function's
-// signature (element type, static sizes, C-contiguous, outs writable) and
-// their descriptors written into the argument frame, then the entry point
-// runs with the GIL released. In Python that is a few dozen numpy and
+// The runner's call path on the CPU: the arguments' buffers are checked
+// against the function's signature (element type, static sizes,
+// C-contiguous, outs writable) and their descriptors written into the
+// argument frame, then the entry point runs with the GIL released. Static
+// results are written into out-params; results of dynamic shape come back
+// in buffers of their own, which the arrays returned take over (freed with
+// the last array over them: no copy). In Python that is a few dozen numpy and
 // ctypes calls, about 6 microseconds back to back and over 100 when the
 // interpreter's caches are cold (a call after a pause); here it is one call.
 // An argument that is not exactly what the signature asks for (a list, a
@@ -17,8 +19,12 @@
 #include "FastCall.h"
 
 #include "mlir/Bindings/Python/Nanobind.h"
+#include "nanobind/ndarray.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,9 +33,10 @@ namespace nb = nanobind;
 namespace {
 /// One argument of the packed entry point, as the frame lays it out.
 struct Slot {
-  enum Kind { Index, Input, Output };
+  enum Kind { Index, Input, Output, Result };
   Kind kind;
-  /// Where its value (an index) or descriptor (a memref) starts, in words.
+  /// Where its value (an index) or descriptor (a memref, or a result
+  /// returned) starts, in words.
   int64_t at;
   /// The element: a buffer format character ('f', 'e', '?', ...) and its
   /// size in bytes; an integer of either signedness matches any integer
@@ -53,6 +60,25 @@ char elementFormat(const char *format) {
   if (!format[0] || format[1])
     return 0;
   return format[0];
+}
+
+/// The DLPack element of a buffer format character and its size in bytes,
+/// or nothing.
+std::optional<nb::dlpack::dtype> dlpackElement(char format, int64_t size) {
+  using Code = nb::dlpack::dtype_code;
+  Code code;
+  if (format == 'e' || format == 'f' || format == 'd')
+    code = Code::Float;
+  else if (format == '?')
+    code = Code::Bool;
+  else if (std::string_view("bhilq").find(format) != std::string_view::npos)
+    code = Code::Int;
+  else if (std::string_view("BHILQ").find(format) != std::string_view::npos)
+    code = Code::UInt;
+  else
+    return std::nullopt;
+  return nb::dlpack::dtype{static_cast<uint8_t>(code),
+                           static_cast<uint8_t>(8 * size), 1};
 }
 
 /// The buffers of one call, released when it ends.
@@ -91,28 +117,40 @@ public:
       slot.format = format.empty() ? 0 : format[0];
       slot.itemsize = nb::cast<int64_t>(tuple[3]);
       slot.shape = nb::cast<std::vector<int64_t>>(tuple[4]);
+      if (slot.kind == Slot::Result) {
+        std::optional<nb::dlpack::dtype> element =
+            dlpackElement(slot.format, slot.itemsize);
+        if (!element)
+          throw nb::value_error("a result's element has no array type here");
+        resultElements.push_back(*element);
+      } else {
+        ++arguments;
+      }
       this->slots.push_back(std::move(slot));
     }
   }
 
   /// Runs the function on `args` (the inputs, then the out arrays) and
-  /// returns true, or returns false, having run nothing, when an argument
-  /// is not exactly what its slot asks for.
-  bool operator()(nb::args args) {
-    if (args.size() != slots.size())
-      return false;
+  /// returns the results it returned, as arrays (none for a function with
+  /// out-params), or returns None, having run nothing, when an argument is
+  /// not exactly what its slot asks for.
+  nb::object operator()(nb::args args) {
+    if (args.size() != arguments)
+      return nb::none();
     Views views;
-    for (size_t i = 0; i < slots.size(); ++i) {
-      const Slot &slot = slots[i];
-      PyObject *arg = args[i].ptr();
+    size_t next = 0;
+    for (const Slot &slot : slots) {
+      if (slot.kind == Slot::Result)
+        continue;
+      PyObject *arg = args[next++].ptr();
       if (slot.kind == Slot::Index) {
         if (!PyLong_CheckExact(arg))
-          return false;
+          return nb::none();
         int overflow = 0;
         long long value = PyLong_AsLongLongAndOverflow(arg, &overflow);
         if (overflow || (value == -1 && PyErr_Occurred())) {
           PyErr_Clear();
-          return false;
+          return nb::none();
         }
         words[slot.at] = value;
         continue;
@@ -121,12 +159,12 @@ public:
       if (slot.kind == Slot::Output &&
           !PyObject_TypeCheck(arg, reinterpret_cast<PyTypeObject *>(
                                        arrayType)))
-        return false;
+        return nb::none();
       int flags = PyBUF_STRIDES | PyBUF_FORMAT |
                   (slot.kind == Slot::Output ? PyBUF_WRITABLE : 0);
       Py_buffer *view = views.get(arg, flags);
       if (!view || !fits(slot, *view))
-        return false;
+        return nb::none();
       int64_t rank = static_cast<int64_t>(slot.shape.size());
       auto address = reinterpret_cast<int64_t>(view->buf);
       words[slot.at] = address;
@@ -139,12 +177,64 @@ public:
         stride *= view->shape[d];
       }
     }
-    nb::gil_scoped_release release;
-    entry(words);
-    return true;
+    {
+      nb::gil_scoped_release release;
+      entry(words);
+    }
+    return results();
   }
 
 private:
+  /// The results the call returned, as numpy arrays over their buffers,
+  /// each buffer freed when the last array over it goes. The buffers are
+  /// the caller's (the pipeline's buffer deallocation returns a result that
+  /// would alias an argument in a copy), but a value returned twice comes
+  /// back twice in one buffer: every array after the first over a buffer
+  /// is a copy, so that no two results share memory.
+  nb::tuple results() {
+    // Every buffer is owned before any array is made: an error on the way
+    // leaves none behind.
+    std::vector<std::pair<void *, nb::object>> owners;
+    for (const Slot &slot : slots) {
+      if (slot.kind != Slot::Result)
+        continue;
+      void *allocated = reinterpret_cast<void *>(words[slot.at]);
+      bool known = false;
+      for (auto &owner : owners)
+        known |= owner.first == allocated;
+      if (allocated && !known)
+        owners.emplace_back(allocated,
+                            nb::capsule(allocated, [](void *buffer) noexcept {
+                              std::free(buffer);
+                            }));
+    }
+    std::vector<void *> viewed;
+    nb::list arrays;
+    size_t j = 0;
+    for (const Slot &slot : slots) {
+      if (slot.kind != Slot::Result)
+        continue;
+      const int64_t *descriptor = words + slot.at;
+      auto *allocated = reinterpret_cast<void *>(descriptor[0]);
+      size_t rank = slot.shape.size();
+      nb::handle owner;
+      for (auto &[buffer, capsule] : owners)
+        if (buffer == allocated)
+          owner = capsule;
+      std::vector<size_t> shape(descriptor + 3, descriptor + 3 + rank);
+      auto *data = reinterpret_cast<char *>(descriptor[1]) +
+                   descriptor[2] * slot.itemsize;
+      nb::ndarray<nb::numpy> array(data, rank, shape.data(), owner,
+                                   descriptor + 3 + rank, resultElements[j++]);
+      bool shared = std::find(viewed.begin(), viewed.end(), allocated) !=
+                    viewed.end();
+      viewed.push_back(allocated);
+      arrays.append(array.cast(shared ? nb::rv_policy::copy
+                                      : nb::rv_policy::reference));
+    }
+    return nb::tuple(arrays);
+  }
+
   /// Whether `view` has the slot's element, rank and static sizes, and is
   /// C-contiguous (a dim of size 1 may have any stride).
   static bool fits(const Slot &slot, const Py_buffer &view) {
@@ -171,26 +261,33 @@ private:
   int64_t *words;
   PyObject *arrayType;
   std::vector<Slot> slots;
+  /// How many arguments a call takes (the slots but the results).
+  size_t arguments = 0;
+  /// The elements of the results returned, in order.
+  std::vector<nb::dlpack::dtype> resultElements;
 };
 } // namespace
 
 void fuel::bindFastCall(nb::module_ &m) {
   nb::class_<FastCall>(m, "FastCall",
-                       "The call path of a compiled function with out-params: "
-                       "checks the arguments' buffers, writes their "
-                       "descriptors into the argument frame and runs the entry "
-                       "point without the GIL.")
+                       "The call path of a compiled function on the CPU: checks "
+                       "the arguments' buffers, writes their descriptors into "
+                       "the argument frame, runs the entry point without the "
+                       "GIL and returns the results it returns as arrays "
+                       "that own their buffers.")
       .def(nb::init<uintptr_t, uintptr_t, nb::list, nb::handle>(),
            nb::arg("entry"), nb::arg("words"), nb::arg("slots"),
            nb::arg("array_type"),
            "`entry`: the packed entry point's address; `words`: the frame's "
            "int64 buffer (kept alive by the caller); `slots`: per argument, "
-           "(kind: 0 index, 1 input, 2 out array; the word its value or "
+           "(kind: 0 index, 1 input, 2 out array, 3 a result returned "
+           "(through the frame's first argument); the word its value or "
            "descriptor starts at; the element's buffer format character; "
            "its size in bytes; the static sizes, -1 where dynamic); "
            "`array_type`: numpy.ndarray, the type out arrays must have.")
       .def("__call__", &FastCall::operator(),
-           "Runs the function on (inputs..., outs...) and returns True, or "
-           "returns False without running it when an argument is not exactly "
-           "what its slot asks for.");
+           "Runs the function on (inputs..., outs...) and returns the tuple "
+           "of the results it returns (empty with out-params), or returns "
+           "None without running it when an argument is not exactly what "
+           "its slot asks for.");
 }

@@ -13,8 +13,9 @@ Results come back as numpy arrays (a tuple for several results).
 When every result has a static shape, the compiled code writes its results
 straight into arrays the caller provides, `f(x, out=y)` (a tuple for
 several results), or that the runner allocates: no result is copied. With a
-dynamic result shape, the result is computed into a buffer of its own and
-copied into a new array (or into `out`).
+dynamic result shape, the result is computed into a buffer the compiled code
+allocates, and the array returned is that buffer, freed when the last array
+over it goes (no copy; with `out`, copied into it).
 """
 
 from __future__ import annotations
@@ -94,10 +95,10 @@ def _descriptor_type(rank: int):
     return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
 
 
-def _result_view(desc, rank: int, dtype: np.dtype) -> np.ndarray:
+def _result_view(desc, rank: int, dtype: np.dtype, owner=None) -> np.ndarray:
     """The result that `desc` (a `_descriptor_type(rank)`) describes, as an
-    array over the buffer it came back in (to be copied before the buffer
-    is freed)."""
+    array over the buffer it came back in; `owner`, when given, is kept
+    alive by the array (and by every view of it)."""
     itemsize = dtype.itemsize
     shape = tuple(desc.shape) if rank else ()
     strides = tuple(s * itemsize for s in desc.strides) if rank else ()
@@ -105,7 +106,27 @@ def _result_view(desc, rank: int, dtype: np.dtype) -> np.ndarray:
         return np.empty(shape, dtype)
     extent = itemsize + sum((d - 1) * s for d, s in zip(shape, strides))
     buffer = (ctypes.c_char * extent).from_address(desc.aligned + desc.offset * itemsize)
+    if owner is not None:
+        buffer._owner = owner
     return np.ndarray(shape, dtype, buffer=buffer, strides=strides)
+
+
+_libc_free = ctypes.CDLL(None).free
+_libc_free.argtypes = [ctypes.c_void_p]
+_libc_free.restype = None
+
+
+class _ResultBuffer:
+    """A buffer the compiled code returned results in, which the caller
+    owns: freed when the last array over it goes."""
+
+    __slots__ = ("address",)
+
+    def __init__(self, address: int):
+        self.address = address
+
+    def __del__(self, free=_libc_free):
+        free(self.address)
 
 
 @functools.lru_cache(maxsize=None)
@@ -193,16 +214,25 @@ class _ArgumentFrame:
     objects per call costs about ten times more Python, most of a short
     call's time when the interpreter's caches are cold.)"""
 
-    def __init__(self, kinds):
-        # kinds: per argument, a rank (memref) or None (index).
-        n = len(kinds)
+    def __init__(self, kinds, results=()):
+        # kinds: per argument, a rank (memref) or None (index); results: the
+        # ranks of the results returned, whose descriptors the entry point
+        # writes where its first argument points, one after another.
+        n = len(kinds) + bool(results)
         words = 2 * n + sum(1 if r is None else 3 + 2 * r for r in kinds)
+        words += sum(3 + 2 * r for r in results)
         self.words = np.zeros(words, dtype=np.int64)
         base = self.words.ctypes.data
         self.address = base
-        self.offsets = []
+        self.offsets, self.result_offsets = [], []
         at = 2 * n
-        for i, rank in enumerate(kinds):
+        if results:
+            self.words[0] = base + 8 * n   # packed[0] -> slot 0
+            self.words[n] = base + 8 * at  # slot 0 -> the results
+            for rank in results:
+                self.result_offsets.append(at)
+                at += 3 + 2 * rank
+        for i, rank in enumerate(kinds, start=bool(results)):
             if rank is None:
                 self.words[i] = base + 8 * at       # packed[i] -> the value
             else:
@@ -397,6 +427,9 @@ class CompiledFunction:
             # the call.
             # On a GPU the results come back in new host buffers.
             self._out_params = target == "cpu" and all(None not in r.shape for r in self.results)
+            # The results the C++ call path can return as arrays (not bf16).
+            self._fast_results = target == "cpu" and not self._out_params and all(
+                r.dtype.char in "efd?bhilqBHILQ" for r in self.results)
             pm = passmanager.PassManager.parse(
                 _pipeline(codegen=codegen, approximate_math=approximate_math,
                           out_params=self._out_params, threads=threads,
@@ -553,12 +586,14 @@ class CompiledFunction:
         return outs
 
     def _frame(self):
-        """This thread's argument frame (made on its first call)."""
+        """This thread's argument frame (made on its first call): the
+        results are out-params or returned, as the function has them."""
         frame = getattr(self._frames, "frame", None)
         if frame is None:
             kinds = [None if p.kind == "index" else len(p.shape) for p in self.inputs]
-            kinds += [len(r.shape) for r in self.results]
-            frame = _ArgumentFrame(kinds)
+            ranks = [len(r.shape) for r in self.results]
+            frame = (_ArgumentFrame(kinds + ranks) if self._out_params
+                     else _ArgumentFrame(kinds, results=ranks))
             self._frames.frame = frame
         return frame
 
@@ -622,8 +657,12 @@ class CompiledFunction:
                     slots.append((1, frame.offsets[i], p.dtype.char, p.dtype.itemsize,
                                   [-1 if d is None else d for d in p.shape]))
             for j, r in enumerate(self.results):
-                slots.append((2, frame.offsets[len(self.inputs) + j], r.dtype.char,
-                              r.dtype.itemsize, list(r.shape)))
+                if self._out_params:
+                    slots.append((2, frame.offsets[len(self.inputs) + j], r.dtype.char,
+                                  r.dtype.itemsize, list(r.shape)))
+                else:
+                    slots.append((3, frame.result_offsets[j], r.dtype.char, r.dtype.itemsize,
+                                  [-1 if d is None else d for d in r.shape]))
             fast = _site_initialize_0.FastCall(address, frame.address, slots, np.ndarray)
             self._frames.fast = fast
         return fast
@@ -639,12 +678,20 @@ class CompiledFunction:
                 dests = [np.empty(r.shape, dtype=r.dtype) for r in self.results]
             else:
                 dests = list(out) if isinstance(out, tuple) else [out]
-            if self._fast_call()(*args, *dests):
+            if self._fast_call()(*args, *dests) is not None:
                 if out is not None:
                     return out
                 if not dests:
                     return None
                 return dests[0] if len(dests) == 1 else tuple(dests)
+        elif self._fast_results and out is None:
+            # Results of dynamic shape: returned in arrays that own the
+            # buffers the function returned them in.
+            results = self._fast_call()(*args)
+            if results is not None:
+                if not results:
+                    return None
+                return results[0] if len(results) == 1 else results
         dests = self._destinations(out) if self._out_params or out is not None else None
         if self._out_params:
             self._call_with_frame(args, dests)
@@ -677,48 +724,45 @@ class CompiledFunction:
             ctypes_args.insert(0, ctypes.pointer(ctypes.pointer(packed)))
         self._invoke(ctypes_args)
 
-        outs, buffers = [], []
+        # On the CPU the results' buffers are the caller's, from malloc (the
+        # pipeline's buffer deallocation returns a result that would alias
+        # an argument in a copy): the arrays returned take them over, but
+        # for a value returned twice, which comes back twice in one buffer
+        # (copied after the first, so that no two results share memory).
+        # The GPU pipelines hand their host buffers back otherwise: copied,
+        # and left alone.
+        owned = self.target == "cpu"
+        owners, outs = {}, []
         for i, r in enumerate(self.results):
             desc = packed if len(result_descs) == 1 else getattr(packed, f"r{i}")
-            buffers.append(desc.allocated)
-            outs.append(_result_view(desc, len(r.shape), r.dtype))
-        try:
-            if dests is not None:
-                for dest, value in zip(dests, outs):
-                    if dest.shape != value.shape:
-                        raise RunnerError(
-                            f"out= arrays must have the result shapes "
-                            f"{[list(o.shape) for o in outs]}")
-                for dest, value in zip(dests, outs):
-                    np.copyto(dest, value.astype(dest.dtype, copy=False))
-                return out
-            outs = [np.array(o, dtype=r.dtype, copy=True) for o, r in zip(outs, self.results)]
-        finally:
-            self._free_results(buffers)
+            owner = None
+            if owned and desc.allocated:
+                owner = owners.get(desc.allocated)
+                if owner is None:
+                    owner = owners[desc.allocated] = _ResultBuffer(desc.allocated)
+                elif dests is None:
+                    outs.append(np.array(_result_view(desc, len(r.shape), r.dtype)))
+                    continue
+            outs.append(_result_view(desc, len(r.shape), r.dtype, owner))
+        if dests is not None:
+            for dest, value in zip(dests, outs):
+                if dest.shape != value.shape:
+                    raise RunnerError(
+                        f"out= arrays must have the result shapes "
+                        f"{[list(o.shape) for o in outs]}")
+            for dest, value in zip(dests, outs):
+                np.copyto(dest, value.astype(dest.dtype, copy=False))
+            return out
+        if not owned:
+            outs = [np.array(o, copy=True) for o in outs]
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
-
-    def _free_results(self, buffers):
-        """Frees the buffers the results came back in, once copied. On the
-        CPU they are the caller's: the pipeline's buffer deallocation
-        returns each result in a buffer of its own (a copy where it would
-        alias an argument or another result), from malloc. (The GPU
-        pipelines hand their host buffers back otherwise: left alone.)"""
-        if self.target != "cpu":
-            return
-        for address in set(buffers):
-            if address:
-                _libc_free(address)
 
     @staticmethod
     def _shape_text(shape):
         return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
 
-
-_libc_free = ctypes.CDLL(None).free
-_libc_free.argtypes = [ctypes.c_void_p]
-_libc_free.restype = None
 
 
 def host_vector_registers():

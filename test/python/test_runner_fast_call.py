@@ -1,6 +1,7 @@
 """The runner's one-call path (`FastCall`, python/FastCall.cpp): what it takes
 as it is and runs, what it hands back to the Python path (which converts or
-explains), and that both give the same results."""
+explains), and that both give the same results; for results of dynamic
+shape, the arrays it returns over the buffers they came back in."""
 
 import threading
 
@@ -52,8 +53,8 @@ def outs():
 def test_exact_arguments_run_in_one_call(mixed):
     x, i, b = inputs()
     out = outs()
-    # The extension's call itself: True, results written.
-    assert mixed._fast_call()(x, i, b, 2, *out) is True
+    # The extension's call itself: no results returned, results written.
+    assert mixed._fast_call()(x, i, b, 2, *out) == ()
     for got, expected in zip(out, want(x, i, b, 2)):
         np.testing.assert_array_equal(got, expected)
     # Through the runner, with and without out=; dynamic sizes, an index.
@@ -72,7 +73,7 @@ def test_integers_of_either_signedness(mixed):
     x, i, b = inputs()
     out = outs()
     # i32 is signless: a uint32 array of the same bits is taken as it is.
-    assert mixed._fast_call()(x, i.view(np.uint32), b, 0, *out) is True
+    assert mixed._fast_call()(x, i.view(np.uint32), b, 0, *out) == ()
     np.testing.assert_array_equal(out[1], np.where(b, i, 0))
 
 
@@ -107,7 +108,7 @@ def handed_back():
 def test_anything_else_takes_the_python_path(mixed, name, args, out, message):
     before = [o.copy() if isinstance(o, np.ndarray) else bytes(o) for o in out]
     # Nothing runs: the out arrays are as they were.
-    assert mixed._fast_call()(*args, *out) is False
+    assert mixed._fast_call()(*args, *out) is None
     for o, b in zip(out, before):
         np.testing.assert_array_equal(o if isinstance(o, np.ndarray) else bytes(o), b)
     if message is None:
@@ -122,14 +123,14 @@ def test_anything_else_takes_the_python_path(mixed, name, args, out, message):
 
 def test_wrong_argument_count(mixed):
     x, i, b = inputs()
-    assert mixed._fast_call()(x, i, b) is False
+    assert mixed._fast_call()(x, i, b) is None
     with pytest.raises(runner.RunnerError, match="takes 4 inputs, got 3"):
         mixed(x, i, b)
 
 
 def test_index_out_of_range_is_handed_back(mixed):
     x, i, b = inputs()
-    assert mixed._fast_call()(x, i, b, 2**70, *outs()) is False
+    assert mixed._fast_call()(x, i, b, 2**70, *outs()) is None
 
 
 def test_threads_each_have_their_own_frame(mixed):
@@ -148,6 +149,92 @@ def test_threads_each_have_their_own_frame(mixed):
             for g, e in zip(got, want(x, i, b, n)):
                 if not np.array_equal(g, e):
                     errors.append((seed, rows, n))
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in (1, 2, 3, 4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+# MIXED with results of dynamic shape: f32 rows, i32 and i1 (a bool array).
+RETURNED = """
+func.func @f(%x: tensor<?x8xf32>, %i: tensor<?xi32>, %b: tensor<?xi1>)
+    -> (tensor<?x8xf32>, tensor<?xi32>, tensor<?xi1>) {
+  %y = fuel.fused inplace_affine {mul = 2.0 : f64, add = 1.0 : f64} (%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %i, %c0 : tensor<?xi32>
+  %e = tensor.empty(%n) : tensor<?xi32>
+  %f = tensor.empty(%n) : tensor<?xi1>
+  %j:2 = linalg.generic {indexing_maps = [affine_map<(d) -> (d)>, affine_map<(d) -> (d)>,
+                                          affine_map<(d) -> (d)>, affine_map<(d) -> (d)>],
+                         iterator_types = ["parallel"]}
+      ins(%b, %i : tensor<?xi1>, tensor<?xi32>) outs(%e, %f : tensor<?xi32>, tensor<?xi1>) {
+  ^bb0(%c: i1, %v: i32, %o: i32, %p: i1):
+    %z = arith.constant 0 : i32
+    %r = arith.select %c, %v, %z : i32
+    %t = arith.cmpi sgt, %v, %z : i32
+    linalg.yield %r, %t : i32, i1
+  } -> (tensor<?xi32>, tensor<?xi1>)
+  return %y, %j#0, %j#1 : tensor<?x8xf32>, tensor<?xi32>, tensor<?xi1>
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def returned():
+    return runner.compile(RETURNED, "f")
+
+
+def test_dynamic_results_come_back_from_one_call(returned):
+    """The extension's call returns the results as arrays of the results'
+    dtypes and run-time shapes, over the buffers they came back in (not
+    copies), and hands back what it does not take without running."""
+    for rows in (0, 1, 6):
+        x = np.arange(rows * 8, dtype=np.float32).reshape(rows, 8)
+        i = np.int32([5, -6, 7, -8, 9, 0, -1][:rows])
+        b = np.arange(rows) % 3 != 1
+        got = returned._fast_call()(x, i, b)
+        assert [(g.dtype, g.shape) for g in got] == [
+            (np.float32, (rows, 8)), (np.int32, (rows,)), (np.bool_, (rows,))]
+        assert all(g.flags.c_contiguous and g.flags.writeable for g in got)
+        if rows:
+            assert not any(g.flags.owndata for g in got)
+        np.testing.assert_array_equal(got[0], 2 * x + 1)
+        np.testing.assert_array_equal(got[1], np.where(b, i, 0))
+        np.testing.assert_array_equal(got[2], i > 0)
+        # The runner's call is the same, a tuple of three.
+        for g, e in zip(returned(x, i, b), got):
+            np.testing.assert_array_equal(g, e)
+    # A strided input, a list: handed back, converted by the Python path.
+    x = np.arange(96, dtype=np.float32).reshape(6, 16)[:, ::2]
+    i, b = np.int32([1, 2, 3]), np.array([True, False, True])
+    assert returned._fast_call()(x, i, b) is None
+    assert returned._fast_call()([list(r) for r in x], i, b) is None
+    for got in (returned(x, i, b), returned([list(r) for r in x], i, b)):
+        np.testing.assert_array_equal(got[0], 2 * x + 1)
+        np.testing.assert_array_equal(got[1], [1, 0, 3])
+    with pytest.raises(runner.RunnerError, match="must have dtype int32"):
+        returned(np.ascontiguousarray(x), i.astype(np.int64), b)
+
+
+def test_dynamic_results_on_threads(returned):
+    # Each thread's frame holds its own results' descriptors: concurrent
+    # calls of different sizes get their own.
+    errors = []
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(200):
+            rows = int(rng.integers(0, 12))
+            x = rng.standard_normal((rows, 8)).astype(np.float32)
+            i = rng.integers(-9, 9, rows).astype(np.int32)
+            b = rng.integers(0, 2, rows).astype(bool)
+            y, j, c = returned(x, i, b)
+            if not (np.array_equal(y, 2 * x + 1) and np.array_equal(j, np.where(b, i, 0))
+                    and np.array_equal(c, i > 0)):
+                errors.append((seed, rows))
 
     threads = [threading.Thread(target=work, args=(s,)) for s in (1, 2, 3, 4)]
     for t in threads:
