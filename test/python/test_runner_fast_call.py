@@ -50,6 +50,15 @@ def outs():
     return np.full((4, 8), np.nan, np.float32), np.full(4, -1, np.int32)
 
 
+def on_threads(work):
+    """Runs work(seed) on four threads at once, seeds 1 to 4."""
+    threads = [threading.Thread(target=work, args=(s,)) for s in (1, 2, 3, 4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def test_exact_arguments_run_in_one_call(mixed):
     x, i, b = inputs()
     out = outs()
@@ -150,11 +159,7 @@ def test_threads_each_have_their_own_frame(mixed):
                 if not np.array_equal(g, e):
                     errors.append((seed, rows, n))
 
-    threads = [threading.Thread(target=work, args=(s,)) for s in (1, 2, 3, 4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads(work)
     assert not errors
 
 
@@ -236,9 +241,5 @@ def test_dynamic_results_on_threads(returned):
                     and np.array_equal(c, i > 0)):
                 errors.append((seed, rows))
 
-    threads = [threading.Thread(target=work, args=(s,)) for s in (1, 2, 3, 4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    on_threads(work)
     assert not errors
