@@ -3,6 +3,7 @@ checking every contender against a float64 result, timing them
 interleaved, round after round (a noisy machine slows them alike), and
 reporting median, min and max ms, GFLOP/s and ratios."""
 
+import resource
 import time
 
 import numpy as np
@@ -36,21 +37,28 @@ def check_contenders(contenders, want, what, tolerance=1e-5):
             raise SystemExit(f"{who} computes {what} wrong: relative error {err:.2e}")
 
 
-def time_interleaved(contenders, rounds, settle=0.05, before=None):
+def time_interleaved(contenders, rounds, settle=0.05, before=None, faults=None):
     """{name: [ms per round]} for `contenders` ({name: callable()}). Each
     call starts `settle` seconds after the one before: the worker threads
     of a multi-threaded contender (OpenMP's, OpenBLAS's) spin for a while
     after a call and would slow whichever comes next. `before`, when given,
-    is called (untimed) before each call: to evict the caches, say."""
+    is called (untimed) before each call: to evict the caches, say.
+    `faults`, when given (a dict), gets {name: [minor page faults per
+    round]}: the pages the process touched for the first time."""
     times = {who: [] for who in contenders}
+    if faults is not None:
+        faults.update({who: [] for who in contenders})
     for _ in range(rounds):
         for who, f in contenders.items():
             if before is not None:
                 before()
             time.sleep(settle)
+            first = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             start = time.perf_counter()
             f()
             times[who].append((time.perf_counter() - start) * 1e3)
+            if faults is not None:
+                faults[who].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - first)
     return times
 
 

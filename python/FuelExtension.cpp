@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Allocation.h"
 #include "FastCall.h"
 
 #include "fuel-c/Dialects.h"
@@ -50,6 +51,7 @@ NB_MODULE(_site_initialize_0, m) {
   fuelRegisterPasses();
 
   fuel::bindFastCall(m);
+  fuel::bindAllocationFunctions(m);
 
   m.def("host_vector_registers", &hostVectorRegisters,
         "The host CPU's vector registers the JIT compiles for: (count, "

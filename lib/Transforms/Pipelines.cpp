@@ -57,6 +57,9 @@ static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
           : std::string("scf-forall-to-for,");
   std::string approximate =
       o.codegen && o.approximateMath ? "fuel-approximate-math," : "";
+  std::string memrefToLLVM =
+      o.genericAllocation ? "finalize-memref-to-llvm{use-generic-functions},"
+                          : "finalize-memref-to-llvm,";
   return codegen +
          "fuel-decompose,"
          "fuel-decompose-aggregates,"
@@ -81,8 +84,8 @@ static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
          "convert-scf-to-cf,"
          "expand-strided-metadata,"
          "lower-affine,"
-         "fuel-bool-memrefs-to-i8,"
-         "finalize-memref-to-llvm,"
+         "fuel-bool-memrefs-to-i8," +
+         memrefToLLVM +
          "convert-vector-to-llvm{vector-contract-lowering=outerproduct},"
          "convert-math-to-llvm,"
          "convert-math-to-libm,"

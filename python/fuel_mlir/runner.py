@@ -502,6 +502,12 @@ class CompiledFunction:
                     + ([_emulator_library()] if target in _EMULATORS else []))
             except RuntimeError as e:
                 raise RunnerError(f"cannot compile {function!r}: {e}") from None
+            if target == "cpu":
+                from ._mlir_libs import _site_initialize_0
+
+                # Before anything is looked up (initialize() links it all).
+                for name, address in _site_initialize_0.allocation_functions().items():
+                    self._engine.raw_register_runtime(name, ctypes.c_void_p(address))
             # The module's global constructors: on a GPU, those that load the
             # kernels' modules (gpu.binary) before the first launch; an
             # engine does not run them by itself.
@@ -775,7 +781,9 @@ def host_vector_registers():
 
 def _pipeline(*, codegen: bool, approximate_math: bool, out_params: bool,
               threads: int, vector_registers) -> str:
-    options = ["out-params"] if out_params else []
+    # The compiled code allocates through the functions the runner
+    # registers (allocation_functions: large buffers on huge pages).
+    options = ["generic-allocation"] + (["out-params"] if out_params else [])
     count, bits = vector_registers
     options += [f"vector-registers={count}", f"vector-register-bits={bits}"]
     if threads > 1:

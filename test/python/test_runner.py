@@ -1,5 +1,6 @@
 """The compile-and-run API and the fuel-run command line."""
 
+import os
 import subprocess
 import sys
 
@@ -360,3 +361,42 @@ def test_dynamic_results_own_their_buffers(case):
     del kept, y, z, xi
     gc.collect()
     assert _malloc_bytes() - held < result_bytes
+
+
+def _vm_flags(address):
+    """The VmFlags of the mapping of this process that holds `address`
+    (/proc/self/smaps), or None."""
+    start = None
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split()[0]
+            if "-" in head and all(c in "0123456789abcdef-" for c in head):
+                lo, hi = (int(v, 16) for v in head.split("-"))
+                start = lo if lo <= address < hi else None
+            elif head == "VmFlags:" and start is not None:
+                return line.split()[1:]
+    return None
+
+
+@pytest.mark.skipif(not os.path.exists("/sys/kernel/mm/transparent_hugepage/enabled")
+                    or not os.path.exists("/proc/self/smaps"),
+                    reason="needs Linux with transparent huge pages")
+def test_large_buffers_on_huge_pages():
+    """The compiled code allocates through the runner's functions
+    (fuel-to-llvm{generic-allocation}): a result of 4 MiB or more lies in
+    memory advised onto transparent huge pages ("hg"), as numpy's arrays
+    do, so that its first touch faults once per 2 MiB."""
+    from fuel_mlir._mlir_libs import _site_initialize_0
+
+    functions = _site_initialize_0.allocation_functions()
+    assert sorted(functions) == ["_mlir_memref_to_llvm_aligned_alloc",
+                                 "_mlir_memref_to_llvm_alloc",
+                                 "_mlir_memref_to_llvm_free"]
+    assert all(functions.values())
+    f = runner.compile(DYNAMIC, "scale")
+    x = np.ones((2048, 1024), np.float32)  # 8 MiB results
+    y, z = f(x, 1)
+    for result in (y, z):
+        flags = _vm_flags(result.ctypes.data + result.nbytes // 2)
+        assert flags is not None and "hg" in flags, flags
+    np.testing.assert_array_equal(y, 3)

@@ -61,6 +61,15 @@ struct FuelToLLVMOptions : public PassPipelineOptions<FuelToLLVMOptions> {
                      "allocates (every result shape must be static): "
                      "the compiled code writes into the caller's buffers"),
       llvm::cl::init(false)};
+  Option<bool> genericAllocation{
+      *this, "generic-allocation",
+      llvm::cl::desc("Buffers are allocated and freed by calls to "
+                     "_mlir_memref_to_llvm_alloc, _aligned_alloc and _free "
+                     "(upstream's generic allocation functions), which "
+                     "whoever runs the code provides (the Python runner: "
+                     "malloc, with large buffers on transparent huge "
+                     "pages); off: malloc and free"),
+      llvm::cl::init(false)};
 };
 
 /// Adds the fuel-to-llvm pipeline: schedule or decompose, bufferize, lower

@@ -15,6 +15,9 @@
 // RUN: fuel-opt --fuel-to-llvm="threads=2 out-params=true" %s \
 // RUN:   | FileCheck %s --check-prefix=ASYNC
 // RUN: fuel-opt --fuel-to-llvm="codegen=false" %s | FileCheck %s
+// RUN: fuel-opt --fuel-to-llvm %s | FileCheck %s --check-prefix=MALLOC
+// RUN: fuel-opt --fuel-to-llvm="generic-allocation" %s \
+// RUN:   | FileCheck %s --check-prefix=GENERIC
 
 // PIPELINE:      builtin.module(
 // PIPELINE-NEXT:   fuel-codegen-cpu{{{.*}}vector-width=16}
@@ -82,6 +85,19 @@
 // ASYNC:         llvm.call @mlirAsyncRuntimeCreateGroup
 // ASYNC:         llvm.call @mlirAsyncRuntimeAwaitAllInGroup
 // ASYNC-NOT:     async.
+
+// Buffers come from malloc, or with generic-allocation from the functions
+// whoever runs the code provides (the Python runner registers its own).
+// MALLOC-LABEL: llvm.func @softmaxes
+// MALLOC:       llvm.call @malloc
+// MALLOC:       llvm.call @free
+// GENERIC-NOT:   @malloc
+// GENERIC-NOT:   @free
+// GENERIC-LABEL: llvm.func @softmaxes
+// GENERIC:       llvm.call @_mlir_memref_to_llvm_alloc
+// GENERIC:       llvm.call @_mlir_memref_to_llvm_free
+// GENERIC-NOT:   @malloc
+// GENERIC-NOT:   @free(
 
 // OPTIONS:       fuel-codegen-cpu{{{.*}}vector-width=8}
 // OPTIONS-NOT:   fuel-approximate-math
