@@ -730,19 +730,18 @@ class CompiledFunction:
             ctypes_args.insert(0, ctypes.pointer(ctypes.pointer(packed)))
         self._invoke(ctypes_args)
 
-        # On the CPU the results' buffers are the caller's, from malloc (the
+        # The results' buffers are the caller's, from malloc: on the CPU the
         # pipeline's buffer deallocation returns a result that would alias
-        # an argument in a copy): the arrays returned take them over, but
-        # for a value returned twice, which comes back twice in one buffer
-        # (copied after the first, so that no two results share memory).
-        # The GPU pipelines hand their host buffers back otherwise: copied,
-        # and left alone.
-        owned = self.target == "cpu"
+        # an argument in a copy, and on a GPU each result is copied into a
+        # host buffer of its own (fuel-gpu-host-buffers). The arrays
+        # returned take them over; a value returned twice on the CPU comes
+        # back twice in one buffer, copied after the first, so that no two
+        # results share memory.
         owners, outs = {}, []
         for i, r in enumerate(self.results):
             desc = packed if len(result_descs) == 1 else getattr(packed, f"r{i}")
             owner = None
-            if owned and desc.allocated:
+            if desc.allocated:
                 owner = owners.get(desc.allocated)
                 if owner is None:
                     owner = owners[desc.allocated] = _ResultBuffer(desc.allocated)
@@ -759,8 +758,6 @@ class CompiledFunction:
             for dest, value in zip(dests, outs):
                 np.copyto(dest, value.astype(dest.dtype, copy=False))
             return out
-        if not owned:
-            outs = [np.array(o, copy=True) for o in outs]
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)

@@ -103,6 +103,34 @@ def test_fuel_run_on_the_emulator(tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("target", ["cuda-emulator", "rocm-emulator"])
+def test_results_host_buffers_are_the_arrays(target):
+    """On a GPU target each result comes back in a host buffer of its own
+    (fuel-gpu-host-buffers: malloc'd by the host code): the arrays returned
+    are those buffers (not copies), freed when the arrays go. 20 calls
+    returning two results of 256 KiB would hold 10 MiB if they leaked."""
+    import gc
+
+    from test_runner import DYNAMIC, _malloc_bytes
+
+    f = runner.compile(DYNAMIC, "scale", target=target)
+    x = np.random.default_rng(4).standard_normal((64, 1024)).astype(np.float32)
+    y, z = f(x, 1)
+    assert not y.flags.owndata and not z.flags.owndata and not np.shares_memory(y, z)
+    np.testing.assert_allclose(y, 2 * x + 1, rtol=1e-6)
+    np.testing.assert_allclose(z, ref.ref_softmax(x.astype(np.float64)), rtol=1e-5, atol=1e-7)
+    del y, z
+    gc.collect()
+    held = _malloc_bytes()
+    if held is None:
+        pytest.skip("mallinfo2 is not there")
+    for _ in range(20):
+        y, z = f(x, 1)
+    del y, z
+    gc.collect()
+    assert _malloc_bytes() - held < 2 ** 20
+
+
 # Kernels written here: one function @f that fills its memref argument
 # from a gpu.launch, lowered as fuel-to-nvvm (fuel-to-rocdl) lowers its
 # kernels, with the emulator in place of gpu-module-to-binary.
