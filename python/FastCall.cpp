@@ -45,6 +45,11 @@ struct Slot {
   int64_t itemsize;
   /// Static sizes, -1 where dynamic.
   std::vector<int64_t> shape;
+  /// For an element without a buffer format (bf16, which ml_dtypes adds
+  /// to numpy): its numpy dtype, and the unsigned integer dtype of its
+  /// size that its arrays are viewed as (what `format` then is); else
+  /// None.
+  nb::object element, bits;
 };
 
 bool isIntegerFormat(char c) {
@@ -117,6 +122,10 @@ public:
       slot.format = format.empty() ? 0 : format[0];
       slot.itemsize = nb::cast<int64_t>(tuple[3]);
       slot.shape = nb::cast<std::vector<int64_t>>(tuple[4]);
+      if (tuple.size() > 6 && !tuple[5].is_none()) {
+        slot.element = nb::borrow(tuple[5]);
+        slot.bits = nb::borrow(tuple[6]);
+      }
       if (slot.kind == Slot::Result) {
         std::optional<nb::dlpack::dtype> element =
             dlpackElement(slot.format, slot.itemsize);
@@ -156,10 +165,20 @@ public:
         continue;
       }
       // Out arrays must be numpy arrays the call can write.
-      if (slot.kind == Slot::Output &&
-          !PyObject_TypeCheck(arg, reinterpret_cast<PyTypeObject *>(
-                                       arrayType)))
+      bool isArray = PyObject_TypeCheck(
+          arg, reinterpret_cast<PyTypeObject *>(arrayType));
+      if (slot.kind == Slot::Output && !isArray)
         return nb::none();
+      // An element without a buffer format: an array of exactly it, read
+      // through a view as unsigned integers of its size (the view's
+      // buffer holds the view, and the view the array, to the call's end).
+      nb::object bits;
+      if (slot.element.is_valid()) {
+        if (!isArray || !nb::handle(arg).attr("dtype").equal(slot.element))
+          return nb::none();
+        bits = nb::handle(arg).attr("view")(slot.bits);
+        arg = bits.ptr();
+      }
       int flags = PyBUF_STRIDES | PyBUF_FORMAT |
                   (slot.kind == Slot::Output ? PyBUF_WRITABLE : 0);
       Py_buffer *view = views.get(arg, flags);
@@ -229,8 +248,11 @@ private:
       bool shared = std::find(viewed.begin(), viewed.end(), allocated) !=
                     viewed.end();
       viewed.push_back(allocated);
-      arrays.append(array.cast(shared ? nb::rv_policy::copy
-                                      : nb::rv_policy::reference));
+      nb::object result = array.cast(shared ? nb::rv_policy::copy
+                                            : nb::rv_policy::reference);
+      if (slot.element.is_valid())
+        result = result.attr("view")(slot.element);
+      arrays.append(result);
     }
     return nb::tuple(arrays);
   }
@@ -283,7 +305,9 @@ void fuel::bindFastCall(nb::module_ &m) {
            "(kind: 0 index, 1 input, 2 out array, 3 a result returned "
            "(through the frame's first argument); the word its value or "
            "descriptor starts at; the element's buffer format character; "
-           "its size in bytes; the static sizes, -1 where dynamic); "
+           "its size in bytes; the static sizes, -1 where dynamic; and for "
+           "an element without a buffer format, its numpy dtype and the "
+           "unsigned integer dtype its arrays are viewed as); "
            "`array_type`: numpy.ndarray, the type out arrays must have.")
       .def("__call__", &FastCall::operator(),
            "Runs the function on (inputs..., outs...) and returns the tuple "

@@ -111,6 +111,10 @@ def _result_view(desc, rank: int, dtype: np.dtype, owner=None) -> np.ndarray:
     return np.ndarray(shape, dtype, buffer=buffer, strides=strides)
 
 
+# The elements the C++ call path (FastCall) takes through the buffer
+# protocol as they are; another (bf16) is viewed as unsigned integers.
+_BUFFER_FORMATS = "efd?bhilqBHILQ"
+
 _libc_free = ctypes.CDLL(None).free
 _libc_free.argtypes = [ctypes.c_void_p]
 _libc_free.restype = None
@@ -427,9 +431,8 @@ class CompiledFunction:
             # the call.
             # On a GPU the results come back in new host buffers.
             self._out_params = target == "cpu" and all(None not in r.shape for r in self.results)
-            # The results the C++ call path can return as arrays (not bf16).
-            self._fast_results = target == "cpu" and not self._out_params and all(
-                r.dtype.char in "efd?bhilqBHILQ" for r in self.results)
+            # Results of dynamic shape, which the C++ call path returns.
+            self._fast_results = target == "cpu" and not self._out_params
             pm = passmanager.PassManager.parse(
                 _pipeline(codegen=codegen, approximate_math=approximate_math,
                           out_params=self._out_params, threads=threads,
@@ -656,19 +659,26 @@ class CompiledFunction:
             if not address:
                 raise RunnerError(f"cannot find the entry point of {self.name!r}")
             slots = []
+            def slot(kind, at, param):
+                # (kind, word, format, size, sizes, element, bits): an
+                # element without a buffer format (bf16) goes as unsigned
+                # integers of its size, its arrays viewed as those.
+                dtype, sizes = param.dtype, [-1 if d is None else d for d in param.shape]
+                if dtype.char in _BUFFER_FORMATS:
+                    return (kind, at, dtype.char, dtype.itemsize, sizes, None, None)
+                bits = np.dtype(f"u{dtype.itemsize}")
+                return (kind, at, bits.char, dtype.itemsize, sizes, dtype, bits)
+
             for i, p in enumerate(self.inputs):
                 if p.kind == "index":
                     slots.append((0, frame.offsets[i], "", 0, []))
                 else:
-                    slots.append((1, frame.offsets[i], p.dtype.char, p.dtype.itemsize,
-                                  [-1 if d is None else d for d in p.shape]))
+                    slots.append(slot(1, frame.offsets[i], p))
             for j, r in enumerate(self.results):
                 if self._out_params:
-                    slots.append((2, frame.offsets[len(self.inputs) + j], r.dtype.char,
-                                  r.dtype.itemsize, list(r.shape)))
+                    slots.append(slot(2, frame.offsets[len(self.inputs) + j], r))
                 else:
-                    slots.append((3, frame.result_offsets[j], r.dtype.char, r.dtype.itemsize,
-                                  [-1 if d is None else d for d in r.shape]))
+                    slots.append(slot(3, frame.result_offsets[j], r))
             fast = _site_initialize_0.FastCall(address, frame.address, slots, np.ndarray)
             self._frames.fast = fast
         return fast

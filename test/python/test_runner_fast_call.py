@@ -243,3 +243,46 @@ def test_dynamic_results_on_threads(returned):
 
     on_threads(work)
     assert not errors
+
+
+BF16 = """
+func.func @f(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>) -> (tensor<?x8xbf16>, tensor<4x8xbf16>) {
+  %y = fuel.fused inplace_affine {mul = 2.0 : f64, add = 1.0 : f64} (%x) : (tensor<?x8xbf16>) -> tensor<?x8xbf16>
+  %v = fuel.fused inplace_affine {mul = 1.0 : f64, add = -1.0 : f64} (%w) : (tensor<4x8xbf16>) -> tensor<4x8xbf16>
+  return %y, %v : tensor<?x8xbf16>, tensor<4x8xbf16>
+}
+"""
+
+
+def test_bf16_in_one_call():
+    """bf16 (ml_dtypes' numpy type, which has no buffer format) goes
+    through the one call too: its arrays are read, and its results made,
+    as 16-bit integers viewed as bf16. An array of another dtype for a
+    bf16 slot (f16, also 16 bits) is handed back, and the Python path
+    says what is wrong."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    f = runner.compile(BF16, "f")
+    x = (np.arange(40) % 9).astype(bf16).reshape(5, 8)
+    w = (np.arange(32) % 5).astype(bf16).reshape(4, 8)
+    got = f._fast_call()(x, w)
+    assert got is not None and [g.dtype for g in got] == [bf16, bf16]
+    assert [g.shape for g in got] == [(5, 8), (4, 8)]
+    np.testing.assert_array_equal(got[0].astype(np.float32), 2 * x.astype(np.float32) + 1)
+    np.testing.assert_array_equal(got[1].astype(np.float32), w.astype(np.float32) - 1)
+    assert f._fast_call()(x.astype(np.float16), w) is None
+    assert f._fast_call()(x, w.astype(np.float16)) is None
+    with pytest.raises(runner.RunnerError, match="must have dtype bfloat16"):
+        f(x, w.astype(np.float16))
+    # A strided bf16 view: handed back, converted by the Python path.
+    wide = np.repeat(x, 2, axis=1)[:, ::2]
+    assert f._fast_call()(wide, w) is None
+    np.testing.assert_array_equal(f(wide, w)[0].astype(np.float32),
+                                  2 * x.astype(np.float32) + 1)
+    # Static results: written into bf16 out arrays, through the one call.
+    static = runner.compile(BF16.replace("?x8", "5x8"), "f")
+    outs = (np.zeros((5, 8), bf16), np.zeros((4, 8), bf16))
+    assert static._fast_call()(x, w, *outs) == ()
+    np.testing.assert_array_equal(outs[0].astype(np.float32), 2 * x.astype(np.float32) + 1)
+    np.testing.assert_array_equal(outs[1].astype(np.float32), w.astype(np.float32) - 1)
+    assert static._fast_call()(x, w, outs[0].astype(np.float16), outs[1]) is None
