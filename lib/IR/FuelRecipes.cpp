@@ -71,6 +71,13 @@ static LogicalResult checkRecipe(Block &body, unsigned numParams,
       return failure();
     }
     if (auto yield = dyn_cast<YieldOp>(op)) {
+      // (The parser reads a recipe before its block's terminator is
+      // verified.)
+      if (&op != &body.back()) {
+        at = op.getNextNode();
+        error = "has an op after its fuel.yield, which ends the recipe";
+        return failure();
+      }
       Value v = yield.getValue();
       if (v.getType() != element) {
         error = "yields " + llvm::to_string(v.getType()) +

@@ -177,6 +177,28 @@ fuel.recipe @empty(%x: f32) -> f32 {
 
 // -----
 
+// Ops after the yield: rejected when the recipe is read (while parsing,
+// before the block's terminator is verified), whatever they are, even one
+// that names a value of the enclosing scope defined later.
+fuel.recipe @after_yield(%x: f32) -> f32 {
+  %0 = arith.negf %x : f32
+  fuel.yield %0 : f32
+  // expected-error @+1 {{'fuel.recipe' op has an op after its fuel.yield, which ends the recipe}}
+  %1 = arith.negf %0 : f32
+}
+
+// -----
+
+fuel.recipe @yield_then_outside(%x: f32) -> f32 {
+  %0 = arith.negf %x : f32
+  fuel.yield %0 : f32
+  // expected-error @+1 {{'fuel.recipe' op has an op after its fuel.yield}}
+  linalg.yield %later : f32
+}
+%later = arith.constant 1.0 : f32
+
+// -----
+
 // expected-error @+1 {{'fuel.recipe' op needs at least one operand}}
 "fuel.recipe"() ({
 ^bb0(%p: f32):
