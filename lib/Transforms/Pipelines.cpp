@@ -60,7 +60,7 @@ static std::string getFuelToLLVMPipeline(const fuel::FuelToLLVMOptions &o) {
   std::string memrefToLLVM =
       o.genericAllocation ? "finalize-memref-to-llvm{use-generic-functions},"
                           : "finalize-memref-to-llvm,";
-  return codegen +
+  return "fuel-check-buffer-sizes," + codegen +
          "fuel-decompose,"
          "fuel-decompose-aggregates,"
          "canonicalize,"
@@ -237,7 +237,7 @@ static std::string getGpuKernelsPipeline(bool codegen, int64_t maxThreads,
                               ownRowsBytes)
                     .str()
               : std::string();
-  return schedule +
+  return "fuel-check-buffer-sizes," + schedule +
          "fuel-decompose,"
          "fuel-decompose-aggregates,"
          "canonicalize,"

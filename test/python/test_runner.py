@@ -404,3 +404,18 @@ def test_large_buffers_on_huge_pages():
         flags = _vm_flags(result.ctypes.data + result.nbytes // 2)
         assert flags is not None and "hg" in flags, flags
     np.testing.assert_array_equal(y, 3)
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda-emulator"])
+def test_shapes_too_large_for_a_buffer_are_an_error(target):
+    """A static shape of more than 2^63 bytes: an error that says so (the
+    pipelines' fuel-check-buffer-sizes), not an abort of the process in
+    bufferization."""
+    text = """
+func.func @f(%x: tensor<1099511627776x1099511627776x16xbf16>) -> tensor<1099511627776x1099511627776x16xbf16> {
+  %0 = fuel.fused softmax_last_dim (%x) : (tensor<1099511627776x1099511627776x16xbf16>) -> tensor<1099511627776x1099511627776x16xbf16>
+  return %0 : tensor<1099511627776x1099511627776x16xbf16>
+}
+"""
+    with pytest.raises(runner.RunnerError, match="no buffer can hold it"):
+        runner.compile(text, "f", target=target)

@@ -263,6 +263,19 @@ def FuelVectorReductionTrees : Pass<"fuel-vector-reduction-trees"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def FuelCheckBufferSizes : Pass<"fuel-check-buffer-sizes", "::mlir::ModuleOp"> {
+  let summary = "Reject static shapes too large for any buffer";
+  let description = [{
+    Fails, with an error at the op, when a value of the module (an op's
+    result or a block's argument) has a static shape whose elements, or
+    whose bytes, do not fit in 64 bits: no buffer can hold it, and
+    upstream's bufferization computes its strides in 64 bits and aborts on
+    the overflow (an assertion) instead of reporting it. Dynamic dims are
+    left to run time. The first step of `fuel-to-llvm`, `fuel-to-nvvm` and
+    `fuel-to-rocdl`, which bufferize.
+  }];
+}
+
 def FuelDistinctResults : Pass<"fuel-distinct-results", "::mlir::func::FuncOp"> {
   let summary = "Copy a tensor a function returns more than once";
   let description = [{

@@ -1,6 +1,7 @@
-// The structure of the fuel-to-llvm pipeline: ops with a schedule first,
-// then decomposition (fused ops, then upstream aggregates), bufferization,
-// loops and vectors, then every conversion to the LLVM dialect; with
+// The structure of the fuel-to-llvm pipeline: the shapes checked, ops with a
+// schedule first, then decomposition (fused ops, then upstream aggregates),
+// bufferization, loops and vectors, then every conversion to the LLVM
+// dialect; with
 // codegen=false, no schedule and no vector steps. And what it leaves behind.
 // RUN: fuel-opt --fuel-to-llvm --dump-pass-pipeline %s -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=PIPELINE
@@ -20,6 +21,7 @@
 // RUN:   | FileCheck %s --check-prefix=GENERIC
 
 // PIPELINE:      builtin.module(
+// PIPELINE-NEXT:   fuel-check-buffer-sizes,
 // PIPELINE-NEXT:   fuel-codegen-cpu{{{.*}}vector-width=16}
 // PIPELINE-NEXT:   fuel-decompose{{[{ ]}}
 // PIPELINE-NEXT:   fuel-decompose-aggregates,
@@ -60,6 +62,7 @@
 // PIPELINE-NEXT: )
 
 // SCALAR:      builtin.module(
+// SCALAR-NEXT:   fuel-check-buffer-sizes,
 // SCALAR-NEXT:   fuel-decompose{{[{ ]}}
 // SCALAR-NOT:    fuel-codegen-cpu
 // SCALAR-NOT:    fuel-approximate-math
