@@ -301,6 +301,25 @@ def test_random_case(name, target, seed):
     assert worst <= tolerance, f"{described}: error {worst:.2e} of the largest value"
 
 
+# The same cases compiled for a dynamic first dim of the first operand
+# (the batch, or the rows), as exports with a dynamic batch or sequence
+# have it: the schedules' dynamic forms (rows split by count at run time,
+# padded tiles) and the runner's results of dynamic shape, on the CPU.
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("name", OPS)
+def test_random_case_dynamic_first_dim(name, seed):
+    case = Case(name, seed * 100 + OPS.index(name))
+    text = fused_text(name, case.inputs, case.params, dynamic={0: (0,)})
+    fn = runner.compile(text, "f")
+    got = fn(*[a for a in case.inputs if a is not None])
+    got = got if isinstance(got, tuple) else (got,)
+    for g, w in zip(got, case.want):
+        assert np.shape(g) == np.shape(w), case.described
+        if w.size:
+            worst = np.max(np.abs(f64(g) - w)) / max(1.0, np.max(np.abs(w)))
+            assert worst <= TOLERANCE[np.dtype(case.dtype)], (case.described, worst)
+
+
 # The kernels of the previous generations (attention staged only up to
 # heads of 64 before sm_90, tiles fit to fewer multiprocessors), at other
 # seeds.
