@@ -1,12 +1,13 @@
 //===- FastCall.cpp - One call of a compiled function, in C++ -------------===//
 //
-// The runner's call path on the CPU: the arguments' buffers are checked
-// against the function's signature (element type, static sizes,
-// C-contiguous, outs writable) and their descriptors written into the
-// argument frame, then the entry point runs with the GIL released. Static
-// results are written into out-params; results of dynamic shape come back
-// in buffers of their own, which the arrays returned take over (freed with
-// the last array over them: no copy). In Python that is a few dozen numpy and
+// The runner's call path: the arguments' buffers are checked against the
+// function's signature (element type, static sizes, C-contiguous, outs
+// writable) and their descriptors written into the argument frame, then
+// the entry point runs with the GIL released. On the CPU static results
+// are written into out-params; results of dynamic shape (and on the GPU
+// targets every result, copied to the host) come back in buffers of their
+// own, which the arrays returned take over (freed with the last array over
+// them: no copy). In Python that is a few dozen numpy and
 // ctypes calls, about 6 microseconds back to back and over 100 when the
 // interpreter's caches are cold (a call after a pause); here it is one call.
 // An argument that is not exactly what the signature asks for (a list, a
@@ -292,7 +293,7 @@ private:
 
 void fuel::bindFastCall(nb::module_ &m) {
   nb::class_<FastCall>(m, "FastCall",
-                       "The call path of a compiled function on the CPU: checks "
+                       "The call path of a compiled function: checks "
                        "the arguments' buffers, writes their descriptors into "
                        "the argument frame, runs the entry point without the "
                        "GIL and returns the results it returns as arrays "

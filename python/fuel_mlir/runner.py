@@ -431,8 +431,9 @@ class CompiledFunction:
             # the call.
             # On a GPU the results come back in new host buffers.
             self._out_params = target == "cpu" and all(None not in r.shape for r in self.results)
-            # Results of dynamic shape, which the C++ call path returns.
-            self._fast_results = target == "cpu" and not self._out_params
+            # Results the C++ call path returns: of dynamic shape on the
+            # CPU, every result on a GPU (host buffers of their own).
+            self._fast_results = not self._out_params
             pm = passmanager.PassManager.parse(
                 _pipeline(codegen=codegen, approximate_math=approximate_math,
                           out_params=self._out_params, threads=threads,
@@ -523,16 +524,21 @@ class CompiledFunction:
             self._entry = self._engine.lookup(self.name)
         packed = (ctypes.c_void_p * len(pointers))(
             *[ctypes.cast(p, ctypes.c_void_p) for p in pointers])
+        self._checking_the_emulator(lambda: self._entry(packed))
+
+    def _checking_the_emulator(self, call):
+        """call(), and on an emulator target, RunnerError if the GPU
+        emulator stopped during it (what a GPU would not report)."""
         if self.target not in _EMULATORS:
-            self._entry(packed)
-            return
+            return call()
         emulator = _emulator_runtime()
         emulator.fuel_emu_clear_error()
-        self._entry(packed)
+        result = call()
         error = emulator.fuel_emu_last_error()
         if error:
             emulator.fuel_emu_clear_error()
             raise RunnerError(f"{self.name}: the GPU emulator stopped: {error.decode()}")
+        return result
 
     def _declared_functions(self):
         """The names of the LLVM functions the module declares without a
@@ -701,9 +707,9 @@ class CompiledFunction:
                     return None
                 return dests[0] if len(dests) == 1 else tuple(dests)
         elif self._fast_results and out is None:
-            # Results of dynamic shape: returned in arrays that own the
-            # buffers the function returned them in.
-            results = self._fast_call()(*args)
+            # Returned in arrays that own the buffers the function returned
+            # them in.
+            results = self._checking_the_emulator(lambda: self._fast_call()(*args))
             if results is not None:
                 if not results:
                     return None

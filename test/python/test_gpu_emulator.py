@@ -419,15 +419,19 @@ def test_the_run_api_raises_what_the_emulator_reports(monkeypatch):
     fn = runner.compile(fused_text("softmax_last_dim", [np.zeros((4, 64), np.float32)]), "f",
                         target="cuda-emulator")
     emulator = runner._emulator_runtime()
-    real = fn._entry
 
-    def failing(packed):
+    def failing(*args):
         emulator.mgpuMemFree(ctypes.c_void_p(16), None)  # not device memory
-    fn._entry = failing
-    with pytest.raises(runner.RunnerError, match=r"f: the GPU emulator stopped: mgpuMemFree: "
-                                                 r"0x10 is not device memory"):
-        fn(np.zeros((4, 64), np.float32))
-    fn._entry = real
+        return (np.zeros((4, 64), np.float32),)
+
+    # The C++ call path, then the Python one (the entry point called).
+    for patches in ({"_fast_call": lambda: failing}, {"_fast_results": False, "_entry": failing}):
+        with monkeypatch.context() as patch:
+            for name, value in patches.items():
+                patch.setattr(fn, name, value)
+            with pytest.raises(runner.RunnerError, match=r"f: the GPU emulator stopped: "
+                                                         r"mgpuMemFree: 0x10 is not device memory"):
+                fn(np.zeros((4, 64), np.float32))
     x = np.random.default_rng(0).standard_normal((4, 64)).astype(np.float32)
     e = np.exp(x - x.max(-1, keepdims=True))
     np.testing.assert_allclose(fn(x), e / e.sum(-1, keepdims=True), rtol=1e-5)
